@@ -1,0 +1,283 @@
+package placement
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// Snapshot is a consistent, read-only view of the landscape. Everything in it
+// is digested once when the object changes (CIDRs parsed, selectors built,
+// region YAML parsed), so a decision only compares.
+type Snapshot struct {
+	// Seeds, sorted by name.
+	Seeds []*Seed
+	// CloudProfiles by name.
+	CloudProfiles map[string]*CloudProfile
+	// NamespacedCloudProfiles by "namespace/name".
+	NamespacedCloudProfiles map[string]*CloudProfile
+	// Projects by the namespace they own.
+	Projects map[string]*Project
+	// RegionConfigs, sorted by name (the first matching one wins).
+	RegionConfigs []*RegionConfig
+	// Usage returns a seed's current usage: shoots on it (a migrating shoot
+	// counts on both seeds) plus in-flight reservations. Nil means zero.
+	Usage func(*Seed) int64
+}
+
+func (s *Snapshot) usage(seed *Seed) int64 {
+	if s.Usage == nil {
+		return 0
+	}
+	return s.Usage(seed)
+}
+
+// Seed is an api.Seed digested for placement.
+type Seed struct {
+	Name   string
+	Object *api.Seed
+
+	labels         labels.Set
+	deleting       bool
+	visible        bool
+	ready          bool // lastOperation set, GardenletReady and (with backup) BackupBucketsReady
+	providerType   string
+	region         string
+	zones          []string
+	zoneMode       string
+	access         []string
+	defaultDomains []string
+	emergencyStop  bool
+	taints         []api.SeedTaint
+
+	hasAllocatable bool
+	allocatable    int64
+
+	nodes, pods, services cidr
+	hasNodes              bool
+	defaultPods           *cidr
+	defaultServices       *cidr
+}
+
+// NewSeed digests a Seed. It never fails: values the reference would treat in
+// a particular way (an unparsable CIDR intersects everything) keep that meaning.
+func NewSeed(obj *api.Seed) *Seed {
+	s := &Seed{
+		Name:           obj.Name,
+		Object:         obj,
+		labels:         labels.Set(obj.Labels),
+		deleting:       obj.DeletionTimestamp != nil,
+		visible:        obj.Spec.Settings == nil || obj.Spec.Settings.Scheduling == nil || obj.Spec.Settings.Scheduling.Visible,
+		ready:          seedReady(obj),
+		providerType:   obj.Spec.Provider.Type,
+		region:         obj.Spec.Provider.Region,
+		zones:          obj.Spec.Provider.Zones,
+		emergencyStop:  obj.Annotations[api.AnnotationEmergencyStop] == "true",
+		taints:         obj.Spec.Taints,
+		nodes:          parseCIDR(deref(obj.Spec.Networks.Nodes)),
+		hasNodes:       obj.Spec.Networks.Nodes != nil,
+		pods:           parseCIDR(obj.Spec.Networks.Pods),
+		services:       parseCIDR(obj.Spec.Networks.Services),
+	}
+	if obj.Spec.Settings != nil && obj.Spec.Settings.ZoneSelection != nil {
+		s.zoneMode = obj.Spec.Settings.ZoneSelection.Mode
+	}
+	for _, a := range obj.Spec.AccessRestrictions {
+		s.access = append(s.access, a.Name)
+	}
+	for _, d := range obj.Spec.DNS.Defaults {
+		s.defaultDomains = append(s.defaultDomains, d.Domain)
+	}
+	if q, ok := obj.Status.Allocatable[api.ResourceShoots]; ok {
+		s.hasAllocatable = true
+		s.allocatable = q.Value()
+	}
+	if d := obj.Spec.Networks.ShootDefaults; d != nil {
+		if d.Pods != nil {
+			c := parseCIDR(*d.Pods)
+			s.defaultPods = &c
+		}
+		if d.Services != nil {
+			c := parseCIDR(*d.Services)
+			s.defaultServices = &c
+		}
+	}
+	return s
+}
+
+// Allocatable returns status.allocatable.shoots and whether it is set.
+func (s *Seed) Allocatable() (int64, bool) { return s.allocatable, s.hasAllocatable }
+
+// Deleting reports whether the seed has a deletionTimestamp.
+func (s *Seed) Deleting() bool { return s.deleting }
+
+func seedReady(obj *api.Seed) bool {
+	if obj.Status.LastOperation == nil {
+		return false
+	}
+	if !conditionTrue(obj.Status.Conditions, api.ConditionGardenletReady) {
+		return false
+	}
+	if obj.Spec.Backup != nil && !conditionTrue(obj.Status.Conditions, api.ConditionBackupBucketsReady) {
+		return false
+	}
+	return true
+}
+
+func conditionTrue(conds []api.Condition, t string) bool {
+	for _, c := range conds {
+		if c.Type == t {
+			return c.Status == api.ConditionTrue
+		}
+	}
+	return false
+}
+
+// CloudProfile is the part of a CloudProfile (or the status.cloudProfileSpec of a
+// NamespacedCloudProfile) that placement reads.
+type CloudProfile struct {
+	Name string
+	// SeedSelector is nil when the profile has none.
+	SeedSelector *api.SeedSelector
+	selector     labels.Selector
+	selectorErr  error
+}
+
+// NewCloudProfile digests a profile spec under the given name.
+func NewCloudProfile(name string, spec *api.CloudProfileSpec) *CloudProfile {
+	p := &CloudProfile{Name: name, SeedSelector: spec.SeedSelector}
+	if spec.SeedSelector != nil {
+		p.selector, p.selectorErr = metav1.LabelSelectorAsSelector(&spec.SeedSelector.LabelSelector)
+	}
+	return p
+}
+
+// ProviderTypes returns the profile's seedSelector.providerTypes.
+func (p *CloudProfile) ProviderTypes() []string {
+	if p.SeedSelector == nil {
+		return nil
+	}
+	return p.SeedSelector.ProviderTypes
+}
+
+// Project is what placement needs of a Project.
+type Project struct {
+	Name     string
+	Deleting bool
+}
+
+// RegionConfig is a region-config ConfigMap with its distance tables parsed.
+type RegionConfig struct {
+	Namespace, Name string
+	// CloudProfiles are the names from the scheduling.gardener.cloud/cloudprofiles annotation.
+	CloudProfiles []string
+	distances     map[string]map[string]int
+	errs          map[string]error
+}
+
+// NewRegionConfig parses a region-config ConfigMap. A table that does not parse
+// is kept as an error: it only matters (and fails the decision) for Shoots in
+// that region, exactly as in the reference.
+func NewRegionConfig(cm *corev1.ConfigMap) *RegionConfig {
+	rc := &RegionConfig{Namespace: cm.Namespace, Name: cm.Name}
+	for _, n := range strings.Split(cm.Annotations[api.AnnotationSchedulingCloudProfiles], ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			rc.CloudProfiles = append(rc.CloudProfiles, n)
+		}
+	}
+	for region, text := range cm.Data {
+		if text == "" {
+			continue // the reference treats an empty entry as absent
+		}
+		d := map[string]int{}
+		if err := yaml.Unmarshal([]byte(text), &d); err != nil {
+			if rc.errs == nil {
+				rc.errs = map[string]error{}
+			}
+			rc.errs[region] = fmt.Errorf("region config %s/%s: data[%q] is not a map of region to integer distance: %w", cm.Namespace, cm.Name, region, err)
+			continue
+		}
+		if rc.distances == nil {
+			rc.distances = map[string]map[string]int{}
+		}
+		rc.distances[region] = d
+	}
+	return rc
+}
+
+// Validate returns the parse errors of all regions, for tools that check a
+// ConfigMap before it is applied.
+func (rc *RegionConfig) Validate() error {
+	if len(rc.errs) == 0 {
+		return nil
+	}
+	regions := make([]string, 0, len(rc.errs))
+	for r := range rc.errs {
+		regions = append(regions, r)
+	}
+	sort.Strings(regions)
+	msgs := make([]string, len(regions))
+	for i, r := range regions {
+		msgs[i] = rc.errs[r].Error()
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// distancesFrom returns the distance table for a shoot region: nil with no
+// error when the config has no entry for it.
+func (rc *RegionConfig) distancesFrom(region string) (map[string]int, error) {
+	if err := rc.errs[region]; err != nil {
+		return nil, err
+	}
+	return rc.distances[region], nil
+}
+
+func (rc *RegionConfig) appliesTo(cloudProfile string) bool {
+	return slices.Contains(rc.CloudProfiles, cloudProfile)
+}
+
+// cidr mirrors Gardener's CIDR helper: an unparsable value is kept, and the
+// reference treats it as intersecting anything.
+type cidr struct {
+	net *net.IPNet
+}
+
+func parseCIDR(s string) cidr {
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		return cidr{}
+	}
+	return cidr{net: n}
+}
+
+func (c cidr) valid() bool { return c.net != nil }
+func (c cidr) isIPv4() bool { return c.net != nil && c.net.IP.To4() != nil }
+func (c cidr) isIPv6() bool { return c.net != nil && c.net.IP.To4() == nil }
+
+// intersects is Gardener's NetworksIntersect: true when either side does not
+// parse, otherwise when either network contains the other's base address.
+func (c cidr) intersects(o cidr) bool {
+	if !c.valid() || !o.valid() {
+		return true
+	}
+	return c.net.Contains(o.net.IP) || o.net.Contains(c.net.IP)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+var _ = math.MaxInt32

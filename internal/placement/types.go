@@ -1,0 +1,129 @@
+// Package placement decides which Seed a Shoot goes to, following Gardener's
+// scheduler step by step. It is pure: no clients, no goroutines, no I/O. The
+// caller hands it a Snapshot of the landscape and a Shoot and gets a Decision.
+package placement
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Strategy is the candidate determination strategy of Gardener's scheduler.
+type Strategy string
+
+const (
+	// SameRegion keeps seeds of the Shoot's provider type in the Shoot's region.
+	SameRegion Strategy = "SameRegion"
+	// MinimalDistance keeps the seeds closest to the Shoot's region.
+	MinimalDistance Strategy = "MinimalDistance"
+)
+
+// NetworkMode says which seed networks a Shoot's networks must avoid.
+type NetworkMode string
+
+const (
+	// Disjoint: no shoot network may intersect a seed network (what the seed
+	// documents require, because of the VPN).
+	Disjoint NetworkMode = "Disjoint"
+	// AllowIPv4: only IPv6 shoot networks must avoid the seed's networks
+	// (current Gardener without HA VPN).
+	AllowIPv4 NetworkMode = "AllowIPv4"
+)
+
+// Options are the knobs of a decision.
+type Options struct {
+	Strategy    Strategy
+	NetworkMode NetworkMode
+}
+
+// Validate names the offending field and value.
+func (o Options) Validate() error {
+	switch o.Strategy {
+	case SameRegion, MinimalDistance:
+	default:
+		return fmt.Errorf("strategy: unsupported value %q (want %q or %q)", o.Strategy, SameRegion, MinimalDistance)
+	}
+	switch o.NetworkMode {
+	case Disjoint, AllowIPv4, "":
+	default:
+		return fmt.Errorf("networkOverlap: unsupported value %q (want %q or %q)", o.NetworkMode, Disjoint, AllowIPv4)
+	}
+	return nil
+}
+
+// Step names a stage of the algorithm; an unschedulable Decision says which
+// step left no seed.
+type Step string
+
+// The steps, in the order they run.
+const (
+	StepCloudProfile         Step = "CloudProfile"
+	StepUsable               Step = "Usable"
+	StepCloudProfileSelector Step = "CloudProfileSeedSelector"
+	StepShootSelector        Step = "ShootSeedSelector"
+	StepProvider             Step = "Provider"
+	StepFailureTolerance     Step = "FailureToleranceZone"
+	StepZones                Step = "Zones"
+	StepAccessRestrictions   Step = "AccessRestrictions"
+	StepDomain               Step = "Domain"
+	StepEmergencyStop        Step = "EmergencyStop"
+	StepCandidates           Step = "Candidates"
+	StepStrategy             Step = "Strategy"
+)
+
+// Decision is the outcome of placing one Shoot.
+type Decision struct {
+	// Seed is the chosen seed; empty when the Shoot is unschedulable.
+	Seed string
+	// Tied are the final candidates with the chosen seed's usage (sorted,
+	// including Seed): any of them would have been as good.
+	Tied []string
+	// Usage is the chosen seed's usage at decision time.
+	Usage int64
+
+	// Step is the step that left no seed (unschedulable only).
+	Step Step
+	// Message says why, in the reference scheduler's terms.
+	Message string
+	// Reasons gives, for an unschedulable Shoot, why each seed was dropped
+	// (seed name -> reason). Seeds dropped before the failing step carry the
+	// reason of the step that dropped them.
+	Reasons map[string]string
+	// Total is the number of seeds in the snapshot.
+	Total int
+}
+
+// Schedulable reports whether a seed was chosen.
+func (d *Decision) Schedulable() bool { return d.Seed != "" }
+
+// Summary is a one-line explanation for admission warnings and events:
+// "0/7 seeds eligible: seed-a: taints not tolerated, seed-b: ...".
+func (d *Decision) Summary() string {
+	if d.Schedulable() {
+		return fmt.Sprintf("scheduled to seed %q", d.Seed)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "0/%d seeds eligible", d.Total)
+	if len(d.Reasons) == 0 {
+		b.WriteString(": ")
+		b.WriteString(d.Message)
+		return b.String()
+	}
+	names := make([]string, 0, len(d.Reasons))
+	for n := range d.Reasons {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		b.WriteString(": ")
+		b.WriteString(d.Reasons[n])
+	}
+	return b.String()
+}
