@@ -73,21 +73,21 @@ type Seed struct {
 // a particular way (an unparsable CIDR intersects everything) keep that meaning.
 func NewSeed(obj *api.Seed) *Seed {
 	s := &Seed{
-		Name:           obj.Name,
-		Object:         obj,
-		labels:         labels.Set(obj.Labels),
-		deleting:       obj.DeletionTimestamp != nil,
-		visible:        obj.Spec.Settings == nil || obj.Spec.Settings.Scheduling == nil || obj.Spec.Settings.Scheduling.Visible,
-		ready:          seedReady(obj),
-		providerType:   obj.Spec.Provider.Type,
-		region:         obj.Spec.Provider.Region,
-		zones:          obj.Spec.Provider.Zones,
-		emergencyStop:  obj.Annotations[api.AnnotationEmergencyStop] == "true",
-		taints:         obj.Spec.Taints,
-		nodes:          parseCIDR(deref(obj.Spec.Networks.Nodes)),
-		hasNodes:       obj.Spec.Networks.Nodes != nil,
-		pods:           parseCIDR(obj.Spec.Networks.Pods),
-		services:       parseCIDR(obj.Spec.Networks.Services),
+		Name:          obj.Name,
+		Object:        obj,
+		labels:        labels.Set(obj.Labels),
+		deleting:      obj.DeletionTimestamp != nil,
+		visible:       obj.Spec.Settings == nil || obj.Spec.Settings.Scheduling == nil || obj.Spec.Settings.Scheduling.Visible,
+		ready:         seedReady(obj),
+		providerType:  obj.Spec.Provider.Type,
+		region:        obj.Spec.Provider.Region,
+		zones:         obj.Spec.Provider.Zones,
+		emergencyStop: obj.Annotations[api.AnnotationEmergencyStop] == "true",
+		taints:        obj.Spec.Taints,
+		nodes:         parseCIDR(deref(obj.Spec.Networks.Nodes)),
+		hasNodes:      obj.Spec.Networks.Nodes != nil,
+		pods:          parseCIDR(obj.Spec.Networks.Pods),
+		services:      parseCIDR(obj.Spec.Networks.Services),
 	}
 	if obj.Spec.Settings != nil && obj.Spec.Settings.ZoneSelection != nil {
 		s.zoneMode = obj.Spec.Settings.ZoneSelection.Mode
@@ -260,7 +260,7 @@ func parseCIDR(s string) cidr {
 	return cidr{net: n}
 }
 
-func (c cidr) valid() bool { return c.net != nil }
+func (c cidr) valid() bool  { return c.net != nil }
 func (c cidr) isIPv4() bool { return c.net != nil && c.net.IP.To4() != nil }
 func (c cidr) isIPv6() bool { return c.net != nil && c.net.IP.To4() == nil }
 
