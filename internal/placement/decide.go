@@ -1,10 +1,205 @@
 package placement
 
-import "github.com/seedwarden/seedwarden/internal/api"
+import (
+	"fmt"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
 
 // Decide places a Shoot: it runs the steps of Gardener's scheduler in order
 // and returns the least-used remaining seed (ties broken by name), or an
 // unschedulable Decision naming the step that left no seed.
+//
+// The fast path records nothing per seed; only when the Shoot turns out to be
+// unschedulable is the decision replayed with explanations switched on, so
+// scheduled Shoots pay for no strings or maps.
 func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
-	return Decision{Step: StepUsable, Message: "not implemented yet", Total: len(snap.Seeds)}
+	d := run(snap, shoot, opts, false)
+	if d.Schedulable() {
+		return d
+	}
+	explained := run(snap, shoot, opts, true)
+	if !explained.Schedulable() {
+		return explained
+	}
+	// Usage moved between the two runs and the replay found room: the replay
+	// is the more recent truth.
+	return explained
+}
+
+// decider carries one decision's state through the steps.
+type decider struct {
+	snap    *Snapshot
+	shoot   *api.Shoot
+	opts    Options
+	profile *CloudProfile
+	explain bool
+	reasons map[string]string
+}
+
+func (d *decider) drop(s *Seed, reason string) {
+	if d.explain {
+		d.reasons[s.Name] = reason
+	}
+}
+
+// filter keeps the seeds for which keep returns "" and records the reason of
+// the others. It compacts into a fresh slice so earlier step results stay
+// intact for steps that need them (zone selection falls back to them).
+func (d *decider) filter(seeds []*Seed, keep func(*Seed) string) []*Seed {
+	out := make([]*Seed, 0, len(seeds))
+	for _, s := range seeds {
+		if r := keep(s); r != "" {
+			d.drop(s, r)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (d *decider) fail(step Step, format string, args ...any) Decision {
+	return Decision{
+		Step:    step,
+		Message: fmt.Sprintf(format, args...),
+		Reasons: d.reasons,
+		Total:   len(d.snap.Seeds),
+	}
+}
+
+func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision {
+	d := &decider{snap: snap, shoot: shoot, opts: opts, explain: explain}
+	if explain {
+		d.reasons = make(map[string]string, len(snap.Seeds))
+	}
+	if opts.NetworkMode == "" {
+		d.opts.NetworkMode = Disjoint
+	}
+
+	profile, err := resolveCloudProfile(snap, shoot)
+	if err != nil {
+		return d.fail(StepCloudProfile, "%v", err)
+	}
+	d.profile = profile
+
+	seeds := d.filter(snap.Seeds, usable)
+	if len(seeds) == 0 {
+		return d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(snap.Seeds))
+	}
+
+	n := len(seeds)
+	if profile.SeedSelector != nil {
+		if profile.selectorErr != nil {
+			return d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
+		}
+		seeds = d.filter(seeds, matchesSelector(profile.selector, "CloudProfile"))
+		if len(seeds) == 0 {
+			return d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", n, profile.selector)
+		}
+	}
+
+	n = len(seeds)
+	if sel := shoot.Spec.SeedSelector; sel != nil {
+		selector, err := shootSelector(sel)
+		if err != nil {
+			return d.fail(StepShootSelector, "%v", err)
+		}
+		seeds = d.filter(seeds, matchesSelector(selector, "Shoot"))
+		if len(seeds) == 0 {
+			return d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", n, selector)
+		}
+	}
+
+	n = len(seeds)
+	seeds = d.filter(seeds, providerMatches(shoot.Spec.Provider.Type, profile.ProviderTypes()))
+	if len(seeds) == 0 {
+		return d.fail(StepProvider, "none out of the %d seeds has a matching provider for %q", n, shoot.Spec.Provider.Type)
+	}
+
+	zonal := failureToleranceZone(shoot)
+	if zonal {
+		n = len(seeds)
+		seeds = d.filter(seeds, hasThreeZones)
+		if len(seeds) == 0 {
+			return d.fail(StepFailureTolerance, "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", n)
+		}
+	} else {
+		n = len(seeds)
+		seeds = d.selectZones(seeds)
+		if len(seeds) == 0 {
+			return d.fail(StepZones, "none of the %d seeds offers the zones the shoot asks for", n)
+		}
+	}
+
+	n = len(seeds)
+	seeds = d.filter(seeds, supportsAccessRestrictions(shoot.Spec.AccessRestrictions))
+	if len(seeds) == 0 {
+		return d.fail(StepAccessRestrictions, "none of the %d seeds supports the access restrictions configured in the shoot specification", n)
+	}
+
+	n = len(seeds)
+	seeds, err = d.matchDomain(seeds)
+	if err != nil {
+		return d.fail(StepDomain, "%v", err)
+	}
+	if len(seeds) == 0 {
+		return d.fail(StepDomain, "none of the %d seeds support the domain %q configured in the shoot specification", n, deref(shoot.Spec.DNS.Domain))
+	}
+
+	n = len(seeds)
+	seeds = d.filter(seeds, notEmergencyStopped)
+	if len(seeds) == 0 {
+		return d.fail(StepEmergencyStop, "all of the %d seeds have reconciliations stopped by emergency annotation %s", n, api.AnnotationEmergencyStop)
+	}
+
+	n = len(seeds)
+	nets := newShootNetworks(shoot)
+	seeds = d.filter(seeds, func(s *Seed) string {
+		if nets != nil {
+			if r := nets.check(s, d.opts.NetworkMode); r != "" {
+				return r
+			}
+		}
+		if !taintsTolerated(s.taints, shoot.Spec.Tolerations) {
+			return "shoot does not tolerate the seed's taints"
+		}
+		if s.hasAllocatable {
+			if u := snap.usage(s); u >= s.allocatable {
+				return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", u, s.allocatable)
+			}
+		}
+		return ""
+	})
+	if len(seeds) == 0 {
+		return d.fail(StepCandidates, "0/%d seed cluster candidate(s) are eligible for scheduling", n)
+	}
+
+	seeds, err = d.applyStrategy(seeds)
+	if err != nil {
+		return d.fail(StepStrategy, "%v", err)
+	}
+	if len(seeds) == 0 {
+		return d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", profile.Name, shoot.Spec.Region, d.opts.Strategy)
+	}
+	return leastUsed(snap, seeds)
+}
+
+// leastUsed picks the seed with the least usage; seeds come sorted by name, so
+// the first minimum is the name-order tie-break.
+func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
+	usages := make([]int64, len(seeds))
+	best := 0
+	for i, s := range seeds {
+		usages[i] = snap.usage(s)
+		if usages[i] < usages[best] {
+			best = i
+		}
+	}
+	var tied []string
+	for i, s := range seeds {
+		if usages[i] == usages[best] {
+			tied = append(tied, s.Name)
+		}
+	}
+	return Decision{Seed: seeds[best].Name, Tied: tied, Usage: usages[best], Total: len(snap.Seeds)}
 }

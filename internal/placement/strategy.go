@@ -1,0 +1,120 @@
+package placement
+
+import (
+	"math"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+func (d *decider) applyStrategy(seeds []*Seed) ([]*Seed, error) {
+	shoot := d.shoot
+	switch {
+	case deref(shoot.Spec.Purpose) == api.PurposeTesting:
+		return d.filter(seeds, func(s *Seed) string {
+			if s.providerType == shoot.Spec.Provider.Type {
+				return ""
+			}
+			return "testing shoots stay on seeds of their provider type"
+		}), nil
+	case d.opts.Strategy == SameRegion:
+		return d.filter(seeds, func(s *Seed) string {
+			if s.providerType == shoot.Spec.Provider.Type && s.region == shoot.Spec.Region {
+				return ""
+			}
+			return "SameRegion: provider type or region differs from the shoot's"
+		}), nil
+	default:
+		return d.minimalDistance(seeds)
+	}
+}
+
+// regionConfig returns the first region config (by name) naming the profile.
+func (d *decider) regionConfig() *RegionConfig {
+	for _, rc := range d.snap.RegionConfigs {
+		if rc.appliesTo(d.profile.Name) {
+			return rc
+		}
+	}
+	return nil
+}
+
+// minimalDistance keeps the seeds nearest to the Shoot's region by the region
+// config's table, or by name distance when the table lists none of them.
+func (d *decider) minimalDistance(seeds []*Seed) ([]*Seed, error) {
+	region := d.shoot.Spec.Region
+	if rc := d.regionConfig(); rc != nil {
+		table, err := rc.distancesFrom(region)
+		if err != nil {
+			return nil, err
+		}
+		if table != nil {
+			dist := func(s *Seed) (int, bool) {
+				v, ok := table[s.region]
+				if !ok && s.region == region {
+					return 0, true // a region is nearest to itself unless configured otherwise
+				}
+				return v, ok
+			}
+			if kept := d.keepMinimal(seeds, dist, "farther than the nearest seed by the region config"); len(kept) > 0 {
+				return kept, nil
+			}
+		}
+	}
+	shootType := d.shoot.Spec.Provider.Type
+	return d.keepMinimal(seeds, func(s *Seed) (int, bool) {
+		dist := RegionDistance(s.region, region)
+		if s.providerType != shootType {
+			dist += 2
+		}
+		return dist, true
+	}, "farther than the nearest seed by region name distance"), nil
+}
+
+// keepMinimal keeps the seeds with the smallest distance; seeds without a
+// distance drop out.
+func (d *decider) keepMinimal(seeds []*Seed, dist func(*Seed) (int, bool), reason string) []*Seed {
+	best := math.MaxInt
+	for _, s := range seeds {
+		if v, ok := dist(s); ok && v < best {
+			best = v
+		}
+	}
+	return d.filter(seeds, func(s *Seed) string {
+		if v, ok := dist(s); ok && v == best {
+			return ""
+		}
+		return reason
+	})
+}
+
+var orientations = []string{"north", "south", "east", "west", "central"}
+
+// splitRegion splits a region at the first orientation found (checked in the
+// order north, south, east, west, central): "southeastasia" -> (":eastasia",
+// "south"); "eu-west-1" -> ("eu-:-1", "west").
+func splitRegion(region string) (base, orientation string) {
+	for _, o := range orientations {
+		if i := strings.Index(region, o); i >= 0 {
+			return region[:i] + ":" + region[i+len(o):], o
+		}
+	}
+	return region, ""
+}
+
+// RegionDistance is the reference's name distance between two regions.
+func RegionDistance(a, b string) int {
+	baseA, orA := splitRegion(a)
+	baseB, orB := splitRegion(b)
+	d := levenshtein.ComputeDistance(baseA, baseB)
+	switch {
+	case orA == orB:
+		return 2 * d
+	case orA == "" || orB == "":
+		return 2*d + 1
+	default:
+		return 2*d + 2
+	}
+}
