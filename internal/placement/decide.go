@@ -43,19 +43,28 @@ func (d *decider) drop(s *Seed, reason string) {
 	}
 }
 
-// filter keeps the seeds for which keep returns "" and records the reason of
-// the others. It compacts into a fresh slice so earlier step results stay
-// intact for steps that need them (zone selection falls back to them).
-func (d *decider) filter(seeds []*Seed, keep func(*Seed) string) []*Seed {
+// filter keeps the seeds for which keep is true. why explains a dropped seed
+// and is only called when explaining, so the fast path formats nothing. It
+// fills a fresh slice so earlier step results stay intact for steps that need
+// them (zone selection falls back to them).
+func (d *decider) filter(seeds []*Seed, keep func(*Seed) bool, why func(*Seed) string) []*Seed {
 	out := make([]*Seed, 0, len(seeds))
 	for _, s := range seeds {
-		if r := keep(s); r != "" {
-			d.drop(s, r)
+		if keep(s) {
+			out = append(out, s)
 			continue
 		}
-		out = append(out, s)
+		if d.explain {
+			d.drop(s, why(s))
+		}
 	}
 	return out
+}
+
+// filterBy filters with a check that returns a reason ("" to keep) for filter;
+// only for checks whose reason costs nothing in the fast path.
+func (d *decider) filterBy(seeds []*Seed, check func(*Seed) string) []*Seed {
+	return d.filter(seeds, func(s *Seed) bool { return check(s) == "" }, check)
 }
 
 func (d *decider) fail(step Step, format string, args ...any) Decision {
@@ -82,7 +91,7 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 	}
 	d.profile = profile
 
-	seeds := d.filter(snap.Seeds, usable)
+	seeds := d.filter(snap.Seeds, isUsable, usable)
 	if len(seeds) == 0 {
 		return d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(snap.Seeds))
 	}
@@ -92,7 +101,8 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 		if profile.selectorErr != nil {
 			return d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
 		}
-		seeds = d.filter(seeds, matchesSelector(profile.selector, "CloudProfile"))
+		keep, why := matchesSelector(profile.selector, "CloudProfile")
+		seeds = d.filter(seeds, keep, why)
 		if len(seeds) == 0 {
 			return d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", n, profile.selector)
 		}
@@ -104,14 +114,16 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 		if err != nil {
 			return d.fail(StepShootSelector, "%v", err)
 		}
-		seeds = d.filter(seeds, matchesSelector(selector, "Shoot"))
+		keep, why := matchesSelector(selector, "Shoot")
+		seeds = d.filter(seeds, keep, why)
 		if len(seeds) == 0 {
 			return d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", n, selector)
 		}
 	}
 
 	n = len(seeds)
-	seeds = d.filter(seeds, providerMatches(shoot.Spec.Provider.Type, profile.ProviderTypes()))
+	keep, why := providerMatches(shoot.Spec.Provider.Type, profile.ProviderTypes())
+	seeds = d.filter(seeds, keep, why)
 	if len(seeds) == 0 {
 		return d.fail(StepProvider, "none out of the %d seeds has a matching provider for %q", n, shoot.Spec.Provider.Type)
 	}
@@ -119,7 +131,7 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 	zonal := failureToleranceZone(shoot)
 	if zonal {
 		n = len(seeds)
-		seeds = d.filter(seeds, hasThreeZones)
+		seeds = d.filterBy(seeds, hasThreeZones)
 		if len(seeds) == 0 {
 			return d.fail(StepFailureTolerance, "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", n)
 		}
@@ -132,7 +144,8 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 	}
 
 	n = len(seeds)
-	seeds = d.filter(seeds, supportsAccessRestrictions(shoot.Spec.AccessRestrictions))
+	keep, why = supportsAccessRestrictions(shoot.Spec.AccessRestrictions)
+	seeds = d.filter(seeds, keep, why)
 	if len(seeds) == 0 {
 		return d.fail(StepAccessRestrictions, "none of the %d seeds supports the access restrictions configured in the shoot specification", n)
 	}
@@ -147,29 +160,14 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 	}
 
 	n = len(seeds)
-	seeds = d.filter(seeds, notEmergencyStopped)
+	seeds = d.filterBy(seeds, notEmergencyStopped)
 	if len(seeds) == 0 {
 		return d.fail(StepEmergencyStop, "all of the %d seeds have reconciliations stopped by emergency annotation %s", n, api.AnnotationEmergencyStop)
 	}
 
 	n = len(seeds)
-	nets := newShootNetworks(shoot)
-	seeds = d.filter(seeds, func(s *Seed) string {
-		if nets != nil {
-			if r := nets.check(s, d.opts.NetworkMode); r != "" {
-				return r
-			}
-		}
-		if !taintsTolerated(s.taints, shoot.Spec.Tolerations) {
-			return "shoot does not tolerate the seed's taints"
-		}
-		if s.hasAllocatable {
-			if u := snap.usage(s); u >= s.allocatable {
-				return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", u, s.allocatable)
-			}
-		}
-		return ""
-	})
+	c := candidateCheck{shoot: shoot, nets: newShootNetworks(shoot), mode: d.opts.NetworkMode, snap: snap}
+	seeds = d.filter(seeds, c.ok, c.why)
 	if len(seeds) == 0 {
 		return d.fail(StepCandidates, "0/%d seed cluster candidate(s) are eligible for scheduling", n)
 	}
@@ -182,6 +180,36 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 		return d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", profile.Name, shoot.Spec.Region, d.opts.Strategy)
 	}
 	return leastUsed(snap, seeds)
+}
+
+// candidateCheck is step 10: networks, taints and capacity, per seed.
+type candidateCheck struct {
+	shoot *api.Shoot
+	nets  *shootNetworks
+	mode  NetworkMode
+	snap  *Snapshot
+}
+
+func (c *candidateCheck) ok(s *Seed) bool {
+	if c.nets != nil && c.nets.conflict(s, c.mode).found() {
+		return false
+	}
+	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
+		return false
+	}
+	return !s.hasAllocatable || c.snap.usage(s) < s.allocatable
+}
+
+func (c *candidateCheck) why(s *Seed) string {
+	if c.nets != nil {
+		if nc := c.nets.conflict(s, c.mode); nc.found() {
+			return nc.String()
+		}
+	}
+	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
+		return "shoot does not tolerate the seed's taints"
+	}
+	return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", c.snap.usage(s), s.allocatable)
 }
 
 // leastUsed picks the seed with the least usage; seeds come sorted by name, so

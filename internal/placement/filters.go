@@ -41,6 +41,8 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 	}
 }
 
+func isUsable(s *Seed) bool { return s.visible && s.ready }
+
 // usable: visible to the scheduler and ready.
 func usable(s *Seed) string {
 	// A deletionTimestamp does not make a seed unusable: the recorded reference
@@ -54,13 +56,9 @@ func usable(s *Seed) string {
 	return ""
 }
 
-func matchesSelector(sel labels.Selector, kind string) func(*Seed) string {
-	return func(s *Seed) string {
-		if sel.Matches(s.labels) {
-			return ""
-		}
-		return "labels do not match the " + kind + "'s seed selector"
-	}
+func matchesSelector(sel labels.Selector, kind string) (func(*Seed) bool, func(*Seed) string) {
+	return func(s *Seed) bool { return sel.Matches(s.labels) },
+		func(*Seed) string { return "labels do not match the " + kind + "'s seed selector" }
 }
 
 func shootSelector(sel *api.SeedSelector) (labels.Selector, error) {
@@ -75,19 +73,21 @@ func shootSelector(sel *api.SeedSelector) (labels.Selector, error) {
 // seed's provider must equal the Shoot's; otherwise it must be listed ("*"
 // lists all). The Shoot's own seedSelector.providerTypes plays no part, as in
 // the reference.
-func providerMatches(shootType string, enabled []string) func(*Seed) string {
-	return func(s *Seed) string {
+func providerMatches(shootType string, enabled []string) (func(*Seed) bool, func(*Seed) string) {
+	wildcard := slices.Contains(enabled, "*")
+	keep := func(s *Seed) bool {
 		if len(enabled) == 0 {
-			if s.providerType == shootType {
-				return ""
-			}
-			return fmt.Sprintf("provider %q differs from the shoot's %q", s.providerType, shootType)
+			return s.providerType == shootType
 		}
-		if slices.Contains(enabled, "*") || slices.Contains(enabled, s.providerType) {
-			return ""
+		return wildcard || slices.Contains(enabled, s.providerType)
+	}
+	why := func(s *Seed) string {
+		if len(enabled) == 0 {
+			return fmt.Sprintf("provider %q differs from the shoot's %q", s.providerType, shootType)
 		}
 		return fmt.Sprintf("provider %q is not among the cloud profile's providerTypes", s.providerType)
 	}
+	return keep, why
 }
 
 func failureToleranceZone(shoot *api.Shoot) bool {
@@ -99,7 +99,7 @@ func hasThreeZones(s *Seed) string {
 	if len(s.zones) >= 3 {
 		return ""
 	}
-	return fmt.Sprintf("seed has %d zones, failure tolerance 'zone' needs 3", len(s.zones))
+	return "seed has fewer than 3 zones, failure tolerance 'zone' needs 3"
 }
 
 // selectZones applies zone selection. Control-plane zones, when set, must all
@@ -109,14 +109,14 @@ func hasThreeZones(s *Seed) string {
 // when no other Prefer seed shares a zone; see case-1-00466.)
 func (d *decider) selectZones(seeds []*Seed) []*Seed {
 	if want := d.shoot.Spec.ControlPlane; want != nil && len(want.Zones) > 0 {
-		return d.filter(seeds, func(s *Seed) string {
+		return d.filterBy(seeds, (func(s *Seed) string {
 			for _, z := range want.Zones {
 				if !slices.Contains(s.zones, z) {
 					return fmt.Sprintf("seed does not offer control-plane zone %q", z)
 				}
 			}
 			return ""
-		})
+		}))
 	}
 	var workerZones []string
 	for _, w := range d.shoot.Spec.Provider.Workers {
@@ -133,12 +133,12 @@ func (d *decider) selectZones(seeds []*Seed) []*Seed {
 		}
 		return false
 	}
-	seeds = d.filter(seeds, func(s *Seed) string {
+	seeds = d.filterBy(seeds, (func(s *Seed) string {
 		if s.zoneMode == api.ZoneSelectionEnforce && !shares(s) {
 			return "zone selection Enforce: seed shares no zone with the worker pools"
 		}
 		return ""
-	})
+	}))
 	const preferReason = "zone selection Prefer: seed shares no zone with the worker pools"
 	dropPrefer := func(s *Seed) string {
 		if s.zoneMode == api.ZoneSelectionPrefer && !shares(s) {
@@ -149,7 +149,7 @@ func (d *decider) selectZones(seeds []*Seed) []*Seed {
 	// Record nothing until we know the second pass sticks.
 	explain := d.explain
 	d.explain = false
-	second := d.filter(seeds, dropPrefer)
+	second := d.filterBy(seeds, (dropPrefer))
 	d.explain = explain
 	if len(second) == 0 {
 		return seeds
@@ -164,15 +164,17 @@ func (d *decider) selectZones(seeds []*Seed) []*Seed {
 	return second
 }
 
-func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) func(*Seed) string {
-	return func(s *Seed) string {
+func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func(*Seed) bool, func(*Seed) string) {
+	missing := func(s *Seed) string {
 		for _, w := range wanted {
 			if !slices.Contains(s.access, w.Name) {
-				return fmt.Sprintf("seed does not support access restriction %q", w.Name)
+				return w.Name
 			}
 		}
 		return ""
 	}
+	return func(s *Seed) bool { return missing(s) == "" },
+		func(s *Seed) string { return fmt.Sprintf("seed does not support access restriction %q", missing(s)) }
 }
 
 // matchDomain: a shoot domain under some seed's default domain d is a
@@ -200,14 +202,14 @@ func (d *decider) matchDomain(seeds []*Seed) ([]*Seed, error) {
 		return nil, fmt.Errorf("spec.dns.domain %q is under a seed default domain, but no Project owns namespace %q", domain, d.shoot.Namespace)
 	}
 	prefix := d.shoot.Name + "." + project.Name + "."
-	return d.filter(seeds, func(s *Seed) string {
+	return d.filterBy(seeds, (func(s *Seed) string {
 		for _, def := range s.defaultDomains {
 			if domain == prefix+def {
 				return ""
 			}
 		}
-		return fmt.Sprintf("no default domain of the seed gives %q", domain)
-	}), nil
+		return "no default domain of the seed gives the shoot's domain"
+	})), nil
 }
 
 func notEmergencyStopped(s *Seed) string {

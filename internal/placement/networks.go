@@ -78,8 +78,29 @@ func (n *shootNetworks) familyWanted(c cidr) bool {
 	return (c.isIPv6() && n.ipv6) || (c.isIPv4() && n.ipv4)
 }
 
-// check returns why the seed's networks conflict with the Shoot's, or "".
-func (n *shootNetworks) check(s *Seed, mode NetworkMode) string {
+// netConflict describes the first network conflict found; the zero value
+// means none. It is formatted only when a decision is explained.
+type netConflict struct {
+	status   bool   // from status.networking
+	kind     string // node, service, pod
+	network  string // the shoot's network
+	with     string // what it hits: "seed service network", "reserved range"
+	withCIDR string
+}
+
+func (c netConflict) found() bool { return c.kind != "" }
+
+func (c netConflict) String() string {
+	prefix := ""
+	if c.status {
+		prefix = "status.networking: "
+	}
+	return fmt.Sprintf("%sshoot %s network %s intersects with %s %s", prefix, c.kind, c.network, c.with, c.withCIDR)
+}
+
+// conflict returns the first conflict between the Shoot's networks and the
+// seed's (or the reserved ranges).
+func (n *shootNetworks) conflict(s *Seed, mode NetworkMode) netConflict {
 	pods, services := n.pods, n.services
 	if s.Object.Spec.Networks.ShootDefaults != nil {
 		if pods == nil && !n.workerless && s.defaultPods != nil && n.familyWanted(*s.defaultPods) {
@@ -90,57 +111,55 @@ func (n *shootNetworks) check(s *Seed, mode NetworkMode) string {
 		}
 	}
 	allowIPv4 := mode == AllowIPv4
-	if r := checkNetworks(s, "node", optional(n.nodes), false, allowIPv4); r != "" {
-		return r
-	}
-	if r := checkNetworks(s, "service", optional(services), true, allowIPv4); r != "" {
-		return r
-	}
-	if r := checkNetworks(s, "pod", optional(pods), !n.workerless, allowIPv4); r != "" {
-		return r
+	for _, one := range []struct {
+		kind string
+		net  *namedCIDR
+	}{{"node", n.nodes}, {"service", services}, {"pod", pods}} {
+		if one.net != nil {
+			if c := checkNetwork(s, one.kind, *one.net, allowIPv4); c.found() {
+				return c
+			}
+		}
 	}
 	if n.status != nil {
-		if r := checkNetworks(s, "node", n.statusNodes, false, allowIPv4); r != "" {
-			return "status.networking: " + r
-		}
-		if r := checkNetworks(s, "service", n.statusServices, true, allowIPv4); r != "" {
-			return "status.networking: " + r
-		}
-		if r := checkNetworks(s, "pod", n.statusPods, !n.workerless, allowIPv4); r != "" {
-			return "status.networking: " + r
+		for _, list := range []struct {
+			kind string
+			nets []namedCIDR
+		}{{"node", n.statusNodes}, {"service", n.statusServices}, {"pod", n.statusPods}} {
+			for _, net := range list.nets {
+				if c := checkNetwork(s, list.kind, net, allowIPv4); c.found() {
+					c.status = true
+					return c
+				}
+			}
 		}
 	}
-	return ""
+	return netConflict{}
 }
 
-func optional(c *namedCIDR) []namedCIDR {
-	if c == nil {
-		return nil
+// checkNetwork mirrors Gardener's validateOverlapWithSeed for one network: it
+// must avoid the seed's networks (only IPv6 ones need to when IPv4 overlap is
+// allowed) and the reserved ranges. Gardener no longer requires pod and service
+// networks here (the recorded reference admits Shoots without them).
+func checkNetwork(s *Seed, kind string, n namedCIDR, allowIPv4 bool) netConflict {
+	hit := func(with, withCIDR string) netConflict {
+		return netConflict{kind: kind, network: n.text, with: with, withCIDR: withCIDR}
 	}
-	return []namedCIDR{*c}
-}
-
-// checkNetworks mirrors Gardener's validateOverlapWithSeed: each network must
-// avoid the seed's networks (only IPv6 ones when IPv4 overlap is allowed) and
-// the reserved ranges; a required network that is missing is a conflict too.
-func checkNetworks(s *Seed, kind string, nets []namedCIDR, required, allowIPv4 bool) string {
-	for _, n := range nets {
-		if !allowIPv4 || n.cidr.isIPv6() {
-			if s.services.intersects(n.cidr) {
-				return fmt.Sprintf("shoot %s network %s intersects with seed service network %s", kind, n.text, s.Object.Spec.Networks.Services)
-			}
-			if s.pods.intersects(n.cidr) {
-				return fmt.Sprintf("shoot %s network %s intersects with seed pod network %s", kind, n.text, s.Object.Spec.Networks.Pods)
-			}
-			if s.hasNodes && s.nodes.intersects(n.cidr) {
-				return fmt.Sprintf("shoot %s network %s intersects with seed node network %s", kind, n.text, *s.Object.Spec.Networks.Nodes)
-			}
+	if !allowIPv4 || n.cidr.isIPv6() {
+		if s.services.intersects(n.cidr) {
+			return hit("seed service network", s.Object.Spec.Networks.Services)
 		}
-		for _, r := range reservedRanges {
-			if r.intersects(n.cidr) {
-				return fmt.Sprintf("shoot %s network %s intersects with reserved range %s", kind, n.text, r.net)
-			}
+		if s.pods.intersects(n.cidr) {
+			return hit("seed pod network", s.Object.Spec.Networks.Pods)
+		}
+		if s.hasNodes && s.nodes.intersects(n.cidr) {
+			return hit("seed node network", *s.Object.Spec.Networks.Nodes)
 		}
 	}
-	return ""
+	for _, r := range reservedRanges {
+		if r.intersects(n.cidr) {
+			return hit("reserved range", r.net.String())
+		}
+	}
+	return netConflict{}
 }

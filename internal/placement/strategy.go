@@ -13,19 +13,12 @@ func (d *decider) applyStrategy(seeds []*Seed) ([]*Seed, error) {
 	shoot := d.shoot
 	switch {
 	case deref(shoot.Spec.Purpose) == api.PurposeTesting:
-		return d.filter(seeds, func(s *Seed) string {
-			if s.providerType == shoot.Spec.Provider.Type {
-				return ""
-			}
-			return "testing shoots stay on seeds of their provider type"
-		}), nil
+		return d.filter(seeds, func(s *Seed) bool { return s.providerType == shoot.Spec.Provider.Type },
+			func(*Seed) string { return "testing shoots stay on seeds of their provider type" }), nil
 	case d.opts.Strategy == SameRegion:
-		return d.filter(seeds, func(s *Seed) string {
-			if s.providerType == shoot.Spec.Provider.Type && s.region == shoot.Spec.Region {
-				return ""
-			}
-			return "SameRegion: provider type or region differs from the shoot's"
-		}), nil
+		return d.filter(seeds, func(s *Seed) bool {
+			return s.providerType == shoot.Spec.Provider.Type && s.region == shoot.Spec.Region
+		}, func(*Seed) string { return "SameRegion: provider type or region differs from the shoot's" }), nil
 	default:
 		return d.minimalDistance(seeds)
 	}
@@ -82,12 +75,10 @@ func (d *decider) keepMinimal(seeds []*Seed, dist func(*Seed) (int, bool), reaso
 			best = v
 		}
 	}
-	return d.filter(seeds, func(s *Seed) string {
-		if v, ok := dist(s); ok && v == best {
-			return ""
-		}
-		return reason
-	})
+	return d.filter(seeds, func(s *Seed) bool {
+		v, ok := dist(s)
+		return ok && v == best
+	}, func(*Seed) string { return reason })
 }
 
 var orientations = []string{"north", "south", "east", "west", "central"}
