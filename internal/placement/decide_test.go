@@ -62,9 +62,11 @@ func TestDecide(t *testing.T) {
 			reasons:  map[string]string{"gcp": "provider", "notready": "not ready", "far": "SameRegion"},
 		},
 		{
-			name:     "shoot selector",
-			seeds:    []*api.Seed{readySeed("a", withLabels(map[string]string{"tier": "dev"}))},
-			shoot:    basicShoot(func(s *api.Shoot) { s.Spec.SeedSelector = &api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}} }),
+			name:  "shoot selector",
+			seeds: []*api.Seed{readySeed("a", withLabels(map[string]string{"tier": "dev"}))},
+			shoot: basicShoot(func(s *api.Shoot) {
+				s.Spec.SeedSelector = &api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}}
+			}),
 			wantStep: StepShootSelector,
 			reasons:  map[string]string{"a": "Shoot's seed selector"},
 		},
@@ -77,9 +79,11 @@ func TestDecide(t *testing.T) {
 			wantStep: StepShootSelector,
 		},
 		{
-			name:     "zone failure tolerance needs 3 zones",
-			seeds:    []*api.Seed{readySeed("a", withZones("", "z1", "z2"))},
-			shoot:    basicShoot(func(s *api.Shoot) { s.Spec.ControlPlane = &api.ControlPlane{HighAvailability: &api.HighAvailability{FailureTolerance: api.FailureTolerance{Type: "zone"}}} }),
+			name:  "zone failure tolerance needs 3 zones",
+			seeds: []*api.Seed{readySeed("a", withZones("", "z1", "z2"))},
+			shoot: basicShoot(func(s *api.Shoot) {
+				s.Spec.ControlPlane = &api.ControlPlane{HighAvailability: &api.HighAvailability{FailureTolerance: api.FailureTolerance{Type: "zone"}}}
+			}),
 			wantStep: StepFailureTolerance,
 		},
 		{
