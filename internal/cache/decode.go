@@ -1,0 +1,326 @@
+package cache
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// decodable maps "apiVersion/kind" to a constructor of the typed object.
+var decodable = map[string]func() client.Object{
+	"core.gardener.cloud/v1beta1/Seed":                   func() client.Object { return &api.Seed{} },
+	"core.gardener.cloud/v1beta1/Shoot":                  func() client.Object { return &api.Shoot{} },
+	"core.gardener.cloud/v1beta1/CloudProfile":           func() client.Object { return &api.CloudProfile{} },
+	"core.gardener.cloud/v1beta1/NamespacedCloudProfile": func() client.Object { return &api.NamespacedCloudProfile{} },
+	"core.gardener.cloud/v1beta1/Project":                func() client.Object { return &api.Project{} },
+	"v1/ConfigMap":                                       func() client.Object { return &corev1.ConfigMap{} },
+}
+
+// DecodeObjects reads a static landscape: JSON or YAML holding a single
+// object, a List (kind List or <Kind>List, with items), a JSON array of
+// objects, or several YAML documents separated by `---` (or concatenated JSON
+// objects). Items are numbered from 0 in the order they appear, Lists
+// flattened. Supported kinds are decoded into their typed structs; other kinds
+// are skipped. An item without apiVersion/kind, or that does not decode, is an
+// error naming its number, kind, name and the offending field.
+func DecodeObjects(data []byte) ([]client.Object, error) {
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	d := decoder{}
+	for _, doc := range docs {
+		if err := d.add(doc, 0); err != nil {
+			return nil, err
+		}
+	}
+	return d.out, nil
+}
+
+// splitDocuments returns each top-level document as JSON. JSON input is not
+// run through the YAML parser, which is much slower on large `-o json` dumps.
+func splitDocuments(data []byte) ([]json.RawMessage, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(trimmed) == 0 {
+		return nil, nil
+	}
+	var docs []json.RawMessage
+	if trimmed[0] == '{' || trimmed[0] == '[' {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		for {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err == io.EOF {
+				return docs, nil
+			} else if err != nil {
+				return nil, fmt.Errorf("document %d: invalid JSON: %w", len(docs), err)
+			}
+			docs = append(docs, raw)
+		}
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for n := 0; ; n++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: invalid YAML: %w", n, err)
+		}
+		if t := bytes.TrimSpace(j); len(t) == 0 || string(t) == "null" {
+			continue // empty document, e.g. a trailing `---` or only comments
+		}
+		docs = append(docs, j)
+	}
+}
+
+type decoder struct {
+	out  []client.Object
+	next int // number of the next item
+}
+
+// maxListDepth bounds Lists nested in Lists (which kubectl never writes).
+const maxListDepth = 8
+
+func (d *decoder) add(raw json.RawMessage, depth int) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return fmt.Errorf("item %d: %w", d.next, err)
+		}
+		return d.addItems(items, depth)
+	}
+	h, err := readHeader(raw)
+	if err != nil {
+		d.next++
+		return fmt.Errorf("item %d: %w", d.next-1, err)
+	}
+	if h.isList() {
+		var items []json.RawMessage
+		if err := json.Unmarshal(h.items, &items); err != nil {
+			return fmt.Errorf("%s: items: %w", h.item(d.next), err)
+		}
+		return d.addItems(items, depth)
+	}
+	idx := d.next
+	d.next++
+	if h.apiVersion == "" || h.kind == "" {
+		return fmt.Errorf("%s: apiVersion and kind are required", h.item(idx))
+	}
+	newObj, ok := decodable[h.apiVersion+"/"+h.kind]
+	if !ok {
+		return nil // not part of a landscape
+	}
+	obj := newObj()
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
+		path, ferr := locate(reflect.TypeOf(obj).Elem(), raw)
+		if ferr == nil {
+			ferr = err
+		}
+		if path != "" {
+			return fmt.Errorf("%s: %s: %w", h.item(idx), path, ferr)
+		}
+		return fmt.Errorf("%s: %w", h.item(idx), ferr)
+	}
+	d.out = append(d.out, obj)
+	return nil
+}
+
+func (d *decoder) addItems(items []json.RawMessage, depth int) error {
+	if depth >= maxListDepth {
+		return fmt.Errorf("item %d: lists nested deeper than %d", d.next, maxListDepth)
+	}
+	for _, it := range items {
+		if err := d.add(it, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type header struct {
+	apiVersion, kind, name, namespace string
+	items                             json.RawMessage
+	hasItems                          bool
+}
+
+// readHeader reads what identifies an item, tolerating a malformed metadata
+// so the error about it can still name the kind.
+func readHeader(raw json.RawMessage) (header, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return header{}, errors.New("not an object")
+	}
+	var h header
+	for key, dst := range map[string]*string{"apiVersion": &h.apiVersion, "kind": &h.kind} {
+		if v, ok := m[key]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return header{}, fmt.Errorf("%s: must be a string", key)
+			}
+		}
+	}
+	var meta struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	}
+	_ = json.Unmarshal(m["metadata"], &meta) // best effort: only for messages
+	h.name, h.namespace = meta.Name, meta.Namespace
+	h.items, h.hasItems = m["items"]
+	return h, nil
+}
+
+func (h header) isList() bool {
+	return h.kind == "List" || (h.hasItems && strings.HasSuffix(h.kind, "List"))
+}
+
+// item names an item in errors: `item 3 (Seed "seed-a")`, `item 3 (List)`,
+// `item 3 ("b")` without a kind, `item 3` with nothing to go by.
+func (h header) item(idx int) string {
+	name := h.name
+	if h.namespace != "" && name != "" {
+		name = h.namespace + "/" + name
+	}
+	switch {
+	case h.kind != "" && name != "":
+		return fmt.Sprintf("item %d (%s %q)", idx, h.kind, name)
+	case h.kind != "":
+		return fmt.Sprintf("item %d (%s)", idx, h.kind)
+	case name != "":
+		return fmt.Sprintf("item %d (%q)", idx, name)
+	default:
+		return fmt.Sprintf("item %d", idx)
+	}
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// locate finds the innermost field of t whose value in raw does not decode and
+// returns its path (status.allocatable.shoots, spec.taints[0].key) and error.
+// Only used after decoding failed, so its cost does not matter.
+func locate(t reflect.Type, raw json.RawMessage) (string, error) {
+	err := kjson.UnmarshalCaseSensitivePreserveInts(raw, reflect.New(t).Interface())
+	if err == nil {
+		return "", nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return "", err // a leaf such as a Quantity or Time: its own error says it all
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := jsonFields(t)
+		return locateIn(raw, err, func(k string) (reflect.Type, bool) { ft, ok := fields[k]; return ft, ok }, dotted)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return "", err
+		}
+		return locateIn(raw, err, func(string) (reflect.Type, bool) { return t.Elem(), true }, dotted)
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "", err
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return "", err
+		}
+		for i, it := range items {
+			if p, e := locate(t.Elem(), it); e != nil {
+				return fmt.Sprintf("[%d]", i) + sep(p) + p, e
+			}
+		}
+	}
+	return "", err
+}
+
+// locateIn searches the members of a JSON object in key order.
+func locateIn(raw json.RawMessage, err error, typeOf func(string) (reflect.Type, bool), join func(k, p string) string) (string, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return "", err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		ft, ok := typeOf(k)
+		if !ok {
+			continue
+		}
+		if p, e := locate(ft, m[k]); e != nil {
+			return join(k, p), e
+		}
+	}
+	return "", err
+}
+
+func dotted(k, p string) string { return k + sep(p) + p }
+
+func sep(p string) string {
+	if p == "" || p[0] == '[' {
+		return ""
+	}
+	return "."
+}
+
+// jsonFields maps JSON member names to field types the way encoding/json
+// does for our structs: tag names, and fields of untagged embedded structs
+// promoted unless a shallower field has the name.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	var embedded []reflect.Type
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				embedded = append(embedded, et)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	for _, et := range embedded {
+		for k, v := range jsonFields(et) {
+			if _, ok := out[k]; !ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package cache
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// maxPlaceAttempts bounds how often Place decides again after a concurrent
+// admission took the last place on the chosen seed.
+const maxPlaceAttempts = 5
+
+// ErrUnknownSeed is returned by Reserve for a seed the landscape does not
+// hold: a place cannot be held on a seed whose capacity is unknown.
+var ErrUnknownSeed = errors.New("unknown seed")
+
+// CapacityError says a seed has no place left. Validators can errors.As it.
+type CapacityError struct {
+	Seed        string
+	Shoots      int64 // Shoots counted on the seed
+	Reserved    int64 // live reservations on the seed
+	Allocatable int64 // status.allocatable.shoots
+}
+
+func (e *CapacityError) Error() string {
+	return fmt.Sprintf("seed %q is full: usage %d (%d shoots + %d reservations) + 1 would exceed allocatable shoots %d",
+		e.Seed, e.Shoots+e.Reserved, e.Shoots, e.Reserved, e.Allocatable)
+}
+
+type reservation struct {
+	key     string
+	ctr     *counter
+	expires time.Time
+	index   int // in Store.expiries
+}
+
+// reservationHeap orders reservations by deadline so expiry is a peek.
+type reservationHeap []*reservation
+
+func (h reservationHeap) Len() int           { return len(h) }
+func (h reservationHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
+func (h reservationHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *reservationHeap) Push(x any) {
+	r := x.(*reservation)
+	r.index = len(*h)
+	*h = append(*h, r)
+}
+func (h *reservationHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	r.index = -1
+	return r
+}
+
+// Place decides where the Shoot goes and, unless key is empty (dry run),
+// reserves a place on that seed under key. If a concurrent admission took the
+// last place between deciding and reserving, it decides again, so concurrent
+// Place calls never overfill a seed.
+func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
+	if key == "" {
+		return s.decide(s.Snapshot(), shoot, opts)
+	}
+	// A retried admission must not compete with its own earlier reservation.
+	s.Release(key)
+	var (
+		d   placement.Decision
+		err error
+	)
+	for range maxPlaceAttempts {
+		d = s.decide(s.Snapshot(), shoot, opts)
+		if !d.Schedulable() {
+			return d
+		}
+		if err = s.Reserve(d.Seed, key); err == nil {
+			return d
+		}
+	}
+	return placement.Decision{
+		Step:    placement.StepCandidates,
+		Message: fmt.Sprintf("could not reserve a place after %d attempts: %v", maxPlaceAttempts, err),
+		Reasons: map[string]string{d.Seed: err.Error()},
+		Total:   d.Total,
+	}
+}
+
+// Reserve takes one place on seed for key until Release(key), the Shoot
+// carrying the key in AnnotationReservation arrives, or the TTL passes.
+// Reserving the same key on the same seed again changes nothing; on another
+// seed it moves the reservation. It fails with a *CapacityError when usage+1
+// would exceed status.allocatable.shoots, and with ErrUnknownSeed for a seed
+// that is not in the landscape.
+func (s *Store) Reserve(seed, key string) error {
+	if key == "" {
+		return errors.New("reservation key must not be empty")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.sweepLocked(now)
+	old := s.reservations[key]
+	if old != nil && old.ctr.name == seed {
+		return nil
+	}
+	sd, ok := s.land.Load().seeds[seed]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownSeed, seed)
+	}
+	c := s.counterLocked(seed)
+	if alloc, has := sd.Allocatable(); has {
+		// Exact: every write to the counters happens under s.mu.
+		shoots, reserved := c.shoots.Load(), c.reserved.Load()
+		if shoots+reserved+1 > alloc {
+			return &CapacityError{Seed: seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}
+		}
+	}
+	if old != nil {
+		s.releaseLocked(key)
+	}
+	r := &reservation{key: key, ctr: c, expires: now.Add(s.ttl)}
+	c.reserved.Add(1)
+	s.reservations[key] = r
+	heap.Push(&s.expiries, r)
+	s.updateNextExpiryLocked()
+	return nil
+}
+
+// Release ends the reservation of key, if any.
+func (s *Store) Release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseLocked(key)
+	s.sweepLocked(s.now())
+}
+
+func (s *Store) releaseLocked(key string) {
+	r := s.reservations[key]
+	if r == nil {
+		return
+	}
+	delete(s.reservations, key)
+	heap.Remove(&s.expiries, r.index)
+	r.ctr.reserved.Add(-1)
+	s.gcCounterLocked(r.ctr)
+	s.updateNextExpiryLocked()
+}
+
+// sweepLocked ends every reservation whose deadline has passed.
+func (s *Store) sweepLocked(now time.Time) {
+	for len(s.expiries) > 0 && !s.expiries[0].expires.After(now) {
+		s.releaseLocked(s.expiries[0].key)
+	}
+}
+
+func (s *Store) updateNextExpiryLocked() {
+	next := int64(math.MaxInt64)
+	if len(s.expiries) > 0 {
+		next = s.expiries[0].expires.UnixNano()
+	}
+	s.nextExpiry.Store(next)
+}
+
+// maybeSweep expires reservations lazily; it only takes the lock when one is due.
+func (s *Store) maybeSweep() {
+	if s.nextExpiry.Load() > s.now().UnixNano() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
+}

@@ -1,0 +1,359 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+func TestReserve(t *testing.T) {
+	type step struct {
+		seed, key string
+		wantErr   string // substring; "" means success
+	}
+	tests := []struct {
+		name   string
+		shoots int // on seed "a" (allocatable 3)
+		steps  []step
+		want   map[string]int64
+	}{
+		{
+			name:  "up to allocatable",
+			steps: []step{{"a", "k1", ""}, {"a", "k2", ""}, {"a", "k3", ""}, {"a", "k4", `seed "a" is full: usage 3 (0 shoots + 3 reservations) + 1 would exceed allocatable shoots 3`}},
+			want:  map[string]int64{"a": 3},
+		},
+		{
+			name:   "shoots and reservations share the capacity",
+			shoots: 2,
+			steps:  []step{{"a", "k1", ""}, {"a", "k2", "usage 3 (2 shoots + 1 reservations)"}},
+			want:   map[string]int64{"a": 3},
+		},
+		{
+			name:   "already over capacity",
+			shoots: 5,
+			steps:  []step{{"a", "k1", "usage 5 (5 shoots + 0 reservations) + 1 would exceed allocatable shoots 3"}},
+			want:   map[string]int64{"a": 5},
+		},
+		{
+			name:  "same key twice is idempotent",
+			steps: []step{{"a", "k1", ""}, {"a", "k1", ""}, {"a", "k1", ""}},
+			want:  map[string]int64{"a": 1},
+		},
+		{
+			name:   "same key is idempotent even when the seed is full",
+			shoots: 2,
+			steps:  []step{{"a", "k1", ""}, {"a", "k1", ""}},
+			want:   map[string]int64{"a": 3},
+		},
+		{
+			name:  "same key on another seed moves",
+			steps: []step{{"a", "k1", ""}, {"unlimited", "k1", ""}},
+			want:  map[string]int64{"a": 0, "unlimited": 1},
+		},
+		{
+			name:   "a failed move keeps the old reservation",
+			shoots: 3,
+			steps:  []step{{"unlimited", "k1", ""}, {"a", "k1", "is full"}},
+			want:   map[string]int64{"a": 3, "unlimited": 1},
+		},
+		{
+			name:  "seed without allocatable is unlimited",
+			steps: []step{{"unlimited", "k1", ""}, {"unlimited", "k2", ""}, {"unlimited", "k3", ""}, {"unlimited", "k4", ""}},
+			want:  map[string]int64{"unlimited": 4},
+		},
+		{
+			name:  "unknown seed",
+			steps: []step{{"nope", "k1", `unknown seed "nope"`}},
+			want:  map[string]int64{"nope": 0},
+		},
+		{
+			name:  "empty key",
+			steps: []step{{"a", "", "key must not be empty"}},
+			want:  map[string]int64{"a": 0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore(Options{})
+			s.Apply(seed("a", 3))
+			s.Apply(seed("unlimited", -1))
+			for i := range tc.shoots {
+				s.Apply(shoot("p", fmt.Sprint(i), "a", ""))
+			}
+			for i, st := range tc.steps {
+				err := s.Reserve(st.seed, st.key)
+				if st.wantErr == "" {
+					assert.NoError(t, err, "step %d", i)
+				} else {
+					assert.ErrorContains(t, err, st.wantErr, "step %d", i)
+				}
+			}
+			names := make([]string, 0, len(tc.want))
+			for n := range tc.want {
+				names = append(names, n)
+			}
+			assert.Equal(t, tc.want, usages(s, names...))
+		})
+	}
+}
+
+func TestReserveErrorTypes(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(seed("a", 0))
+	var ce *CapacityError
+	require.ErrorAs(t, s.Reserve("a", "k"), &ce)
+	assert.Equal(t, CapacityError{Seed: "a", Allocatable: 0}, *ce)
+	assert.ErrorIs(t, s.Reserve("b", "k"), ErrUnknownSeed)
+}
+
+func TestRelease(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(seed("a", 1))
+	require.NoError(t, s.Reserve("a", "k1"))
+	require.Error(t, s.Reserve("a", "k2"))
+	s.Release("k1")
+	s.Release("k1")    // idempotent
+	s.Release("never") // unknown
+	assert.Equal(t, int64(0), s.Usage("a"))
+	assert.NoError(t, s.Reserve("a", "k2"))
+}
+
+func TestReservationEndsWhenShootArrives(t *testing.T) {
+	withAnnotation := func(sh *api.Shoot, key string) *api.Shoot {
+		sh.Annotations = map[string]string{AnnotationReservation: key}
+		return sh
+	}
+	tests := []struct {
+		name    string
+		shoot   *api.Shoot
+		want    int64
+		stillOn bool // the reservation survives
+	}{
+		{"annotated shoot with seed replaces its reservation", withAnnotation(shoot("p", "s", "a", ""), "k"), 1, false},
+		{"annotated shoot placed elsewhere still ends it", withAnnotation(shoot("p", "s", "b", ""), "k"), 0, false},
+		{"annotated shoot without seed keeps it", withAnnotation(shoot("p", "s", "", ""), "k"), 1, true},
+		{"other key keeps it", withAnnotation(shoot("p", "s", "a", ""), "other"), 2, true},
+		{"no annotation keeps it", shoot("p", "s", "a", ""), 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore(Options{})
+			s.Apply(seed("a", 10))
+			s.Apply(seed("b", 10))
+			require.NoError(t, s.Reserve("a", "k"))
+			s.Apply(tc.shoot)
+			assert.Equal(t, tc.want, s.Usage("a"))
+			s.mu.Lock()
+			_, on := s.reservations["k"]
+			s.mu.Unlock()
+			assert.Equal(t, tc.stillOn, on)
+		})
+	}
+}
+
+func TestReservationTTL(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
+	s.Apply(seed("a", 2))
+	require.NoError(t, s.Reserve("a", "k1"))
+	clock.Advance(10 * time.Second)
+	require.NoError(t, s.Reserve("a", "k2"))
+	require.Error(t, s.Reserve("a", "k3"))
+
+	clock.Advance(19 * time.Second) // k1 at 29s, k2 at 19s
+	snap := s.Snapshot()
+	assert.Equal(t, int64(2), snap.Usage(snap.Seeds[0]))
+
+	clock.Advance(time.Second) // k1 expires at exactly 30s
+	snap = s.Snapshot()        // Snapshot sweeps lazily
+	assert.Equal(t, int64(1), snap.Usage(snap.Seeds[0]))
+	assert.Equal(t, []SeedStat{{Name: "a", Usage: 1, Allocatable: 2, HasAllocatable: true}}, s.SeedStats())
+
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, int64(0), s.Usage("a"))
+	assert.NoError(t, s.Reserve("a", "k1"), "an expired key can be reserved again")
+	assert.Equal(t, int64(1), s.Usage("a"))
+}
+
+func TestReservationTTLExpiresOnReserve(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{Now: clock.Now}) // default TTL 30s
+	s.Apply(seed("a", 1))
+	require.NoError(t, s.Reserve("a", "k1"))
+	clock.Advance(31 * time.Second)
+	assert.NoError(t, s.Reserve("a", "k2"), "the expired reservation no longer holds the place")
+}
+
+func TestPlaceDryRunReservesNothing(t *testing.T) {
+	s := NewStore(Options{})
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 1))
+	for range 3 {
+		d := s.Place(shoot("p", "s", "", ""), placement.Options{}, "")
+		assert.Equal(t, "a", d.Seed)
+	}
+	assert.Equal(t, int64(0), s.Usage("a"))
+}
+
+func TestPlaceReserves(t *testing.T) {
+	s := NewStore(Options{})
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 1))
+	s.Apply(seed("b", 1))
+	assert.Equal(t, "a", s.Place(shoot("p", "s1", "", ""), placement.Options{}, "k1").Seed)
+	assert.Equal(t, "b", s.Place(shoot("p", "s2", "", ""), placement.Options{}, "k2").Seed)
+	d := s.Place(shoot("p", "s3", "", ""), placement.Options{}, "k3")
+	assert.False(t, d.Schedulable())
+	assert.Equal(t, map[string]int64{"a": 1, "b": 1}, usages(s, "a", "b"))
+}
+
+func TestPlaceRetryReplacesOwnReservation(t *testing.T) {
+	s := NewStore(Options{})
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 1))
+	for range 3 {
+		// A retried admission (same key) must find its own place again.
+		assert.Equal(t, "a", s.Place(shoot("p", "s", "", ""), placement.Options{}, "k").Seed)
+	}
+	assert.Equal(t, int64(1), s.Usage("a"))
+}
+
+func TestPlaceGivesUpAfterBoundedRetries(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(seed("a", 1))
+	require.NoError(t, s.Reserve("a", "other"))
+	var calls atomic.Int32
+	// A decider that ignores usage keeps choosing the full seed.
+	s.decide = func(snap *placement.Snapshot, _ *api.Shoot, _ placement.Options) placement.Decision {
+		calls.Add(1)
+		return placement.Decision{Seed: "a", Tied: []string{"a"}, Total: len(snap.Seeds)}
+	}
+	d := s.Place(shoot("p", "s", "", ""), placement.Options{}, "k")
+	assert.False(t, d.Schedulable())
+	assert.Equal(t, placement.StepCandidates, d.Step)
+	assert.Contains(t, d.Reasons["a"], "is full")
+	assert.Equal(t, int32(maxPlaceAttempts), calls.Load())
+	assert.Equal(t, int64(1), s.Usage("a"))
+}
+
+// TestReserveConcurrent: Reserve alone never overfills.
+func TestReserveConcurrent(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(seed("a", 60))
+	for i := range 10 {
+		s.Apply(shoot("p", fmt.Sprint(i), "a", ""))
+	}
+	var ok, full atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Go(func() {
+			var ce *CapacityError
+			switch err := s.Reserve("a", fmt.Sprint("k", i)); {
+			case err == nil:
+				ok.Add(1)
+			case errors.As(err, &ce):
+				full.Add(1)
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(50), ok.Load())
+	assert.Equal(t, int32(150), full.Load())
+	assert.Equal(t, int64(60), s.Usage("a"))
+}
+
+func placeConcurrently(t *testing.T, s *Store, n int) (placed map[string]int, unschedulable int) {
+	t.Helper()
+	var mu sync.Mutex
+	placed = map[string]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sh := shoot("p", fmt.Sprint("new-", i), "", "")
+			d := s.Place(sh, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, fmt.Sprint("req-", i))
+			mu.Lock()
+			defer mu.Unlock()
+			if d.Schedulable() {
+				placed[d.Seed]++
+			} else {
+				unschedulable++
+			}
+		})
+	}
+	wg.Wait()
+	return placed, unschedulable
+}
+
+// While the shoots' watch events race with admissions, usage must stay exact.
+func concurrentLandscape(s *Store) {
+	s.Apply(cloudProfile("aws"))
+	s.Apply(project("p", "p"))
+	s.Apply(seed("a", 60))
+	for i := range 10 {
+		s.Apply(shoot("other", fmt.Sprint(i), "a", ""))
+	}
+}
+
+func TestPlaceConcurrent(t *testing.T) {
+	s := NewStore(Options{})
+	s.decide = leastUsedDecide
+	concurrentLandscape(s)
+	placed, unschedulable := placeConcurrently(t, s, 200)
+	assert.Equal(t, map[string]int{"a": 50}, placed)
+	assert.Equal(t, 150, unschedulable)
+	assert.Equal(t, int64(60), s.Usage("a"))
+}
+
+func TestPlaceConcurrentWithDecide(t *testing.T) {
+	s := NewStore(Options{}) // the real placement.Decide
+	concurrentLandscape(s)
+	probe := s.Place(shoot("p", "probe", "", ""), placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, "")
+	if !probe.Schedulable() {
+		t.Skipf("placement.Decide does not place the probe shoot yet (%s: %s)", probe.Step, probe.Message)
+	}
+	placed, unschedulable := placeConcurrently(t, s, 200)
+	assert.Equal(t, map[string]int{"a": 50}, placed)
+	assert.Equal(t, 150, unschedulable)
+	assert.Equal(t, int64(60), s.Usage("a"))
+}
+
+// Shoots arriving (with their reservation annotation) while others place must
+// not let usage drift.
+func TestPlaceConcurrentWithArrivals(t *testing.T) {
+	s := NewStore(Options{})
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 100))
+	var wg sync.WaitGroup
+	var placedN atomic.Int32
+	for i := range 150 {
+		wg.Go(func() {
+			key := fmt.Sprint("req-", i)
+			d := s.Place(shoot("p", fmt.Sprint(i), "", ""), placement.Options{}, key)
+			if !d.Schedulable() {
+				return
+			}
+			placedN.Add(1)
+			arrived := shoot("p", fmt.Sprint(i), d.Seed, "")
+			arrived.ObjectMeta = metav1.ObjectMeta{Namespace: "p", Name: fmt.Sprint(i), Annotations: map[string]string{AnnotationReservation: key}}
+			s.Apply(arrived)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(100), placedN.Load())
+	assert.Equal(t, int64(100), s.Usage("a"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Empty(t, s.reservations, "every reservation ended when its shoot arrived")
+}

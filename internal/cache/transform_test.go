@@ -1,0 +1,110 @@
+package cache
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+func fullShoot() *api.Shoot {
+	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	sh := shoot("garden-dev", "s1", "seed-b", "seed-a")
+	sh.UID = "uid-1"
+	sh.ResourceVersion = "42"
+	sh.DeletionTimestamp = &now
+	sh.Labels = map[string]string{"l": "v"}
+	sh.Annotations = map[string]string{AnnotationReservation: "req-1", "other": "x"}
+	sh.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	sh.Finalizers = []string{"gardener"}
+	sh.Spec.SchedulerName = ptr("seedwarden")
+	sh.Spec.Purpose = ptr("production")
+	sh.Spec.Networking = &api.Networking{Pods: ptr("10.0.0.0/16")}
+	sh.Status.Networking = &api.NetworkingStatus{Pods: []string{"10.0.0.0/16"}}
+	sh.Status.LastOperation = &api.LastOperation{State: "Succeeded"}
+	return sh
+}
+
+// wantReduced is fullShoot reduced: status.seedName is set, so the
+// reservation annotation is gone.
+func wantReduced(in *api.Shoot) *api.Shoot {
+	return &api.Shoot{
+		TypeMeta: in.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: in.Name, Namespace: in.Namespace, UID: in.UID, ResourceVersion: in.ResourceVersion,
+			DeletionTimestamp: in.DeletionTimestamp,
+		},
+		Spec:   api.ShootSpec{SeedName: ptr("seed-b"), SchedulerName: ptr("seedwarden")},
+		Status: api.ShootStatus{SeedName: ptr("seed-a")},
+	}
+}
+
+func TestTransformShoot(t *testing.T) {
+	in := fullShoot()
+	out, err := TransformShoot(in)
+	require.NoError(t, err)
+	assert.Equal(t, wantReduced(fullShoot()), out)
+
+	// The reduced Shoot charges the same seeds.
+	s := NewStore(Options{})
+	s.Apply(out.(*api.Shoot))
+	assert.Equal(t, map[string]int64{"seed-a": 1, "seed-b": 1}, usages(s, "seed-a", "seed-b"))
+}
+
+func TestTransformShootKeepsReservationUntilStatusSeed(t *testing.T) {
+	in := fullShoot()
+	in.Status.SeedName = nil
+	out, err := TransformShoot(in)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{AnnotationReservation: "req-1"}, out.(*api.Shoot).Annotations)
+
+	// The reduced new Shoot still ends its reservation in the Store.
+	s := NewStore(Options{})
+	s.Apply(seed("seed-b", 1))
+	require.NoError(t, s.Reserve("seed-b", "req-1"))
+	s.Apply(out.(*api.Shoot))
+	assert.Equal(t, int64(1), s.Usage("seed-b"))
+}
+
+func TestTransformShootWithoutAnnotations(t *testing.T) {
+	in := shoot("p", "s", "", "")
+	in.Annotations = map[string]string{"other": "x"}
+	out, err := TransformShoot(in)
+	require.NoError(t, err)
+	assert.Nil(t, out.(*api.Shoot).Annotations)
+	assert.Nil(t, out.(*api.Shoot).Spec.SeedName)
+}
+
+func TestTransformShootPassesThroughOthers(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Data: map[string]string{"a": "b"}}
+	for _, in := range []any{cm, seed("a", 1), "a string", nil, (*api.Shoot)(nil)} {
+		out, err := TransformShoot(in)
+		require.NoError(t, err)
+		assert.Equal(t, in, out)
+	}
+}
+
+func TestTransformShootDeletedFinalStateUnknown(t *testing.T) {
+	out, err := TransformShoot(toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: fullShoot()})
+	require.NoError(t, err)
+	assert.Equal(t, toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: wantReduced(fullShoot())}, out)
+
+	out, err = TransformShoot(&toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: fullShoot()})
+	require.NoError(t, err)
+	assert.Equal(t, &toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: wantReduced(fullShoot())}, out)
+
+	other := toolscache.DeletedFinalStateUnknown{Key: "x", Obj: seed("a", 1)}
+	out, err = TransformShoot(other)
+	require.NoError(t, err)
+	assert.Equal(t, other, out)
+
+	out, err = TransformShoot((*toolscache.DeletedFinalStateUnknown)(nil))
+	require.NoError(t, err)
+	assert.Nil(t, out.(*toolscache.DeletedFinalStateUnknown))
+}
