@@ -1,0 +1,59 @@
+# seedwarden. `make help` lists the targets.
+
+# A Go installed in the usual place works even when it is not on PATH.
+export PATH := $(PATH):/usr/local/go/bin
+
+GO       ?= go
+FUZZTIME ?= 1m
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+
+# The server that `make run` and `make demo` start: no cluster, the example
+# landscape, certificates from ./certs, ports on localhost.
+SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
+
+.PHONY: help build certs run demo test bench lint fuzz generate clean
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## Build bin/webhook.
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/webhook ./cmd/webhook
+
+certs: ## Make development TLS material in certs/ (kept while valid).
+	$(GO) run ./hack/devcerts
+
+run: certs ## Run the webhook server on the example landscape (Ctrl-C stops it).
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/webhook $(SERVE_ARGS)
+
+demo: build certs ## Send the example Shoots to the server (started and stopped if not running).
+	$(GO) run ./hack/demo -server "bin/webhook $(SERVE_ARGS)"
+
+test: ## Vet, then every test with the race detector (fuzz targets run their seed corpora).
+	$(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+bench: ## Run the benchmarks.
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: ## Check formatting (gofmt) and vet.
+	@files=$$(gofmt -l $$(find . -name '*.go' -not -path './.cache/*' -not -path './bin/*')); \
+	if [ -n "$$files" ]; then echo "gofmt would change:"; echo "$$files"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+generate: ## Regenerate deepcopy functions and the CRDs of the e2e tests.
+	$(GO) run $(CONTROLLER_GEN) object paths=./internal/api/...
+	bash hack/crds/generate.sh
+
+clean: ## Remove build output.
+	rm -rf bin

@@ -1,0 +1,78 @@
+// Command webhook is seedwarden's admission webhook server for Gardener.
+//
+//	webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
+//	webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]
+//	webhook version
+//
+// Exit codes: 0 success, 1 failure while running (or a scenario that could not
+// be decided), 2 bad usage or invalid configuration.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func main() {
+	setLogger = func(l logr.Logger) {
+		ctrl.SetLogger(l)
+		// client-go logs through klog. klog.SetLogger must not race with
+		// logging goroutines, so only a real process (not a test running
+		// several servers) sets it.
+		klog.SetLogger(l)
+	}
+	os.Exit(run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// setLogger installs the logger of `webhook serve` process-wide.
+var setLogger = ctrl.SetLogger
+
+const usage = `Usage:
+  webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
+      Run the admission webhook server: against a cluster (in-cluster config,
+      $KUBECONFIG or --kubeconfig), or with --landscape from a static file of
+      Seeds, Shoots, CloudProfiles, Projects and region-config ConfigMaps.
+  webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]
+      Decide scenario files (or a Shoot against a landscape) and print one JSON
+      line per decision.
+  webhook version
+      Print version, git commit and Go version.
+
+Run "webhook <command> -h" for the flags of a command.
+`
+
+// run dispatches to a subcommand and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serveCommand(ctx, args, stderr)
+	case "simulate":
+		return simulateCommand(args, stdout, stderr)
+	case "version":
+		return versionCommand(args, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "webhook: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+}

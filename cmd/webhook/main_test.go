@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runCmd runs the command line in-process and returns exit code, stdout, stderr.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+const configHeader = "apiVersion: config.seedwarden.io/v1alpha1\nkind: WebhookConfiguration\n"
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd(t, "version")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "seedwarden webhook dev (commit dev, "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+")\n", out)
+
+	code, _, errOut := runCmd(t, "version", "extra")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `unexpected argument "extra"`)
+}
+
+func TestUsage(t *testing.T) {
+	code, out, _ := runCmd(t, "help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "webhook simulate -f FILE_OR_DIR...")
+
+	code, _, errOut := runCmd(t, "frobnicate")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `unknown command "frobnicate"`)
+
+	for _, args := range [][]string{
+		{"serve", "--no-such-flag"},
+		{"--no-such-flag"}, // serve is the default command
+		{"serve", "extra"},
+		{"serve", "--landscape", "x.yaml", "--kubeconfig", "y"},
+		{"simulate"},
+		{"simulate", "--landscape", "x.yaml"},
+		{"simulate", "--shoot", "x.yaml", "-f", "testdata/scenarios"},
+	} {
+		code, _, _ := runCmd(t, args...)
+		assert.Equal(t, exitUsage, code, "%q", args)
+	}
+	code, _, _ = runCmd(t, "simulate", "-h")
+	assert.Equal(t, exitOK, code)
+}
+
+// An invalid configuration stops every command before it does anything, with
+// each problem's field and value, and exit code 2.
+func TestInvalidConfigExits2(t *testing.T) {
+	cfg := writeFile(t, "config.yaml", configHeader+"strategy: Nearest\nserver:\n  port: 70000\n  prot: 1\n")
+	for _, args := range [][]string{
+		{"serve", "--config", cfg},
+		{"--config", cfg, "--landscape", "../../examples/landscape.yaml"},
+		{"simulate", "--config", cfg, "-f", "testdata/scenarios"},
+	} {
+		code, out, errOut := runCmd(t, args...)
+		assert.Equal(t, exitUsage, code, "%q", args)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "server.prot: unknown field", "%q", args)
+	}
+
+	cfg = writeFile(t, "config.yaml", configHeader+"strategy: Nearest\nserver: {port: 70000}\n")
+	code, _, errOut := runCmd(t, "serve", "--config", cfg)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `strategy: unsupported value "Nearest" (want SameRegion or MinimalDistance)`)
+	assert.Contains(t, errOut, "server.port: 70000 out of range 1-65535")
+
+	code, _, errOut = runCmd(t, "serve", "--config", filepath.Join(t.TempDir(), "missing.yaml"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no such file")
+}
+
+func TestServeBadLandscapeExits2(t *testing.T) {
+	bad := writeFile(t, "landscape.yaml", "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {name: x}\nspec: {provider: {type: [1]}}\n")
+	code, _, errOut := runCmd(t, "serve", "--landscape", bad)
+	assert.Equal(t, exitUsage, code)
+	assert.True(t, strings.Contains(errOut, "landscape "+bad), errOut)
+}

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+// MutateShootsPath is where the mutating webhook for Shoot CREATE is served.
+const MutateShootsPath = "/mutate-shoots"
+
+// gracefulShutdownTimeout bounds the manager's shutdown; it stays below
+// Kubernetes' default terminationGracePeriodSeconds (30s).
+const gracefulShutdownTimeout = 25 * time.Second
+
+func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := newFlagSet("serve", "webhook serve [--config FILE] [--kubeconfig PATH] [--landscape FILE]", stderr)
+	configPath := fs.String("config", "", "configuration file (YAML or JSON); without it every default applies")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the garden cluster (default: $KUBECONFIG, ~/.kube/config or the in-cluster config)")
+	landscape := fs.String("landscape", "", "serve decisions from this static landscape file (YAML/JSON List or multi-document) instead of a cluster")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "webhook serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *landscape != "" && *kubeconfig != "" {
+		fmt.Fprintln(stderr, "webhook serve: --landscape and --kubeconfig exclude each other")
+		return exitUsage
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitUsage
+	}
+	log := newLogger(cfg.Log, stderr)
+	setLogger(log)
+
+	if *landscape != "" {
+		objs, err := readLandscape(*landscape)
+		if err != nil {
+			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+			return exitUsage
+		}
+		err = serveLandscape(ctx, cfg, objs, log)
+		if err == nil {
+			return exitOK
+		}
+		log.Error(err, "Webhook server failed")
+		return exitError
+	}
+	if err := serveCluster(ctx, cfg, *kubeconfig, log); err != nil {
+		log.Error(err, "Webhook server failed")
+		return exitError
+	}
+	return exitOK
+}
+
+// serveCluster runs a controller-runtime manager: informers feed the Store,
+// the webhook server answers from it.
+func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, log logr.Logger) error {
+	restCfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	store := newStore(cfg)
+	timeout := gracefulShutdownTimeout
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                  cache.NewScheme(),
+		Cache:                   cache.CacheOptions(cfg.GardenNamespace),
+		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		HealthProbeBindAddress:  cfg.Health.BindAddress,
+		WebhookServer:           newWebhookServer(cfg),
+		GracefulShutdownTimeout: &timeout,
+		Logger:                  log,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	// GetWebhookServer also adds the server to the manager's runnables.
+	srv := mgr.GetWebhookServer()
+	synced, err := cache.Register(ctx, mgr.GetCache(), store)
+	if err != nil {
+		return fmt.Errorf("watching the landscape: %w", err)
+	}
+	registerWebhooks(srv, cfg, store, log)
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("informers", syncedChecker(synced)); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
+		return err
+	}
+	log.Info("Starting", "version", version, "commit", commit, "host", restCfg.Host,
+		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace)
+	return mgr.Start(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		return c, nil
+	}
+	c, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no cluster configuration (use --kubeconfig, or --landscape to run without a cluster): %w", err)
+	}
+	return c, nil
+}
+
+func syncedChecker(synced func() bool) healthz.Checker {
+	return func(*http.Request) error {
+		if !synced() {
+			return errors.New("informers have not synced yet")
+		}
+		return nil
+	}
+}
+
+// serveLandscape serves decisions from a static landscape: no cluster at all.
+// It runs the same webhook server as serveCluster, plus plain HTTP servers for
+// metrics and probes, until ctx ends.
+func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Object, log logr.Logger) error {
+	store := newStore(cfg)
+	store.Load(objs)
+	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
+
+	srv := newWebhookServer(cfg)
+	registerWebhooks(srv, cfg, store, log)
+
+	// The same registry a manager's metrics server would serve: it also holds
+	// controller-runtime's webhook and Go runtime metrics.
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
+
+	probes := http.NewServeMux()
+	mountChecks(probes, "/healthz", map[string]healthz.Checker{"ping": healthz.Ping})
+	mountChecks(probes, "/readyz", map[string]healthz.Checker{
+		// The landscape is loaded before anything listens; the webhook
+		// server is the only thing left to wait for.
+		"webhook": srv.StartedChecker(),
+	})
+
+	log.Info("Starting", "version", version, "commit", commit, "mode", "landscape",
+		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Start(ctx); err != nil {
+			return fmt.Errorf("webhook server (certificates from %s): %w", cfg.Server.CertDir, err)
+		}
+		return nil
+	})
+	g.Go(func() error { return serveHTTP(ctx, "metrics", cfg.Metrics.BindAddress, metricsMux, log) })
+	g.Go(func() error { return serveHTTP(ctx, "health probes", cfg.Health.BindAddress, probes, log) })
+	return g.Wait()
+}
+
+// mountChecks serves checks like controller-runtime's manager does: all at
+// path, each at path/<name>.
+func mountChecks(mux *http.ServeMux, path string, checks map[string]healthz.Checker) {
+	h := http.StripPrefix(path, &healthz.Handler{Checks: checks})
+	mux.Handle(path, h)
+	mux.Handle(path+"/", h)
+}
+
+// serveHTTP serves h on addr until ctx ends; "0" disables it.
+func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log logr.Logger) error {
+	if addr == config.Disabled {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	log.Info("Serving "+name, "address", ln.Addr().String())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	<-stopped
+	return nil
+}
+
+func readLandscape(path string) ([]client.Object, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := cache.DecodeObjects(data)
+	if err != nil {
+		return nil, fmt.Errorf("landscape %s: %w", path, err)
+	}
+	return objs, nil
+}
+
+func newStore(cfg *config.Config) *cache.Store {
+	return cache.NewStore(cache.Options{
+		GardenNamespace: cfg.GardenNamespace,
+		ReservationTTL:  cfg.ReservationTTL.Duration,
+	})
+}
+
+// newWebhookServer serves TLS 1.2+ from certDir; controller-runtime's
+// certwatcher reloads the certificate and key when the files change.
+func newWebhookServer(cfg *config.Config) webhook.Server {
+	return webhook.NewServer(webhook.Options{
+		Port:     cfg.Server.Port,
+		CertDir:  cfg.Server.CertDir,
+		CertName: cfg.Server.CertName,
+		KeyName:  cfg.Server.KeyName,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+			c.MinVersion = tls.VersionTLS12
+			// HTTP/1.1 only: HTTP/2 stream handling has had denial-of-service
+			// flaws (CVE-2023-44487, CVE-2023-39325), and the API server
+			// needs nothing more.
+			c.NextProtos = []string{"http/1.1"}
+		}},
+	})
+}
+
+// registerWebhooks registers the admission handlers on srv and seedwarden's
+// collectors on controller-runtime's metrics registry.
+func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, log logr.Logger) {
+	m := metrics.New(ctrlmetrics.Registry)
+	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(seedStats(store)))
+	srv.Register(MutateShootsPath, limitBody(cfg.Server.MaxRequestBytes, &webhook.Admission{Handler: &handlers.ShootMutator{
+		Placer:        store,
+		Options:       cfg.PlacementOptions(),
+		SchedulerName: cfg.SchedulerName,
+		Metrics:       m,
+		Log:           log.WithName("mutate-shoots"),
+	}}))
+}
+
+// mustRegisterReplacing registers c, replacing an equal collector registered
+// before (the collector of an earlier server's Store in the same process, as
+// in tests).
+func mustRegisterReplacing(reg prometheus.Registerer, c prometheus.Collector) {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		reg.Unregister(are.ExistingCollector)
+		err = reg.Register(c)
+	}
+	if err != nil {
+		panic(err)
+	}
+}
+
+func seedStats(store *cache.Store) func() []metrics.SeedStat {
+	return func() []metrics.SeedStat {
+		stats := store.SeedStats()
+		out := make([]metrics.SeedStat, len(stats))
+		for i, s := range stats {
+			out[i] = metrics.SeedStat(s)
+		}
+		return out
+	}
+}
+
+// limitBody rejects request bodies larger than limit: at once when the
+// Content-Length says so, else while reading.
+func limitBody(limit int64, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (server.maxRequestBytes)", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		h.ServeHTTP(w, r)
+	})
+}

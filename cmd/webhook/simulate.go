@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// scenario is a scenario file (see DESIGN.md). Other keys, such as name and
+// expect, are ignored.
+type scenario struct {
+	Strategy       placement.Strategy    `json:"strategy"`
+	NetworkOverlap placement.NetworkMode `json:"networkOverlap"`
+	Objects        json.RawMessage       `json:"objects"`
+	Shoot          json.RawMessage       `json:"shoot"`
+}
+
+// result is one line of simulate's output.
+type result struct {
+	Name          string            `json:"name"`
+	Seed          string            `json:"seed,omitempty"`
+	Unschedulable bool              `json:"unschedulable,omitempty"`
+	Step          placement.Step    `json:"step,omitempty"`
+	Message       string            `json:"message,omitempty"`
+	Reasons       map[string]string `json:"reasons,omitempty"`
+	Error         string            `json:"error,omitempty"`
+}
+
+func newResult(name string, d placement.Decision) result {
+	if d.Schedulable() {
+		return result{Name: name, Seed: d.Seed}
+	}
+	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons}
+}
+
+// stringsFlag collects a repeatable flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+func simulateCommand(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("simulate", "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]", stderr)
+	var files stringsFlag
+	fs.Var(&files, "f", "scenario file, or directory of *.json scenario files (repeatable; further arguments are taken as more)")
+	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap and gardenNamespace unless a scenario overrides them")
+	landscape := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
+	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON)")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	files = append(files, fs.Args()...)
+	if (*landscape == "") != (*shootPath == "") {
+		fmt.Fprintln(stderr, "webhook simulate: --landscape and --shoot go together")
+		return exitUsage
+	}
+	if len(files) == 0 && *landscape == "" {
+		fmt.Fprintln(stderr, "webhook simulate: nothing to decide: give -f FILE_OR_DIR or --landscape with --shoot")
+		fs.Usage()
+		return exitUsage
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
+		return exitUsage
+	}
+
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	failed := false
+	emit := func(r result) {
+		if r.Error != "" {
+			failed = true
+		}
+		_ = enc.Encode(r)
+	}
+
+	for _, path := range expandScenarioPaths(files, emit) {
+		emit(simulateFile(cfg, path))
+	}
+	if *landscape != "" {
+		emit(simulateLandscape(cfg, *landscape, *shootPath))
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
+		return exitError
+	}
+	if failed {
+		return exitError
+	}
+	return exitOK
+}
+
+// expandScenarioPaths replaces each directory by its *.json files in name
+// order; a path that cannot be read is reported through emit.
+func expandScenarioPaths(paths []string, emit func(result)) []string {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			emit(result{Name: p, Error: err.Error()})
+			continue
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			emit(result{Name: p, Error: err.Error()})
+			continue
+		}
+		for _, e := range entries { // sorted by name
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+				out = append(out, filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	return out
+}
+
+// simulateFile decides one scenario file. Its result is named after the file
+// (without .json); a file that cannot be decided yields an error result named
+// by its path.
+func simulateFile(cfg *config.Config, path string) result {
+	store, shoot, opts, err := loadScenario(cfg, path)
+	if err != nil {
+		return result{Name: path, Error: err.Error()}
+	}
+	return newResult(strings.TrimSuffix(filepath.Base(path), ".json"), store.Place(shoot, opts, ""))
+}
+
+func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, placement.Options, error) {
+	opts := cfg.PlacementOptions()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, opts, err
+	}
+	var sc scenario
+	if err := json.Unmarshal(data, &sc); err != nil {
+		return nil, nil, opts, fmt.Errorf("not a scenario: %w", err)
+	}
+	if sc.Strategy != "" {
+		opts.Strategy = sc.Strategy
+	}
+	if sc.NetworkOverlap != "" {
+		opts.NetworkMode = sc.NetworkOverlap
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, nil, opts, err
+	}
+	if len(sc.Shoot) == 0 || string(sc.Shoot) == "null" {
+		return nil, nil, opts, errors.New("shoot: missing")
+	}
+	shoot, err := decodeShoot(sc.Shoot)
+	if err != nil {
+		return nil, nil, opts, fmt.Errorf("shoot: %w", err)
+	}
+	store := newStore(cfg)
+	if len(sc.Objects) > 0 && string(sc.Objects) != "null" {
+		objs, err := cache.DecodeObjects(sc.Objects)
+		if err != nil {
+			return nil, nil, opts, fmt.Errorf("objects: %w", err)
+		}
+		store.Load(objs)
+	}
+	return store, shoot, opts, nil
+}
+
+// simulateLandscape places one Shoot on a landscape file; the result is named
+// after the Shoot.
+func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) result {
+	data, err := os.ReadFile(shootPath)
+	if err != nil {
+		return result{Name: shootPath, Error: err.Error()}
+	}
+	shoot, err := decodeShoot(data)
+	if err != nil {
+		return result{Name: shootPath, Error: err.Error()}
+	}
+	objs, err := readLandscape(landscapePath)
+	if err != nil {
+		return result{Name: shoot.Name, Error: err.Error()}
+	}
+	store := newStore(cfg)
+	store.Load(objs)
+	return newResult(shoot.Name, store.Place(shoot, cfg.PlacementOptions(), ""))
+}
+
+// decodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot.
+func decodeShoot(data []byte) (*api.Shoot, error) {
+	objs, err := cache.DecodeObjects(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("want exactly one core.gardener.cloud/v1beta1 Shoot, found %d supported objects", len(objs))
+	}
+	shoot, ok := objs[0].(*api.Shoot)
+	if !ok {
+		return nil, fmt.Errorf("want a core.gardener.cloud/v1beta1 Shoot, found %s %q", objs[0].GetObjectKind().GroupVersionKind().Kind, objs[0].GetName())
+	}
+	return shoot, nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSimulateDirectory(t *testing.T) {
+	code, out, errOut := runCmd(t, "simulate", "-f", "testdata/scenarios")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `{"name":"least-usage","seed":"seed-b"}
+{"name":"no-strategy","seed":"seed-a"}
+{"name":"tainted","unschedulable":true,"step":"Candidates","message":"0/2 seed cluster candidate(s) are eligible for scheduling","reasons":{"seed-a":"shoot does not tolerate the seed's taints","seed-b":"shoot does not tolerate the seed's taints"}}
+`, out)
+}
+
+// Files and directories mix, -f repeats, and further arguments are files too.
+func TestSimulateFileArguments(t *testing.T) {
+	code, out, _ := runCmd(t, "simulate", "-f", "testdata/scenarios/tainted.json", "-f", "testdata/scenarios/least-usage.json", "testdata/scenarios/no-strategy.json")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, []string{"tainted", "least-usage", "no-strategy"}, names(t, out))
+}
+
+// A scenario that cannot be decided gives an error line naming the file; the
+// others are still decided, and the exit code is 1.
+func TestSimulateKeepsGoing(t *testing.T) {
+	code, out, _ := runCmd(t, "simulate", "-f", "testdata/broken", "-f", "testdata/scenarios/least-usage.json", "-f", "testdata/missing.json")
+	assert.Equal(t, exitError, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 5, out)
+	assert.Equal(t, `{"name":"testdata/missing.json","error":"stat testdata/missing.json: no such file or directory"}`, lines[0])
+	assert.Equal(t, `{"name":"testdata/broken/bad-strategy.json","error":"strategy: unsupported value \"Nearest\" (want \"SameRegion\" or \"MinimalDistance\")"}`, lines[1])
+	assert.Equal(t, `{"name":"testdata/broken/no-shoot.json","error":"shoot: missing"}`, lines[2])
+	assert.Contains(t, lines[3], `{"name":"testdata/broken/not-json.json","error":"not a scenario: `)
+	assert.Equal(t, `{"name":"least-usage","seed":"seed-b"}`, lines[4])
+}
+
+// The configuration's strategy applies unless the scenario names one.
+func TestSimulateStrategyPrecedence(t *testing.T) {
+	sameRegion := writeFile(t, "config.yaml", configHeader+"strategy: SameRegion\n")
+	code, out, _ := runCmd(t, "simulate", "--config", sameRegion, "-f", "testdata/scenarios/no-strategy.json")
+	require.Equal(t, exitOK, code)
+	r := decodeResults(t, out)[0]
+	assert.True(t, r.Unschedulable)
+	assert.Equal(t, "Strategy", string(r.Step))
+
+	data, err := os.ReadFile("testdata/scenarios/no-strategy.json")
+	require.NoError(t, err)
+	var sc map[string]any
+	require.NoError(t, json.Unmarshal(data, &sc))
+	sc["strategy"] = "MinimalDistance"
+	data, err = json.Marshal(sc)
+	require.NoError(t, err)
+	override := filepath.Join(t.TempDir(), "override.json")
+	require.NoError(t, os.WriteFile(override, data, 0o600))
+	code, out, _ = runCmd(t, "simulate", "--config", sameRegion, "-f", override)
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, `{"name":"override","seed":"seed-a"}`+"\n", out)
+}
+
+// Region configs are read from the configured garden namespace.
+func TestSimulateGardenNamespace(t *testing.T) {
+	scenario := map[string]any{
+		"strategy": "MinimalDistance",
+		"objects": []any{
+			map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile", "metadata": map[string]any{"name": "aws"}, "spec": map[string]any{"type": "aws"}},
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
+				"name": "regions", "namespace": "garden-ops",
+				"labels":      map[string]any{"scheduling.gardener.cloud/purpose": "region-config"},
+				"annotations": map[string]any{"scheduling.gardener.cloud/cloudprofiles": "aws"},
+			}, "data": map[string]any{"eu-west-1": "us-east-1: 1\neu-west-2: 50\n"}},
+			readySeed("seed-eu", "eu-west-2"),
+			readySeed("seed-us", "us-east-1"),
+		},
+		"shoot": map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+			"metadata": map[string]any{"name": "new", "namespace": "garden-proj"},
+			"spec":     map[string]any{"cloudProfileName": "aws", "region": "eu-west-1", "provider": map[string]any{"type": "aws"}}},
+	}
+	data, err := json.Marshal(scenario)
+	require.NoError(t, err)
+	path := writeFile(t, "ns.json", string(data))
+
+	// In "garden" (the default) there is no region config: name distance
+	// makes eu-west-2 nearest.
+	_, out, _ := runCmd(t, "simulate", "-f", path)
+	assert.Equal(t, `{"name":"ns","seed":"seed-eu"}`+"\n", out)
+	// With gardenNamespace garden-ops the region config sends it to us-east-1.
+	cfg := writeFile(t, "config.yaml", configHeader+"gardenNamespace: garden-ops\n")
+	_, out, _ = runCmd(t, "simulate", "--config", cfg, "-f", path)
+	assert.Equal(t, `{"name":"ns","seed":"seed-us"}`+"\n", out)
+}
+
+func readySeed(name, region string) map[string]any {
+	return map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"provider": map[string]any{"type": "aws", "region": region},
+			"networks": map[string]any{"pods": "10.112.0.0/12", "services": "10.104.0.0/13"}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "GardenletReady", "status": "True"}},
+			"lastOperation": map[string]any{"type": "Reconcile", "state": "Succeeded"}}}
+}
+
+func TestSimulateLandscape(t *testing.T) {
+	code, out, errOut := runCmd(t, "simulate", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `{"name":"webshop","seed":"aws-eu2"}`+"\n", out)
+
+	code, out, _ = runCmd(t, "simulate", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot-unschedulable.yaml")
+	require.Equal(t, exitOK, code)
+	r := decodeResults(t, out)[0]
+	assert.Equal(t, "ledger", r.Name)
+	assert.True(t, r.Unschedulable)
+	assert.Equal(t, "Candidates", string(r.Step))
+	assert.Equal(t, "shoot does not tolerate the seed's taints", r.Reasons["aws-eu-restricted"])
+	assert.Len(t, r.Reasons, 6)
+
+	// Scenarios and a landscape in one run: scenarios first.
+	code, out, _ = runCmd(t, "simulate", "-f", "testdata/scenarios/least-usage.json", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, []string{"least-usage", "webshop"}, names(t, out))
+
+	// A shoot file holding something else is an error line.
+	code, out, _ = runCmd(t, "simulate", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/landscape.yaml")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, out, `"error":"want exactly one core.gardener.cloud/v1beta1 Shoot`)
+}
+
+func decodeResults(t *testing.T, out string) []result {
+	t.Helper()
+	var rs []result
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var r result
+		require.NoError(t, dec.Decode(&r))
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func names(t *testing.T, out string) []string {
+	var ns []string
+	for _, r := range decodeResults(t, out) {
+		ns = append(ns, r.Name)
+	}
+	return ns
+}

@@ -1,0 +1,186 @@
+// Package certgen makes development TLS material: a throw-away CA and a
+// serving certificate signed by it. It is for workstations and tests only;
+// clusters get their certificates from cert-manager.
+package certgen
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// File names written into the directory.
+const (
+	CAFile   = "ca.crt"
+	CertFile = "tls.crt"
+	KeyFile  = "tls.key"
+)
+
+// DefaultHosts are the serving certificate's SANs: the local machine, and the
+// in-cluster Service of deploy/manifests (seedwarden in namespace seedwarden).
+var DefaultHosts = []string{
+	"localhost", "127.0.0.1", "::1",
+	"seedwarden.seedwarden.svc", "seedwarden.seedwarden.svc.cluster.local",
+}
+
+// Validity of generated certificates, and how long an existing one must
+// still be valid for Check to accept it.
+const (
+	Validity  = 365 * 24 * time.Hour
+	MinRemain = 24 * time.Hour
+)
+
+// Check returns why the material in dir is not usable, or nil.
+func Check(dir string, hosts []string, now time.Time) error {
+	caPEM, err := os.ReadFile(filepath.Join(dir, CAFile))
+	if err != nil {
+		return err
+	}
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile))
+	if err != nil {
+		return err
+	}
+	leaf := pair.Leaf
+	if leaf == nil {
+		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
+			return err
+		}
+	}
+	if now.Add(MinRemain).After(leaf.NotAfter) {
+		return fmt.Errorf("%s expires at %s", CertFile, leaf.NotAfter.Format(time.RFC3339))
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return fmt.Errorf("%s holds no certificate", CAFile)
+	}
+	for _, h := range hosts {
+		if _, err := leaf.Verify(x509.VerifyOptions{
+			DNSName:     h,
+			Roots:       pool,
+			CurrentTime: now.Add(MinRemain),
+			KeyUsages:   []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Generate writes a new CA certificate, serving certificate and key into dir
+// (created if needed). The CA key is not kept: to renew, generate again.
+func Generate(dir string, hosts []string, now time.Time) error {
+	if len(hosts) == 0 {
+		return errors.New("no hosts for the serving certificate")
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	notBefore := now.Add(-time.Hour) // tolerate clock skew
+	ca := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "seedwarden development CA", Organization: []string{"seedwarden"}},
+		NotBefore:             notBefore,
+		NotAfter:              now.Add(Validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if ca, err = x509.ParseCertificate(caDER); err != nil {
+		return err
+	}
+
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	leaf := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"seedwarden"}},
+		NotBefore:    notBefore,
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			leaf.IPAddresses = append(leaf.IPAddresses, ip)
+		} else if !slices.Contains(leaf.DNSNames, h) {
+			leaf.DNSNames = append(leaf.DNSNames, h)
+		}
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// The key first and the certificate last, each replaced atomically, so a
+	// running server's certificate watcher never pairs a new key with an old
+	// certificate for long.
+	if err := writeFile(dir, CAFile, pemBlock("CERTIFICATE", caDER), 0o644); err != nil {
+		return err
+	}
+	if err := writeFile(dir, KeyFile, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
+		return err
+	}
+	return writeFile(dir, CertFile, pemBlock("CERTIFICATE", leafDER), 0o644)
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return n
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	var b bytes.Buffer
+	_ = pem.Encode(&b, &pem.Block{Type: typ, Bytes: der})
+	return b.Bytes()
+}
+
+func writeFile(dir, name string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+}

@@ -1,0 +1,387 @@
+// Package config is seedwarden's versioned configuration file: its types,
+// defaults, strict decoding and validation. The file is YAML or JSON:
+//
+//	apiVersion: config.seedwarden.io/v1alpha1
+//	kind: WebhookConfiguration
+//	strategy: MinimalDistance
+//	...
+//
+// Every field is optional; Default documents what an omitted field means.
+// Unknown fields are rejected (a typo must not silently fall back to a
+// default), and Validate reports every problem at once, each naming the field
+// path and the offending value.
+//
+// Adding a setting for a later feature: add a field (with a JSON name and a
+// comment giving its default), default it in (*Config).applyDefaults, check it
+// in (*Config).Validate with v.add("path", ...), add a row to the tests, and
+// document it in examples/config.yaml and README.md.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// APIVersion and Kind identify the configuration file format.
+const (
+	APIVersion = "config.seedwarden.io/v1alpha1"
+	Kind       = "WebhookConfiguration"
+)
+
+// Defaults of the configuration file.
+const (
+	DefaultGardenNamespace = "garden"
+	// DefaultStrategy is Gardener's own default for the scheduler's candidate
+	// determination strategy (SchedulerConfiguration
+	// .schedulers.shoot.candidateDeterminationStrategy), so a landscape that
+	// never configured its scheduler gets the same placements from seedwarden.
+	DefaultStrategy = placement.MinimalDistance
+	// DefaultNetworkOverlap is the rule the seeds document: shoot and seed
+	// networks must not intersect, because of the VPN between them.
+	DefaultNetworkOverlap = placement.Disjoint
+	// DefaultSchedulerName is the value Gardener defaults spec.schedulerName to.
+	DefaultSchedulerName   = "default-scheduler"
+	DefaultReservationTTL  = 30 * time.Second
+	DefaultPort            = 9443
+	DefaultCertDir         = "/etc/seedwarden/certs"
+	DefaultCertName        = "tls.crt"
+	DefaultKeyName         = "tls.key"
+	DefaultMaxRequestBytes = 3 << 20 // 3 MiB
+	DefaultMetricsAddress  = ":8080"
+	DefaultHealthAddress   = ":8081"
+	DefaultLogLevel        = "info"
+	DefaultLogFormat       = "json"
+)
+
+// Limits that Validate enforces.
+const (
+	MaxReservationTTL  = time.Hour
+	MinMaxRequestBytes = 1 << 10  // 1 KiB: smaller cannot hold any AdmissionReview
+	MaxMaxRequestBytes = 64 << 20 // 64 MiB
+)
+
+// Config is the configuration of the webhook server and of `webhook simulate`.
+type Config struct {
+	// APIVersion must be config.seedwarden.io/v1alpha1.
+	APIVersion string `json:"apiVersion"`
+	// Kind must be WebhookConfiguration.
+	Kind string `json:"kind"`
+
+	// GardenNamespace holds the region-config ConfigMaps. Default: garden.
+	GardenNamespace string `json:"gardenNamespace,omitempty"`
+	// Strategy is the candidate determination strategy: SameRegion or
+	// MinimalDistance. Default: MinimalDistance (Gardener's default).
+	Strategy placement.Strategy `json:"strategy,omitempty"`
+	// NetworkOverlap says which shoot networks must avoid the seed's: Disjoint
+	// (all of them) or AllowIPv4 (only IPv6 ones). Default: Disjoint.
+	NetworkOverlap placement.NetworkMode `json:"networkOverlap,omitempty"`
+	// SchedulerName: Shoots whose spec.schedulerName is empty or this are
+	// placed; others are left to their scheduler. Default: default-scheduler.
+	SchedulerName string `json:"schedulerName,omitempty"`
+	// ReservationTTL is how long a placement holds capacity on its seed until
+	// the Shoot appears in the watch. Default: 30s.
+	ReservationTTL Duration `json:"reservationTTL,omitempty"`
+
+	// Server is the HTTPS server the API server calls.
+	Server Server `json:"server,omitempty"`
+	// Metrics is the Prometheus endpoint.
+	Metrics Endpoint `json:"metrics,omitempty"`
+	// Health serves /healthz and /readyz.
+	Health Endpoint `json:"health,omitempty"`
+	// Log configures logging.
+	Log Log `json:"log,omitempty"`
+}
+
+// Server configures the webhook's HTTPS server.
+type Server struct {
+	// Port to listen on. Default: 9443.
+	Port int `json:"port,omitempty"`
+	// CertDir holds the serving certificate and key; they are reloaded when
+	// they change. Default: /etc/seedwarden/certs.
+	CertDir string `json:"certDir,omitempty"`
+	// CertName is the certificate's file name in CertDir. Default: tls.crt.
+	CertName string `json:"certName,omitempty"`
+	// KeyName is the key's file name in CertDir. Default: tls.key.
+	KeyName string `json:"keyName,omitempty"`
+	// MaxRequestBytes rejects larger AdmissionReview bodies. Default: 3 MiB.
+	MaxRequestBytes int64 `json:"maxRequestBytes,omitempty"`
+}
+
+// Endpoint is a plain HTTP listener.
+type Endpoint struct {
+	// BindAddress is host:port (host may be empty); "0" disables the endpoint.
+	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info, warn or error. Default: info.
+	Level string `json:"level,omitempty"`
+	// Format is json or console. Default: json.
+	Format string `json:"format,omitempty"`
+}
+
+// Disabled is the bind address that turns an endpoint off.
+const Disabled = "0"
+
+// Default returns the configuration used when no file is given.
+func Default() *Config {
+	c := &Config{APIVersion: APIVersion, Kind: Kind}
+	c.applyDefaults()
+	return c
+}
+
+// applyDefaults fills every field that was left empty.
+func (c *Config) applyDefaults() {
+	setDefault(&c.GardenNamespace, DefaultGardenNamespace)
+	setDefault(&c.Strategy, DefaultStrategy)
+	setDefault(&c.NetworkOverlap, DefaultNetworkOverlap)
+	setDefault(&c.SchedulerName, DefaultSchedulerName)
+	if !c.ReservationTTL.set {
+		c.ReservationTTL = Duration{Duration: DefaultReservationTTL, set: true}
+	}
+	setDefault(&c.Server.Port, DefaultPort)
+	setDefault(&c.Server.CertDir, DefaultCertDir)
+	setDefault(&c.Server.CertName, DefaultCertName)
+	setDefault(&c.Server.KeyName, DefaultKeyName)
+	setDefault(&c.Server.MaxRequestBytes, DefaultMaxRequestBytes)
+	setDefault(&c.Metrics.BindAddress, DefaultMetricsAddress)
+	setDefault(&c.Health.BindAddress, DefaultHealthAddress)
+	setDefault(&c.Log.Level, DefaultLogLevel)
+	setDefault(&c.Log.Format, DefaultLogFormat)
+}
+
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}
+
+// PlacementOptions are the decision options the configuration sets.
+func (c *Config) PlacementOptions() placement.Options {
+	return placement.Options{Strategy: c.Strategy, NetworkMode: c.NetworkOverlap}
+}
+
+// Load reads, decodes, defaults and validates a configuration file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes, defaults and validates a configuration (YAML or JSON).
+// Unknown fields and invalid values are reported together.
+func Parse(data []byte) (*Config, error) {
+	c, unknown, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	c.applyDefaults()
+	var problems []string
+	problems = append(problems, unknown...)
+	var invalid *Error
+	if err := c.Validate(); errors.As(err, &invalid) {
+		problems = append(problems, invalid.Problems...)
+	}
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
+	}
+	return c, nil
+}
+
+// decode is strict: unknown and duplicate fields come back as problems naming
+// their path; a value of the wrong type is an error.
+func decode(data []byte) (c *Config, unknown []string, err error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, &Error{Problems: []string{"the file is empty (want apiVersion: " + APIVersion + ", kind: " + Kind + ")"}}
+	}
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not valid YAML or JSON: %w", err)
+	}
+	c = &Config{}
+	strictErrs, err := sigsjson.UnmarshalStrict(js, c)
+	if err != nil {
+		return nil, nil, &Error{Problems: []string{describeDecodeError(err)}}
+	}
+	for _, se := range strictErrs {
+		unknown = append(unknown, describeStrictError(se))
+	}
+	return c, unknown, nil
+}
+
+func describeStrictError(err error) string {
+	fe, ok := err.(sigsjson.FieldError)
+	if !ok {
+		return err.Error()
+	}
+	kind, _, _ := strings.Cut(err.Error(), ` "`) // "unknown field" or "duplicate field"
+	return fmt.Sprintf("%s: %s", fe.FieldPath(), kind)
+}
+
+func describeDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return fmt.Sprintf("%s: cannot use %s here (want %s)", field, te.Value, jsonKind(te.Type.Kind().String()))
+	}
+	return err.Error()
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(goKind, "float"):
+		return "a number"
+	case goKind == "string":
+		return "a string"
+	case goKind == "bool":
+		return "true or false"
+	case goKind == "struct", goKind == "map":
+		return "an object"
+	case goKind == "slice", goKind == "array":
+		return "a list"
+	default:
+		return goKind
+	}
+}
+
+// Error lists every problem found in a configuration.
+type Error struct {
+	Problems []string
+}
+
+func (e *Error) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid configuration: " + e.Problems[0]
+	}
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+type problems struct{ list []string }
+
+func (p *problems) add(path, format string, args ...any) {
+	p.list = append(p.list, path+": "+fmt.Sprintf(format, args...))
+}
+
+// Validate returns every problem of the configuration, each naming the field
+// path and the offending value, or nil. It expects defaults to be applied.
+func (c *Config) Validate() error {
+	var p problems
+	if c.APIVersion != APIVersion {
+		p.add("apiVersion", "unsupported value %q (want %s)", c.APIVersion, APIVersion)
+	}
+	if c.Kind != Kind {
+		p.add("kind", "unsupported value %q (want %s)", c.Kind, Kind)
+	}
+	if errs := validation.IsDNS1123Label(c.GardenNamespace); len(errs) > 0 {
+		p.add("gardenNamespace", "invalid value %q: %s", c.GardenNamespace, strings.Join(errs, "; "))
+	}
+	switch c.Strategy {
+	case placement.SameRegion, placement.MinimalDistance:
+	default:
+		p.add("strategy", "unsupported value %q (want %s or %s)", c.Strategy, placement.SameRegion, placement.MinimalDistance)
+	}
+	switch c.NetworkOverlap {
+	case placement.Disjoint, placement.AllowIPv4:
+	default:
+		p.add("networkOverlap", "unsupported value %q (want %s or %s)", c.NetworkOverlap, placement.Disjoint, placement.AllowIPv4)
+	}
+	if c.SchedulerName == "" || len(c.SchedulerName) > 253 || strings.ContainsFunc(c.SchedulerName, isSpaceOrControl) {
+		p.add("schedulerName", "invalid value %q (want a name without spaces, at most 253 characters)", c.SchedulerName)
+	}
+	c.ReservationTTL.validate(&p, "reservationTTL", MaxReservationTTL)
+
+	if c.Server.Port < 1 || c.Server.Port > 65535 {
+		p.add("server.port", "%d out of range 1-65535", c.Server.Port)
+	}
+	if strings.TrimSpace(c.Server.CertDir) == "" {
+		p.add("server.certDir", "must not be empty")
+	}
+	validateFileName(&p, "server.certName", c.Server.CertName)
+	validateFileName(&p, "server.keyName", c.Server.KeyName)
+	if c.Server.CertName == c.Server.KeyName {
+		p.add("server.keyName", "%q is also server.certName", c.Server.KeyName)
+	}
+	if c.Server.MaxRequestBytes < MinMaxRequestBytes || c.Server.MaxRequestBytes > MaxMaxRequestBytes {
+		p.add("server.maxRequestBytes", "%d out of range %d-%d", c.Server.MaxRequestBytes, MinMaxRequestBytes, MaxMaxRequestBytes)
+	}
+
+	validateBindAddress(&p, "metrics.bindAddress", c.Metrics.BindAddress)
+	validateBindAddress(&p, "health.bindAddress", c.Health.BindAddress)
+	if c.Metrics.BindAddress != Disabled && c.Metrics.BindAddress == c.Health.BindAddress {
+		p.add("health.bindAddress", "%q is also metrics.bindAddress", c.Health.BindAddress)
+	}
+	for _, ep := range []struct{ path, addr string }{{"metrics.bindAddress", c.Metrics.BindAddress}, {"health.bindAddress", c.Health.BindAddress}} {
+		if _, port, err := net.SplitHostPort(ep.addr); err == nil && port == strconv.Itoa(c.Server.Port) {
+			p.add(ep.path, "%q uses server.port %d", ep.addr, c.Server.Port)
+		}
+	}
+
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		p.add("log.level", "unsupported value %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "json", "console":
+	default:
+		p.add("log.format", "unsupported value %q (want json or console)", c.Log.Format)
+	}
+
+	if len(p.list) == 0 {
+		return nil
+	}
+	return &Error{Problems: p.list}
+}
+
+func isSpaceOrControl(r rune) bool {
+	return r <= ' ' || r == 0x7f
+}
+
+func validateFileName(p *problems, path, name string) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.ContainsFunc(name, isSpaceOrControl) {
+		p.add(path, "invalid value %q (want a file name inside server.certDir)", name)
+	}
+}
+
+// validateBindAddress accepts "0" (disabled) or host:port with a port in
+// 0-65535 (0 picks a free port).
+func validateBindAddress(p *problems, path, addr string) {
+	if addr == Disabled {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		p.add(path, "invalid value %q (want host:port, :port or %q to disable)", addr, Disabled)
+		return
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		p.add(path, "invalid port in %q (want 0-65535)", addr)
+	}
+}

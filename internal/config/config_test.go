@@ -1,0 +1,289 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+const header = "apiVersion: config.seedwarden.io/v1alpha1\nkind: WebhookConfiguration\n"
+
+func TestDefault(t *testing.T) {
+	c := Default()
+	require.NoError(t, c.Validate())
+	assert.Equal(t, &Config{
+		APIVersion:      APIVersion,
+		Kind:            Kind,
+		GardenNamespace: "garden",
+		Strategy:        placement.MinimalDistance,
+		NetworkOverlap:  placement.Disjoint,
+		SchedulerName:   "default-scheduler",
+		ReservationTTL:  NewDuration(30 * time.Second),
+		Server: Server{
+			Port:            9443,
+			CertDir:         "/etc/seedwarden/certs",
+			CertName:        "tls.crt",
+			KeyName:         "tls.key",
+			MaxRequestBytes: 3145728,
+		},
+		Metrics: Endpoint{BindAddress: ":8080"},
+		Health:  Endpoint{BindAddress: ":8081"},
+		Log:     Log{Level: "info", Format: "json"},
+	}, c)
+	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint}, c.PlacementOptions())
+}
+
+func TestParseMinimalIsDefault(t *testing.T) {
+	c, err := Parse([]byte(header))
+	require.NoError(t, err)
+	assert.Equal(t, Default(), c)
+
+	// JSON works too, and explicit empty values are defaulted.
+	c, err = Parse([]byte(`{"apiVersion":"config.seedwarden.io/v1alpha1","kind":"WebhookConfiguration","strategy":"","reservationTTL":"","server":{"port":0}}`))
+	require.NoError(t, err)
+	assert.Equal(t, Default(), c)
+
+	c, err = Parse([]byte(header + "reservationTTL:\nserver: {}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Default(), c)
+}
+
+func TestParseAllFields(t *testing.T) {
+	c, err := Parse([]byte(header + `
+gardenNamespace: garden-ops
+strategy: SameRegion
+networkOverlap: AllowIPv4
+schedulerName: my-scheduler
+reservationTTL: 1m30s
+server:
+  port: 10250
+  certDir: ./certs
+  certName: serving.crt
+  keyName: serving.key
+  maxRequestBytes: 1048576
+metrics:
+  bindAddress: "127.0.0.1:9090"
+health:
+  bindAddress: "0"
+log:
+  level: debug
+  format: console
+`))
+	require.NoError(t, err)
+	assert.Equal(t, &Config{
+		APIVersion:      APIVersion,
+		Kind:            Kind,
+		GardenNamespace: "garden-ops",
+		Strategy:        placement.SameRegion,
+		NetworkOverlap:  placement.AllowIPv4,
+		SchedulerName:   "my-scheduler",
+		ReservationTTL:  NewDuration(90 * time.Second),
+		Server:          Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20},
+		Metrics:         Endpoint{BindAddress: "127.0.0.1:9090"},
+		Health:          Endpoint{BindAddress: "0"},
+		Log:             Log{Level: "debug", Format: "console"},
+	}, c)
+}
+
+// TestFieldRules has one row per rule: the YAML after the header, and the
+// problem expected (exactly; empty means valid).
+func TestFieldRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"gardenNamespace ok", "gardenNamespace: garden-x", ""},
+		{"gardenNamespace uppercase", "gardenNamespace: Garden", `gardenNamespace: invalid value "Garden": a lowercase RFC 1123 label must consist of`},
+		{"gardenNamespace too long", "gardenNamespace: " + strings.Repeat("a", 64), `gardenNamespace: invalid value "aaaa`},
+
+		{"strategy SameRegion", "strategy: SameRegion", ""},
+		{"strategy MinimalDistance", "strategy: MinimalDistance", ""},
+		{"strategy unknown", "strategy: Nearest", `strategy: unsupported value "Nearest" (want SameRegion or MinimalDistance)`},
+		{"strategy wrong case", "strategy: sameregion", `strategy: unsupported value "sameregion" (want SameRegion or MinimalDistance)`},
+
+		{"networkOverlap Disjoint", "networkOverlap: Disjoint", ""},
+		{"networkOverlap AllowIPv4", "networkOverlap: AllowIPv4", ""},
+		{"networkOverlap unknown", "networkOverlap: None", `networkOverlap: unsupported value "None" (want Disjoint or AllowIPv4)`},
+
+		{"schedulerName ok", "schedulerName: custom.example.com", ""},
+		{"schedulerName space", "schedulerName: my scheduler", `schedulerName: invalid value "my scheduler" (want a name without spaces, at most 253 characters)`},
+		{"schedulerName too long", "schedulerName: " + strings.Repeat("s", 254), `schedulerName: invalid value "ssss`},
+
+		{"reservationTTL ok", "reservationTTL: 2m", ""},
+		{"reservationTTL max", "reservationTTL: 1h", ""},
+		{"reservationTTL zero", "reservationTTL: 0s", "reservationTTL: 0s must be positive"},
+		{"reservationTTL negative", "reservationTTL: -5s", "reservationTTL: -5s must be positive"},
+		{"reservationTTL too long", "reservationTTL: 2h", "reservationTTL: 2h0m0s is longer than the maximum 1h0m0s"},
+		{"reservationTTL garbage", "reservationTTL: soon", `reservationTTL: invalid value "soon" (want a duration such as "30s")`},
+		{"reservationTTL number", "reservationTTL: 30", `reservationTTL: invalid value 30 (want a duration such as "30s")`},
+
+		{"server.port low", "server: {port: 1}", ""},
+		{"server.port high", "server: {port: 65535}", ""},
+		{"server.port too high", "server: {port: 70000}", "server.port: 70000 out of range 1-65535"},
+		{"server.port negative", "server: {port: -1}", "server.port: -1 out of range 1-65535"},
+		{"server.port string", "server: {port: https}", "server.port: cannot use string here (want an integer)"},
+		{"server.certDir blank", "server: {certDir: ' '}", "server.certDir: must not be empty"},
+		{"server.certName path", "server: {certName: ../tls.crt}", `server.certName: invalid value "../tls.crt" (want a file name inside server.certDir)`},
+		{"server.keyName dot", "server: {keyName: ..}", `server.keyName: invalid value ".." (want a file name inside server.certDir)`},
+		{"server.keyName same as cert", "server: {certName: both.pem, keyName: both.pem}", `server.keyName: "both.pem" is also server.certName`},
+		{"server.maxRequestBytes ok", "server: {maxRequestBytes: 1024}", ""},
+		{"server.maxRequestBytes small", "server: {maxRequestBytes: 100}", "server.maxRequestBytes: 100 out of range 1024-67108864"},
+		{"server.maxRequestBytes negative", "server: {maxRequestBytes: -1}", "server.maxRequestBytes: -1 out of range 1024-67108864"},
+		{"server.maxRequestBytes huge", "server: {maxRequestBytes: 1073741824}", "server.maxRequestBytes: 1073741824 out of range 1024-67108864"},
+
+		{"metrics.bindAddress host", "metrics: {bindAddress: 'localhost:9090'}", ""},
+		{"metrics.bindAddress ipv6", "metrics: {bindAddress: '[::1]:9090'}", ""},
+		{"metrics.bindAddress disabled", "metrics: {bindAddress: '0'}", ""},
+		{"metrics.bindAddress no port", "metrics: {bindAddress: localhost}", `metrics.bindAddress: invalid value "localhost" (want host:port, :port or "0" to disable)`},
+		{"metrics.bindAddress bad port", "metrics: {bindAddress: ':99999'}", `metrics.bindAddress: invalid port in ":99999" (want 0-65535)`},
+		{"metrics.bindAddress is server port", "metrics: {bindAddress: ':9443'}", `metrics.bindAddress: ":9443" uses server.port 9443`},
+		{"health.bindAddress bad", "health: {bindAddress: 'x:y'}", `health.bindAddress: invalid port in "x:y" (want 0-65535)`},
+		{"health.bindAddress same as metrics", "health: {bindAddress: ':8080'}", `health.bindAddress: ":8080" is also metrics.bindAddress`},
+		{"both disabled", "health: {bindAddress: '0'}\nmetrics: {bindAddress: '0'}", ""},
+
+		{"log.level debug", "log: {level: debug}", ""},
+		{"log.level warn", "log: {level: warn}", ""},
+		{"log.level error", "log: {level: error}", ""},
+		{"log.level unknown", "log: {level: trace}", `log.level: unsupported value "trace" (want debug, info, warn or error)`},
+		{"log.format console", "log: {format: console}", ""},
+		{"log.format unknown", "log: {format: text}", `log.format: unsupported value "text" (want json or console)`},
+
+		{"unknown top-level field", "stratgy: SameRegion", "stratgy: unknown field"},
+		{"unknown nested field", "server: {prot: 1}", "server.prot: unknown field"},
+		{"field names are case-sensitive", "Strategy: SameRegion", "Strategy: unknown field"},
+		{"duplicate field", "strategy: SameRegion\nstrategy: MinimalDistance", `line 4: key "strategy" already set in map`},
+		{"wrong type for section", "server: 9443", "server: cannot use number here (want an object)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(header + tc.yaml + "\n"))
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestAPIVersionAndKind(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"missing both", "strategy: SameRegion", []string{`apiVersion: unsupported value "" (want config.seedwarden.io/v1alpha1)`, `kind: unsupported value "" (want WebhookConfiguration)`}},
+		{"wrong version", "apiVersion: config.seedwarden.io/v1\nkind: WebhookConfiguration", []string{`apiVersion: unsupported value "config.seedwarden.io/v1" (want config.seedwarden.io/v1alpha1)`}},
+		{"wrong kind", "apiVersion: config.seedwarden.io/v1alpha1\nkind: Configuration", []string{`kind: unsupported value "Configuration" (want WebhookConfiguration)`}},
+		{"empty file", "", []string{"the file is empty"}},
+		{"not a mapping", "- a\n- b", []string{"(top level): cannot use array here (want an object)"}},
+		{"not YAML", "a: [b", []string{"not valid YAML or JSON"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestValidateReportsAllProblems(t *testing.T) {
+	_, err := Parse([]byte(header + `
+strategy: Nearest
+networkOverlap: Overlap
+server:
+  port: 70000
+log:
+  level: loud
+`))
+	var cfgErr *Error
+	require.ErrorAs(t, err, &cfgErr)
+	assert.Equal(t, []string{
+		`strategy: unsupported value "Nearest" (want SameRegion or MinimalDistance)`,
+		`networkOverlap: unsupported value "Overlap" (want Disjoint or AllowIPv4)`,
+		`server.port: 70000 out of range 1-65535`,
+		`log.level: unsupported value "loud" (want debug, info, warn or error)`,
+	}, cfgErr.Problems)
+	assert.True(t, strings.HasPrefix(err.Error(), "invalid configuration:\n  strategy: "), err.Error())
+
+	// Every unknown field is reported, not just the first, and invalid
+	// values with them.
+	_, err = Parse([]byte(header + "a: 1\nserver: {b: 2, port: 0x7fffffff}\nlog: {format: xml}\n"))
+	require.ErrorAs(t, err, &cfgErr)
+	assert.ElementsMatch(t, []string{
+		"a: unknown field",
+		"server.b: unknown field",
+		"server.port: 2147483647 out of range 1-65535",
+		`log.format: unsupported value "xml" (want json or console)`,
+	}, cfgErr.Problems)
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte(header+"strategy: SameRegion\n"), 0o600))
+	c, err := Load(good)
+	require.NoError(t, err)
+	assert.Equal(t, placement.SameRegion, c.Strategy)
+
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte(header+"strategy: Nearest\n"), 0o600))
+	_, err = Load(bad)
+	require.Error(t, err)
+	assert.Equal(t, bad+`: invalid configuration: strategy: unsupported value "Nearest" (want SameRegion or MinimalDistance)`, err.Error())
+	var cfgErr *Error
+	assert.ErrorAs(t, err, &cfgErr)
+
+	_, err = Load(filepath.Join(dir, "missing.yaml"))
+	assert.True(t, errors.Is(err, os.ErrNotExist))
+}
+
+// TestExamples keeps the shipped example configurations valid.
+func TestExamples(t *testing.T) {
+	for _, f := range []string{"config.yaml", "config-dev.yaml"} {
+		t.Run(f, func(t *testing.T) {
+			c, err := Load(filepath.Join("..", "..", "examples", f))
+			require.NoError(t, err)
+			if f == "config.yaml" {
+				// The reference example spells out every default.
+				assert.Equal(t, Default(), c)
+			}
+		})
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{
+		header,
+		header + "strategy: SameRegion\nreservationTTL: 1m\nserver: {port: 70000}\n",
+		header + "server: {prot: 1}\nlog: {level: [a]}\n",
+		header + "reservationTTL: {a: b}\n",
+		`{"apiVersion":"config.seedwarden.io/v1alpha1","kind":"WebhookConfiguration","metrics":{"bindAddress":"[::1]:0"}}`,
+		"- a\n- b\n",
+		"",
+		"null",
+		"a: &a [*a]",
+	} {
+		f.Add([]byte(s))
+	}
+	if data, err := os.ReadFile(filepath.Join("..", "..", "examples", "config.yaml")); err == nil {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err == nil {
+			// Whatever parses is valid and complete.
+			require.NoError(t, c.Validate())
+			require.NotZero(t, c.Server.Port)
+			require.NotEmpty(t, c.Log.Level)
+		}
+	})
+}
