@@ -1,0 +1,290 @@
+// Package handlers holds seedwarden's admission handlers, one per webhook. They
+// are thin: decode the request, ask the decision logic, write the response.
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-logr/logr"
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// AnnotationReservation marks a Shoot placed by the webhook with the UID of the
+// admission request that reserved capacity for it, so the cache can release
+// the reservation when the Shoot shows up in the watch.
+const AnnotationReservation = "seedwarden.io/reservation"
+
+// UnschedulableWarningPrefix starts the admission warning of a Shoot no seed fits.
+const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stays pending: "
+
+// maxWarningRunes bounds one warning. The API server keeps warnings whole up
+// to 4096 runes in total per request (then cuts each to 256), so a longer one
+// would only be cut less predictably by it.
+const maxWarningRunes = 4096
+
+// Placer decides where a Shoot goes (the cache-backed placement in production).
+type Placer interface {
+	// Place decides for shoot; reservationKey == "" means dry-run (reserve nothing).
+	Place(shoot *api.Shoot, opts placement.Options, reservationKey string) placement.Decision
+}
+
+// ShootMutator is the mutating webhook for Shoot CREATE: it sets
+// spec.seedName of Shoots that have none.
+//
+// Requests for anything but core.gardener.cloud/v1beta1 shoots (main resource)
+// are errors, because they mean the webhook configuration is wrong and that
+// should be loud. Other operations than CREATE on shoots are admitted
+// unchanged: placing only ever happens on CREATE, and blocking updates over a
+// configuration slip would be worse than ignoring them.
+type ShootMutator struct {
+	Placer  Placer
+	Options placement.Options
+	// SchedulerName: Shoots whose spec.schedulerName is empty or equal to
+	// this are placed; others belong to another scheduler.
+	SchedulerName string
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	Log     logr.Logger
+}
+
+var _ admission.Handler = (*ShootMutator)(nil)
+
+var shootGVK = struct{ group, version, kind, resource string }{
+	group: api.GroupName, version: api.SchemeGroupVersion.Version, kind: "Shoot", resource: "shoots",
+}
+
+// Handle implements admission.Handler.
+func (m *ShootMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	resp, result := m.handle(ctx, req)
+	m.Metrics.ObserveDecision(result, string(m.Options.Strategy), time.Since(start))
+	return resp
+}
+
+func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
+	log := m.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
+	fail := func(code int32, err error) (admission.Response, string) {
+		log.Error(err, "Rejecting admission request")
+		return admission.Errored(code, err), metrics.ResultError
+	}
+
+	if err := checkTarget(req); err != nil {
+		return fail(http.StatusBadRequest, err)
+	}
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", req.Operation)), metrics.ResultSkipped
+	}
+	if req.UID == "" {
+		// The reservation is keyed by the UID, and the API server rejects a
+		// response whose UID does not match its request anyway.
+		return fail(http.StatusBadRequest, fmt.Errorf("seedwarden: admission request has no uid"))
+	}
+
+	shoot, err := decodeShoot(req.Object.Raw)
+	if err != nil {
+		return fail(http.StatusBadRequest, err)
+	}
+	// The API server fills in the namespace from the URL before admission;
+	// this only guards placement (project, NamespacedCloudProfile lookups)
+	// against an object that omits it.
+	if shoot.Namespace == "" {
+		shoot.Namespace = req.Namespace
+	}
+	log = m.Log.WithValues("uid", req.UID, "namespace", shoot.Namespace, "name", shootName(shoot, req))
+
+	if s := deref(shoot.Spec.SeedName); s != "" {
+		log.V(2).Info("Shoot already has a seed", "seed", s)
+		return admission.Allowed(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
+	}
+	if s := deref(shoot.Spec.SchedulerName); s != "" && s != m.SchedulerName {
+		log.V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
+		return admission.Allowed(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped
+	}
+
+	if err := ctx.Err(); err != nil {
+		return fail(http.StatusServiceUnavailable, fmt.Errorf("seedwarden: request abandoned before placement: %w", err))
+	}
+	if m.Placer == nil {
+		return fail(http.StatusInternalServerError, fmt.Errorf("seedwarden: no placer configured"))
+	}
+	shape, err := shapeOf(req.Object.Raw)
+	if err != nil {
+		// Unreachable: decodeShoot accepted the same bytes.
+		return fail(http.StatusBadRequest, err)
+	}
+
+	dryRun := req.DryRun != nil && *req.DryRun
+	key := string(req.UID)
+	if dryRun {
+		key = ""
+	}
+	d := m.Placer.Place(shoot, m.Options, key)
+
+	if !d.Schedulable() {
+		log.Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
+		return admission.Allowed("seedwarden: no seed fits").
+			WithWarnings(warning(UnschedulableWarningPrefix + d.Summary())), metrics.ResultUnschedulable
+	}
+
+	log.V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
+	return admission.Patched(fmt.Sprintf("seedwarden: scheduled to seed %q", d.Seed), shape.patches(d.Seed, key)...), metrics.ResultScheduled
+}
+
+// checkTarget rejects requests the webhook configuration should never send.
+func checkTarget(req admission.Request) error {
+	k, r := req.Kind, req.Resource
+	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
+		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
+			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), req.Operation)
+	}
+	if r.Group != shootGVK.group || r.Resource != shootGVK.resource || req.SubResource != "" {
+		got := r.Resource
+		if req.SubResource != "" {
+			got += "/" + req.SubResource
+		}
+		return fmt.Errorf("seedwarden: expected resource %s in group %s without subresource, got %q in group %q (operation %q); check the webhook configuration",
+			shootGVK.resource, shootGVK.group, got, r.Group, req.Operation)
+	}
+	return nil
+}
+
+// decodeShoot decodes the admitted object. encoding/json ignores the many
+// Shoot fields api.Shoot does not model.
+func decodeShoot(raw []byte) (*api.Shoot, error) {
+	// A literal null would decode into an empty Shoot without error.
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return nil, fmt.Errorf("seedwarden: admission request carries no object")
+	}
+	shoot := &api.Shoot{}
+	if err := json.Unmarshal(raw, shoot); err != nil {
+		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
+	}
+	if shoot.Kind != "" && shoot.Kind != shootGVK.kind {
+		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", shoot.Kind, shootGVK.kind)
+	}
+	if want := api.SchemeGroupVersion.String(); shoot.APIVersion != "" && shoot.APIVersion != want {
+		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", shoot.APIVersion, want)
+	}
+	return shoot, nil
+}
+
+// patchShape records which parents the placement patch can rely on. A JSON
+// pointer needs its parent to exist; the API server always sends metadata
+// and spec, but a patch that fails to apply fails the request, so look rather
+// than assume. Keys are matched exactly, as JSON pointers are (encoding/json's
+// struct decoding folds case).
+type patchShape struct {
+	hasSpec, hasMetadata, hasAnnotations bool
+}
+
+// shapeOf is computed before placing, so that nothing can fail between
+// reserving capacity and admitting the Shoot.
+func shapeOf(raw []byte) (patchShape, error) {
+	var top, meta map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return patchShape{}, fmt.Errorf("seedwarden: cannot decode object: %w", err)
+	}
+	shape := patchShape{hasSpec: !isNull(top["spec"]), hasMetadata: !isNull(top["metadata"])}
+	if shape.hasMetadata {
+		if err := json.Unmarshal(top["metadata"], &meta); err != nil {
+			return patchShape{}, fmt.Errorf("seedwarden: cannot decode object metadata: %w", err)
+		}
+		shape.hasAnnotations = !isNull(meta["annotations"])
+	}
+	return shape, nil
+}
+
+// patches writes the JSON patch directly instead of diffing a re-marshalled
+// object: api.Shoot models only a few fields, so a diff would drop all the
+// others. An "add" on an existing member replaces it, so an explicit
+// `seedName: ""` or a user-written reservation annotation is overwritten too.
+// reservationKey == "" (dry-run) adds no annotation.
+func (s patchShape) patches(seed, reservationKey string) []jsonpatch.JsonPatchOperation {
+	ops := make([]jsonpatch.JsonPatchOperation, 0, 2)
+	if s.hasSpec {
+		ops = append(ops, jsonpatch.NewOperation("add", "/spec/seedName", seed))
+	} else {
+		ops = append(ops, jsonpatch.NewOperation("add", "/spec", map[string]string{"seedName": seed}))
+	}
+	if reservationKey == "" {
+		return ops
+	}
+	annotations := map[string]string{AnnotationReservation: reservationKey}
+	switch {
+	case !s.hasMetadata:
+		return append(ops, jsonpatch.NewOperation("add", "/metadata", map[string]any{"annotations": annotations}))
+	case !s.hasAnnotations:
+		// Absent or null: adding the whole map works for both.
+		return append(ops, jsonpatch.NewOperation("add", "/metadata/annotations", annotations))
+	default:
+		return append(ops, jsonpatch.NewOperation("add",
+			"/metadata/annotations/"+escapeJSONPointer(AnnotationReservation), reservationKey))
+	}
+}
+
+// isNull reports whether a member is absent or JSON null.
+func isNull(v json.RawMessage) bool {
+	return len(v) == 0 || string(v) == "null"
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// escapeJSONPointer escapes one reference token (RFC 6901).
+func escapeJSONPointer(s string) string { return pointerEscaper.Replace(s) }
+
+// warning makes s acceptable as an admission warning: the API server drops a
+// warning with invalid UTF-8 or control characters (a YAML error message may
+// carry newlines), and it cuts long ones.
+func warning(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) <= maxWarningRunes {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxWarningRunes-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+func shootName(shoot *api.Shoot, req admission.Request) string {
+	switch {
+	case shoot.Name != "":
+		return shoot.Name
+	case req.Name != "":
+		return req.Name
+	default:
+		// generateName is resolved only after admission.
+		return shoot.GenerateName
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
