@@ -167,6 +167,12 @@ func TestSummaryNamesEverySeed(t *testing.T) {
 	assert.Equal(t, "0/3 seeds eligible: a: full, b: taints", d.Summary())
 	d = Decision{Total: 0, Message: "nothing"}
 	assert.Equal(t, "0/0 seeds eligible: nothing", d.Summary())
+
+	d = Decision{Total: 13, Reasons: map[string]string{"lone": "full"}}
+	for i := 0; i < 12; i++ {
+		d.Reasons[fmt.Sprintf("s%02d", i)] = "taints"
+	}
+	assert.Equal(t, "0/13 seeds eligible: 12 seeds (s00, s01, s02, ...): taints; lone: full", d.Summary())
 }
 
 // FuzzDecide feeds arbitrary Shoots (as JSON) into the placement entry point

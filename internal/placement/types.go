@@ -98,15 +98,17 @@ type Decision struct {
 func (d *Decision) Schedulable() bool { return d.Seed != "" }
 
 // Summary is a one-line explanation for admission warnings and events:
-// "0/7 seeds eligible: seed-a: taints not tolerated, seed-b: ...".
+// "0/7 seeds eligible: seed-a: taints not tolerated, seed-b: ...". In large
+// landscapes seeds sharing a reason are grouped, most common reason first
+// ("0/900 seeds eligible: 512 seeds (seed-001, seed-004, ...): taints not
+// tolerated; ..."), so the message stays short and says what matters.
 func (d *Decision) Summary() string {
 	if d.Schedulable() {
 		return fmt.Sprintf("scheduled to seed %q", d.Seed)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "0/%d seeds eligible", d.Total)
+	fmt.Fprintf(&b, "0/%d seeds eligible: ", d.Total)
 	if len(d.Reasons) == 0 {
-		b.WriteString(": ")
 		b.WriteString(d.Message)
 		return b.String()
 	}
@@ -115,15 +117,50 @@ func (d *Decision) Summary() string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for i, n := range names {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString(", ")
+	if len(names) <= summaryListAll {
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(n + ": " + d.Reasons[n])
 		}
-		b.WriteString(n)
-		b.WriteString(": ")
-		b.WriteString(d.Reasons[n])
+		return b.String()
+	}
+	groups := map[string][]string{}
+	var reasons []string
+	for _, n := range names {
+		r := d.Reasons[n]
+		if _, ok := groups[r]; !ok {
+			reasons = append(reasons, r)
+		}
+		groups[r] = append(groups[r], n)
+	}
+	sort.SliceStable(reasons, func(i, j int) bool { return len(groups[reasons[i]]) > len(groups[reasons[j]]) })
+	for i, r := range reasons {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		seeds := groups[r]
+		if len(seeds) == 1 {
+			b.WriteString(seeds[0] + ": " + r)
+			continue
+		}
+		shown := seeds
+		if len(shown) > summaryExamples {
+			shown = shown[:summaryExamples]
+		}
+		fmt.Fprintf(&b, "%d seeds (%s", len(seeds), strings.Join(shown, ", "))
+		if len(seeds) > len(shown) {
+			b.WriteString(", ...")
+		}
+		b.WriteString("): " + r)
 	}
 	return b.String()
 }
+
+// Up to summaryListAll seeds are listed one by one; beyond, reasons are
+// grouped with summaryExamples names each.
+const (
+	summaryListAll  = 10
+	summaryExamples = 3
+)
