@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -35,6 +36,38 @@ type decider struct {
 	profile *CloudProfile
 	explain bool
 	reasons map[string]string
+
+	// bufs are the scratch sets steps fill in turn. Three suffice: a step
+	// reads the previous set and writes the next, and zone selection, the only
+	// step that may fall back to an earlier set, needs one more.
+	bufs *[3][]*Seed
+	next int
+}
+
+var bufPool = sync.Pool{New: func() any { return new([3][]*Seed) }}
+
+// scratch returns the next empty buffer, with room for every seed.
+func (d *decider) scratch() []*Seed {
+	if d.bufs == nil {
+		return make([]*Seed, 0, len(d.snap.Seeds))
+	}
+	b := d.bufs[d.next][:0]
+	d.next = (d.next + 1) % len(d.bufs)
+	return b
+}
+
+func (d *decider) release() {
+	if d.bufs == nil {
+		return
+	}
+	for i := range d.bufs {
+		clear(d.bufs[i][:cap(d.bufs[i])]) // drop seed pointers so old snapshots can be collected
+		if cap(d.bufs[i]) < len(d.snap.Seeds) {
+			d.bufs[i] = make([]*Seed, 0, len(d.snap.Seeds))
+		}
+	}
+	bufPool.Put(d.bufs)
+	d.bufs = nil
 }
 
 func (d *decider) drop(s *Seed, reason string) {
@@ -48,7 +81,7 @@ func (d *decider) drop(s *Seed, reason string) {
 // fills a fresh slice so earlier step results stay intact for steps that need
 // them (zone selection falls back to them).
 func (d *decider) filter(seeds []*Seed, keep func(*Seed) bool, why func(*Seed) string) []*Seed {
-	out := make([]*Seed, 0, len(seeds))
+	out := d.scratch()
 	for _, s := range seeds {
 		if keep(s) {
 			out = append(out, s)
@@ -78,6 +111,13 @@ func (d *decider) fail(step Step, format string, args ...any) Decision {
 
 func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision {
 	d := &decider{snap: snap, shoot: shoot, opts: opts, explain: explain}
+	d.bufs = bufPool.Get().(*[3][]*Seed)
+	for i := range d.bufs {
+		if cap(d.bufs[i]) < len(snap.Seeds) {
+			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
+		}
+	}
+	defer d.release()
 	if explain {
 		d.reasons = make(map[string]string, len(snap.Seeds))
 	}
@@ -215,19 +255,17 @@ func (c *candidateCheck) why(s *Seed) string {
 // leastUsed picks the seed with the least usage; seeds come sorted by name, so
 // the first minimum is the name-order tie-break.
 func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
-	usages := make([]int64, len(seeds))
-	best := 0
-	for i, s := range seeds {
-		usages[i] = snap.usage(s)
-		if usages[i] < usages[best] {
-			best = i
+	best, min := 0, snap.usage(seeds[0])
+	for i, s := range seeds[1:] {
+		if u := snap.usage(s); u < min {
+			best, min = i+1, u
 		}
 	}
 	var tied []string
-	for i, s := range seeds {
-		if usages[i] == usages[best] {
+	for _, s := range seeds[best:] {
+		if snap.usage(s) == min {
 			tied = append(tied, s.Name)
 		}
 	}
-	return Decision{Seed: seeds[best].Name, Tied: tied, Usage: usages[best], Total: len(snap.Seeds)}
+	return Decision{Seed: seeds[best].Name, Tied: tied, Usage: min, Total: len(snap.Seeds)}
 }
