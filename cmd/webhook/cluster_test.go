@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -85,11 +89,13 @@ func TestServeCluster(t *testing.T) {
 	certDir := t.TempDir()
 	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
+	keyFile := writeFile(t, "placement.key", "c2VlZHdhcmRlbi10ZXN0LWtleS0wMTIzNDU2Nzg5YWJjZGVm\n")
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
-`, port, certDir, metricsPort, healthPort))
+placement: {keyFile: %s}
+`, port, certDir, metricsPort, healthPort, keyFile))
 
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -108,6 +114,36 @@ health: {bindAddress: "127.0.0.1:%d"}
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Contains(t, string(resp.Patch), `{"op":"add","path":"/spec/seedName","value":"aws-eu2"}`)
 	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), `seedwarden_seed_usage{seed="aws-eu1"} 4`)
+
+	// The binding webhook asks this API server (RBAC) with SubjectAccessReviews.
+	bindingURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath)
+	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com", Groups: []string{"system:authenticated"}}
+	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
+	placed := applyJSONPatch(t, shoot, resp.Patch)
+	r := send(t, client, bindingURL, "own", admissionv1.Create, "", placed, nil, jane)
+	assert.True(t, r.Allowed, "own placement: %+v", r.Result)
+	r = send(t, client, bindingURL, "manual", admissionv1.Create, "", setSeed(t, shoot, "aws-eu1"), nil, jane)
+	assert.False(t, r.Allowed)
+	assert.Contains(t, r.Result.Message, `user "jane.doe@example.com" may not set spec.seedName to "aws-eu1"`)
+	admin := authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters", "system:authenticated"}}
+	r = send(t, client, bindingURL, "admin", admissionv1.Create, "", setSeed(t, shoot, "aws-eu1"), nil, admin)
+	assert.True(t, r.Allowed, "%+v", r.Result)
+
+	// Granting jane update on shoots/binding in garden-dev lets her bind (a
+	// Shoot of another name: answers are cached per Shoot for a few seconds).
+	require.NoError(t, c.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "shoot-binder"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"core.gardener.cloud"}, Resources: []string{"shoots/binding"}, Verbs: []string{"update"}}},
+	}))
+	require.NoError(t, c.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "jane-binds"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "shoot-binder"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: "rbac.authorization.k8s.io", Name: "jane.doe@example.com"}},
+	}))
+	other := bytes.Replace(setSeed(t, shoot, "aws-eu1"), []byte(`"name":"webshop"`), []byte(`"name":"webshop-2"`), 1)
+	require.Eventually(t, func() bool {
+		return send(t, client, bindingURL, "granted", admissionv1.Create, "", other, nil, jane).Allowed
+	}, 20*time.Second, 200*time.Millisecond, "RBAC grants binding")
 
 	stop()
 	select {

@@ -28,6 +28,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // MutateShootsPath is where the mutating webhook for Shoot CREATE is served.
@@ -60,6 +61,11 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log := newLogger(cfg.Log, stderr)
 	setLogger(log)
+	signer, err := newPlacementSigner(cfg, *landscape != "", log)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitUsage
+	}
 
 	if *landscape != "" {
 		objs, err := readLandscape(*landscape)
@@ -67,14 +73,14 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 			return exitUsage
 		}
-		err = serveLandscape(ctx, cfg, objs, log)
+		err = serveLandscape(ctx, cfg, objs, placementDeps{signer: signer, authorizer: landscapeAuthorizer(cfg)}, log)
 		if err == nil {
 			return exitOK
 		}
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
-	if err := serveCluster(ctx, cfg, *kubeconfig, log); err != nil {
+	if err := serveCluster(ctx, cfg, *kubeconfig, signer, log); err != nil {
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
@@ -83,8 +89,12 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 
 // serveCluster runs a controller-runtime manager: informers feed the Store,
 // the webhook server answers from it.
-func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, log logr.Logger) error {
+func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, signer *placementtoken.Signer, log logr.Logger) error {
 	restCfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	authorizer, err := clusterAuthorizer(cfg, restCfg)
 	if err != nil {
 		return err
 	}
@@ -108,7 +118,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, lo
 	if err != nil {
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
-	registerWebhooks(srv, cfg, store, log)
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer}, log)
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -150,13 +160,13 @@ func syncedChecker(synced func() bool) healthz.Checker {
 // serveLandscape serves decisions from a static landscape: no cluster at all.
 // It runs the same webhook server as serveCluster, plus plain HTTP servers for
 // metrics and probes, until ctx ends.
-func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Object, log logr.Logger) error {
+func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Object, deps placementDeps, log logr.Logger) error {
 	store := newStore(cfg)
 	store.Load(objs)
 	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
 
 	srv := newWebhookServer(cfg)
-	registerWebhooks(srv, cfg, store, log)
+	registerWebhooks(srv, cfg, store, deps, log)
 
 	// The same registry a manager's metrics server would serve: it also holds
 	// controller-runtime's webhook and Go runtime metrics.
@@ -258,16 +268,18 @@ func newWebhookServer(cfg *config.Config) webhook.Server {
 
 // registerWebhooks registers the admission handlers on srv and seedwarden's
 // collectors on controller-runtime's metrics registry.
-func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, log logr.Logger) {
+func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, log logr.Logger) {
 	m := metrics.New(ctrlmetrics.Registry)
 	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(seedStats(store)))
 	srv.Register(MutateShootsPath, limitBody(cfg.Server.MaxRequestBytes, &webhook.Admission{Handler: &handlers.ShootMutator{
 		Placer:        store,
 		Options:       cfg.PlacementOptions(),
 		SchedulerName: cfg.SchedulerName,
+		Signer:        deps.signer,
 		Metrics:       m,
 		Log:           log.WithName("mutate-shoots"),
 	}}))
+	registerValidatingWebhooks(srv, cfg, store, deps, m, log)
 }
 
 // mustRegisterReplacing registers c, replacing an equal collector registered

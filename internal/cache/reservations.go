@@ -134,6 +134,52 @@ func (s *Store) Reserve(seed, key string) error {
 	return nil
 }
 
+// ManualReservationKey is the reservation key of a placement a user made
+// (spec.seedName on create, or a binding) for the Shoot namespace/name. The
+// reservation ends when that Shoot arrives through the watch on the reserved
+// seed, or when the TTL passes.
+func ManualReservationKey(namespace, name string) string {
+	return "manual/" + namespace + "/" + name
+}
+
+// Reservation returns the seed of the live reservation of key.
+func (s *Store) Reservation(key string) (seed string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
+	r := s.reservations[key]
+	if r == nil {
+		return "", false
+	}
+	return r.ctr.name, true
+}
+
+// CheckCapacity answers what Reserve(seed, key) would, without reserving
+// (for dry runs): nil when key already holds a place on seed or one more
+// Shoot fits, else a *CapacityError, or ErrUnknownSeed.
+func (s *Store) CheckCapacity(seed, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
+	if r := s.reservations[key]; key != "" && r != nil && r.ctr.name == seed {
+		return nil
+	}
+	sd, ok := s.land.Load().seeds[seed]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownSeed, seed)
+	}
+	if alloc, has := sd.Allocatable(); has {
+		var shoots, reserved int64
+		if c := s.counters[seed]; c != nil {
+			shoots, reserved = c.shoots.Load(), c.reserved.Load()
+		}
+		if shoots+reserved+1 > alloc {
+			return &CapacityError{Seed: seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}
+		}
+	}
+	return nil
+}
+
 // Release ends the reservation of key, if any.
 func (s *Store) Release(key string) {
 	s.mu.Lock()

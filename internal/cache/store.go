@@ -77,6 +77,7 @@ type Store struct {
 	// versions are the resourceVersions of landscape objects, so informer
 	// resyncs do not rebuild the landscape.
 	versions          map[objectKey]string
+	kindCounts        map[string]int    // landscape objects per kind (keys of versions)
 	projectNamespaces map[string]string // project name -> spec.namespace
 	reservations      map[string]*reservation
 	expiries          reservationHeap
@@ -136,6 +137,7 @@ func NewStore(o Options) *Store {
 		shoots:            map[string]charge{},
 		namespaces:        map[string]int{},
 		versions:          map[objectKey]string{},
+		kindCounts:        map[string]int{},
 		projectNamespaces: map[string]string{},
 		reservations:      map[string]*reservation{},
 	}
@@ -188,6 +190,17 @@ func (s *Store) ShootsInNamespace(ns string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.namespaces[ns]
+}
+
+// ProjectForNamespace returns the Project whose spec.namespace is ns and
+// whether it is being deleted (has a deletionTimestamp); ok is false when no
+// known Project claims ns. It reads the published snapshot: O(1), no lock.
+func (s *Store) ProjectForNamespace(ns string) (name string, deleting, ok bool) {
+	p := s.land.Load().snap.Projects[ns]
+	if p == nil {
+		return "", false, false
+	}
+	return p.Name, p.Deleting, true
 }
 
 // SeedStats returns usage and allocatable of every known Seed, sorted by name.
@@ -300,6 +313,12 @@ func (s *Store) applyShoot(o *api.Shoot) {
 		if k := o.Annotations[AnnotationReservation]; k != "" {
 			s.releaseLocked(k) // the Shoot itself now holds the place
 		}
+		// A manual placement (validated binding or spec.seedName set by a
+		// user) ends when the Shoot shows up on the seed it reserved; an
+		// event still showing the old seed leaves it in place.
+		if r := s.reservations[ManualReservationKey(o.Namespace, o.Name)]; r != nil && r.ctr.name == spec {
+			s.releaseLocked(r.key)
+		}
 	}
 }
 
@@ -366,11 +385,47 @@ func (s *Store) gcCounterLocked(c *counter) {
 // changedLocked records rv and reports whether the object differs from the
 // last one seen; an empty resourceVersion (static files) always counts as a change.
 func (s *Store) changedLocked(k objectKey, rv string) bool {
-	if rv != "" && s.versions[k] == rv {
+	old, known := s.versions[k]
+	if known && rv != "" && old == rv {
 		return false
+	}
+	if !known {
+		s.kindCounts[k.kind]++
 	}
 	s.versions[k] = rv
 	return true
+}
+
+// forgetLocked drops the version of a removed object.
+func (s *Store) forgetLocked(k objectKey) {
+	if _, known := s.versions[k]; known {
+		delete(s.versions, k)
+		s.kindCounts[k.kind]--
+	}
+}
+
+// countable maps the resources Count knows to the kind of their objects.
+var countable = map[string]string{
+	"seeds":         kindSeed,
+	"cloudprofiles": kindCloudProfile,
+	"projects":      kindProject,
+}
+
+// CountableResources are the core.gardener.cloud resources (all
+// cluster-scoped) whose objects Count can count.
+func CountableResources() []string { return []string{"cloudprofiles", "projects", "seeds"} }
+
+// Count returns how many objects of a core.gardener.cloud resource the Store
+// holds: seeds, cloudprofiles or projects (every Project, with or without
+// spec.namespace). ok is false for any other resource.
+func (s *Store) Count(resource string) (n int, ok bool) {
+	kind, ok := countable[resource]
+	if !ok {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kindCounts[kind], true
 }
 
 const (
@@ -398,7 +453,7 @@ func (s *Store) applySeed(o *api.Seed) {
 func (s *Store) removeSeed(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.versions, objectKey{kind: kindSeed, name: name})
+	s.forgetLocked(objectKey{kind: kindSeed, name: name})
 	l := s.land.Load()
 	if _, ok := l.seeds[name]; !ok {
 		return
@@ -428,7 +483,7 @@ func (s *Store) applyCloudProfile(o *api.CloudProfile) {
 func (s *Store) removeCloudProfile(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.versions, objectKey{kind: kindCloudProfile, name: name})
+	s.forgetLocked(objectKey{kind: kindCloudProfile, name: name})
 	l := s.land.Load()
 	if _, ok := l.snap.CloudProfiles[name]; !ok {
 		return
@@ -453,7 +508,7 @@ func (s *Store) applyNamespacedCloudProfile(o *api.NamespacedCloudProfile) {
 func (s *Store) removeNamespacedCloudProfile(ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.versions, objectKey{kind: kindNCP, namespace: ns, name: name})
+	s.forgetLocked(objectKey{kind: kindNCP, namespace: ns, name: name})
 	key := ns + "/" + name
 	l := s.land.Load()
 	if _, ok := l.snap.NamespacedCloudProfiles[key]; !ok {
@@ -493,7 +548,7 @@ func (s *Store) applyProject(o *api.Project) {
 func (s *Store) removeProject(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.versions, objectKey{kind: kindProject, name: name})
+	s.forgetLocked(objectKey{kind: kindProject, name: name})
 	ns, ok := s.projectNamespaces[name]
 	if !ok {
 		return
@@ -533,7 +588,7 @@ func (s *Store) applyConfigMap(cm *corev1.ConfigMap) {
 func (s *Store) removeRegionConfig(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.versions, objectKey{kind: kindConfigMap, namespace: s.gardenNamespace, name: name})
+	s.forgetLocked(objectKey{kind: kindConfigMap, namespace: s.gardenNamespace, name: name})
 	l := s.land.Load()
 	byName := func(x *placement.RegionConfig) string { return x.Name }
 	if _, found := slices.BinarySearchFunc(l.snap.RegionConfigs, name, func(x *placement.RegionConfig, n string) int { return cmp.Compare(byName(x), n) }); !found {

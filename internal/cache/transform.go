@@ -8,9 +8,11 @@ import (
 )
 
 // TransformShoot is a client-go TransformFunc that reduces a Shoot to what the
-// Store reads (identity, deletion, spec.seedName, spec.schedulerName,
+// Store reads (identity, generation, deletion, spec.seedName, spec.schedulerName,
 // status.seedName, and the reservation annotation while status.seedName is
 // unset), so a watch of 100k Shoots stays small (about 550 bytes each).
+// The generation is kept for the pending-Shoot controller (internal/pending),
+// which retries a pending Shoot at once when its spec changes.
 // Anything that is not a Shoot passes through unchanged.
 //
 // Consequence: a Shoot read from a cache using this transform is NOT a full
@@ -49,6 +51,7 @@ func reduceShoot(in *api.Shoot) *api.Shoot {
 			Namespace:         in.Namespace,
 			UID:               in.UID,
 			ResourceVersion:   in.ResourceVersion,
+			Generation:        in.Generation,
 			DeletionTimestamp: in.DeletionTimestamp,
 		},
 		Spec: api.ShootSpec{

@@ -18,6 +18,7 @@ func fullShoot() *api.Shoot {
 	sh := shoot("garden-dev", "s1", "seed-b", "seed-a")
 	sh.UID = "uid-1"
 	sh.ResourceVersion = "42"
+	sh.Generation = 3
 	sh.DeletionTimestamp = &now
 	sh.Labels = map[string]string{"l": "v"}
 	sh.Annotations = map[string]string{AnnotationReservation: "req-1", "other": "x"}
@@ -38,7 +39,7 @@ func wantReduced(in *api.Shoot) *api.Shoot {
 		TypeMeta: in.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name: in.Name, Namespace: in.Namespace, UID: in.UID, ResourceVersion: in.ResourceVersion,
-			DeletionTimestamp: in.DeletionTimestamp,
+			Generation: in.Generation, DeletionTimestamp: in.DeletionTimestamp,
 		},
 		Spec:   api.ShootSpec{SeedName: ptr("seed-b"), SchedulerName: ptr("seedwarden")},
 		Status: api.ShootStatus{SeedName: ptr("seed-a")},

@@ -103,6 +103,16 @@ type Config struct {
 	Health Endpoint `json:"health,omitempty"`
 	// Log configures logging.
 	Log Log `json:"log,omitempty"`
+
+	// Placement configures the token marking the mutating webhook's own
+	// placements.
+	Placement Placement `json:"placement,omitempty"`
+	// Binding configures the binding webhook (/validate-shoot-binding).
+	Binding Binding `json:"binding,omitempty"`
+	// Capacity configures the capacity webhook (/validate-shoot-capacity).
+	Capacity Capacity `json:"capacity,omitempty"`
+	// ResourceSize configures the resource-size webhook (/validate-resource-size).
+	ResourceSize ResourceSize `json:"resourceSize,omitempty"`
 }
 
 // Server configures the webhook's HTTPS server.
@@ -162,6 +172,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Health.BindAddress, DefaultHealthAddress)
 	setDefault(&c.Log.Level, DefaultLogLevel)
 	setDefault(&c.Log.Format, DefaultLogFormat)
+	c.applyValidatingDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -352,6 +363,7 @@ func (c *Config) Validate() error {
 	default:
 		p.add("log.format", "unsupported value %q (want json or console)", c.Log.Format)
 	}
+	c.validateValidating(&p)
 
 	if len(p.list) == 0 {
 		return nil

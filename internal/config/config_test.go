@@ -34,10 +34,20 @@ func TestDefault(t *testing.T) {
 			KeyName:         "tls.key",
 			MaxRequestBytes: 3145728,
 		},
-		Metrics: Endpoint{BindAddress: ":8080"},
-		Health:  Endpoint{BindAddress: ":8081"},
-		Log:     Log{Level: "info", Format: "json"},
+		Metrics:   Endpoint{BindAddress: ":8080"},
+		Health:    Endpoint{BindAddress: ":8081"},
+		Log:       Log{Level: "info", Format: "json"},
+		Placement: Placement{TokenTTL: NewDuration(2 * time.Minute)},
+		Binding: Binding{
+			Enabled:               ptrTo(true),
+			AuthorizationCacheTTL: NewDuration(10 * time.Second),
+			AuthorizationTimeout:  NewDuration(3 * time.Second),
+		},
+		Capacity:     Capacity{Enabled: ptrTo(true)},
+		ResourceSize: ResourceSize{OperationMode: "block"},
 	}, c)
+	assert.True(t, c.BindingEnabled())
+	assert.True(t, c.CapacityEnabled())
 	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint}, c.PlacementOptions())
 }
 
@@ -76,6 +86,32 @@ health:
 log:
   level: debug
   format: console
+placement:
+  keyFile: /etc/seedwarden/placement-key/key
+  tokenTTL: 30s
+binding:
+  enabled: false
+  authorizationCacheTTL: 0s
+  authorizationTimeout: 1500ms
+  landscapeAllowedSubjects:
+  - {kind: User, name: admin}
+capacity:
+  enabled: false
+  unrestrictedSubjects:
+  - {kind: Group, name: "garden:operators"}
+  - {kind: ServiceAccount, namespace: garden, name: "*"}
+resourceSize:
+  operationMode: log
+  limits:
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], size: 100Ki}
+  - apiGroups: [""]
+    apiVersions: [v1]
+    resources: ["*"]
+    size: 1M
+  counts:
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [projects, seeds], count: 100}
+  unrestrictedSubjects:
+  - {kind: User, name: "system:serviceaccount:garden:*"}
 `))
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
@@ -90,7 +126,37 @@ log:
 		Metrics:         Endpoint{BindAddress: "127.0.0.1:9090"},
 		Health:          Endpoint{BindAddress: "0"},
 		Log:             Log{Level: "debug", Format: "console"},
+		Placement:       Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second)},
+		Binding: Binding{
+			Enabled:                  ptrTo(false),
+			AuthorizationCacheTTL:    NewDuration(0),
+			AuthorizationTimeout:     NewDuration(1500 * time.Millisecond),
+			LandscapeAllowedSubjects: []Subject{{Kind: "User", Name: "admin"}},
+		},
+		Capacity: Capacity{Enabled: ptrTo(false), UnrestrictedSubjects: []Subject{
+			{Kind: "Group", Name: "garden:operators"},
+			{Kind: "ServiceAccount", Namespace: "garden", Name: "*"},
+		}},
+		ResourceSize: ResourceSize{
+			OperationMode: "log",
+			Limits: []SizeLimit{
+				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots"}}, Size: "100Ki"},
+				{Resources: Resources{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"*"}}, Size: "1M"},
+			},
+			Counts: []CountLimit{
+				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects", "seeds"}}, Count: ptrTo(int64(100))},
+			},
+			UnrestrictedSubjects: []Subject{{Kind: "User", Name: "system:serviceaccount:garden:*"}},
+		},
 	}, c)
+	assert.False(t, c.BindingEnabled())
+	assert.False(t, c.CapacityEnabled())
+	n, err := c.ResourceSize.Limits[0].Bytes()
+	require.NoError(t, err)
+	assert.Equal(t, int64(102400), n)
+	n, err = c.ResourceSize.Limits[1].Bytes()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1000000), n)
 }
 
 // TestFieldRules has one row per rule: the YAML after the header, and the
@@ -154,6 +220,41 @@ func TestFieldRules(t *testing.T) {
 		{"log.level unknown", "log: {level: trace}", `log.level: unsupported value "trace" (want debug, info, warn or error)`},
 		{"log.format console", "log: {format: console}", ""},
 		{"log.format unknown", "log: {format: text}", `log.format: unsupported value "text" (want json or console)`},
+
+		{"placement.keyFile ok", "placement: {keyFile: /key}", ""},
+		{"placement.keyFile blank", "placement: {keyFile: ' '}", `placement.keyFile: invalid value " " (want a file path)`},
+		{"placement.tokenTTL min", "placement: {tokenTTL: 10s}", ""},
+		{"placement.tokenTTL short", "placement: {tokenTTL: 1s}", "placement.tokenTTL: 1s is shorter than the minimum 10s"},
+		{"placement.tokenTTL long", "placement: {tokenTTL: 2h}", "placement.tokenTTL: 2h0m0s is longer than the maximum 1h0m0s"},
+		{"placement.tokenTTL garbage", "placement: {tokenTTL: x}", `placement.tokenTTL: invalid value "x" (want a duration such as "30s")`},
+		{"binding.enabled string", "binding: {enabled: 'no'}", "binding.enabled: cannot use string here (want true or false)"},
+		{"binding.authorizationCacheTTL zero", "binding: {authorizationCacheTTL: 0s}", ""},
+		{"binding.authorizationCacheTTL negative", "binding: {authorizationCacheTTL: -1s}", "binding.authorizationCacheTTL: -1s is shorter than the minimum 0s"},
+		{"binding.authorizationCacheTTL long", "binding: {authorizationCacheTTL: 10m}", "binding.authorizationCacheTTL: 10m0s is longer than the maximum 5m0s"},
+		{"binding.authorizationTimeout zero", "binding: {authorizationTimeout: 0s}", "binding.authorizationTimeout: 0s is shorter than the minimum 1ms"},
+		{"binding.authorizationTimeout long", "binding: {authorizationTimeout: 31s}", "binding.authorizationTimeout: 31s is longer than the maximum 30s"},
+		{"binding.landscapeAllowedSubjects bad kind", "binding: {landscapeAllowedSubjects: [{kind: user, name: a}]}", `binding.landscapeAllowedSubjects[0].kind: unsupported value "user" (want User, Group or ServiceAccount)`},
+		{"subject without name", "capacity: {unrestrictedSubjects: [{kind: Group}]}", `capacity.unrestrictedSubjects[0].name: required ("*" matches every name)`},
+		{"service account without namespace", "capacity: {unrestrictedSubjects: [{kind: ServiceAccount, name: a}]}", `capacity.unrestrictedSubjects[0].namespace: required for kind ServiceAccount ("*" for all namespaces)`},
+		{"user with namespace", "capacity: {unrestrictedSubjects: [{kind: User, name: a, namespace: b}]}", `capacity.unrestrictedSubjects[0].namespace: "b" is only allowed for kind ServiceAccount`},
+		{"subject wildcards", "resourceSize: {unrestrictedSubjects: [{kind: ServiceAccount, name: '*', namespace: '*'}, {kind: User, name: 'system:*'}]}", ""},
+		{"subject unknown field", "resourceSize: {unrestrictedSubjects: [{kind: User, name: a, apiGroup: x}]}", "resourceSize.unrestrictedSubjects[0].apiGroup: unknown field"},
+		{"operationMode log", "resourceSize: {operationMode: log}", ""},
+		{"operationMode unknown", "resourceSize: {operationMode: warn}", `resourceSize.operationMode: unsupported value "warn" (want block or log)`},
+		{"size limit ok", `resourceSize: {limits: [{apiGroups: [""], apiVersions: [v1], resources: [secrets], size: 64Ki}]}`, ""},
+		{"size limit bad size", `resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: lots}]}`, `resourceSize.limits[0].size: invalid value "lots" (want a quantity of bytes such as 100Ki)`},
+		{"size limit missing size", `resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]}`, `resourceSize.limits[0].size: required`},
+		{"size limit zero", `resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: "0"}]}`, `resourceSize.limits[0].size: "0" must be positive`},
+		{"size limit empty lists", `resourceSize: {limits: [{size: 1Ki}]}`, `resourceSize.limits[0].apiGroups: must not be empty (use ["*"] for all)`},
+		{"size limit empty version", `resourceSize: {limits: [{apiGroups: [a], apiVersions: [""], resources: [b], size: 1Ki}]}`, `resourceSize.limits[0].apiVersions[0]: must not be empty`},
+		{"size limit subresource", `resourceSize: {limits: [{apiGroups: [a], apiVersions: [v1], resources: [shoots/status], size: 1Ki}]}`, `resourceSize.limits[0].resources[0]: invalid value "shoots/status": subresources are not limited`},
+		{"count ok", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, cloudprofiles], count: 0}]}`, ""},
+		{"count missing", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds]}]}`, "resourceSize.counts[0].count: required"},
+		{"count negative", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds], count: -1}]}`, "resourceSize.counts[0].count: -1 must not be negative"},
+		{"count uncountable", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, shoots, "*"], count: 1}]}`,
+			`resourceSize.counts[0].resources: cannot count "shoots", "*" (countable: cloudprofiles, projects, seeds of core.gardener.cloud)`},
+		{"count other group", `resourceSize: {counts: [{apiGroups: ["*"], apiVersions: ["*"], resources: [seeds], count: 1}]}`,
+			`resourceSize.counts[0].apiGroups[0]: cannot count resources of group "*" (want core.gardener.cloud)`},
 
 		{"unknown top-level field", "stratgy: SameRegion", "stratgy: unknown field"},
 		{"unknown nested field", "server: {prot: 1}", "server.prot: unknown field"},

@@ -21,6 +21,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // AnnotationReservation marks a Shoot placed by the webhook with the UID of the
@@ -45,6 +46,15 @@ type Placer interface {
 // ShootMutator is the mutating webhook for Shoot CREATE: it sets
 // spec.seedName of Shoots that have none.
 //
+// With a Signer, a placement (dry runs included: the token is no side effect,
+// and without it a server-side dry run would need binding permission) also
+// gets the placement token annotation (placementtoken.Annotation), by which
+// the validating webhooks recognise the webhook's own choice on any replica.
+// A placement annotation the webhook did not just write (a user's, on a Shoot
+// it skips, cannot place or places without a Signer) is removed on every
+// CREATE, so a copied token never survives to the validators through this
+// webhook.
+//
 // Requests for anything but core.gardener.cloud/v1beta1 shoots (main resource)
 // are errors, because they mean the webhook configuration is wrong and that
 // should be loud. Other operations than CREATE on shoots are admitted
@@ -56,6 +66,8 @@ type ShootMutator struct {
 	// SchedulerName: Shoots whose spec.schedulerName is empty or equal to
 	// this are placed; others belong to another scheduler.
 	SchedulerName string
+	// Signer signs placement tokens; nil adds none.
+	Signer *placementtoken.Signer
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Log     logr.Logger
@@ -98,6 +110,13 @@ func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admis
 	if err != nil {
 		return fail(http.StatusBadRequest, err)
 	}
+	// Computed before placing, so that nothing can fail between reserving
+	// capacity and admitting the Shoot.
+	shape, err := shapeOf(req.Object.Raw)
+	if err != nil {
+		// Unreachable: decodeShoot accepted the same bytes.
+		return fail(http.StatusBadRequest, err)
+	}
 	// The API server fills in the namespace from the URL before admission;
 	// this only guards placement (project, NamespacedCloudProfile lookups)
 	// against an object that omits it.
@@ -105,14 +124,17 @@ func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admis
 		shoot.Namespace = req.Namespace
 	}
 	log = m.Log.WithValues("uid", req.UID, "namespace", shoot.Namespace, "name", shootName(shoot, req))
+	if shape.hasPlacementToken {
+		log.Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
+	}
 
 	if s := deref(shoot.Spec.SeedName); s != "" {
 		log.V(2).Info("Shoot already has a seed", "seed", s)
-		return admission.Allowed(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
+		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
 	}
 	if s := deref(shoot.Spec.SchedulerName); s != "" && s != m.SchedulerName {
 		log.V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
-		return admission.Allowed(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped
+		return shape.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped
 	}
 
 	if err := ctx.Err(); err != nil {
@@ -120,11 +142,6 @@ func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admis
 	}
 	if m.Placer == nil {
 		return fail(http.StatusInternalServerError, fmt.Errorf("seedwarden: no placer configured"))
-	}
-	shape, err := shapeOf(req.Object.Raw)
-	if err != nil {
-		// Unreachable: decodeShoot accepted the same bytes.
-		return fail(http.StatusBadRequest, err)
 	}
 
 	dryRun := req.DryRun != nil && *req.DryRun
@@ -136,12 +153,20 @@ func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admis
 
 	if !d.Schedulable() {
 		log.Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
-		return admission.Allowed("seedwarden: no seed fits").
+		return shape.unchanged("seedwarden: no seed fits").
 			WithWarnings(warning(UnschedulableWarningPrefix + d.Summary())), metrics.ResultUnschedulable
 	}
 
+	token := ""
+	if m.Signer != nil {
+		// The name as the object has it: empty for generateName, which the
+		// validating webhook's verification allows for.
+		token = m.Signer.Sign(placementtoken.Subject{
+			Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: d.Seed,
+		})
+	}
 	log.V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
-	return admission.Patched(fmt.Sprintf("seedwarden: scheduled to seed %q", d.Seed), shape.patches(d.Seed, key)...), metrics.ResultScheduled
+	return admission.Patched(fmt.Sprintf("seedwarden: scheduled to seed %q", d.Seed), shape.patches(d.Seed, key, token)...), metrics.ResultScheduled
 }
 
 // checkTarget rejects requests the webhook configuration should never send.
@@ -189,6 +214,8 @@ func decodeShoot(raw []byte) (*api.Shoot, error) {
 // struct decoding folds case).
 type patchShape struct {
 	hasSpec, hasMetadata, hasAnnotations bool
+	// hasPlacementToken: metadata.annotations holds placementtoken.Annotation.
+	hasPlacementToken bool
 }
 
 // shapeOf is computed before placing, so that nothing can fail between
@@ -204,26 +231,59 @@ func shapeOf(raw []byte) (patchShape, error) {
 			return patchShape{}, fmt.Errorf("seedwarden: cannot decode object metadata: %w", err)
 		}
 		shape.hasAnnotations = !isNull(meta["annotations"])
+		if shape.hasAnnotations {
+			var annotations map[string]json.RawMessage
+			// Not an object: decodeShoot refuses that, so no token either.
+			if json.Unmarshal(meta["annotations"], &annotations) == nil {
+				_, shape.hasPlacementToken = annotations[placementtoken.Annotation]
+			}
+		}
 	}
 	return shape, nil
+}
+
+// unchanged admits the Shoot without placing it, removing a placement token
+// it carries (which the webhook did not write).
+func (s patchShape) unchanged(message string) admission.Response {
+	if !s.hasPlacementToken {
+		return admission.Allowed(message)
+	}
+	return admission.Patched(message, removeTokenOp())
+}
+
+func removeTokenOp() jsonpatch.JsonPatchOperation {
+	return jsonpatch.NewOperation("remove", "/metadata/annotations/"+escapeJSONPointer(placementtoken.Annotation), nil)
 }
 
 // patches writes the JSON patch directly instead of diffing a re-marshalled
 // object: api.Shoot models only a few fields, so a diff would drop all the
 // others. An "add" on an existing member replaces it, so an explicit
-// `seedName: ""` or a user-written reservation annotation is overwritten too.
-// reservationKey == "" (dry-run) adds no annotation.
-func (s patchShape) patches(seed, reservationKey string) []jsonpatch.JsonPatchOperation {
-	ops := make([]jsonpatch.JsonPatchOperation, 0, 2)
+// `seedName: ""` or a user-written reservation or placement annotation is
+// overwritten too. reservationKey == "" (dry-run) adds no reservation
+// annotation; token == "" (no Signer) adds no placement annotation and
+// removes one the object carries.
+func (s patchShape) patches(seed, reservationKey, token string) []jsonpatch.JsonPatchOperation {
+	ops := make([]jsonpatch.JsonPatchOperation, 0, 3)
 	if s.hasSpec {
 		ops = append(ops, jsonpatch.NewOperation("add", "/spec/seedName", seed))
 	} else {
 		ops = append(ops, jsonpatch.NewOperation("add", "/spec", map[string]string{"seedName": seed}))
 	}
-	if reservationKey == "" {
+	annotations := map[string]string{}
+	var keys []string // in a fixed order: reservation, then token
+	if reservationKey != "" {
+		annotations[AnnotationReservation] = reservationKey
+		keys = append(keys, AnnotationReservation)
+	}
+	if token != "" {
+		annotations[placementtoken.Annotation] = token
+		keys = append(keys, placementtoken.Annotation)
+	} else if s.hasPlacementToken {
+		ops = append(ops, removeTokenOp())
+	}
+	if len(keys) == 0 {
 		return ops
 	}
-	annotations := map[string]string{AnnotationReservation: reservationKey}
 	switch {
 	case !s.hasMetadata:
 		return append(ops, jsonpatch.NewOperation("add", "/metadata", map[string]any{"annotations": annotations}))
@@ -231,8 +291,10 @@ func (s patchShape) patches(seed, reservationKey string) []jsonpatch.JsonPatchOp
 		// Absent or null: adding the whole map works for both.
 		return append(ops, jsonpatch.NewOperation("add", "/metadata/annotations", annotations))
 	default:
-		return append(ops, jsonpatch.NewOperation("add",
-			"/metadata/annotations/"+escapeJSONPointer(AnnotationReservation), reservationKey))
+		for _, k := range keys {
+			ops = append(ops, jsonpatch.NewOperation("add", "/metadata/annotations/"+escapeJSONPointer(k), annotations[k]))
+		}
+		return ops
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 const testUID = "705ab4f5-6393-11e8-b7cc-42010a800002"
@@ -526,7 +528,8 @@ func TestShootMutatorDoesNotPlace(t *testing.T) {
 func TestShootMutatorUnschedulable(t *testing.T) {
 	long := placement.Decision{Total: 2000, Reasons: map[string]string{}}
 	for i := range 2000 {
-		long.Reasons[fmt.Sprintf("seed-%04d", i)] = "taints not tolerated: «dedicated»"
+		// Distinct reasons: the summary groups seeds sharing one.
+		long.Reasons[fmt.Sprintf("seed-%04d", i)] = fmt.Sprintf("taints not tolerated: «dedicated-%d»", i)
 	}
 	tests := []struct {
 		name     string
@@ -698,7 +701,11 @@ func FuzzShootMutator(f *testing.F) {
 	f.Add([]byte(`{"spec":{"region":"eu-x","seedName":""},"metadata":{"name":"n\u0007"}}`), []byte(`{"request":{"object":{}}}`))
 	f.Add([]byte(`null`), []byte(`{`))
 
-	m := &ShootMutator{Placer: fuzzPlacer{}, Options: placement.Options{Strategy: placement.SameRegion}}
+	signer, err := placementtoken.NewSigner([]byte("0123456789abcdef0123456789abcdef"), time.Minute, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	m := &ShootMutator{Placer: fuzzPlacer{}, Options: placement.Options{Strategy: placement.SameRegion}, Signer: signer}
 	wh := (&webhook.Admission{Handler: m}).WithRecoverPanic(false)
 
 	f.Fuzz(func(t *testing.T, object, body []byte) {
@@ -776,8 +783,16 @@ func checkResponse(t *testing.T, object []byte, resp admissionv1.AdmissionRespon
 	if err := json.Unmarshal(patched, &got); err != nil {
 		t.Fatalf("patched object %q: %v", patched, err)
 	}
-	if spec, _ := got["spec"].(map[string]any); spec["seedName"] != "fuzz-seed" {
+	places := bytes.Contains(resp.Patch, []byte(`"path":"/spec`))
+	if spec, _ := got["spec"].(map[string]any); places && spec["seedName"] != "fuzz-seed" {
 		t.Fatalf("patched object has no seedName: %s", patched)
+	}
+	// A placement token survives only where the webhook placed the Shoot
+	// (and then it is the webhook's own).
+	meta, _ := got["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	if token, ok := annotations[placementtoken.Annotation]; ok && (!places || !bytes.Contains(resp.Patch, []byte(fmt.Sprint(token)))) {
+		t.Fatalf("placement annotation %v survives a patch that did not write it: %s", token, resp.Patch)
 	}
 }
 

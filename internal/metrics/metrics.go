@@ -18,12 +18,27 @@ const (
 	ResultError         = "error"
 )
 
+// Results of one admission of a validating webhook (label "result").
+const (
+	ValidationAllowed = "allowed"
+	ValidationDenied  = "denied"
+	ValidationError   = "error"
+)
+
+// Reasons of seedwarden_rejected_resources_total.
+const (
+	RejectReasonSize  = "size"
+	RejectReasonCount = "count"
+)
+
 // Metric names.
 const (
-	DecisionsTotalName  = "seedwarden_scheduling_decisions_total"
-	DurationName        = "seedwarden_scheduling_duration_seconds"
-	SeedUsageName       = "seedwarden_seed_usage"
-	SeedAllocatableName = "seedwarden_seed_allocatable"
+	DecisionsTotalName         = "seedwarden_scheduling_decisions_total"
+	DurationName               = "seedwarden_scheduling_duration_seconds"
+	SeedUsageName              = "seedwarden_seed_usage"
+	SeedAllocatableName        = "seedwarden_seed_allocatable"
+	ValidationsTotalName       = "seedwarden_validations_total"
+	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
 )
 
 // DurationBuckets span 1µs to 100ms: a decision from the in-memory cache costs
@@ -41,8 +56,10 @@ var DurationBuckets = []float64{
 // Metrics are the per-decision collectors. A nil *Metrics is valid and records
 // nothing, so handlers need no nil checks.
 type Metrics struct {
-	decisions *prometheus.CounterVec
-	duration  prometheus.Histogram
+	decisions   *prometheus.CounterVec
+	duration    prometheus.Histogram
+	validations *prometheus.CounterVec
+	rejected    *prometheus.CounterVec
 }
 
 // New creates the collectors and registers them on reg (controller-runtime's
@@ -62,12 +79,22 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to handle one Shoot admission in the placing webhook, from decoding the request to the response.",
 			Buckets: DurationBuckets,
 		}),
+		validations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ValidationsTotalName,
+			Help: "Admissions handled by the validating webhooks, by webhook (binding, capacity, resource-size) and result (allowed, denied, error).",
+		}, []string{"webhook", "result"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: RejectedResourcesTotalName,
+			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, namespace and reason (size, count).",
+		}, []string{"operation", "kind", "namespace", "reason"}),
 	}
 	if reg == nil {
 		return m
 	}
 	m.decisions = register(reg, m.decisions)
 	m.duration = register(reg, m.duration)
+	m.validations = register(reg, m.validations)
+	m.rejected = register(reg, m.rejected)
 	return m
 }
 
@@ -93,6 +120,23 @@ func (m *Metrics) ObserveDecision(result, strategy string, d time.Duration) {
 	}
 	m.decisions.WithLabelValues(result, strategy).Inc()
 	m.duration.Observe(d.Seconds())
+}
+
+// ObserveValidation counts one admission of a validating webhook.
+func (m *Metrics) ObserveValidation(webhook, result string) {
+	if m == nil {
+		return
+	}
+	m.validations.WithLabelValues(webhook, result).Inc()
+}
+
+// ObserveRejectedResource counts one write the resource-size webhook rejected
+// (or, in operationMode log, would have rejected).
+func (m *Metrics) ObserveRejectedResource(operation, kind, namespace, reason string) {
+	if m == nil {
+		return
+	}
+	m.rejected.WithLabelValues(operation, kind, namespace, reason).Inc()
 }
 
 // SeedStat is the state of one seed at scrape time.

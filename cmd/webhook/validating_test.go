@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+)
+
+// A cluster server needs the shared placement key; it stops before touching
+// the cluster, with the field named.
+func TestServeClusterRequiresPlacementKey(t *testing.T) {
+	noCluster := filepath.Join(t.TempDir(), "no-kubeconfig")
+
+	code, _, errOut := runCmd(t, "serve", "--kubeconfig", noCluster)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "invalid configuration: placement.keyFile: required when serving a cluster")
+
+	// Without the binding webhook no key is needed: it gets as far as the cluster.
+	cfg := writeFile(t, "config.yaml", configHeader+"binding: {enabled: false}\n")
+	code, _, errOut = runCmd(t, "serve", "--config", cfg, "--kubeconfig", noCluster)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "kubeconfig "+noCluster)
+
+	// A key file that cannot be read or is too short stops every mode.
+	for _, key := range []string{filepath.Join(t.TempDir(), "missing"), writeFile(t, "short.key", "c2hvcnQ=\n")} {
+		cfg := writeFile(t, "config.yaml", configHeader+"placement: {keyFile: "+key+"}\n")
+		for _, args := range [][]string{
+			{"serve", "--config", cfg, "--kubeconfig", noCluster},
+			{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"},
+		} {
+			code, _, errOut := runCmd(t, args...)
+			assert.Equal(t, exitUsage, code, "%q", args)
+			assert.Contains(t, errOut, "placement.keyFile", "%q", args)
+			assert.NotContains(t, errOut, "c2hvcnQ", "the key is never printed")
+		}
+	}
+}
+
+// TestServeLandscapeValidatingWebhooks runs `webhook serve --landscape` and
+// sends the validating webhooks what the API server would.
+func TestServeLandscapeValidatingWebhooks(t *testing.T) {
+	certDir := t.TempDir()
+	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	const keyText = "c2VlZHdhcmRlbi10ZXN0LWtleS0wMTIzNDU2Nzg5YWJjZGVm"
+	keyFile := writeFile(t, "placement.key", keyText+"\n")
+	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
+	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
+server: {port: %d, certDir: %s}
+metrics: {bindAddress: "127.0.0.1:%d"}
+health: {bindAddress: "127.0.0.1:%d"}
+log: {level: debug}
+placement: {keyFile: %s}
+binding:
+  landscapeAllowedSubjects: [{kind: Group, name: "garden:operators"}]
+capacity:
+  unrestrictedSubjects: [{kind: User, name: "admin@example.com"}]
+resourceSize:
+  limits:
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], size: 2Ki}
+  counts:
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds], count: 3}
+`, port, certDir, metricsPort, healthPort, keyFile))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
+	}()
+	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
+	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	url := func(path string) string { return fmt.Sprintf("https://localhost:%d%s", port, path) }
+
+	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com", Groups: []string{"system:authenticated"}}
+	operator := authenticationv1.UserInfo{Username: "op@example.com", Groups: []string{"system:authenticated", "garden:operators"}}
+	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
+
+	// The webhook's own placement passes binding and capacity for a user
+	// without binding permission.
+	resp := send(t, client, url(MutateShootsPath), "uid-mutate", admissionv1.Create, "", shoot, nil, jane)
+	require.True(t, resp.Allowed)
+	assert.Contains(t, string(resp.Patch), `"seedwarden.io/placement"`)
+	placed := applyJSONPatch(t, shoot, resp.Patch)
+	for _, path := range []string{ValidateShootBindingPath, ValidateShootCapacityPath} {
+		resp := send(t, client, url(path), "uid-validate", admissionv1.Create, "", placed, nil, jane)
+		assert.True(t, resp.Allowed, "%s: %+v", path, resp.Result)
+	}
+
+	// The same seed chosen by the user: the binding webhook refuses it;
+	// in landscape mode only the configured subjects may bind.
+	manual := setSeed(t, shoot, "aws-eu1")
+	resp = send(t, client, url(ValidateShootBindingPath), "uid-2", admissionv1.Create, "", manual, nil, jane)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, `user "jane.doe@example.com" may not set spec.seedName to "aws-eu1"`)
+	assert.Contains(t, resp.Result.Message, "landscape mode: only binding.landscapeAllowedSubjects may bind Shoots")
+	resp = send(t, client, url(ValidateShootBindingPath), "uid-3", admissionv1.Create, "", manual, nil, operator)
+	assert.True(t, resp.Allowed, "%+v", resp.Result)
+
+	// Changing the seed through the main resource.
+	resp = send(t, client, url(ValidateShootBindingPath), "uid-4", admissionv1.Update, "", setSeed(t, shoot, "aws-eu2"), manual, operator)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, "use the shoots/binding subresource")
+
+	// Binding to the full seed: gcp-us1 (allocatable 3, 3 Shoots).
+	resp = send(t, client, url(ValidateShootCapacityPath), "uid-5", admissionv1.Update, "binding", setSeed(t, shoot, "gcp-us1"), manual, operator)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, `seed "gcp-us1" is full: usage 3 (3 shoots + 0 reservations) + 1 would exceed allocatable shoots 3`)
+	admin := authenticationv1.UserInfo{Username: "admin@example.com"}
+	resp = send(t, client, url(ValidateShootCapacityPath), "uid-6", admissionv1.Update, "binding", setSeed(t, shoot, "gcp-us1"), manual, admin)
+	assert.True(t, resp.Allowed, "unrestricted: %+v", resp.Result)
+
+	// Resource size and count.
+	big := bytes.Replace(shoot, []byte(`"purpose":"evaluation"`), []byte(`"purpose":"evaluation","x":"`+strings.Repeat("x", 3000)+`"`), 1)
+	resp = send(t, client, url(ValidateResourceSizePath), "uid-7", admissionv1.Create, "", big, nil, jane)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, "exceeds the limit of 2Ki (2048 bytes) for shoots.core.gardener.cloud/v1beta1")
+	resp = send(t, client, url(ValidateResourceSizePath), "uid-8", admissionv1.Create, "", shoot, nil, jane)
+	assert.True(t, resp.Allowed, "%+v", resp.Result)
+	seed := []byte(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Seed","metadata":{"name":"new"}}`)
+	resp = sendResource(t, client, url(ValidateResourceSizePath), "uid-9", "seeds", "Seed", seed, jane)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, "seeds.core.gardener.cloud exist, the limit is 3")
+
+	metrics := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	assert.Contains(t, metrics, `seedwarden_validations_total{result="allowed",webhook="binding"}`)
+	assert.Contains(t, metrics, `seedwarden_validations_total{result="denied",webhook="capacity"}`)
+	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Shoot",namespace="garden-dev",operation="CREATE",reason="size"}`)
+	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Seed",namespace="",operation="CREATE",reason="count"}`)
+
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop")
+	}
+	logs := stderr.String()
+	assert.Contains(t, logs, "Placement key loaded")
+	assert.NotContains(t, logs, keyText, "the key is never logged")
+}
+
+// Without a key file, --landscape uses a random key and says so.
+func TestServeLandscapeRandomKey(t *testing.T) {
+	certDir := t.TempDir()
+	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	port, healthPort := freePort(t), freePort(t)
+	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
+server: {port: %d, certDir: %s}
+metrics: {bindAddress: "0"}
+health: {bindAddress: "127.0.0.1:%d"}
+`, port, certDir, healthPort))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
+	}()
+	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
+
+	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
+	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com"}
+	resp := send(t, client, fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath), "m", admissionv1.Create, "", shoot, nil, jane)
+	require.True(t, resp.Allowed)
+	resp = send(t, client, fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath), "v", admissionv1.Create, "", applyJSONPatch(t, shoot, resp.Patch), nil, jane)
+	assert.True(t, resp.Allowed, "%+v", resp.Result)
+
+	cancel()
+	<-done
+	assert.Contains(t, stderr.String(), "using a random in-memory placement key")
+}
+
+func yamlToJSON(t *testing.T, file string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	obj, err := yaml.YAMLToJSON(data)
+	require.NoError(t, err)
+	return obj
+}
+
+func applyJSONPatch(t *testing.T, object, patch []byte) []byte {
+	t.Helper()
+	p, err := jsonpatch.DecodePatch(patch)
+	require.NoError(t, err)
+	out, err := p.Apply(object)
+	require.NoError(t, err)
+	return out
+}
+
+func setSeed(t *testing.T, object []byte, seed string) []byte {
+	t.Helper()
+	return applyJSONPatch(t, object, []byte(`[{"op":"add","path":"/spec/seedName","value":"`+seed+`"}]`))
+}
+
+// send posts a Shoot AdmissionReview (oldObject may be nil).
+func send(t *testing.T, client *http.Client, url, uid string, op admissionv1.Operation, subResource string, object, oldObject []byte, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
+	t.Helper()
+	req := &admissionv1.AdmissionRequest{
+		UID:         types.UID(uid),
+		Kind:        metav1.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: "Shoot"},
+		Resource:    metav1.GroupVersionResource{Group: "core.gardener.cloud", Version: "v1beta1", Resource: "shoots"},
+		SubResource: subResource,
+		Name:        "webshop",
+		Namespace:   "garden-dev",
+		Operation:   op,
+		UserInfo:    user,
+		Object:      runtime.RawExtension{Raw: object},
+	}
+	if oldObject != nil {
+		req.OldObject = runtime.RawExtension{Raw: oldObject}
+	}
+	return postReview(t, client, url, req)
+}
+
+// sendResource posts a CREATE of a cluster-scoped core.gardener.cloud object.
+func sendResource(t *testing.T, client *http.Client, url, uid, resource, kind string, object []byte, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
+	t.Helper()
+	return postReview(t, client, url, &admissionv1.AdmissionRequest{
+		UID:       types.UID(uid),
+		Kind:      metav1.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: kind},
+		Resource:  metav1.GroupVersionResource{Group: "core.gardener.cloud", Version: "v1beta1", Resource: resource},
+		Operation: admissionv1.Create,
+		UserInfo:  user,
+		Object:    runtime.RawExtension{Raw: object},
+	})
+}
+
+func postReview(t *testing.T, client *http.Client, url string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	t.Helper()
+	b, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request:  req,
+	})
+	require.NoError(t, err)
+	resp, err := client.Post(url, "application/json", bytes.NewReader(b))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.NotNil(t, out.Response)
+	require.Equal(t, req.UID, out.Response.UID)
+	if !out.Response.Allowed {
+		require.NotNil(t, out.Response.Result)
+	}
+	return out.Response
+}

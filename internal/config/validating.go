@@ -1,0 +1,316 @@
+package config
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// Defaults and limits of the validating webhooks' settings.
+const (
+	DefaultTokenTTL              = 2 * time.Minute
+	MinTokenTTL                  = 10 * time.Second
+	MaxTokenTTL                  = time.Hour
+	DefaultAuthorizationCacheTTL = 10 * time.Second
+	MaxAuthorizationCacheTTL     = 5 * time.Minute
+	DefaultAuthorizationTimeout  = 3 * time.Second
+	// MaxAuthorizationTimeout is the longest timeout the API server allows a
+	// webhook; a SubjectAccessReview waiting longer could never be answered.
+	MaxAuthorizationTimeout = 30 * time.Second
+
+	OperationModeBlock = "block"
+	OperationModeLog   = "log"
+
+	SubjectUser           = "User"
+	SubjectGroup          = "Group"
+	SubjectServiceAccount = "ServiceAccount"
+
+	// GardenerGroup is the API group of the resources count limits can count.
+	GardenerGroup = "core.gardener.cloud"
+)
+
+// Placement configures the token with which the mutating webhook marks its
+// own placements (annotation seedwarden.io/placement), so the validating
+// webhooks recognise them on every replica.
+type Placement struct {
+	// KeyFile holds the HMAC key shared by all replicas, e.g. key "key" of
+	// the Secret seedwarden-placement-key mounted as a file. Its content is
+	// base64 (standard alphabet, padding optional, surrounding whitespace
+	// ignored) when it decodes as such, otherwise taken as raw bytes; either
+	// way it must give at least 32 bytes. Required when serving a cluster
+	// with the binding webhook enabled; without it, --landscape mode uses a
+	// random in-memory key (fine for one replica only).
+	KeyFile string `json:"keyFile,omitempty"`
+	// TokenTTL is how long a token verifies. It only has to outlive one
+	// admission (mutating, then validating webhooks) plus clock skew between
+	// replicas. Default: 2m; 10s to 1h.
+	TokenTTL Duration `json:"tokenTTL,omitempty"`
+}
+
+// Binding configures the binding webhook (/validate-shoot-binding).
+type Binding struct {
+	// Enabled registers the webhook. Default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// AuthorizationCacheTTL is how long a SubjectAccessReview answer is
+	// reused for the same user, groups, UID, extra, namespace and Shoot.
+	// "0s" disables the cache. Default: 10s; at most 5m.
+	AuthorizationCacheTTL Duration `json:"authorizationCacheTTL,omitempty"`
+	// AuthorizationTimeout bounds one SubjectAccessReview. Default: 3s; at
+	// most 30s. Keep it below the webhook's timeoutSeconds.
+	AuthorizationTimeout Duration `json:"authorizationTimeout,omitempty"`
+	// LandscapeAllowedSubjects may bind Shoots in --landscape mode, where
+	// there is no API server to ask. Default: nobody. Ignored against a
+	// cluster (RBAC decides there).
+	LandscapeAllowedSubjects []Subject `json:"landscapeAllowedSubjects,omitempty"`
+}
+
+// Capacity configures the capacity webhook (/validate-shoot-capacity).
+type Capacity struct {
+	// Enabled registers the webhook. Default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// UnrestrictedSubjects may place Shoots on full seeds (binding RBAC
+	// still applies to them).
+	UnrestrictedSubjects []Subject `json:"unrestrictedSubjects,omitempty"`
+}
+
+// ResourceSize configures the resource-size webhook (/validate-resource-size).
+type ResourceSize struct {
+	// OperationMode: block denies writes over a limit; log admits them with
+	// a warning and a log line. Default: block.
+	OperationMode string `json:"operationMode,omitempty"`
+	// Limits on the size of an object's JSON without status and
+	// metadata.managedFields. The first limit matching the request's
+	// group, version and resource applies.
+	Limits []SizeLimit `json:"limits,omitempty"`
+	// Counts limit how many objects of a cluster-scoped resource may exist
+	// (seeds, projects, cloudprofiles of core.gardener.cloud): a CREATE is
+	// refused when as many already exist. The first matching entry applies.
+	Counts []CountLimit `json:"counts,omitempty"`
+	// UnrestrictedSubjects are never limited.
+	UnrestrictedSubjects []Subject `json:"unrestrictedSubjects,omitempty"`
+}
+
+// Resources selects resources like an admission webhook rule: each list
+// holds names or "*" for all; "" in APIGroups is the core group.
+type Resources struct {
+	APIGroups   []string `json:"apiGroups"`
+	APIVersions []string `json:"apiVersions"`
+	Resources   []string `json:"resources"`
+}
+
+// SizeLimit limits the size of the selected resources' objects.
+type SizeLimit struct {
+	Resources
+	// Size is a quantity of bytes, such as 100Ki or 1M.
+	Size string `json:"size"`
+}
+
+// Bytes returns the limit in bytes (rounded up).
+func (l SizeLimit) Bytes() (int64, error) {
+	q, err := resource.ParseQuantity(l.Size)
+	if err != nil {
+		return 0, err
+	}
+	return q.Value(), nil
+}
+
+// CountLimit limits how many objects of the selected resources may exist.
+type CountLimit struct {
+	Resources
+	// Count is required: no CREATE is admitted while this many objects
+	// exist (0 allows none).
+	Count *int64 `json:"count"`
+}
+
+// Subject names users exempted from a limit. Name (and Namespace for a
+// ServiceAccount) may contain "*", which matches any run of characters.
+type Subject struct {
+	// Kind is User, Group or ServiceAccount.
+	Kind string `json:"kind"`
+	// Name of the user, group or service account.
+	Name string `json:"name"`
+	// Namespace of a ServiceAccount (required for it, forbidden for others).
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// BindingEnabled reports whether the binding webhook is served.
+func (c *Config) BindingEnabled() bool { return c.Binding.Enabled == nil || *c.Binding.Enabled }
+
+// CapacityEnabled reports whether the capacity webhook is served.
+func (c *Config) CapacityEnabled() bool { return c.Capacity.Enabled == nil || *c.Capacity.Enabled }
+
+func (c *Config) applyValidatingDefaults() {
+	if !c.Placement.TokenTTL.set {
+		c.Placement.TokenTTL = NewDuration(DefaultTokenTTL)
+	}
+	if !c.Binding.AuthorizationCacheTTL.set {
+		c.Binding.AuthorizationCacheTTL = NewDuration(DefaultAuthorizationCacheTTL)
+	}
+	if !c.Binding.AuthorizationTimeout.set {
+		c.Binding.AuthorizationTimeout = NewDuration(DefaultAuthorizationTimeout)
+	}
+	setDefault(&c.ResourceSize.OperationMode, OperationModeBlock)
+	if c.Binding.Enabled == nil {
+		c.Binding.Enabled = ptrTo(true)
+	}
+	if c.Capacity.Enabled == nil {
+		c.Capacity.Enabled = ptrTo(true)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func (c *Config) validateValidating(p *problems) {
+	if c.Placement.KeyFile != "" && strings.TrimSpace(c.Placement.KeyFile) == "" {
+		p.add("placement.keyFile", "invalid value %q (want a file path)", c.Placement.KeyFile)
+	}
+	validateDurationRange(p, "placement.tokenTTL", c.Placement.TokenTTL, MinTokenTTL, MaxTokenTTL)
+	validateDurationRange(p, "binding.authorizationCacheTTL", c.Binding.AuthorizationCacheTTL, 0, MaxAuthorizationCacheTTL)
+	validateDurationRange(p, "binding.authorizationTimeout", c.Binding.AuthorizationTimeout, time.Millisecond, MaxAuthorizationTimeout)
+	validateSubjects(p, "binding.landscapeAllowedSubjects", c.Binding.LandscapeAllowedSubjects)
+	validateSubjects(p, "capacity.unrestrictedSubjects", c.Capacity.UnrestrictedSubjects)
+
+	rs := c.ResourceSize
+	switch rs.OperationMode {
+	case OperationModeBlock, OperationModeLog:
+	default:
+		p.add("resourceSize.operationMode", "unsupported value %q (want %s or %s)", rs.OperationMode, OperationModeBlock, OperationModeLog)
+	}
+	for i, l := range rs.Limits {
+		path := fmt.Sprintf("resourceSize.limits[%d]", i)
+		validateResources(p, path, l.Resources)
+		switch n, err := l.Bytes(); {
+		case l.Size == "":
+			p.add(path+".size", "required (a quantity of bytes such as 100Ki)")
+		case err != nil:
+			p.add(path+".size", "invalid value %q (want a quantity of bytes such as 100Ki): %v", l.Size, err)
+		case n <= 0:
+			p.add(path+".size", "%q must be positive", l.Size)
+		}
+	}
+	for i, l := range rs.Counts {
+		path := fmt.Sprintf("resourceSize.counts[%d]", i)
+		validateResources(p, path, l.Resources)
+		validateCountable(p, path, l.Resources)
+		switch {
+		case l.Count == nil:
+			p.add(path+".count", "required (the number of objects that may exist)")
+		case *l.Count < 0:
+			p.add(path+".count", "%d must not be negative", *l.Count)
+		}
+	}
+	validateSubjects(p, "resourceSize.unrestrictedSubjects", rs.UnrestrictedSubjects)
+}
+
+func validateDurationRange(p *problems, path string, d Duration, lowest, highest time.Duration) {
+	switch {
+	case d.invalid != "":
+		p.add(path, "invalid value %s (want a duration such as \"30s\")", d.invalid)
+	case d.Duration < lowest:
+		p.add(path, "%s is shorter than the minimum %s", d.Duration, lowest)
+	case d.Duration > highest:
+		p.add(path, "%s is longer than the maximum %s", d.Duration, highest)
+	}
+}
+
+func validateResources(p *problems, path string, r Resources) {
+	check := func(field string, list []string, allowEmptyName bool) {
+		if len(list) == 0 {
+			p.add(path+"."+field, `must not be empty (use ["*"] for all)`)
+		}
+		for j, v := range list {
+			switch {
+			case v == "" && !allowEmptyName:
+				p.add(fmt.Sprintf("%s.%s[%d]", path, field, j), "must not be empty")
+			case strings.ContainsFunc(v, isSpaceOrControl):
+				p.add(fmt.Sprintf("%s.%s[%d]", path, field, j), "invalid value %q", v)
+			case field == "resources" && strings.Contains(v, "/"):
+				p.add(fmt.Sprintf("%s.%s[%d]", path, field, j), "invalid value %q: subresources are not limited (their requests are admitted)", v)
+			}
+		}
+	}
+	check("apiGroups", r.APIGroups, true)
+	check("apiVersions", r.APIVersions, false)
+	check("resources", r.Resources, false)
+}
+
+// validateCountable rejects count limits on anything the cache cannot count.
+func validateCountable(p *problems, path string, r Resources) {
+	for j, g := range r.APIGroups {
+		if g != GardenerGroup {
+			p.add(fmt.Sprintf("%s.apiGroups[%d]", path, j), "cannot count resources of group %q (want %s)", g, GardenerGroup)
+		}
+	}
+	countable := cache.CountableResources()
+	var bad []string
+	for _, res := range r.Resources {
+		if !slices.Contains(countable, res) {
+			bad = append(bad, fmt.Sprintf("%q", res))
+		}
+	}
+	if len(bad) > 0 {
+		p.add(path+".resources", "cannot count %s (countable: %s of %s)", strings.Join(bad, ", "), strings.Join(countable, ", "), GardenerGroup)
+	}
+}
+
+func validateSubjects(p *problems, path string, subjects []Subject) {
+	for i, s := range subjects {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		switch s.Kind {
+		case SubjectUser, SubjectGroup:
+			if s.Namespace != "" {
+				p.add(at+".namespace", "%q is only allowed for kind %s", s.Namespace, SubjectServiceAccount)
+			}
+		case SubjectServiceAccount:
+			if s.Namespace == "" {
+				p.add(at+".namespace", "required for kind %s (\"*\" for all namespaces)", SubjectServiceAccount)
+			}
+		default:
+			p.add(at+".kind", "unsupported value %q (want %s, %s or %s)", s.Kind, SubjectUser, SubjectGroup, SubjectServiceAccount)
+		}
+		if s.Name == "" {
+			p.add(at+".name", "required (\"*\" matches every name)")
+		}
+	}
+}
+
+// ReadKey reads placement.keyFile. Content that is base64 (standard
+// alphabet, with or without padding, surrounding whitespace ignored) is
+// decoded, such as the output of `head -c 32 /dev/urandom | base64`; anything
+// else is used as raw bytes. Either way at least MinKeyBytes must result.
+// Errors never contain key material.
+func (p Placement) ReadKey() ([]byte, error) {
+	data, err := os.ReadFile(p.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("placement.keyFile: %w", err)
+	}
+	key := decodeKey(data)
+	if len(key) < MinKeyBytes {
+		return nil, fmt.Errorf("placement.keyFile %s: %d bytes of key material, need at least %d (create it with: head -c 32 /dev/urandom | base64)",
+			p.KeyFile, len(key), MinKeyBytes)
+	}
+	return key, nil
+}
+
+// MinKeyBytes is the shortest placement key accepted (HMAC-SHA256).
+const MinKeyBytes = placementtoken.MinKeyBytes
+
+func decodeKey(data []byte) []byte {
+	text := strings.TrimSpace(string(data))
+	if text != "" {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+			if key, err := enc.DecodeString(text); err == nil {
+				return key
+			}
+		}
+	}
+	return data
+}

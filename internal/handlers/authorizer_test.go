@@ -1,0 +1,307 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
+)
+
+// sarServer is a fake API server answering SubjectAccessReviews with answer,
+// recording what it was asked.
+type sarServer struct {
+	answer func(*authorizationv1.SubjectAccessReview) (int, any)
+	delay  atomic.Int64 // nanoseconds
+
+	calls atomic.Int32
+	mu    sync.Mutex
+	last  *authorizationv1.SubjectAccessReview
+	path  string
+}
+
+func (s *sarServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.calls.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	var sar authorizationv1.SubjectAccessReview
+	if err := json.Unmarshal(body, &sar); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.last, s.path = &sar, r.Method+" "+r.URL.Path
+	s.mu.Unlock()
+	if d := time.Duration(s.delay.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	code, out := s.answer(&sar)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func reviewed(sar *authorizationv1.SubjectAccessReview, st authorizationv1.SubjectAccessReviewStatus) *authorizationv1.SubjectAccessReview {
+	out := sar.DeepCopy()
+	out.APIVersion, out.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
+	out.Status = st
+	return out
+}
+
+func newSARClient(t *testing.T, s *sarServer) authorizationv1client.SubjectAccessReviewInterface {
+	t.Helper()
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	// JSON, so the fake server can read it (client-go speaks protobuf to
+	// the real API server by default).
+	c, err := authorizationv1client.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
+		ContentType: "application/json", AcceptContentTypes: "application/json",
+	}})
+	require.NoError(t, err)
+	return c.SubjectAccessReviews()
+}
+
+var jane = authenticationv1.UserInfo{
+	Username: vUser, UID: "4f1e",
+	Groups: []string{"system:authenticated", "garden-dev-admins"},
+	Extra:  map[string]authenticationv1.ExtraValue{"scopes": {"all", "more"}},
+}
+
+func TestSARAuthorizerAsksTheAPIServer(t *testing.T) {
+	s := &sarServer{answer: func(sar *authorizationv1.SubjectAccessReview) (int, any) {
+		return http.StatusCreated, reviewed(sar, authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: `RBAC: allowed by RoleBinding "binders/garden-dev"`})
+	}}
+	a := NewSARAuthorizer(newSARClient(t, s), 0, time.Second, nil)
+	allowed, reason, err := a.Allowed(t.Context(), jane, vNamespace, vName)
+	require.NoError(t, err)
+	assert.True(t, allowed)
+	assert.Equal(t, `RBAC: allowed by RoleBinding "binders/garden-dev"`, reason)
+
+	assert.Equal(t, "POST /apis/authorization.k8s.io/v1/subjectaccessreviews", s.path)
+	assert.Equal(t, authorizationv1.SubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: vNamespace, Verb: "update", Group: "core.gardener.cloud",
+			Resource: "shoots", Subresource: "binding", Name: vName,
+		},
+		User:   vUser,
+		Groups: []string{"system:authenticated", "garden-dev-admins"},
+		Extra:  map[string]authorizationv1.ExtraValue{"scopes": {"all", "more"}},
+		UID:    "4f1e",
+	}, s.last.Spec)
+}
+
+func TestSARAuthorizerAnswers(t *testing.T) {
+	tests := []struct {
+		name        string
+		code        int
+		status      authorizationv1.SubjectAccessReviewStatus
+		raw         any // instead of a review
+		delay       time.Duration
+		wantAllowed bool
+		wantReason  string
+		wantErr     string
+		wantCached  bool
+	}{
+		{name: "allowed", code: 201, status: authorizationv1.SubjectAccessReviewStatus{Allowed: true}, wantAllowed: true, wantCached: true},
+		{name: "denied", code: 201, status: authorizationv1.SubjectAccessReviewStatus{Reason: "no RBAC policy matched"}, wantReason: "no RBAC policy matched", wantCached: true},
+		{name: "explicitly denied", code: 201, status: authorizationv1.SubjectAccessReviewStatus{Denied: true, Reason: "webhook says no"}, wantReason: "webhook says no", wantCached: true},
+		{name: "denied with evaluation error is not cached", code: 201,
+			status:     authorizationv1.SubjectAccessReviewStatus{EvaluationError: "webhook authorizer unreachable"},
+			wantReason: "evaluation error: webhook authorizer unreachable"},
+		{name: "allowed despite evaluation error is cached", code: 201,
+			status:      authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: "RBAC", EvaluationError: "one authorizer failed"},
+			wantAllowed: true, wantReason: "RBAC; evaluation error: one authorizer failed", wantCached: true},
+		{name: "forbidden to ask", code: 403,
+			raw:     metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Reason: "Forbidden", Code: 403, Message: `subjectaccessreviews.authorization.k8s.io is forbidden: User "system:serviceaccount:seedwarden:seedwarden" cannot create resource`},
+			wantErr: `SubjectAccessReview: subjectaccessreviews.authorization.k8s.io is forbidden`},
+		{name: "server error", code: 500, raw: map[string]string{"oops": "x"}, wantErr: "SubjectAccessReview: "},
+		{name: "timeout", code: 201, status: authorizationv1.SubjectAccessReviewStatus{Allowed: true}, delay: 5 * time.Second,
+			wantErr: "context deadline exceeded"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sarServer{answer: func(sar *authorizationv1.SubjectAccessReview) (int, any) {
+				if tc.raw != nil {
+					return tc.code, tc.raw
+				}
+				return tc.code, reviewed(sar, tc.status)
+			}}
+			s.delay.Store(int64(tc.delay))
+			a := NewSARAuthorizer(newSARClient(t, s), time.Minute, 200*time.Millisecond, nil)
+			start := time.Now()
+			allowed, reason, err := a.Allowed(t.Context(), jane, vNamespace, vName)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.Less(t, time.Since(start), 3*time.Second, "the timeout bounds the call")
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantAllowed, allowed)
+			assert.Equal(t, tc.wantReason, reason)
+
+			// Asked again: from the cache, or from the server once more.
+			s.delay.Store(0)
+			a.Allowed(t.Context(), jane, vNamespace, vName) //nolint:errcheck // only the call count matters
+			want := int32(2)
+			if tc.wantCached {
+				want = 1
+			}
+			assert.Equal(t, want, s.calls.Load(), "calls to the API server")
+		})
+	}
+}
+
+// countingCreator is a SubjectAccessReviewCreator that allows users in
+// allowed and counts calls.
+type countingCreator struct {
+	allowed map[string]bool
+	err     error
+	calls   atomic.Int32
+}
+
+func (c *countingCreator) Create(_ context.Context, sar *authorizationv1.SubjectAccessReview, _ metav1.CreateOptions) (*authorizationv1.SubjectAccessReview, error) {
+	c.calls.Add(1)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return reviewed(sar, authorizationv1.SubjectAccessReviewStatus{Allowed: c.allowed[sar.Spec.User]}), nil
+}
+
+func TestSARAuthorizerCache(t *testing.T) {
+	clock := newVClock()
+	c := &countingCreator{allowed: map[string]bool{vUser: true}}
+	a := NewSARAuthorizer(c, 10*time.Second, time.Second, clock.Now)
+	ask := func(u authenticationv1.UserInfo, ns, name string) bool {
+		t.Helper()
+		ok, _, err := a.Allowed(t.Context(), u, ns, name)
+		require.NoError(t, err)
+		return ok
+	}
+
+	assert.True(t, ask(jane, vNamespace, vName))
+	assert.True(t, ask(jane, vNamespace, vName))
+	assert.Equal(t, int32(1), c.calls.Load(), "cache hit")
+
+	// Every part of the key matters.
+	otherGroups := jane
+	otherGroups.Groups = []string{"system:authenticated"}
+	otherExtra := jane
+	otherExtra.Extra = map[string]authenticationv1.ExtraValue{"scopes": {"none"}}
+	otherUID := jane
+	otherUID.UID = "other"
+	for i, q := range []struct {
+		u        authenticationv1.UserInfo
+		ns, name string
+	}{
+		{otherGroups, vNamespace, vName},
+		{otherExtra, vNamespace, vName},
+		{otherUID, vNamespace, vName},
+		{jane, "garden-other", vName},
+		{jane, vNamespace, "other-shoot"},
+	} {
+		ask(q.u, q.ns, q.name)
+		assert.Equal(t, int32(2+i), c.calls.Load(), "%d: a different key asks again", i)
+	}
+
+	// Denials are cached too.
+	bob := authenticationv1.UserInfo{Username: "bob"}
+	assert.False(t, ask(bob, vNamespace, vName))
+	assert.False(t, ask(bob, vNamespace, vName))
+	assert.Equal(t, int32(7), c.calls.Load())
+
+	// Until the TTL passes.
+	clock.Advance(9 * time.Second)
+	ask(jane, vNamespace, vName)
+	assert.Equal(t, int32(7), c.calls.Load())
+	clock.Advance(time.Second)
+	ask(jane, vNamespace, vName)
+	assert.Equal(t, int32(8), c.calls.Load(), "expired")
+
+	// Errors are not cached.
+	c.err = errors.New("connection refused")
+	for range 2 {
+		_, _, err := a.Allowed(t.Context(), bob, "garden-x", vName)
+		require.Error(t, err)
+	}
+	assert.Equal(t, int32(10), c.calls.Load())
+
+	// A zero TTL disables the cache.
+	c.err = nil
+	a = NewSARAuthorizer(c, 0, time.Second, clock.Now)
+	ask(jane, vNamespace, vName)
+	ask(jane, vNamespace, vName)
+	assert.Equal(t, int32(12), c.calls.Load())
+}
+
+func TestSARAuthorizerCacheIsBounded(t *testing.T) {
+	c := &countingCreator{allowed: map[string]bool{}}
+	a := NewSARAuthorizer(c, time.Minute, time.Second, nil)
+	for i := range maxAuthorizationCacheEntries + 5 {
+		_, _, err := a.Allowed(t.Context(), authenticationv1.UserInfo{Username: fmt.Sprint("user-", i)}, "ns", "n")
+		require.NoError(t, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	assert.LessOrEqual(t, len(a.cache), maxAuthorizationCacheEntries)
+}
+
+func TestAuthorizationCacheKeyIsUnambiguous(t *testing.T) {
+	a := authorizationCacheKey(authenticationv1.UserInfo{Username: "a", Groups: []string{"b"}}, "c", "d")
+	b := authorizationCacheKey(authenticationv1.UserInfo{Username: "a\"", Groups: []string{"b"}}, "c", "d")
+	c := authorizationCacheKey(authenticationv1.UserInfo{Username: "a", Groups: []string{"b", "c"}}, "", "d")
+	assert.NotEqual(t, a, b)
+	assert.NotEqual(t, a, c)
+	x := authorizationCacheKey(authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"a": {"1"}, "b": {"2"}}}, "", "")
+	y := authorizationCacheKey(authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"b": {"2"}, "a": {"1"}}}, "", "")
+	assert.Equal(t, x, y, "map order does not matter")
+}
+
+// The binding webhook with the real SARAuthorizer: a denied review denies,
+// an unreachable API server fails closed, and repeated requests use the cache.
+func TestShootBindingValidatorWithSARAuthorizer(t *testing.T) {
+	var down atomic.Bool
+	s := &sarServer{answer: func(sar *authorizationv1.SubjectAccessReview) (int, any) {
+		if down.Load() {
+			return http.StatusServiceUnavailable, metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Code: 503, Message: "etcd is down"}
+		}
+		return http.StatusCreated, reviewed(sar, authorizationv1.SubjectAccessReviewStatus{Allowed: sar.Spec.User == vBinder})
+	}}
+	f := newBindingFixture(t)
+	f.v.Authorizer = NewSARAuthorizer(newSARClient(t, s), time.Minute, time.Second, nil)
+
+	r := vReview{object: vShoot("aws-eu1", nil), user: binderUser}
+	for range 3 {
+		resp := vServe(t, f.v, r.body(t))
+		assert.True(t, resp.Allowed, vMessage(resp))
+	}
+	assert.Equal(t, int32(1), s.calls.Load())
+
+	resp := vServe(t, f.v, vReview{object: vShoot("aws-eu1", nil)}.body(t))
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, vMessage(resp), `user "jane.doe@example.com" may not set spec.seedName to "aws-eu1"`)
+
+	down.Store(true)
+	other := vReview{object: vShoot("aws-eu1", nil), user: &authenticationv1.UserInfo{Username: vBinder, Groups: []string{"new-group"}}}
+	resp = vServe(t, f.v, other.body(t))
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
+	assert.Contains(t, vMessage(resp), "seedwarden: cannot verify binding permission: SubjectAccessReview: etcd is down")
+}

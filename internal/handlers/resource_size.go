@@ -1,0 +1,230 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/objsize"
+)
+
+// Operation modes of the resource-size webhook.
+const (
+	OperationModeBlock = "block"
+	OperationModeLog   = "log"
+)
+
+// ResourceRule selects resources like a webhook rule: each list holds names,
+// or "*" for all; "" in APIGroups is the core group.
+type ResourceRule struct {
+	APIGroups, APIVersions, Resources []string
+}
+
+// Matches reports whether the rule selects the resource.
+func (r ResourceRule) Matches(gvr metav1.GroupVersionResource) bool {
+	return listMatches(r.APIGroups, gvr.Group) && listMatches(r.APIVersions, gvr.Version) && listMatches(r.Resources, gvr.Resource)
+}
+
+func listMatches(list []string, v string) bool {
+	return slices.Contains(list, "*") || slices.Contains(list, v)
+}
+
+// SizeLimit bounds the size of the selected resources' objects.
+type SizeLimit struct {
+	ResourceRule
+	// Size is the limit as configured (for messages), Bytes its value.
+	Size  string
+	Bytes int64
+}
+
+// CountLimit bounds how many objects of the selected resources may exist.
+type CountLimit struct {
+	ResourceRule
+	Count int64
+}
+
+// ObjectCounter counts the objects of a resource from the cache
+// (cache.Store.Count); ok is false for resources it does not know.
+type ObjectCounter interface {
+	Count(resource string) (n int, ok bool)
+}
+
+// ResourceSizeValidator limits object sizes and, for cluster-scoped
+// resources the cache holds, object counts.
+//
+// On CREATE and UPDATE of a main resource (subresources are admitted), the
+// first SizeLimit matching the request's group, version and resource applies:
+// the object's JSON without status and metadata.managedFields must not be
+// larger (objsize.Measure; the object is scanned, not decoded into maps). On
+// CREATE, the first matching CountLimit applies: the request is refused when
+// Counter already holds Count objects of the resource.
+//
+// Mode block denies; mode log admits with an admission warning and a log
+// line. seedwarden_rejected_resources_total counts both: what was and what
+// would have been rejected. UnrestrictedSubjects are never limited.
+type ResourceSizeValidator struct {
+	Mode                 string
+	Limits               []SizeLimit
+	Counts               []CountLimit
+	UnrestrictedSubjects Subjects
+	Counter              ObjectCounter
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	Log     logr.Logger
+}
+
+var _ admission.Handler = (*ResourceSizeValidator)(nil)
+
+// Handle implements admission.Handler.
+func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+	resp := v.handle(req)
+	v.Metrics.ObserveValidation(WebhookResourceSize, validationResult(resp))
+	return resp
+}
+
+// violation is one limit a request breaks.
+type violation struct {
+	reason, message string
+}
+
+func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("seedwarden: sizes are checked on create and update only")
+	}
+	if req.SubResource != "" {
+		return admission.Allowed("seedwarden: subresources are not limited")
+	}
+	limit := v.sizeLimitFor(req.Resource)
+	var count *CountLimit
+	if req.Operation == admissionv1.Create {
+		count = v.countLimitFor(req.Resource)
+	}
+	if limit == nil && count == nil {
+		return admission.Allowed("seedwarden: no limit applies")
+	}
+	if v.UnrestrictedSubjects.Match(req.UserInfo) {
+		return admission.Allowed("seedwarden: unrestricted subject")
+	}
+	log := v.Log.WithValues("uid", req.UID, "operation", req.Operation, "resource", req.Resource.Resource, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username)
+
+	var found []violation
+	if limit != nil {
+		size, err := objsize.Measure(req.Object.Raw)
+		if err != nil {
+			err = fmt.Errorf("seedwarden: cannot measure the object: %w", err)
+			log.Error(err, "Rejecting admission request")
+			return invalidRequest(err)
+		}
+		if size > limit.Bytes {
+			found = append(found, violation{metrics.RejectReasonSize, fmt.Sprintf("resource size %d bytes exceeds the limit of %s (%d bytes) for %s",
+				size, limit.Size, limit.Bytes, describeObject(req))})
+		}
+	}
+	if count != nil {
+		if vi, ok := v.checkCount(req, count, log); ok {
+			found = append(found, vi)
+		}
+	}
+	if len(found) == 0 {
+		return admission.Allowed("seedwarden: within limits")
+	}
+
+	messages := make([]string, len(found))
+	for i, f := range found {
+		messages[i] = f.message
+		v.Metrics.ObserveRejectedResource(string(req.Operation), req.Kind.Kind, req.Namespace, f.reason)
+	}
+	msg := "seedwarden: " + strings.Join(messages, "; ")
+	if v.Mode == OperationModeLog {
+		log.Info("Limit exceeded; admitted because operationMode is log, block would deny it", "problems", messages)
+		return admission.Allowed("seedwarden: limit exceeded (operationMode log)").
+			WithWarnings(warning(msg + " (admitted: operationMode is log)"))
+	}
+	log.Info("Limit exceeded; denied", "problems", messages)
+	return admission.Denied(msg)
+}
+
+func (v *ResourceSizeValidator) sizeLimitFor(gvr metav1.GroupVersionResource) *SizeLimit {
+	for i := range v.Limits {
+		if v.Limits[i].Matches(gvr) {
+			return &v.Limits[i]
+		}
+	}
+	return nil
+}
+
+func (v *ResourceSizeValidator) countLimitFor(gvr metav1.GroupVersionResource) *CountLimit {
+	for i := range v.Counts {
+		if v.Counts[i].Matches(gvr) {
+			return &v.Counts[i]
+		}
+	}
+	return nil
+}
+
+// checkCount reports a violation when the resource already has count.Count
+// objects. A resource the counter does not know is admitted (configuration
+// validation only lets countable resources through).
+func (v *ResourceSizeValidator) checkCount(req admission.Request, count *CountLimit, log logr.Logger) (violation, bool) {
+	if v.Counter == nil {
+		log.Info("Count limit configured but no counter; admitting")
+		return violation{}, false
+	}
+	n, ok := v.Counter.Count(req.Resource.Resource)
+	if !ok {
+		log.Info("Count limit for a resource the cache does not count; admitting")
+		return violation{}, false
+	}
+	if int64(n) < count.Count {
+		return violation{}, false
+	}
+	return violation{metrics.RejectReasonCount, fmt.Sprintf("%d %s exist, the limit is %d; %s cannot be created",
+		n, qualifiedResource(req.Resource), count.Count, describeObject(req))}, true
+}
+
+// qualifiedResource is resource.group ("secrets" for the core group).
+func qualifiedResource(gvr metav1.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource
+	}
+	return gvr.Resource + "." + gvr.Group
+}
+
+// describeObject names the object of a request: shoots.core.gardener.cloud/v1beta1 "garden-dev/crazy-botany".
+func describeObject(req admission.Request) string {
+	name := req.Name
+	if name == "" {
+		name = objectNameOf(req.Object.Raw)
+	}
+	if req.Namespace != "" {
+		name = req.Namespace + "/" + name
+	}
+	return fmt.Sprintf("%s/%s %q", qualifiedResource(req.Resource), req.Resource.Version, name)
+}
+
+// objectNameOf reads metadata.name, else metadata.generateName, of an
+// object (only for messages; a request's name is empty on CREATE when the
+// client left naming to the server).
+func objectNameOf(raw []byte) string {
+	var obj struct {
+		Metadata struct {
+			Name         string `json:"name"`
+			GenerateName string `json:"generateName"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	if obj.Metadata.Name != "" {
+		return obj.Metadata.Name
+	}
+	return obj.Metadata.GenerateName
+}

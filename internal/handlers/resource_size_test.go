@@ -1,0 +1,319 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/objsize"
+)
+
+var (
+	gvrShoots   = metaGVR("core.gardener.cloud", "v1beta1", "shoots")
+	gvrSeeds    = metaGVR("core.gardener.cloud", "v1beta1", "seeds")
+	gvrProjects = metaGVR("core.gardener.cloud", "v1beta1", "projects")
+	gvrProfiles = metaGVR("core.gardener.cloud", "v1beta1", "cloudprofiles")
+	gvrSecrets  = metaGVR("", "v1", "secrets")
+	gvrWidgets  = metaGVR("example.com", "v1", "widgets")
+	gvrPods     = metaGVR("", "v1", "pods")
+)
+
+func gvkFor(gvr metav1.GroupVersionResource, kind string) metav1.GroupVersionKind {
+	return metaGVK(gvr.Group, gvr.Version, kind)
+}
+
+func newSizeValidator(log logr.Logger, mode string, reg prometheus.Registerer) *ResourceSizeValidator {
+	return &ResourceSizeValidator{
+		Mode: mode,
+		Limits: []SizeLimit{
+			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"projects"}}, Size: "512", Bytes: 512},
+			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots", "seeds"}}, Size: "1Ki", Bytes: 1024},
+			{ResourceRule: ResourceRule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets", "configmaps"}}, Size: "100", Bytes: 100},
+			{ResourceRule: ResourceRule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"widgets"}}, Size: "10Ki", Bytes: 10240},
+		},
+		Counts: []CountLimit{
+			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"seeds"}}, Count: 2},
+			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects"}}, Count: 1},
+		},
+		UnrestrictedSubjects: Subjects{
+			{Kind: SubjectUser, Name: "admin@example.com"},
+			{Kind: SubjectGroup, Name: "garden:*"},
+			{Kind: SubjectServiceAccount, Namespace: "garden", Name: "gardener-*"},
+			{Kind: SubjectUser, Name: "system:serviceaccount:kube-system:*"},
+		},
+		Counter: vStore(vSeed("a", -1), vSeed("b", -1)), // 2 seeds, 1 project
+		Metrics: metrics.New(reg),
+		Log:     log,
+	}
+}
+
+// sized returns a JSON object of exactly n bytes as objsize measures it
+// (plus a status and managedFields that do not count).
+func sized(t testing.TB, kind, name string, n int) string {
+	t.Helper()
+	base := fmt.Sprintf(`{"kind":%q,"metadata":{"name":%q,"managedFields":[{"manager":"kubectl","fieldsV1":{"f:data":{}}}]},"status":{"phase":"Ready"},"data":""}`, kind, name)
+	m, err := objsize.Measure([]byte(base))
+	require.NoError(t, err)
+	require.LessOrEqual(t, int(m), n, "object too small to pad")
+	obj := strings.Replace(base, `"data":""`, `"data":"`+strings.Repeat("x", n-int(m))+`"`, 1)
+	m, err = objsize.Measure([]byte(obj))
+	require.NoError(t, err)
+	require.Equal(t, int64(n), m)
+	return obj
+}
+
+func TestResourceSizeValidator(t *testing.T) {
+	admin := &authenticationv1.UserInfo{Username: "admin@example.com"}
+	op := &authenticationv1.UserInfo{Username: "someone", Groups: []string{"system:authenticated", "garden:operators"}}
+	gardenSA := &authenticationv1.UserInfo{Username: "system:serviceaccount:garden:gardener-controller-manager"}
+	kubeSystemSA := &authenticationv1.UserInfo{Username: "system:serviceaccount:kube-system:generic-garbage-collector"}
+	otherSA := &authenticationv1.UserInfo{Username: "system:serviceaccount:garden-dev:gardener-controller-manager"}
+
+	req := func(gvr metav1.GroupVersionResource, kind string, op admissionv1.Operation, object string) vReview {
+		return vReview{kind: gvkFor(gvr, kind), resource: gvr, operation: op, object: object, name: "obj", namespace: "garden-dev"}
+	}
+	clusterReq := func(gvr metav1.GroupVersionResource, kind string, op admissionv1.Operation, object string) vReview {
+		r := req(gvr, kind, op, object)
+		r.namespace = "-"
+		return r
+	}
+	as := func(r vReview, u *authenticationv1.UserInfo) vReview { r.user = u; return r }
+
+	tests := []struct {
+		name        string
+		mode        string // default block
+		review      vReview
+		wantAllowed bool
+		wantMessage string
+		wantWarning string
+		wantMetrics map[string]float64 // "operation/kind/namespace/reason" -> count
+	}{
+		{name: "shoot at the limit", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 1024)), wantAllowed: true},
+		{name: "shoot over the limit", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 1025)),
+			wantMessage: `seedwarden: resource size 1025 bytes exceeds the limit of 1Ki (1024 bytes) for shoots.core.gardener.cloud/v1beta1 "garden-dev/obj"`,
+			wantMetrics: map[string]float64{"CREATE/Shoot/garden-dev/size": 1}},
+		{name: "update over the limit", review: req(gvrShoots, "Shoot", admissionv1.Update, sized(t, "Shoot", "obj", 2000)),
+			wantMessage: "resource size 2000 bytes exceeds the limit of 1Ki", wantMetrics: map[string]float64{"UPDATE/Shoot/garden-dev/size": 1}},
+		{name: "real shoot: managedFields and status do not count", review: req(gvrShoots, "Shoot", admissionv1.Update, shootJSON("", "")),
+			wantMessage: "exceeds the limit of 1Ki"},
+		{name: "secret over the limit", review: req(gvrSecrets, "Secret", admissionv1.Create, sized(t, "Secret", "obj", 101)),
+			wantMessage: `resource size 101 bytes exceeds the limit of 100 (100 bytes) for secrets/v1 "garden-dev/obj"`},
+		{name: "secret of another version has no limit", review: req(metaGVR("", "v2", "secrets"), "Secret", admissionv1.Create, sized(t, "Secret", "obj", 101)), wantAllowed: true},
+		{name: "resource without limit", review: req(gvrPods, "Pod", admissionv1.Create, sized(t, "Pod", "obj", 100000)), wantAllowed: true},
+		{name: "first matching limit wins", review: req(gvrProjects, "Project", admissionv1.Update, sized(t, "Project", "obj", 600)),
+			wantMessage: "exceeds the limit of 512 (512 bytes)"},
+		{name: "wildcard group", review: req(gvrWidgets, "Widget", admissionv1.Create, sized(t, "Widget", "obj", 10240)), wantAllowed: true},
+		{name: "wildcard group over", review: req(gvrWidgets, "Widget", admissionv1.Create, sized(t, "Widget", "obj", 10241)),
+			wantMessage: `for widgets.example.com/v1 "garden-dev/obj"`},
+		{name: "generated name in the message", review: func() vReview {
+			r := req(gvrSecrets, "Secret", admissionv1.Create, strings.Replace(sized(t, "Secret", "", 150), `"name":""`, `"generateName":"token-"`, 1))
+			r.name = "-"
+			return r
+		}(), wantMessage: `for secrets/v1 "garden-dev/token-"`},
+
+		// Modes
+		{name: "log mode admits with a warning", mode: "log", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 1025)),
+			wantAllowed: true, wantWarning: `seedwarden: resource size 1025 bytes exceeds the limit of 1Ki (1024 bytes) for shoots.core.gardener.cloud/v1beta1 "garden-dev/obj" (admitted: operationMode is log)`,
+			wantMetrics: map[string]float64{"CREATE/Shoot/garden-dev/size": 1}},
+		{name: "log mode within limits", mode: "log", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 100)), wantAllowed: true},
+
+		// Unrestricted subjects
+		{name: "unrestricted user", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), admin), wantAllowed: true},
+		{name: "unrestricted group by wildcard", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), op), wantAllowed: true},
+		{name: "unrestricted service account", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), gardenSA), wantAllowed: true},
+		{name: "unrestricted service account by user-name wildcard", review: as(req(gvrSecrets, "Secret", admissionv1.Create, sized(t, "Secret", "obj", 5000)), kubeSystemSA), wantAllowed: true},
+		{name: "service account of another namespace is limited", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), otherSA),
+			wantMessage: "exceeds the limit"},
+		{name: "unrestricted subjects skip counts too", review: as(clusterReq(gvrSeeds, "Seed", admissionv1.Create, sized(t, "Seed", "obj", 100)), admin), wantAllowed: true},
+
+		// Counts
+		{name: "seed count reached", review: clusterReq(gvrSeeds, "Seed", admissionv1.Create, sized(t, "Seed", "obj", 100)),
+			wantMessage: `seedwarden: 2 seeds.core.gardener.cloud exist, the limit is 2; seeds.core.gardener.cloud/v1beta1 "obj" cannot be created`,
+			wantMetrics: map[string]float64{"CREATE/Seed//count": 1}},
+		{name: "seed count on update does not apply", review: clusterReq(gvrSeeds, "Seed", admissionv1.Update, sized(t, "Seed", "obj", 100)), wantAllowed: true},
+		{name: "project count reached", review: clusterReq(gvrProjects, "Project", admissionv1.Create, sized(t, "Project", "obj", 100)),
+			wantMessage: `1 projects.core.gardener.cloud exist, the limit is 1`},
+		{name: "no count limit", review: clusterReq(gvrProfiles, "CloudProfile", admissionv1.Create, sized(t, "CloudProfile", "obj", 100)), wantAllowed: true},
+		{name: "size and count at once", review: clusterReq(gvrSeeds, "Seed", admissionv1.Create, sized(t, "Seed", "obj", 4000)),
+			wantMessage: `seedwarden: resource size 4000 bytes exceeds the limit of 1Ki (1024 bytes) for seeds.core.gardener.cloud/v1beta1 "obj"; 2 seeds.core.gardener.cloud exist`,
+			wantMetrics: map[string]float64{"CREATE/Seed//count": 1, "CREATE/Seed//size": 1}},
+		{name: "count in log mode", mode: "log", review: clusterReq(gvrSeeds, "Seed", admissionv1.Create, sized(t, "Seed", "obj", 100)),
+			wantAllowed: true, wantWarning: "2 seeds.core.gardener.cloud exist", wantMetrics: map[string]float64{"CREATE/Seed//count": 1}},
+
+		// Not checked
+		{name: "delete", review: req(gvrShoots, "Shoot", admissionv1.Delete, ""), wantAllowed: true},
+		{name: "subresource", review: func() vReview {
+			r := req(gvrShoots, "Shoot", admissionv1.Update, sized(t, "Shoot", "obj", 5000))
+			r.subResource = "status"
+			return r
+		}(), wantAllowed: true},
+		{name: "malformed object without a limit is not read", review: req(gvrPods, "Pod", admissionv1.Create, `[1,2]`), wantAllowed: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mode := tc.mode
+			if mode == "" {
+				mode = OperationModeBlock
+			}
+			reg := prometheus.NewRegistry()
+			v := newSizeValidator(vLog(t), mode, reg)
+			resp := vServe(t, v, tc.review.body(t))
+			assert.Equal(t, tc.wantAllowed, resp.Allowed, vMessage(resp))
+			if tc.wantMessage != "" {
+				assert.Contains(t, vMessage(resp), tc.wantMessage)
+			}
+			if !resp.Allowed {
+				assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
+			}
+			if tc.wantWarning != "" {
+				require.Len(t, resp.Warnings, 1)
+				assert.Contains(t, resp.Warnings[0], tc.wantWarning)
+				assertValidWarning(t, resp.Warnings[0])
+			} else {
+				assert.Empty(t, resp.Warnings)
+			}
+			got := map[string]float64{}
+			families, err := reg.Gather()
+			require.NoError(t, err)
+			for _, f := range families {
+				if f.GetName() != metrics.RejectedResourcesTotalName {
+					continue
+				}
+				for _, m := range f.GetMetric() {
+					l := map[string]string{}
+					for _, p := range m.GetLabel() {
+						l[p.GetName()] = p.GetValue()
+					}
+					got[l["operation"]+"/"+l["kind"]+"/"+l["namespace"]+"/"+l["reason"]] = m.GetCounter().GetValue()
+				}
+			}
+			switch {
+			case tc.wantMetrics != nil:
+				assert.Equal(t, tc.wantMetrics, got)
+			case resp.Allowed && len(resp.Warnings) == 0:
+				assert.Empty(t, got, "nothing rejected")
+			default:
+				assert.NotEmpty(t, got, "every rejection is counted")
+			}
+		})
+	}
+}
+
+func TestResourceSizeValidatorMalformed(t *testing.T) {
+	v := newSizeValidator(vLog(t), OperationModeBlock, nil)
+	for _, object := range []string{"", "null", `"text"`, `[1]`} {
+		r := vReview{kind: gvkFor(gvrShoots, "Shoot"), resource: gvrShoots, object: object}
+		resp := vServe(t, v, r.body(t))
+		assert.False(t, resp.Allowed, object)
+		assert.Equal(t, int32(http.StatusBadRequest), resp.Result.Code, object)
+		assert.Contains(t, vMessage(resp), "seedwarden: cannot measure the object", object)
+	}
+
+	// Without a counter, count limits admit (and say so in the log).
+	v.Counter = nil
+	resp := vServe(t, v, vReview{kind: gvkFor(gvrSeeds, "Seed"), resource: gvrSeeds, object: `{}`}.body(t))
+	assert.True(t, resp.Allowed, vMessage(resp))
+}
+
+func TestResourceRuleMatches(t *testing.T) {
+	r := ResourceRule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets"}}
+	assert.True(t, r.Matches(gvrSecrets))
+	assert.False(t, r.Matches(metaGVR("x", "v1", "secrets")))
+	assert.False(t, r.Matches(metaGVR("", "v1", "configmaps")))
+	assert.True(t, ResourceRule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}}.Matches(gvrWidgets))
+	assert.False(t, ResourceRule{}.Matches(gvrWidgets))
+}
+
+func TestGlobMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"", "", true},
+		{"", "a", false},
+		{"a", "a", true},
+		{"a", "ab", false},
+		{"*", "", true},
+		{"*", "anything:at:all", true},
+		{"system:serviceaccount:garden:*", "system:serviceaccount:garden:x", true},
+		{"system:serviceaccount:garden:*", "system:serviceaccount:garden-dev:x", false},
+		{"a*b*c", "abc", true},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "acb", false},
+		{"a*a", "a", false},
+		{"a*a", "aa", true},
+		{"*x*", "yyxyy", true},
+		{"[a]", "a", false},
+		{"?", "a", false},
+	} {
+		assert.Equal(t, tc.want, globMatch(tc.pattern, tc.s), "%q ~ %q", tc.pattern, tc.s)
+	}
+}
+
+func TestSubjectsMatch(t *testing.T) {
+	subs := Subjects{
+		{Kind: SubjectUser, Name: "alice"},
+		{Kind: SubjectGroup, Name: "ops-*"},
+		{Kind: SubjectServiceAccount, Namespace: "garden*", Name: "robot"},
+	}
+	for _, tc := range []struct {
+		user authenticationv1.UserInfo
+		want bool
+	}{
+		{authenticationv1.UserInfo{Username: "alice"}, true},
+		{authenticationv1.UserInfo{Username: "alice2"}, false},
+		{authenticationv1.UserInfo{Username: "bob", Groups: []string{"ops-eu"}}, true},
+		{authenticationv1.UserInfo{Username: "bob", Groups: []string{"dev"}}, false},
+		{authenticationv1.UserInfo{Username: "system:serviceaccount:garden-dev:robot"}, true},
+		{authenticationv1.UserInfo{Username: "system:serviceaccount:kube-system:robot"}, false},
+		{authenticationv1.UserInfo{Username: "system:serviceaccount:garden:robot2"}, false},
+		{authenticationv1.UserInfo{Username: "system:serviceaccount:garden"}, false},
+		{authenticationv1.UserInfo{Username: "robot"}, false},
+		{authenticationv1.UserInfo{}, false},
+	} {
+		assert.Equal(t, tc.want, subs.Match(tc.user), "%+v", tc.user)
+	}
+	assert.False(t, Subjects(nil).Match(authenticationv1.UserInfo{Username: "alice"}))
+	assert.False(t, Subjects{{Kind: "Robot", Name: "*"}}.Match(authenticationv1.UserInfo{Username: "alice"}))
+}
+
+// FuzzResourceSize: arbitrary object bytes through objsize.Measure and the
+// handler. Measure never panics and never reports more than the bytes it got
+// (or less than "{}"); the handler always answers with a reason.
+func FuzzResourceSize(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"name":"a","managedFields":[{"x":1}]},"status":{"a":"b"},"spec":{}}`))
+	f.Add([]byte(`{"status":null,"metadata":{"managedFields":null}}`))
+	f.Add([]byte(`{"a":"\u00e4","status":{},"status":{"dup":true}}`))
+	f.Add([]byte(`[{"status":1}]`))
+	f.Add([]byte(`{`))
+	f.Add([]byte(``))
+
+	v := newSizeValidator(logr.Discard(), OperationModeBlock, nil)
+	wh := (&webhook.Admission{Handler: v}).WithRecoverPanic(false)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if n, err := objsize.Measure(raw); err == nil && (n > int64(len(raw)) || n < 2) {
+			t.Fatalf("Measure(%q) = %d, outside 2..%d", raw, n, len(raw))
+		}
+		for _, gvr := range []metav1.GroupVersionResource{gvrShoots, gvrSeeds, gvrPods} {
+			req := webhook.AdmissionRequest{AdmissionRequest: admissionv1.AdmissionRequest{
+				UID: testUID, Kind: gvkFor(gvr, "X"), Resource: gvr, Operation: admissionv1.Create,
+			}}
+			req.Object.Raw = raw
+			resp := wh.Handle(t.Context(), req)
+			if !resp.Allowed && (resp.Result == nil || resp.Result.Message == "" || resp.Result.Code < 400) {
+				t.Fatalf("rejection without code and message: %+v", resp.Result)
+			}
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// SnapshotSource provides the landscape (the cache.Store in production).
+type SnapshotSource interface {
+	Snapshot() *placement.Snapshot
+}
+
+// ShootBindingValidator is the validating webhook guarding spec.seedName on
+// shoots CREATE/UPDATE and the shoots/binding subresource:
+//
+//   - Through the main resource a seed may be set on CREATE or, on UPDATE,
+//     where there was none; changing it needs shoots/binding, and unsetting
+//     it is never allowed. A binding must change the seed.
+//   - Setting or changing the seed needs update on shoots/binding
+//     (SubjectAccessReview for the requesting user), except on a CREATE whose
+//     placement token verifies: the webhook's own placement.
+//   - A seed chosen by a user must exist and take the Shoot
+//     (placement.CheckSeedForShoot); moving to another seed needs backup on
+//     both seeds and the same internal domain.
+//
+// Requests for other kinds or subresources are errors (the webhook
+// configuration is wrong); operations other than CREATE and UPDATE are
+// admitted.
+type ShootBindingValidator struct {
+	Landscape  SnapshotSource
+	Authorizer Authorizer
+	// Signer verifies placement tokens; nil treats every seed choice as a
+	// user's.
+	Signer *placementtoken.Signer
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	Log     logr.Logger
+}
+
+var _ admission.Handler = (*ShootBindingValidator)(nil)
+
+// Handle implements admission.Handler.
+func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := v.handle(ctx, req)
+	v.Metrics.ObserveValidation(WebhookBinding, validationResult(resp))
+	return resp
+}
+
+func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
+	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
+	if err := checkShootValidationTarget(req); err != nil {
+		log.Error(err, "Rejecting admission request")
+		return invalidRequest(err)
+	}
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
+	}
+	c, err := decodeShootChange(req)
+	if err != nil {
+		log.Error(err, "Rejecting admission request")
+		return invalidRequest(err)
+	}
+
+	needsCheck, denial := classifySeedChange(c)
+	if denial != "" {
+		log.Info("Denied seed change", "from", c.oldSeed, "to", c.newSeed, "reason", denial)
+		return denied("seedwarden: %s", denial)
+	}
+	if !needsCheck {
+		return admission.Allowed("seedwarden: spec.seedName unchanged")
+	}
+
+	tokenErr := verifyPlacement(v.Signer, c)
+	if tokenErr == nil {
+		// The webhook's own placement: placement already applied its rules
+		// (and, following the reference scheduler, may pick a deleting seed;
+		// see placement's usable). We do not second-guess our own decision.
+		log.V(1).Info("Own placement", "seed", c.newSeed)
+		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
+	}
+
+	if resp, ok := v.authorize(ctx, req, c, tokenErr, log); !ok {
+		return resp
+	}
+	if problems := seedChoiceViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
+		log.Info("Denied seed choice", "from", c.oldSeed, "to", c.newSeed, "problems", problems)
+		return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+	}
+	log.V(1).Info("Allowed seed choice", "from", c.oldSeed, "to", c.newSeed, "user", req.UserInfo.Username)
+	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q may be chosen", c.newSeed))
+}
+
+// classifySeedChange applies the rules that depend only on the old and new
+// seed. needsCheck means a seed is being set or changed and the user's
+// permission and the seed must be checked; a non-empty denial refuses the
+// request outright.
+func classifySeedChange(c *shootChange) (needsCheck bool, denial string) {
+	switch {
+	case c.binding && c.newSeed == c.oldSeed:
+		if c.newSeed == "" {
+			return false, "the binding sets no seed (spec.seedName is empty)"
+		}
+		return false, fmt.Sprintf("the binding does not change the seed (spec.seedName is %q already)", c.newSeed)
+	case c.oldSeed != "" && c.newSeed == "":
+		return false, fmt.Sprintf("spec.seedName: unsetting the seed (%q) is not allowed", c.oldSeed)
+	case c.newSeed == c.oldSeed:
+		return false, ""
+	case !c.binding && c.op == admissionv1.Update && c.oldSeed != "":
+		return false, fmt.Sprintf("spec.seedName: changing the seed from %q to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.oldSeed, c.newSeed)
+	default:
+		return true, ""
+	}
+}
+
+// authorize checks the user's binding permission; it fails closed.
+func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Request, c *shootChange, tokenErr error, log logr.Logger) (admission.Response, bool) {
+	user := req.UserInfo
+	if v.Authorizer == nil {
+		err := errors.New("no authorizer configured")
+		log.Error(err, "Cannot verify binding permission")
+		return denied("seedwarden: cannot verify binding permission: %v", err), false
+	}
+	allowed, reason, err := v.Authorizer.Allowed(ctx, user, c.namespace, c.name)
+	if err != nil {
+		log.Error(err, "Cannot verify binding permission", "user", user.Username)
+		return denied("seedwarden: cannot verify binding permission: %v", err), false
+	}
+	if allowed {
+		return admission.Response{}, true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seedwarden: user %q may not set spec.seedName to %q: that needs permission to update shoots/binding (%s) in namespace %q",
+		user.Username, c.newSeed, shootGVK.group, c.namespace)
+	if reason != "" {
+		fmt.Fprintf(&b, " (%s)", reason)
+	}
+	if c.op == admissionv1.Create && !c.binding && !errors.Is(tokenErr, errNoToken) {
+		fmt.Fprintf(&b, "; the %s annotation was not accepted: %v", placementtoken.Annotation, tokenErr)
+	}
+	log.Info("Denied seed choice without binding permission", "user", user.Username, "to", c.newSeed, "reason", reason, "token", tokenErr)
+	return admission.Denied(b.String()), false
+}
+
+// seedChoiceViolations lists why the new seed cannot take the Shoot.
+func seedChoiceViolations(snap *placement.Snapshot, c *shootChange) []string {
+	seed := findSeed(snap, c.newSeed)
+	if seed == nil {
+		return []string{fmt.Sprintf("seed %q not found", c.newSeed)}
+	}
+	problems := placement.CheckSeedForShoot(snap, seed, c.shoot)
+	if c.oldSeed != "" {
+		problems = append(problems, reschedulingViolations(snap, c.oldSeed, seed)...)
+	}
+	return problems
+}
+
+// reschedulingViolations: moving a Shoot's control plane to another seed
+// restores it from a backup, so both seeds need one, and the Shoot's internal
+// DNS records must stay valid, so both need the same internal domain.
+func reschedulingViolations(snap *placement.Snapshot, oldName string, to *placement.Seed) []string {
+	from := findSeed(snap, oldName)
+	if from == nil {
+		return []string{fmt.Sprintf("the current seed %q is not found, so moving the Shoot away from it cannot be checked", oldName)}
+	}
+	var problems []string
+	for _, s := range []*placement.Seed{from, to} {
+		if s.Object.Spec.Backup == nil {
+			problems = append(problems, fmt.Sprintf("rescheduling from seed %q to seed %q needs backup on both seeds, seed %q has no spec.backup", from.Name, to.Name, s.Name))
+		}
+	}
+	if fd, td := internalDomain(from), internalDomain(to); fd != td {
+		problems = append(problems, fmt.Sprintf("rescheduling needs the same spec.dns.internal.domain on both seeds: seed %q has %q, seed %q has %q", from.Name, fd, to.Name, td))
+	}
+	return problems
+}
+
+func internalDomain(s *placement.Seed) string {
+	if in := s.Object.Spec.DNS.Internal; in != nil {
+		return in.Domain
+	}
+	return ""
+}

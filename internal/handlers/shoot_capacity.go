@@ -1,0 +1,178 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// CapacityStore is what the capacity webhook needs of the cache.Store.
+type CapacityStore interface {
+	Seed(name string) (*placement.Seed, bool)
+	Usage(seed string) int64
+	Reservation(key string) (seed string, ok bool)
+	Reserve(seed, key string) error
+	CheckCapacity(seed, key string) error
+	Release(key string)
+}
+
+var _ CapacityStore = (*cache.Store)(nil)
+
+// ShootCapacityValidator is the validating webhook that keeps seeds within
+// status.allocatable.shoots: a request that sets or changes spec.seedName
+// (shoots CREATE/UPDATE, shoots/binding) is denied when the seed is full.
+//
+//   - The webhook's own placement (CREATE with a verified placement token)
+//     already holds a reservation from the mutating webhook, recorded in the
+//     seedwarden.io/reservation annotation; it is admitted while the seed's
+//     usage, which includes that reservation, stays within allocatable. When
+//     this replica holds no such reservation (placed by another replica, or
+//     expired), one is taken now under the same key.
+//   - Any other placement reserves a place under
+//     cache.ManualReservationKey(namespace, name) until the Shoot shows up on
+//     the seed in the watch (or the reservation TTL passes).
+//   - Dry runs are checked but reserve nothing.
+//
+// Reserving is atomic in the Store, so concurrent requests served by one
+// replica never overfill a seed. UnrestrictedSubjects skip the check.
+type ShootCapacityValidator struct {
+	Store CapacityStore
+	// Signer verifies placement tokens. Without one, the reservation
+	// annotation is trusted whenever this replica holds a live reservation
+	// of that key on the seed (one replica, no key configured).
+	Signer               *placementtoken.Signer
+	UnrestrictedSubjects Subjects
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	Log     logr.Logger
+}
+
+var _ admission.Handler = (*ShootCapacityValidator)(nil)
+
+// Handle implements admission.Handler.
+func (v *ShootCapacityValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+	resp := v.handle(req)
+	v.Metrics.ObserveValidation(WebhookCapacity, validationResult(resp))
+	return resp
+}
+
+func (v *ShootCapacityValidator) handle(req admission.Request) admission.Response {
+	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
+	if err := checkShootValidationTarget(req); err != nil {
+		log.Error(err, "Rejecting admission request")
+		return invalidRequest(err)
+	}
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
+	}
+	c, err := decodeShootChange(req)
+	if err != nil {
+		log.Error(err, "Rejecting admission request")
+		return invalidRequest(err)
+	}
+	if c.newSeed == "" || c.newSeed == c.oldSeed {
+		return admission.Allowed("seedwarden: no seed is set or changed")
+	}
+	if v.UnrestrictedSubjects.Match(req.UserInfo) {
+		log.V(1).Info("Capacity not checked for unrestricted subject", "user", req.UserInfo.Username, "seed", c.newSeed)
+		return admission.Allowed("seedwarden: capacity not checked for an unrestricted subject")
+	}
+	if v.Store == nil {
+		err := errors.New("seedwarden: no store configured")
+		log.Error(err, "Cannot check capacity")
+		return denied("seedwarden: cannot check the capacity of seed %q: %v", c.newSeed, err)
+	}
+
+	key, held := v.reservationKey(c, string(req.UID))
+	if held {
+		return v.admitHeld(c, key, log)
+	}
+	if c.dryRun {
+		err = v.Store.CheckCapacity(c.newSeed, key)
+	} else {
+		err = v.Store.Reserve(c.newSeed, key)
+	}
+	if resp, ok := capacityDenial(c, err); !ok {
+		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun)
+		return resp
+	}
+	log.V(1).Info("Reserved a place on seed", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
+	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
+}
+
+// reservationKey returns the key under which the Shoot holds (or is to take)
+// its place, and whether this replica already holds it on the new seed.
+func (v *ShootCapacityValidator) reservationKey(c *shootChange, uid string) (key string, held bool) {
+	if c.op == admissionv1.Create && !c.binding {
+		own := verifyPlacement(v.Signer, c) == nil
+		if k := c.shoot.Annotations[AnnotationReservation]; k != "" && (own || v.Signer == nil) {
+			seed, ok := v.Store.Reservation(k)
+			if ok && seed == c.newSeed {
+				return k, true
+			}
+			if own {
+				// Placed by another replica, or the reservation expired:
+				// take it here under the same key, which the watch releases.
+				return k, false
+			}
+		}
+	}
+	if c.name == "" {
+		// Not reachable through the API server (a validating webhook sees
+		// the generated name); keep such a request from sharing a key.
+		return cache.ManualReservationKey(c.namespace, c.shoot.GenerateName+"?"+uid), false
+	}
+	return cache.ManualReservationKey(c.namespace, c.name), false
+}
+
+// admitHeld admits a placement whose reservation is counted already, unless
+// the seed filled up since (Shoots created past the webhook, a lowered
+// allocatable); then the reservation is given back.
+func (v *ShootCapacityValidator) admitHeld(c *shootChange, key string, log logr.Logger) admission.Response {
+	seed, ok := v.Store.Seed(c.newSeed)
+	if !ok {
+		v.release(c, key)
+		return denied("seedwarden: seed %q not found; its capacity cannot be checked", c.newSeed)
+	}
+	alloc, has := seed.Allocatable()
+	if !has {
+		return admission.Allowed(fmt.Sprintf("seedwarden: seed %q sets no allocatable shoots", c.newSeed))
+	}
+	if usage := v.Store.Usage(c.newSeed); usage > alloc {
+		v.release(c, key)
+		log.Info("Denied own placement on a seed that filled up", "seed", c.newSeed, "usage", usage, "allocatable", alloc)
+		return denied("seedwarden: seed %q is full: usage %d (including the place reserved for this Shoot) exceeds allocatable shoots %d",
+			c.newSeed, usage, alloc)
+	}
+	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q holds a place for this Shoot", c.newSeed))
+}
+
+func (v *ShootCapacityValidator) release(c *shootChange, key string) {
+	if !c.dryRun {
+		v.Store.Release(key)
+	}
+}
+
+// capacityDenial turns a Reserve/CheckCapacity error into a denial.
+func capacityDenial(c *shootChange, err error) (admission.Response, bool) {
+	var full *cache.CapacityError
+	switch {
+	case err == nil:
+		return admission.Response{}, true
+	case errors.As(err, &full):
+		return denied("seedwarden: cannot place Shoot %q: %v", c.key(), full), false
+	case errors.Is(err, cache.ErrUnknownSeed):
+		return denied("seedwarden: seed %q not found; its capacity cannot be checked", c.newSeed), false
+	default:
+		return denied("seedwarden: cannot check the capacity of seed %q: %v", c.newSeed, err), false
+	}
+}

@@ -1,0 +1,246 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// This file holds what the Shoot validators share: which requests they take,
+// how a request becomes a seed change, the placement token check, and the
+// subject matching of unrestrictedSubjects.
+
+// SubresourceBinding is the Shoot subresource through which a seed is bound.
+const SubresourceBinding = "binding"
+
+// Webhook names, as the "webhook" label of seedwarden_validations_total.
+const (
+	WebhookBinding      = "binding"
+	WebhookCapacity     = "capacity"
+	WebhookResourceSize = "resource-size"
+)
+
+// checkShootValidationTarget rejects requests the validating webhook
+// configuration should never send: anything but core.gardener.cloud/v1beta1
+// Shoots through the main resource or the binding subresource.
+func checkShootValidationTarget(req admission.Request) error {
+	k, r := req.Kind, req.Resource
+	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
+		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
+			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), req.Operation)
+	}
+	if r.Group != shootGVK.group || r.Resource != shootGVK.resource || (req.SubResource != "" && req.SubResource != SubresourceBinding) {
+		got := r.Resource
+		if req.SubResource != "" {
+			got += "/" + req.SubResource
+		}
+		return fmt.Errorf("seedwarden: expected resource %s or %s/%s in group %s, got %q in group %q (operation %q); check the webhook configuration",
+			shootGVK.resource, shootGVK.resource, SubresourceBinding, shootGVK.group, got, r.Group, req.Operation)
+	}
+	return nil
+}
+
+// shootChange is what a Shoot request does to spec.seedName.
+type shootChange struct {
+	op      admissionv1.Operation
+	binding bool // through the shoots/binding subresource
+	dryRun  bool
+	// shoot is the object after the request, with the namespace filled in.
+	shoot            *api.Shoot
+	namespace, name  string
+	oldSeed, newSeed string
+}
+
+// decodeShootChange reads a CREATE or UPDATE of a Shoot or its binding. An
+// UPDATE without an old object is an error (the API server always sends it),
+// so a missing one can never hide the seed being changed.
+func decodeShootChange(req admission.Request) (*shootChange, error) {
+	shoot, err := decodeShoot(req.Object.Raw)
+	if err != nil {
+		return nil, err
+	}
+	if shoot.Namespace == "" {
+		shoot.Namespace = req.Namespace
+	}
+	c := &shootChange{
+		op:        req.Operation,
+		binding:   req.SubResource == SubresourceBinding,
+		dryRun:    req.DryRun != nil && *req.DryRun,
+		shoot:     shoot,
+		namespace: shoot.Namespace,
+		name:      objectName(shoot.Name, req.Name),
+		newSeed:   deref(shoot.Spec.SeedName),
+	}
+	if req.Operation == admissionv1.Update {
+		old, err := decodeShoot(req.OldObject.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("old object: %w", err)
+		}
+		c.oldSeed = deref(old.Spec.SeedName)
+	}
+	return c, nil
+}
+
+func (c *shootChange) key() string { return c.namespace + "/" + c.name }
+
+// objectName is the object's name, else the request's. Both are empty only
+// for a CREATE with generateName before the name is generated, which a
+// validating webhook does not see.
+func objectName(object, request string) string {
+	if object != "" {
+		return object
+	}
+	return request
+}
+
+// errNoToken: the Shoot carries no placement annotation.
+var errNoToken = errors.New("no " + placementtoken.Annotation + " annotation")
+
+// verifyPlacement checks that the Shoot is the webhook's own placement on
+// seed: a CREATE through the main resource whose placement token verifies
+// for its namespace, name, generateName and seed. Only a CREATE can be: the
+// mutating webhook places nothing else, and a token on an UPDATE or binding
+// could only have been copied.
+func verifyPlacement(signer *placementtoken.Signer, c *shootChange) error {
+	if c.op != admissionv1.Create || c.binding {
+		return errors.New("placement tokens count only when a Shoot is created")
+	}
+	token := c.shoot.Annotations[placementtoken.Annotation]
+	if token == "" {
+		return errNoToken
+	}
+	if signer == nil {
+		return errors.New("no placement key is configured")
+	}
+	return signer.Verify(token, placementtoken.Subject{
+		Namespace:    c.namespace,
+		Name:         c.name,
+		GenerateName: c.shoot.GenerateName,
+		Seed:         c.newSeed,
+	})
+}
+
+// findSeed looks a seed up in the snapshot (Seeds is sorted by name).
+func findSeed(snap *placement.Snapshot, name string) *placement.Seed {
+	i := sort.Search(len(snap.Seeds), func(i int) bool { return snap.Seeds[i].Name >= name })
+	if i < len(snap.Seeds) && snap.Seeds[i].Name == name {
+		return snap.Seeds[i]
+	}
+	return nil
+}
+
+// Subject kinds of unrestrictedSubjects.
+const (
+	SubjectUser           = "User"
+	SubjectGroup          = "Group"
+	SubjectServiceAccount = "ServiceAccount"
+)
+
+// Subject names a user, a group or a service account. Name and Namespace may
+// hold "*", which matches any run of characters (also none), so
+// {User, "system:serviceaccount:garden:*"} matches every service account of
+// the garden namespace.
+type Subject struct {
+	Kind, Name, Namespace string
+}
+
+// Subjects is a list of subjects; a user matches when any entry does.
+type Subjects []Subject
+
+const serviceAccountPrefix = "system:serviceaccount:"
+
+// Match reports whether the user is one of the subjects: a User by name, a
+// Group among the user's groups, a ServiceAccount by the namespace and name
+// in its user name (system:serviceaccount:<namespace>:<name>).
+func (s Subjects) Match(u authenticationv1.UserInfo) bool {
+	for _, sub := range s {
+		switch sub.Kind {
+		case SubjectUser:
+			if globMatch(sub.Name, u.Username) {
+				return true
+			}
+		case SubjectGroup:
+			for _, g := range u.Groups {
+				if globMatch(sub.Name, g) {
+					return true
+				}
+			}
+		case SubjectServiceAccount:
+			rest, ok := strings.CutPrefix(u.Username, serviceAccountPrefix)
+			if !ok {
+				continue
+			}
+			ns, name, ok := strings.Cut(rest, ":")
+			if ok && globMatch(sub.Namespace, ns) && globMatch(sub.Name, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// globMatch matches s against pattern, where "*" stands for any run of
+// characters and everything else for itself.
+func globMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
+// denied is a policy denial the user sees: allowed=false, code 403, the
+// message as given. Validators deny (rather than error) whenever the answer
+// is a decision, including "cannot decide" (fail closed), so the message
+// reaches the user unchanged.
+func denied(format string, args ...any) admission.Response {
+	return admission.Denied(fmt.Sprintf(format, args...))
+}
+
+// invalidRequest is an error response for a request the webhook cannot read.
+func invalidRequest(err error) admission.Response {
+	return admission.Errored(http.StatusBadRequest, err)
+}
+
+// validationResult maps a response to the result label of the metric.
+func validationResult(r admission.Response) string {
+	switch {
+	case r.Allowed:
+		return metrics.ValidationAllowed
+	case r.Result != nil && r.Result.Code != 0 && r.Result.Code != http.StatusForbidden:
+		return metrics.ValidationError
+	default:
+		return metrics.ValidationDenied
+	}
+}
+
+// statusMessage returns the response's message, for logs.
+func statusMessage(r admission.Response) string {
+	if r.Result == nil {
+		return ""
+	}
+	return r.Result.Message
+}

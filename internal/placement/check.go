@@ -1,0 +1,153 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// This file exports placement's per-seed rules for the validating webhooks,
+// which check a seed a user chose (spec.seedName on create, a binding)
+// against the same rules Decide applies. Decide does not use these wrappers,
+// so they cannot change its behaviour.
+
+// TaintsTolerated reports whether tolerations tolerate every taint, by the
+// rule placement uses (Gardener's TaintsAreTolerated, quirks included: more
+// taints than tolerations fails, a taint with a value needs a toleration with
+// that value, and for a repeated toleration key the last value wins).
+func TaintsTolerated(taints []api.SeedTaint, tolerations []api.Toleration) bool {
+	return taintsTolerated(taints, tolerations)
+}
+
+// SupportsAccessRestrictions reports whether the seed supports every access
+// restriction in wanted.
+func SupportsAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWithOptions) bool {
+	return len(unsupportedAccessRestrictions(seed, wanted)) == 0
+}
+
+func unsupportedAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWithOptions) []string {
+	var missing []string
+	for _, w := range wanted {
+		if !slices.Contains(seed.access, w.Name) && !slices.Contains(missing, w.Name) {
+			missing = append(missing, w.Name)
+		}
+	}
+	return missing
+}
+
+// CheckSeedForShoot returns the rules a seed chosen for the Shoot violates,
+// one message per rule naming the field and the values involved, or nil:
+//
+//   - the seed is being deleted;
+//   - its taints are not tolerated (spec.tolerations);
+//   - it does not support the Shoot's access restrictions;
+//   - it does not match the CloudProfile's seedSelector: labels (step 2 of
+//     Decide) and provider (step 4: the Shoot's provider type without
+//     providerTypes, else listed there, "*" for all);
+//   - it has fewer than 3 zones for failure tolerance "zone" (step 5).
+//
+// A CloudProfile that cannot be resolved is reported as a violation too: the
+// selector cannot be checked without it.
+//
+// Unlike Decide, a deleting seed is a violation here: Decide follows the
+// reference scheduler, which places onto deleting seeds (see usable), but a
+// user binding a Shoot to a seed that is going away is refused, as Gardener's
+// admission does.
+func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot) []string {
+	var v []string
+	if seed.deleting {
+		v = append(v, fmt.Sprintf("seed %q is being deleted (metadata.deletionTimestamp is set)", seed.Name))
+	}
+	if !taintsTolerated(seed.taints, shoot.Spec.Tolerations) {
+		v = append(v, fmt.Sprintf("spec.tolerations %s do not tolerate the taints %s of seed %q",
+			formatTolerations(shoot.Spec.Tolerations), formatTaints(seed.taints), seed.Name))
+	}
+	if missing := unsupportedAccessRestrictions(seed, shoot.Spec.AccessRestrictions); len(missing) > 0 {
+		v = append(v, fmt.Sprintf("spec.accessRestrictions: seed %q does not support %s (it supports %s)",
+			seed.Name, quoteList(missing), quoteList(seed.access)))
+	}
+	if profile, err := resolveCloudProfile(snap, shoot); err != nil {
+		v = append(v, err.Error())
+	} else {
+		v = append(v, profileViolations(profile, seed, shoot)...)
+	}
+	if failureToleranceZone(shoot) && len(seed.zones) < 3 {
+		v = append(v, fmt.Sprintf("spec.controlPlane.highAvailability.failureTolerance.type %q needs a seed with at least 3 zones, seed %q has %d %s",
+			api.FailureToleranceZone, seed.Name, len(seed.zones), quoteList(seed.zones)))
+	}
+	return v
+}
+
+func profileViolations(profile *CloudProfile, seed *Seed, shoot *api.Shoot) []string {
+	var v []string
+	if profile.SeedSelector != nil {
+		switch {
+		case profile.selectorErr != nil:
+			v = append(v, fmt.Sprintf("cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr))
+		case !profile.selector.Matches(seed.labels):
+			v = append(v, fmt.Sprintf("seed %q (labels %s) does not match spec.seedSelector '%s' of CloudProfile %q",
+				seed.Name, formatLabels(seed.labels), profile.selector, profile.Name))
+		}
+	}
+	enabled := profile.ProviderTypes()
+	keep, _ := providerMatches(shoot.Spec.Provider.Type, enabled)
+	if !keep(seed) {
+		if len(enabled) == 0 {
+			v = append(v, fmt.Sprintf("seed %q has provider type %q, spec.provider.type is %q (CloudProfile %q lists no spec.seedSelector.providerTypes)",
+				seed.Name, seed.providerType, shoot.Spec.Provider.Type, profile.Name))
+		} else {
+			v = append(v, fmt.Sprintf("seed %q has provider type %q, which is not in spec.seedSelector.providerTypes %s of CloudProfile %q",
+				seed.Name, seed.providerType, quoteList(enabled), profile.Name))
+		}
+	}
+	return v
+}
+
+func formatTaints(taints []api.SeedTaint) string {
+	out := make([]string, len(taints))
+	for i, t := range taints {
+		out[i] = t.Key
+		if t.Value != nil {
+			out[i] += "=" + *t.Value
+		}
+	}
+	return quoteList(out)
+}
+
+func formatTolerations(tols []api.Toleration) string {
+	out := make([]string, len(tols))
+	for i, t := range tols {
+		out[i] = t.Key
+		if t.Value != nil {
+			out[i] += "=" + *t.Value
+		}
+	}
+	return quoteList(out)
+}
+
+func formatLabels(l map[string]string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + "=" + l[k]
+	}
+	return "'" + strings.Join(out, ",") + "'"
+}
+
+// quoteList formats names as ["a", "b"], or [] when there are none.
+func quoteList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}

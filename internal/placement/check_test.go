@@ -1,0 +1,167 @@
+package placement
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+func TestExportedTaintsTolerated(t *testing.T) {
+	taint := func(k string, v *string) api.SeedTaint { return api.SeedTaint{Key: k, Value: v} }
+	tol := func(k string, v *string) api.Toleration { return api.Toleration{Key: k, Value: v} }
+	tests := []struct {
+		name   string
+		taints []api.SeedTaint
+		tols   []api.Toleration
+		want   bool
+	}{
+		{"no taints", nil, nil, true},
+		{"key tolerated", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("a", nil)}, true},
+		{"key missing", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("b", nil)}, false},
+		{"value needed", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", nil)}, false},
+		{"value matches", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("x"))}, true},
+		{"last value wins", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("x")), tol("a", ptr("y"))}, false},
+		{"more taints than tolerations", []api.SeedTaint{taint("a", nil), taint("a", nil)}, []api.Toleration{tol("a", nil)}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, TaintsTolerated(tc.taints, tc.tols))
+			assert.Equal(t, taintsTolerated(tc.taints, tc.tols), TaintsTolerated(tc.taints, tc.tols))
+		})
+	}
+}
+
+func TestSupportsAccessRestrictions(t *testing.T) {
+	sd := NewSeed(readySeed("s", func(s *api.Seed) {
+		s.Spec.AccessRestrictions = []api.AccessRestriction{{Name: "eu-access-only"}}
+	}))
+	assert.True(t, SupportsAccessRestrictions(sd, nil))
+	assert.True(t, SupportsAccessRestrictions(sd, []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}}))
+	assert.False(t, SupportsAccessRestrictions(sd, []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}, {Name: "other"}}))
+}
+
+func TestCheckSeedForShoot(t *testing.T) {
+	withProfile := func(sel *api.SeedSelector) func(*Snapshot) {
+		return func(s *Snapshot) {
+			s.CloudProfiles["aws"] = NewCloudProfile("aws", &api.CloudProfileSpec{Type: "aws", SeedSelector: sel})
+		}
+	}
+	zonal := func(sh *api.Shoot) {
+		sh.Spec.ControlPlane = &api.ControlPlane{HighAvailability: &api.HighAvailability{FailureTolerance: api.FailureTolerance{Type: "zone"}}}
+	}
+	tests := []struct {
+		name  string
+		seed  *api.Seed
+		shoot *api.Shoot
+		snap  func(*Snapshot)
+		want  []string
+	}{{
+		name:  "fits",
+		seed:  readySeed("s", withZones("", "a", "b", "c")),
+		shoot: basicShoot(zonal),
+	}, {
+		name: "not ready or invisible still fits: a user may bind there",
+		seed: readySeed("s", func(s *api.Seed) {
+			s.Status.Conditions = nil
+			s.Spec.Settings = &api.SeedSettings{Scheduling: &api.SeedSettingScheduling{Visible: false}}
+		}),
+		shoot: basicShoot(),
+	}, {
+		name:  "deleting",
+		seed:  readySeed("s", func(s *api.Seed) { s.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)} }),
+		shoot: basicShoot(),
+		want:  []string{`seed "s" is being deleted (metadata.deletionTimestamp is set)`},
+	}, {
+		name: "taints",
+		seed: readySeed("s", withTaints(api.SeedTaint{Key: "protected"}, api.SeedTaint{Key: "team", Value: ptr("a")})),
+		shoot: basicShoot(func(sh *api.Shoot) {
+			sh.Spec.Tolerations = []api.Toleration{{Key: "protected"}, {Key: "team", Value: ptr("b")}}
+		}),
+		want: []string{`spec.tolerations ["protected", "team=b"] do not tolerate the taints ["protected", "team=a"] of seed "s"`},
+	}, {
+		name: "access restrictions",
+		seed: readySeed("s", func(s *api.Seed) { s.Spec.AccessRestrictions = []api.AccessRestriction{{Name: "x"}} }),
+		shoot: basicShoot(func(sh *api.Shoot) {
+			sh.Spec.AccessRestrictions = []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}, {Name: "x"}, {Name: "eu-access-only"}}
+		}),
+		want: []string{`spec.accessRestrictions: seed "s" does not support ["eu-access-only"] (it supports ["x"])`},
+	}, {
+		name:  "cloud profile labels",
+		seed:  readySeed("s", withLabels(map[string]string{"env": "dev", "a": "b"})),
+		shoot: basicShoot(),
+		snap:  withProfile(&api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}),
+		want:  []string{`seed "s" (labels 'a=b,env=dev') does not match spec.seedSelector 'env=prod' of CloudProfile "aws"`},
+	}, {
+		name:  "cloud profile labels, seed without labels",
+		seed:  readySeed("s"),
+		shoot: basicShoot(),
+		snap:  withProfile(&api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}),
+		want:  []string{`seed "s" (labels none) does not match spec.seedSelector 'env=prod' of CloudProfile "aws"`},
+	}, {
+		name:  "invalid cloud profile selector",
+		seed:  readySeed("s"),
+		shoot: basicShoot(),
+		snap: withProfile(&api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "env", Operator: "Near"}}}}),
+		want: []string{`cloudProfile "aws": spec.seedSelector: "Near" is not a valid label selector operator`},
+	}, {
+		name:  "provider differs",
+		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
+		shoot: basicShoot(),
+		want:  []string{`seed "s" has provider type "gcp", spec.provider.type is "aws" (CloudProfile "aws" lists no spec.seedSelector.providerTypes)`},
+	}, {
+		name:  "provider not listed",
+		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
+		shoot: basicShoot(),
+		snap:  withProfile(&api.SeedSelector{ProviderTypes: []string{"aws", "azure"}}),
+		want:  []string{`seed "s" has provider type "gcp", which is not in spec.seedSelector.providerTypes ["aws", "azure"] of CloudProfile "aws"`},
+	}, {
+		name:  "provider listed",
+		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
+		shoot: basicShoot(),
+		snap:  withProfile(&api.SeedSelector{ProviderTypes: []string{"aws", "gcp"}}),
+	}, {
+		name:  "provider wildcard",
+		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
+		shoot: basicShoot(),
+		snap:  withProfile(&api.SeedSelector{ProviderTypes: []string{"*"}}),
+	}, {
+		name:  "cloud profile missing",
+		seed:  readySeed("s"),
+		shoot: basicShoot(func(sh *api.Shoot) { sh.Spec.CloudProfileName = ptr("nope") }),
+		want:  []string{`spec.cloudProfile: CloudProfile "nope" not found`},
+	}, {
+		name:  "two zones for failure tolerance zone",
+		seed:  readySeed("s", withZones("", "a", "b")),
+		shoot: basicShoot(zonal),
+		want:  []string{`spec.controlPlane.highAvailability.failureTolerance.type "zone" needs a seed with at least 3 zones, seed "s" has 2 ["a", "b"]`},
+	}, {
+		name: "everything at once",
+		seed: readySeed("s", withRegion("gcp", "x"), withTaints(api.SeedTaint{Key: "t"}), func(s *api.Seed) {
+			s.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+		}),
+		shoot: basicShoot(zonal, func(sh *api.Shoot) {
+			sh.Spec.AccessRestrictions = []api.AccessRestrictionWithOptions{{Name: "r"}}
+		}),
+		want: []string{
+			`seed "s" is being deleted (metadata.deletionTimestamp is set)`,
+			`spec.tolerations [] do not tolerate the taints ["t"] of seed "s"`,
+			`spec.accessRestrictions: seed "s" does not support ["r"] (it supports [])`,
+			`seed "s" has provider type "gcp", spec.provider.type is "aws" (CloudProfile "aws" lists no spec.seedSelector.providerTypes)`,
+			`spec.controlPlane.highAvailability.failureTolerance.type "zone" needs a seed with at least 3 zones, seed "s" has 0 []`,
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := snapshotOf(nil, tc.seed)
+			if tc.snap != nil {
+				tc.snap(snap)
+			}
+			assert.Equal(t, tc.want, CheckSeedForShoot(snap, snap.Seeds[0], tc.shoot))
+		})
+	}
+}
