@@ -1,0 +1,195 @@
+// Package pending is the retry controller for Shoots admitted without a seed:
+// when nothing fitted at CREATE time the mutating webhook admits the Shoot
+// unplaced, and this controller keeps placing it — with the same placement
+// code and the same in-memory snapshot as the webhook — until a seed fits,
+// then binds it, as gardener-scheduler does.
+//
+// # What it watches
+//
+// Shoots (the reduced Shoots of the manager's cache: enough to tell a pending
+// Shoot — empty spec.seedName, spec.schedulerName empty or ours, not being
+// deleted — and what it charges) and Seeds. It reconciles pending Shoots;
+// everything else only triggers retries:
+//
+//   - a Seed is created, or changes in anything placement reads (labels,
+//     annotations, deletion, spec, allocatable, last operation presence,
+//     condition statuses; heartbeat-only updates are ignored): every pending
+//     Shoot is retried at once;
+//   - capacity frees up — a Shoot charged to a seed is deleted, or its
+//     spec/status seedName changes so that a seed is no longer charged:
+//     every pending Shoot is retried at once;
+//   - a pending Shoot's spec changes (metadata.generation): that Shoot is
+//     retried at once.
+//
+// Before such a retry, the handler applies the triggering object to the
+// Store itself (harmless twice: the Store skips Seed versions it has seen and
+// keeps Shoot charges as differences), so the retry cannot decide on a Store
+// whose own informer handler is a step behind.
+//
+// # Backoff
+//
+// Each failed attempt (no seed fits, or the binding failed) requeues the Shoot
+// with RequeueAfter from a per-Shoot exponential backoff
+// (workqueue.NewTypedItemExponentialFailureRateLimiter: base, 2·base, 4·base,
+// … up to the cap; defaults 1s and 5m), kept by the reconciler rather than the
+// controller's queue: so a retry triggered by an event (which bypasses the
+// wait) still counts as an attempt, and nothing needs the deprecated
+// Result.Requeue or has to be reported as an error. Binding conflicts (409)
+// are retried quietly after a separate, short backoff (50ms doubling).
+// Errors reading the Shoot are returned to controller-runtime, whose queue
+// uses the same base and cap. Success, deletion, or the Shoot getting a seed
+// elsewhere resets the Shoot's backoff.
+//
+// # Binding
+//
+// Mode "binding" (default) PUTs the whole Shoot, read from the API server and
+// kept as unstructured so no field is lost, with spec.seedName set to the
+// shoots/binding subresource, like gardener-scheduler. Mode "update" merge-
+// patches spec.seedName on the main resource (for clusters that serve Shoots
+// from a CRD, which has no binding subresource); there the controller also
+// removes its own Create/Pending status.lastOperation afterwards, which
+// Gardener's binding strategy does by itself. Both carry the Shoot's
+// resourceVersion, so a stale read fails with a conflict instead of
+// overwriting.
+//
+// # Reservations
+//
+// Deciding reserves a place on the chosen seed (Store.Place), so concurrent
+// admissions and workers see it. The key is ReservationKey — the capacity
+// webhook's key for manual placements of that Shoot, so the webhook counts
+// the controller's binding once — and the Store ends the reservation when the
+// bound Shoot shows up on the seed in the watch (or the TTL passes). A
+// binding that fails gives the place back at once.
+//
+// # Reporting
+//
+// A failed attempt records a Warning event SchedulingFailed with
+// Decision.Summary() (the per-seed reasons, cut to 1024 bytes) and sets
+// status.lastOperation to type Create, state Pending with that description
+// (skipped when it already says exactly that, so retries do not rewrite the
+// Shoot; conditional on the resourceVersion read, so a Shoot bound meanwhile
+// is not marked pending). A binding that fails other than by a conflict gives
+// the reserved place back and records a Warning event SchedulingFailed
+// (action Bind) with the error; a 404 is not taken for a deleted Shoot — the
+// next attempt's read tells — because in binding mode it also means the API
+// server has no binding subresource (Shoots from a CRD), which the event then
+// says. A successful attempt records a Normal event Scheduled. Metrics:
+// seedwarden_pending_shoots and seedwarden_scheduling_retries_total{result}
+// (scheduled, unschedulable, conflict, error).
+//
+// Retries are not triggered by CloudProfile, Project or region-config
+// changes, nor by reservations expiring; the backoff covers those.
+//
+// The controller needs leader election (controller-runtime's default), so
+// only the leader binds.
+package pending
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+)
+
+// Mode is how a placement is written.
+type Mode string
+
+const (
+	// ModeBinding updates the shoots/binding subresource (Gardener).
+	ModeBinding Mode = "binding"
+	// ModeUpdate merge-patches spec.seedName on the main resource (CRDs).
+	ModeUpdate Mode = "update"
+)
+
+// Defaults of Config.
+const (
+	DefaultMode          = ModeBinding
+	DefaultSchedulerName = "default-scheduler"
+	DefaultBackoffBase   = time.Second
+	DefaultBackoffMax    = 5 * time.Minute
+	DefaultWorkers       = 5
+)
+
+// ControllerName names the controller (logs, controller-runtime metrics).
+const ControllerName = "pending-shoots"
+
+// EventRecorderName is the reporting controller of the events.
+const EventRecorderName = "seedwarden-scheduler"
+
+// Event reasons.
+const (
+	ReasonSchedulingFailed = "SchedulingFailed"
+	ReasonScheduled        = "Scheduled"
+)
+
+// MaxMessageBytes bounds event notes and the lastOperation description
+// (events.k8s.io/v1 rejects notes over 1 KiB).
+const MaxMessageBytes = 1024
+
+// ReservationKey is the key under which the controller reserves a place for
+// the Shoot namespace/name: cache.ManualReservationKey, the key the capacity
+// webhook uses for every binding (and spec.seedName update) of that Shoot.
+// Sharing it makes the webhook find the place already held when the
+// controller's own binding comes through (Reserve of the same key on the same
+// seed changes nothing) instead of counting the Shoot twice and refusing the
+// last free place; and the Store ends it when the Shoot shows up on that seed
+// in the watch.
+func ReservationKey(namespace, name string) string {
+	return cache.ManualReservationKey(namespace, name)
+}
+
+// Config configures the controller. The zero value means every default.
+type Config struct {
+	// Mode is ModeBinding (default) or ModeUpdate.
+	Mode Mode
+	// SchedulerName: Shoots whose spec.schedulerName is empty or this are
+	// placed (default "default-scheduler", like the webhook's).
+	SchedulerName string
+	// BackoffBase is the wait after the first failed attempt (default 1s);
+	// it doubles per failure up to BackoffMax (default 5m).
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// Workers is the number of concurrent reconciles (default 5). Placement
+	// reserves atomically, so workers never overfill a seed.
+	Workers int
+}
+
+// Default fills in unset fields.
+func (c *Config) Default() {
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	if c.SchedulerName == "" {
+		c.SchedulerName = DefaultSchedulerName
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = DefaultBackoffMax
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+}
+
+// Validate names every invalid field and its value (after Default).
+func (c Config) Validate() error {
+	var errs []error
+	switch c.Mode {
+	case ModeBinding, ModeUpdate:
+	default:
+		errs = append(errs, fmt.Errorf("mode: unsupported value %q (want %q or %q)", c.Mode, ModeBinding, ModeUpdate))
+	}
+	if c.BackoffBase <= 0 {
+		errs = append(errs, fmt.Errorf("backoffBase: %s must be positive", c.BackoffBase))
+	}
+	if c.BackoffMax < c.BackoffBase {
+		errs = append(errs, fmt.Errorf("backoffMax: %s must not be less than backoffBase %s", c.BackoffMax, c.BackoffBase))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers: %d must be at least 1", c.Workers))
+	}
+	return errors.Join(errs...)
+}

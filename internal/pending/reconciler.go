@@ -1,0 +1,388 @@
+package pending
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// Store is what the controller needs of cache.Store: placement with
+// reservations, and feeding it the object that triggered a retry.
+type Store interface {
+	Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision
+	Release(key string)
+	Apply(obj client.Object)
+	Remove(obj client.Object)
+}
+
+var _ Store = (*cache.Store)(nil)
+
+// EventRecorder is client-go's events.EventRecorder (what
+// manager.GetEventRecorder returns).
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// Event actions (events.k8s.io/v1 requires one).
+const (
+	actionSchedule = "Schedule"
+	actionBind     = "Bind"
+)
+
+// LastOperation values Gardener uses for a Shoot waiting for a seed.
+const (
+	lastOperationTypeCreate   = "Create"
+	lastOperationStatePending = "Pending"
+)
+
+const (
+	// conflictBackoffBase starts the quiet retries after a binding conflict.
+	conflictBackoffBase = 50 * time.Millisecond
+	// syncPoll is how often an attempt checks whether the Store has synced.
+	syncPoll = 500 * time.Millisecond
+	// reconcileTimeout bounds one attempt's API calls.
+	reconcileTimeout = time.Minute
+)
+
+var shootGVK = api.SchemeGroupVersion.WithKind("Shoot")
+
+// Reconciler places pending Shoots. Set the fields, then SetupWithManager
+// (which fills Client, APIReader and Recorder from the manager when nil).
+type Reconciler struct {
+	Config Config
+	// Store decides and reserves (cache.Store, shared with the webhook).
+	Store Store
+	// Options are the placement options (strategy, network mode), as for
+	// the webhook.
+	Options placement.Options
+	// Client writes bindings, patches and status (default mgr.GetClient()).
+	Client client.Client
+	// APIReader reads full Shoots from the API server (default
+	// mgr.GetAPIReader()); the manager's cache holds reduced Shoots only.
+	APIReader client.Reader
+	// Recorder records events (default mgr.GetEventRecorder(EventRecorderName)).
+	Recorder EventRecorder
+	// Metrics may be nil.
+	Metrics *metrics.Pending
+	// Synced reports whether the Store is complete (cache.Register's
+	// result); until then attempts wait without counting. Nil means always.
+	Synced func() bool
+	// Now is the clock for lastUpdateTime (default time.Now).
+	Now func() time.Time
+
+	once       sync.Once
+	mu         sync.Mutex
+	pending    map[types.NamespacedName]struct{}
+	backoff    workqueue.TypedRateLimiter[types.NamespacedName]
+	conflicts  workqueue.TypedRateLimiter[types.NamespacedName]
+	controller controller.Controller
+}
+
+func (r *Reconciler) init() {
+	r.once.Do(func() {
+		r.Config.Default()
+		if r.Now == nil {
+			r.Now = time.Now
+		}
+		r.pending = map[types.NamespacedName]struct{}{}
+		r.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](r.Config.BackoffBase, r.Config.BackoffMax)
+		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), r.Config.BackoffMax)
+	})
+}
+
+// SetupWithManager registers the controller. The manager's cache must hold
+// Shoots and Seeds (cache.ConfigureCacheOptions) and the Store must be fed by
+// the same cache (cache.Register).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.init()
+	if err := r.Config.Validate(); err != nil {
+		return fmt.Errorf("pending-shoot controller: %w", err)
+	}
+	if r.Store == nil {
+		return fmt.Errorf("pending-shoot controller: no store")
+	}
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		Watches(&api.Shoot{}, r.shootHandler()).
+		Watches(&api.Seed{}, r.seedHandler()).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: r.Config.Workers,
+			// Only for errors returned by Reconcile (reading the Shoot);
+			// attempts back off through RequeueAfter (see the package doc).
+			RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](r.Config.BackoffBase, r.Config.BackoffMax),
+			ReconciliationTimeout: reconcileTimeout,
+			// NeedLeaderElection is left unset: controllers need it by default.
+		}).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.controller = c
+	return nil
+}
+
+// NeedLeaderElection reports whether the registered controller runs only on
+// the leader (always true once SetupWithManager has run).
+func (r *Reconciler) NeedLeaderElection() bool {
+	le, ok := r.controller.(manager.LeaderElectionRunnable)
+	return ok && le.NeedLeaderElection()
+}
+
+// Pending returns the number of pending Shoots the controller knows of.
+func (r *Reconciler) Pending() int {
+	r.init()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending)
+}
+
+// Reconcile tries to place one Shoot.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.init()
+	key := req.NamespacedName
+	log := ctrl.LoggerFrom(ctx).WithValues("shoot", key.String())
+
+	if r.Synced != nil && !r.Synced() {
+		log.V(1).Info("Cache not synced yet; waiting")
+		return reconcile.Result{RequeueAfter: syncPoll}, nil
+	}
+
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(shootGVK)
+	if err := r.APIReader.Get(ctx, key, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(key)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, fmt.Errorf("reading Shoot %s: %w", key, err)
+	}
+	shoot := &api.Shoot{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, shoot); err != nil {
+		// The API server validated the Shoot; this is a bug on our side.
+		return reconcile.Result{}, fmt.Errorf("decoding Shoot %s: %w", key, err)
+	}
+	if !r.isPending(shoot) {
+		r.forget(key)
+		return reconcile.Result{}, nil
+	}
+	r.track(key)
+
+	resKey := ReservationKey(key.Namespace, key.Name)
+	d := r.Store.Place(shoot, r.Options, resKey)
+	if !d.Schedulable() {
+		return r.unschedulable(ctx, shoot, &d), nil
+	}
+
+	// Read before binding: the bound Shoot's watch event forgets the backoff.
+	attempts := r.backoff.NumRequeues(key) + 1
+	err := r.bind(ctx, u, d.Seed)
+	switch {
+	case err == nil:
+		r.Metrics.ObserveRetry(metrics.ResultScheduled)
+		r.forget(key)
+		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonScheduled, actionSchedule, "Scheduled to seed %q", d.Seed)
+		log.Info("Scheduled pending Shoot", "seed", d.Seed, "attempts", attempts, "mode", r.Config.Mode)
+		if r.Config.Mode == ModeUpdate {
+			r.clearPendingOperation(ctx, shoot)
+		}
+		return reconcile.Result{}, nil
+	case apierrors.IsConflict(err):
+		// Someone wrote the Shoot since it was read; read again soon.
+		r.Store.Release(resKey)
+		r.Metrics.ObserveRetry(metrics.ResultConflict)
+		wait := r.conflicts.When(key)
+		log.V(1).Info("Binding conflict; retrying", "seed", d.Seed, "after", wait)
+		return reconcile.Result{RequeueAfter: wait}, nil
+	default:
+		r.Store.Release(resKey)
+		r.Metrics.ObserveRetry(metrics.ResultError)
+		wait := r.backoff.When(key)
+		hint := ""
+		if apierrors.IsNotFound(err) && r.Config.Mode == ModeBinding {
+			// A Shoot deleted meanwhile is forgotten on the next attempt;
+			// a 404 for a Shoot that exists means no binding subresource.
+			hint = " (if the Shoot exists, the API server serves no shoots/binding subresource: Shoots from a CRD need mode update)"
+		}
+		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", d.Seed, err, hint))
+		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
+		log.Error(err, "Binding pending Shoot failed", "seed", d.Seed, "retryAfter", wait)
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+}
+
+// unschedulable reports a failed attempt and schedules the next one.
+func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *placement.Decision) reconcile.Result {
+	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
+	log := ctrl.LoggerFrom(ctx).WithValues("shoot", key.String())
+	r.Metrics.ObserveRetry(metrics.ResultUnschedulable)
+	wait := r.backoff.When(key)
+	msg := truncate(d.Summary())
+	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)
+	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionSchedule, "%s", msg)
+
+	if op := shoot.Status.LastOperation; op != nil && op.Type == lastOperationTypeCreate &&
+		op.State == lastOperationStatePending && op.Description == msg {
+		return reconcile.Result{RequeueAfter: wait}
+	}
+	patch, err := json.Marshal(map[string]any{
+		// The resourceVersion makes the patch conditional: a Shoot bound in
+		// the meantime must not be marked pending.
+		"metadata": map[string]any{"resourceVersion": shoot.ResourceVersion},
+		"status": map[string]any{"lastOperation": map[string]any{
+			"type":           lastOperationTypeCreate,
+			"state":          lastOperationStatePending,
+			"description":    msg,
+			"lastUpdateTime": r.Now().UTC().Format(time.RFC3339),
+			"progress":       0,
+		}},
+	})
+	if err == nil {
+		err = r.Client.Status().Patch(ctx, shootRef(key), client.RawPatch(types.MergePatchType, patch))
+	}
+	switch {
+	case err == nil:
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		log.V(1).Info("Shoot changed; lastOperation not written", "reason", err.Error())
+	default:
+		log.Error(err, "Writing status.lastOperation failed")
+	}
+	return reconcile.Result{RequeueAfter: wait}
+}
+
+// bind writes spec.seedName as the configured mode says.
+func (r *Reconciler) bind(ctx context.Context, u *unstructured.Unstructured, seed string) error {
+	switch r.Config.Mode {
+	case ModeUpdate:
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
+			"spec":     map[string]any{"seedName": seed},
+		})
+		if err != nil {
+			return err
+		}
+		return r.Client.Patch(ctx, shootRef(types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}),
+			client.RawPatch(types.MergePatchType, patch))
+	default:
+		// The whole Shoot as read: the binding subresource takes a Shoot and
+		// keeps its status, so nothing the struct does not model is lost.
+		obj := u.DeepCopy()
+		if err := unstructured.SetNestedField(obj.Object, seed, "spec", "seedName"); err != nil {
+			return err
+		}
+		return r.Client.SubResource("binding").Update(ctx, obj)
+	}
+}
+
+// clearPendingOperation removes the Create/Pending lastOperation this
+// controller wrote, as Gardener's binding strategy does on binding. The test
+// operations make it a no-op if anything else has written lastOperation since.
+func (r *Reconciler) clearPendingOperation(ctx context.Context, shoot *api.Shoot) {
+	op := shoot.Status.LastOperation
+	if op == nil || op.Type != lastOperationTypeCreate || op.State != lastOperationStatePending {
+		return
+	}
+	patch := []byte(`[{"op":"test","path":"/status/lastOperation/type","value":"Create"},` +
+		`{"op":"test","path":"/status/lastOperation/state","value":"Pending"},` +
+		`{"op":"remove","path":"/status/lastOperation"}]`)
+	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
+	if err := r.Client.Status().Patch(ctx, shootRef(key), client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Pending lastOperation not cleared", "shoot", key.String(), "reason", err.Error())
+	}
+}
+
+// isPending: no seed, our scheduler, not being deleted.
+func (r *Reconciler) isPending(s *api.Shoot) bool {
+	if s == nil || s.DeletionTimestamp != nil || deref(s.Spec.SeedName) != "" {
+		return false
+	}
+	name := deref(s.Spec.SchedulerName)
+	return name == "" || name == r.Config.SchedulerName
+}
+
+func (r *Reconciler) track(key types.NamespacedName) {
+	r.init()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.pending[key]; !ok {
+		r.pending[key] = struct{}{}
+		r.Metrics.SetPending(len(r.pending))
+	}
+}
+
+// forget drops a Shoot that is no longer pending, with its backoff.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.init()
+	r.backoff.Forget(key)
+	r.conflicts.Forget(key)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.pending[key]; ok {
+		delete(r.pending, key)
+		r.Metrics.SetPending(len(r.pending))
+	}
+}
+
+func (r *Reconciler) pendingKeys() []types.NamespacedName {
+	r.init()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]types.NamespacedName, 0, len(r.pending))
+	for k := range r.pending {
+		out = append(out, k)
+	}
+	return out
+}
+
+func shootRef(key types.NamespacedName) *api.Shoot {
+	return &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+}
+
+// truncate cuts s to MaxMessageBytes on a rune boundary, marking the cut.
+func truncate(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	const ellipsis = "…"
+	cut := MaxMessageBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
