@@ -15,10 +15,10 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # landscape, certificates from ./certs, ports on localhost.
 SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
 
-.PHONY: help build certs run demo test bench lint fuzz generate clean
+.PHONY: help build certs run demo test e2e bench lint fuzz generate clean
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## Build bin/webhook.
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/webhook ./cmd/webhook
@@ -34,6 +34,14 @@ demo: build certs ## Send the example Shoots to the server (started and stopped 
 
 test: ## Vet, then every test with the race detector (fuzz targets run their seed corpora).
 	$(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# kube-apiserver and etcd come from hack/e2e-tools.sh: built from the Go module
+# proxy once per machine (a few minutes), cached under .cache/e2e-tools.
+e2e: ## End-to-end tests: real kube-apiserver + etcd, the webhook as a process (e2e/README.md).
+	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
+	assets=$$(printf '%s\n' "$$assets" | tail -1); \
+	echo "KUBEBUILDER_ASSETS=$$assets"; \
+	KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 $(GO) test -count=1 -v -timeout 20m ./e2e/...
 
 bench: ## Run the benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./...

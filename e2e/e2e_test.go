@@ -1,0 +1,712 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+// The tests run in this order (source order) and each leaves the landscape
+// as it found it: Shoots it created are deleted, Seeds restored, and the
+// webhook's cache is awaited to agree with the API server before the next.
+
+// TestPlacement: a Shoot created without spec.seedName gets the seed
+// `webhook simulate` chooses for the same landscape, Shoot after Shoot (each
+// placement changes the usage the next one sees).
+func TestPlacement(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+
+	cases := []struct {
+		name  string
+		shoot *unstructured.Unstructured
+		known string // the seed on the untouched example landscape (README), if any
+	}{
+		{"examples/shoot.yaml", shootFromFile(t, t.Name(), "examples/shoot.yaml"), "aws-eu2"},
+		{"second eu-central-1 Shoot", newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b")), "aws-eu2"},
+		{"third eu-central-1 Shoot: usage tied, name decides", newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1c")), "aws-eu1"},
+		{"eu-west-1: its seed is tainted, the nearest others win", newShoot(t.Name(), awsShoot("eu-west-1", "eu-west-1a")), ""},
+		{"gcp europe-west1 (Enforce zones)", newShoot(t.Name(), gcpShoot("europe-west1", "europe-west1-b")), "gcp-eu1"},
+		{"purpose testing", newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"), withPurpose("testing")), ""},
+	}
+	for _, tc := range cases {
+		want := st.simulate(t, tc.shoot)
+		require.False(t, want.Unschedulable, "%s: simulate finds no seed: %s %v", tc.name, want.Message, want.Reasons)
+		if tc.known != "" {
+			assert.Equal(t, tc.known, want.Seed, "%s: simulate on the example landscape", tc.name)
+		}
+		require.NoError(t, st.c.Create(ctx, tc.shoot), tc.name)
+		assert.Equal(t, want.Seed, seedName(tc.shoot), "%s: spec.seedName in the response", tc.name)
+
+		stored := &unstructured.Unstructured{}
+		stored.SetGroupVersionKind(shootGVK)
+		require.NoError(t, st.c.Get(ctx, client.ObjectKeyFromObject(tc.shoot), stored))
+		assert.Equal(t, want.Seed, seedName(stored), "%s: stored spec.seedName", tc.name)
+		t.Logf("%s: %s/%s -> %s", tc.name, tc.shoot.GetNamespace(), tc.shoot.GetName(), seedName(stored))
+	}
+}
+
+// TestUnschedulableWarning: a Shoot no seed fits is admitted unchanged, with
+// an admission warning that says why, and stays without seed.
+func TestUnschedulableWarning(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	ctx := context.Background()
+	c, warns := st.clientAs(t, "")
+
+	cases := []struct {
+		name  string
+		shoot *unstructured.Unstructured
+	}{
+		{"examples/shoot-unschedulable.yaml (only a tainted seed selected)", shootFromFile(t, t.Name(), "examples/shoot-unschedulable.yaml")},
+		{"us-central1 gcp: the only seed there is full", newShoot(t.Name(), gcpShoot("us-central1", "us-central1-a"))},
+	}
+	for _, tc := range cases {
+		sim := st.simulate(t, tc.shoot)
+		require.True(t, sim.Unschedulable, "%s: simulate places it on %s", tc.name, sim.Seed)
+
+		warns.take()
+		require.NoError(t, c.Create(ctx, tc.shoot), tc.name)
+		got := warns.take()
+		assert.Empty(t, seedName(tc.shoot), tc.name)
+		var ours []string
+		for _, w := range got {
+			if strings.HasPrefix(w, handlers.UnschedulableWarningPrefix) {
+				ours = append(ours, w)
+			}
+		}
+		require.Len(t, ours, 1, "%s: want one seedwarden warning, got %q", tc.name, got)
+		for seed := range sim.Reasons {
+			assert.Contains(t, ours[0], seed, "%s: the warning names every seed's reason", tc.name)
+		}
+		t.Logf("%s: warning %q", tc.name, ours[0])
+
+		stored := &unstructured.Unstructured{}
+		stored.SetGroupVersionKind(shootGVK)
+		require.NoError(t, st.c.Get(ctx, client.ObjectKeyFromObject(tc.shoot), stored))
+		assert.Empty(t, seedName(stored), "%s: stored without spec.seedName", tc.name)
+	}
+}
+
+// requireWebhook skips t when webhook name is not registered (its path is
+// not served yet).
+func (st *suite) requireWebhook(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, ok := st.registered[n]; !ok {
+			t.Skipf("webhook %s is not registered: the server answers 404 on %s (not implemented yet)", n, st.skipped[n])
+		}
+	}
+}
+
+// requireDenied checks that err is an admission denial by one of the webhooks.
+func requireDenied(t *testing.T, err error, webhooks ...string) {
+	t.Helper()
+	require.Error(t, err, "want a denial by %v", webhooks)
+	msg := err.Error()
+	for _, w := range webhooks {
+		if strings.Contains(msg, fmt.Sprintf("admission webhook %q denied the request", w)) {
+			return
+		}
+	}
+	t.Fatalf("want a denial by one of %v, got: %v", webhooks, err)
+}
+
+// TestBindingRBAC: setting spec.seedName needs update on shoots/binding. A
+// user who may create Shoots but not bind them gets their Shoot placed by the
+// webhook, but cannot choose the seed; a user with the binding permission can.
+func TestBindingRBAC(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookBinding)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	ctx := context.Background()
+
+	const developer, operator = "e2e-developer@example.com", "e2e-operator@example.com"
+	rbac := []client.Object{
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-shoot-editor", Namespace: projectNamespace},
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{api.GroupName}, Resources: []string{"shoots"},
+				Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"},
+			}},
+		},
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-shoot-binder", Namespace: projectNamespace},
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{api.GroupName}, Resources: []string{"shoots/binding"}, Verbs: []string{"update"},
+			}},
+		},
+		roleBinding("e2e-developer-edit", "e2e-shoot-editor", developer),
+		roleBinding("e2e-operator-edit", "e2e-shoot-editor", operator),
+		roleBinding("e2e-operator-bind", "e2e-shoot-binder", operator),
+	}
+	for _, o := range rbac {
+		require.NoError(t, st.c.Create(ctx, o))
+		t.Cleanup(func() { _ = st.c.Delete(context.Background(), o) })
+	}
+	dev, _ := st.clientAs(t, developer)
+	op, _ := st.clientAs(t, operator)
+	// RBAC reaches the authorizer through its informer: wait until it answers
+	// as the Roles say.
+	eventually(t, 10*time.Second, func() error {
+		for _, c := range []struct {
+			user, subresource string
+			verb              string
+			want              bool
+		}{
+			{developer, "", "create", true},
+			{developer, "binding", "update", false},
+			{operator, "", "create", true},
+			{operator, "binding", "update", true},
+		} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: c.user, Groups: []string{"system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: projectNamespace, Verb: c.verb, Group: api.GroupName, Resource: "shoots", Subresource: c.subresource,
+				},
+			}}
+			if err := st.c.Create(ctx, sar); err != nil {
+				return err
+			}
+			if sar.Status.Allowed != c.want {
+				return fmt.Errorf("%s %s shoots/%s: allowed=%t, want %t", c.user, c.verb, c.subresource, sar.Status.Allowed, c.want)
+			}
+		}
+		return nil
+	}, "the e2e Roles do not take effect")
+
+	// The developer's Shoot is placed by the webhook: its own placement needs
+	// no binding permission.
+	placed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+	want := st.simulate(t, placed)
+	require.NoError(t, dev.Create(ctx, placed), "the webhook's own placement must pass the binding check")
+	assert.Equal(t, want.Seed, seedName(placed))
+
+	// Choosing the seed needs update on shoots/binding.
+	chosen := newShoot(t.Name(), withName("e2e-chosen-by-developer"), withSeed("aws-eu1"))
+	err := dev.Create(ctx, chosen)
+	requireDenied(t, err, webhookBinding)
+	assert.True(t, apierrors.IsForbidden(err), "want 403 Forbidden, got %v", err)
+	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(chosen), &api.Shoot{})), "the Shoot must not exist")
+	t.Logf("developer setting spec.seedName: %v", err)
+
+	bound := newShoot(t.Name(), withSeed("aws-eu1"))
+	require.NoError(t, op.Create(ctx, bound), "a user with update on shoots/binding may choose the seed")
+	assert.Equal(t, "aws-eu1", seedName(bound))
+
+	// Nor may the developer set the seed of a pending Shoot by an update.
+	pending := shootFromFile(t, t.Name(), "examples/shoot-unschedulable.yaml")
+	require.NoError(t, dev.Create(ctx, pending))
+	require.Empty(t, seedName(pending))
+	require.NoError(t, unstructured.SetNestedField(pending.Object, "aws-eu1", "spec", "seedName"))
+	err = dev.Update(ctx, pending)
+	requireDenied(t, err, webhookBinding)
+	t.Logf("developer setting spec.seedName by an update: %v", err)
+}
+
+func roleBinding(name, role, user string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: projectNamespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+}
+
+// TestFullSeedRejectsManualPlacement: gcp-us1 of the example landscape holds
+// 3 Shoots with allocatable 3; binding one more to it is denied (even for
+// the admin, who may bind), while a seed with room takes it.
+func TestFullSeedRejectsManualPlacement(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookCapacity)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+
+	usage, err := st.expectedUsage(ctx)
+	require.NoError(t, err)
+	var seed api.Seed
+	require.NoError(t, st.c.Get(ctx, keyOf("", "gcp-us1"), &seed))
+	alloc := seed.Status.Allocatable["shoots"]
+	require.Equal(t, alloc.Value(), usage["gcp-us1"], "gcp-us1 should be exactly full")
+
+	full := newShoot(t.Name(), gcpShoot("us-central1", "us-central1-a"), withName("e2e-onto-full-seed"), withSeed("gcp-us1"))
+	err = st.c.Create(ctx, full)
+	// The binding webhook checks the seed's capacity too; validating webhooks
+	// run in parallel and the API server reports the first denial.
+	requireDenied(t, err, webhookCapacity, webhookBinding)
+	t.Logf("manual placement on the full seed: %v", err)
+	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(full), &api.Shoot{})), "the Shoot must not exist")
+
+	roomy := newShoot(t.Name(), gcpShoot("europe-west1", "europe-west1-b"), withSeed("gcp-eu1"))
+	require.NoError(t, st.c.Create(ctx, roomy), "manual placement on a seed with room")
+	assert.Equal(t, "gcp-eu1", seedName(roomy))
+}
+
+// TestOversizedShootRejected: with a Shoot size limit configured, a larger
+// Shoot is denied and a smaller one admitted.
+func TestOversizedShootRejected(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookSize)
+	if st.sizeLimit == nil {
+		t.Skip("no resource-size configuration field that internal/config accepts (see sizeLimitCandidates in e2e/webhook_test.go)")
+	}
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	ctx := context.Background()
+
+	// us-east-1 goes to aws-us1, which has no capacity limit: a reservation
+	// left by the refused Shoot cannot disturb other tests.
+	big := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"), withName("e2e-oversized"),
+		withAnnotation("e2e.seedwarden.io/padding", strings.Repeat("x", int(2*st.sizeLimit.limit))))
+	err := st.c.Create(ctx, big)
+	requireDenied(t, err, webhookSize)
+	t.Logf("oversized Shoot: %.200s", err)
+	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(big), &api.Shoot{})), "the Shoot must not exist")
+
+	small := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"),
+		withAnnotation("e2e.seedwarden.io/padding", strings.Repeat("x", int(st.sizeLimit.limit/2))))
+	require.NoError(t, st.c.Create(ctx, small), "a Shoot below the limit")
+}
+
+// TestSeedNotReadyStopsPlacements: once a seed's GardenletReady turns False,
+// new Shoots avoid it within a second.
+func TestSeedNotReadyStopsPlacements(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+
+	shoot := func() *unstructured.Unstructured {
+		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+	}
+	target := st.simulate(t, shoot()).Seed
+	require.NotEmpty(t, target)
+
+	setReady := func(status string) {
+		t.Helper()
+		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var seed api.Seed
+			if err := st.c.Get(ctx, keyOf("", target), &seed); err != nil {
+				return err
+			}
+			now := metav1.Now()
+			found := false
+			for i := range seed.Status.Conditions {
+				if c := &seed.Status.Conditions[i]; c.Type == "GardenletReady" {
+					c.Status, c.LastTransitionTime, c.LastUpdateTime, found = status, now, now, true
+				}
+			}
+			if !found {
+				return fmt.Errorf("seed %s has no GardenletReady condition", target)
+			}
+			return st.c.Status().Update(ctx, &seed)
+		}))
+	}
+	setReady("False")
+	changed := time.Now()
+	t.Cleanup(func() {
+		setReady("True")
+		// Wait until the webhook places onto the seed again, so later tests
+		// see the landscape as it was.
+		eventually(t, 10*time.Second, func() error {
+			sh := shoot()
+			want := st.simulate(t, sh)
+			if err := st.c.Create(context.Background(), sh, dryRunAll); err != nil {
+				return err
+			}
+			if seedName(sh) != want.Seed {
+				return fmt.Errorf("placed on %q, simulate says %q", seedName(sh), want.Seed)
+			}
+			return nil
+		})
+	})
+
+	const bound = time.Second
+	var avoided time.Duration = -1
+	var onTarget int
+	for time.Since(changed) < bound {
+		sh := shoot()
+		require.NoError(t, st.c.Create(ctx, sh))
+		if got := seedName(sh); got != target {
+			require.NotEmpty(t, got, "the Shoot was not placed at all")
+			avoided = time.Since(changed)
+			break
+		}
+		onTarget++
+	}
+	require.GreaterOrEqual(t, avoided, time.Duration(0), "Shoots still land on %s %s after it turned NotReady", target, bound)
+	t.Logf("%s NotReady: the first Shoot avoiding it was admitted %s after the status update (%d placed on it before)",
+		target, avoided.Round(time.Millisecond), onTarget)
+	for i := 0; i < 5; i++ {
+		sh := shoot()
+		require.NoError(t, st.c.Create(ctx, sh))
+		assert.NotEqual(t, target, seedName(sh))
+		assert.NotEmpty(t, seedName(sh))
+	}
+}
+
+// TestCertificateRotation: while Shoots are being created, a new CA and
+// serving certificate replace the old (CA bundle with both CAs first, as
+// cert-manager's CA injector has it during a rotation; then the files,
+// each replaced atomically). No request may fail, every Shoot must be
+// placed (the mutating webhook fails open, so a TLS failure there would
+// only show as a Shoot without seed), and the server must present the new
+// certificate afterwards.
+func TestCertificateRotation(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	ctx := context.Background()
+
+	oldCA := st.caBundle
+	oldLeaf, err := servedCertificate(st.webhookAddr())
+	require.NoError(t, err)
+	newDir := t.TempDir()
+	require.NoError(t, certgen.Generate(newDir, servingHosts, time.Now()))
+	newCA, err := os.ReadFile(filepath.Join(newDir, certgen.CAFile))
+	require.NoError(t, err)
+	newCertPEM, err := os.ReadFile(filepath.Join(newDir, certgen.CertFile))
+	require.NoError(t, err)
+	newKeyPEM, err := os.ReadFile(filepath.Join(newDir, certgen.KeyFile))
+	require.NoError(t, err)
+	blk, _ := pem.Decode(newCertPEM)
+	require.NotNil(t, blk)
+	newLeaf, err := x509.ParseCertificate(blk.Bytes)
+	require.NoError(t, err)
+	require.NotEqual(t, oldLeaf.Raw, newLeaf.Raw)
+
+	before, err := st.apiserverMetrics(ctx)
+	require.NoError(t, err)
+
+	// Load: about 40 Shoot creations a second from 4 clients, at least 200,
+	// and on until a second after the new certificate is served.
+	const rate, minShoots, workers = 40, 200, 4
+	var (
+		rotatedAt atomic.Int64 // unix nanos when the new certificate was first served
+		created   atomic.Int64
+		mu        sync.Mutex
+		failures  []string
+		unplaced  []string
+	)
+	tokens := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(tokens)
+		tick := time.NewTicker(time.Second / rate)
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			r := rotatedAt.Load()
+			if n >= minShoots && r != 0 && time.Since(time.Unix(0, r)) > time.Second {
+				return
+			}
+			if time.Since(start) > 40*time.Second {
+				return
+			}
+			<-tick.C
+			tokens <- struct{}{}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range tokens {
+				sh := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"))
+				cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+				err := st.c.Create(cctx, sh)
+				cancel()
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures = append(failures, fmt.Sprintf("%s: %v", time.Since(start).Round(time.Millisecond), err))
+				case seedName(sh) == "":
+					unplaced = append(unplaced, fmt.Sprintf("%s: %s", time.Since(start).Round(time.Millisecond), sh.GetName()))
+				default:
+					created.Add(1)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+
+	// 1s in: the CA bundle holds both CAs.
+	time.Sleep(time.Second)
+	bundle := append(append([]byte{}, oldCA...), newCA...)
+	require.NoError(t, st.setCABundle(ctx, bundle))
+	bundleAt := time.Since(start)
+	// 1s later (the API server has long picked up the bundle): new key and
+	// certificate into the certificate directory.
+	time.Sleep(time.Second)
+	require.NoError(t, replaceFile(st.certDir, certgen.KeyFile, newKeyPEM))
+	require.NoError(t, replaceFile(st.certDir, certgen.CertFile, newCertPEM))
+	filesAt := time.Since(start)
+	var servedAfter time.Duration
+	err = poll(ctx, 20*time.Second, 20*time.Millisecond, func() error {
+		leaf, err := servedCertificate(st.webhookAddr())
+		if err != nil {
+			return err
+		}
+		if !leaf.Equal(newLeaf) {
+			return fmt.Errorf("still serving the certificate with serial %s", leaf.SerialNumber)
+		}
+		return nil
+	})
+	if err == nil {
+		servedAfter = time.Since(start) - filesAt
+		rotatedAt.Store(time.Now().UnixNano())
+	}
+	wg.Wait()
+	require.NoError(t, err, "the server does not present the new certificate")
+	elapsed := time.Since(start)
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("rotation: CA bundle (old+new) at %s, files replaced at %s, new certificate served %s later; %d Shoots created in %s, %d failed, %d unplaced",
+		bundleAt.Round(time.Millisecond), filesAt.Round(time.Millisecond), servedAfter.Round(time.Millisecond),
+		created.Load(), elapsed.Round(time.Millisecond), len(failures), len(unplaced))
+	assert.Empty(t, failures, "failed Shoot creations during the rotation")
+	assert.Empty(t, unplaced, "Shoots admitted without seed during the rotation (mutating webhook failed open)")
+	assert.GreaterOrEqual(t, created.Load(), int64(minShoots))
+
+	// The API server saw no webhook call fail.
+	after, err := st.apiserverMetrics(ctx)
+	require.NoError(t, err)
+	ours := func(l map[string]string) bool { _, ok := st.registered[l["name"]]; return ok }
+	failOpen := counterSum(after, "apiserver_admission_webhook_fail_open_count", ours) -
+		counterSum(before, "apiserver_admission_webhook_fail_open_count", ours)
+	assert.Zero(t, failOpen, "apiserver_admission_webhook_fail_open_count rose during the rotation")
+	notOK := func(l map[string]string) bool { return ours(l) && l["code"] != "200" }
+	errs := counterSum(after, "apiserver_admission_webhook_request_total", notOK) -
+		counterSum(before, "apiserver_admission_webhook_request_total", notOK)
+	assert.Zero(t, errs, "webhook calls answered other than 200 during the rotation")
+
+	// The rotation completes: only the new CA remains, and Shoots are still placed.
+	require.NoError(t, st.setCABundle(ctx, newCA))
+	for i := 0; i < 10; i++ {
+		sh := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"))
+		require.NoError(t, st.c.Create(ctx, sh))
+		assert.NotEmpty(t, seedName(sh), "placed with only the new CA in the bundle")
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// servedCertificate is the leaf certificate the webhook presents.
+func servedCertificate(addr string) (*x509.Certificate, error) {
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only reads the certificate
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	certs := conn.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("no certificate presented")
+	}
+	return certs[0], nil
+}
+
+// replaceFile writes data to dir/name atomically (temporary file, rename).
+func replaceFile(dir, name string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+}
+
+// TestRestart: SIGTERM stops the webhook gracefully (exit 0 within seconds);
+// started again, it reports ready only once its caches have synced, and
+// places Shoots again.
+func TestRestart(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+
+	code, took, err := st.process().terminate(15 * time.Second)
+	require.NoError(t, err)
+	t.Logf("SIGTERM: exited with %d after %s", code, took.Round(time.Millisecond))
+	assert.Equal(t, 0, code, "exit code after SIGTERM")
+	assert.Less(t, took, 5*time.Second, "graceful shutdown took too long")
+
+	// While it is down, the failure policies of deploy/manifests apply.
+	sh := newShoot(t.Name())
+	err = st.c.Create(ctx, sh)
+	if failClosed := st.failClosedShootWebhooks(); len(failClosed) > 0 {
+		assert.Error(t, err, "with the webhook down, %v (failurePolicy Fail) must refuse Shoots", failClosed)
+		t.Logf("webhook down: Shoot refused: %.300v", err)
+	} else {
+		require.NoError(t, err, "with the webhook down, the mutating webhook (failurePolicy Ignore) admits")
+		assert.Empty(t, seedName(sh))
+	}
+
+	held := st.proxy != nil
+	if held {
+		// The webhook's reads of Gardener objects wait at the proxy: its
+		// caches cannot sync until Release.
+		st.proxy.Hold()
+		defer st.proxy.Release()
+	}
+	restarted := time.Now()
+	require.NoError(t, st.startWebhook())
+	p := st.process()
+
+	eventually(t, 30*time.Second, func() error {
+		if p.exited() {
+			return fmt.Errorf("webhook exited: %v", describeExit(p.err))
+		}
+		if code, body := httpStatus(st.healthURL("/healthz")); code != http.StatusOK {
+			return fmt.Errorf("/healthz: %d %s", code, body)
+		}
+		return nil
+	}, "the restarted webhook does not answer /healthz")
+
+	if held {
+		eventually(t, 10*time.Second, func() error {
+			if st.proxy.Held() == 0 {
+				return fmt.Errorf("no request of the webhook is held at the proxy yet")
+			}
+			return nil
+		})
+		// Up and serving, caches not synced: not ready, for as long as that lasts.
+		notReadyUntil := time.Now().Add(time.Second)
+		var polls int
+		for time.Now().Before(notReadyUntil) {
+			code, body := httpStatus(st.healthURL("/readyz"))
+			require.NotEqual(t, http.StatusOK, code, "/readyz is 200 while the webhook's caches cannot have synced: %s", body)
+			polls++
+			time.Sleep(50 * time.Millisecond)
+		}
+		code, body := httpStatus(st.healthURL("/readyz?verbose"))
+		t.Logf("caches held back: /readyz answered %d in %d polls over 1s; last:\n%s", code, polls, strings.TrimSpace(body))
+		st.proxy.Release()
+	}
+
+	// Ready exactly when synced: the first 200 must come with a full cache.
+	var readyAfter time.Duration
+	eventually(t, 60*time.Second, func() error {
+		if p.exited() {
+			return fmt.Errorf("webhook exited: %v", describeExit(p.err))
+		}
+		code, body := httpStatus(st.healthURL("/readyz"))
+		if code != http.StatusOK {
+			return fmt.Errorf("/readyz: %d %s", code, body)
+		}
+		readyAfter = time.Since(restarted)
+		return nil
+	}, "the restarted webhook does not become ready")
+	require.NoError(t, st.cacheMatches(ctx), "ready, but the cache is not synced")
+	t.Logf("restarted webhook ready %s after start", readyAfter.Round(time.Millisecond))
+
+	// And it places again.
+	placed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"))
+	want := st.simulate(t, placed)
+	require.NoError(t, st.c.Create(ctx, placed))
+	assert.Equal(t, want.Seed, seedName(placed))
+}
+
+// failClosedShootWebhooks are the registered webhooks with failurePolicy
+// Fail that see Shoot CREATE.
+func (st *suite) failClosedShootWebhooks() []string {
+	var out []string
+	for _, n := range []string{webhookBinding, webhookCapacity, webhookSize} {
+		if _, ok := st.registered[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestAdmissionLatency records what the API server measured for our
+// webhooks (apiserver_admission_webhook_admission_duration_seconds), and the
+// webhook's own decision time. Run last: it summarises the whole suite.
+func TestAdmissionLatency(t *testing.T) {
+	st := need(t)
+	ctx := context.Background()
+	samples, err := st.apiserverMetrics(ctx)
+	require.NoError(t, err)
+
+	type key struct{ name, typ, op, rejected string }
+	sums, counts := map[key]float64{}, map[key]float64{}
+	for _, smp := range samples {
+		if _, ok := st.registered[smp.labels["name"]]; !ok {
+			continue
+		}
+		k := key{smp.labels["name"], smp.labels["type"], smp.labels["operation"], smp.labels["rejected"]}
+		switch smp.name {
+		case "apiserver_admission_webhook_admission_duration_seconds_sum":
+			sums[k] += smp.value
+		case "apiserver_admission_webhook_admission_duration_seconds_count":
+			counts[k] += smp.value
+		}
+	}
+	require.NotEmpty(t, counts, "no apiserver_admission_webhook_admission_duration_seconds for our webhooks")
+	keys := make([]key, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return fmt.Sprint(a) < fmt.Sprint(b)
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiserver_admission_webhook_admission_duration_seconds (as the API server measured it):\n")
+	fmt.Fprintf(&b, "  %-32s %-10s %-9s %-8s %7s %10s %12s\n", "webhook", "type", "operation", "rejected", "count", "sum (s)", "mean")
+	for _, k := range keys {
+		n := counts[k]
+		mean := time.Duration(sums[k] / n * float64(time.Second))
+		fmt.Fprintf(&b, "  %-32s %-10s %-9s %-8s %7.0f %10.3f %12s\n", k.name, k.typ, k.op, k.rejected, n, sums[k], mean.Round(time.Microsecond))
+	}
+	if own, err := scrape(st.metricsURL()); err == nil {
+		sum := counterSum(own, metrics.DurationName+"_sum", nil)
+		n := counterSum(own, metrics.DurationName+"_count", nil)
+		if n > 0 {
+			fmt.Fprintf(&b, "%s (the webhook's own decision time, since its last start): %0.f decisions, mean %s\n",
+				metrics.DurationName, n, time.Duration(sum/n*float64(time.Second)).Round(time.Microsecond))
+		}
+	}
+	t.Log(b.String())
+	fmt.Print(b.String())
+}

@@ -1,0 +1,512 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	syaml "sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+var dryRunAll = client.DryRunAll
+
+func keyOf(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+// poll calls f every interval until it returns nil or timeout passes; the
+// error then names f's last error.
+func poll(ctx context.Context, timeout, interval time.Duration, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not within %s: %w", timeout, err)
+		case <-time.After(interval):
+		}
+	}
+}
+
+// eventually fails t unless f returns nil within timeout.
+func eventually(t *testing.T, timeout time.Duration, f func() error, msgAndArgs ...any) {
+	t.Helper()
+	require.NoError(t, poll(context.Background(), timeout, 50*time.Millisecond, f), msgAndArgs...)
+}
+
+// ---------------------------------------------------------------- Shoots
+
+var shootGVK = schema.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"}
+
+type shootOpt func(u *unstructured.Unstructured)
+
+// newShoot returns a Shoot (unstructured, as kubectl sends it) in the project
+// namespace, labelled with test, with generateName "e2e-": an aws Shoot in
+// eu-central-1 like examples/shoot.yaml unless opts change it.
+func newShoot(test string, opts ...shootOpt) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": shootGVK.GroupVersion().String(),
+		"kind":       shootGVK.Kind,
+		"metadata": map[string]any{
+			"generateName": "e2e-",
+			"namespace":    projectNamespace,
+			"labels":       map[string]any{testLabel: labelValue(test)},
+		},
+		"spec": map[string]any{
+			"purpose":    "evaluation",
+			"kubernetes": map[string]any{"version": "1.33.4"},
+			"networking": map[string]any{
+				"type":       "calico",
+				"nodes":      "10.250.0.0/16",
+				"ipFamilies": []any{"IPv4"},
+			},
+		},
+	}}
+	awsShoot("eu-central-1", "eu-central-1a")(u)
+	for _, o := range opts {
+		o(u)
+	}
+	return u
+}
+
+func providerShoot(profile, machine, region, zone string) shootOpt {
+	return func(u *unstructured.Unstructured) {
+		must(unstructured.SetNestedMap(u.Object, map[string]any{"kind": "CloudProfile", "name": profile}, "spec", "cloudProfile"))
+		must(unstructured.SetNestedField(u.Object, region, "spec", "region"))
+		must(unstructured.SetNestedMap(u.Object, map[string]any{
+			"type": profile,
+			"workers": []any{map[string]any{
+				"name":    "worker",
+				"machine": map[string]any{"type": machine},
+				"minimum": int64(1),
+				"maximum": int64(3),
+				"zones":   []any{zone},
+			}},
+		}, "spec", "provider"))
+	}
+}
+
+func awsShoot(region, zone string) shootOpt {
+	return providerShoot("aws", "m5.large", region, zone)
+}
+
+func gcpShoot(region, zone string) shootOpt {
+	return providerShoot("gcp", "n2-standard-4", region, zone)
+}
+
+func withName(name string) shootOpt {
+	return func(u *unstructured.Unstructured) { u.SetGenerateName(""); u.SetName(name) }
+}
+
+func withSeed(seed string) shootOpt {
+	return func(u *unstructured.Unstructured) {
+		must(unstructured.SetNestedField(u.Object, seed, "spec", "seedName"))
+	}
+}
+
+func withPurpose(p string) shootOpt {
+	return func(u *unstructured.Unstructured) {
+		must(unstructured.SetNestedField(u.Object, p, "spec", "purpose"))
+	}
+}
+
+func withAnnotation(k, v string) shootOpt {
+	return func(u *unstructured.Unstructured) {
+		a := u.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[k] = v
+		u.SetAnnotations(a)
+	}
+}
+
+// shootFromFile reads a Shoot manifest (examples/...) as kubectl would send it.
+func shootFromFile(t *testing.T, test, rel string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(s.root, rel))
+	require.NoError(t, err)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, syaml.Unmarshal(data, &u.Object))
+	u.SetNamespace(projectNamespace)
+	l := u.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[testLabel] = labelValue(test)
+	u.SetLabels(l)
+	return u
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func seedName(u *unstructured.Unstructured) string {
+	v, _, _ := unstructured.NestedString(u.Object, "spec", "seedName")
+	return v
+}
+
+// labelValue makes a test name a label value.
+func labelValue(test string) string {
+	b := []byte(test)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 63 {
+		b = b[:63]
+	}
+	return strings.Trim(string(b), "_-.")
+}
+
+// cleanupShoots deletes the Shoots t creates when it ends, and waits until the
+// webhook's usage reflects that.
+func (st *suite) cleanupShoots(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := st.c.DeleteAllOf(ctx, &api.Shoot{}, client.InNamespace(projectNamespace),
+			client.MatchingLabels{testLabel: labelValue(t.Name())})
+		if err != nil {
+			t.Errorf("deleting the test's Shoots: %v", err)
+			return
+		}
+		st.waitSettled(t)
+	})
+}
+
+// ---------------------------------------------------------------- clients
+
+// warnings collects the warnings of the API server's responses.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, text)
+}
+
+// take returns the warnings so far and forgets them.
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.msgs
+	w.msgs = nil
+	return out
+}
+
+// clientAs returns a client acting as user (impersonation; "" is the admin),
+// and the warnings its responses carry.
+func (st *suite) clientAs(t *testing.T, user string, groups ...string) (client.Client, *warnings) {
+	t.Helper()
+	cfg := rest.CopyConfig(st.admin)
+	if user != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
+	}
+	w := &warnings{}
+	cfg.WarningHandler = nil
+	cfg.WarningHandlerWithContext = w
+	c, err := client.New(cfg, client.Options{Scheme: st.scheme})
+	require.NoError(t, err)
+	return c, w
+}
+
+// ---------------------------------------------------------------- simulate
+
+// simResult is one output line of `webhook simulate`.
+type simResult struct {
+	Name          string            `json:"name"`
+	Seed          string            `json:"seed"`
+	Unschedulable bool              `json:"unschedulable"`
+	Message       string            `json:"message"`
+	Reasons       map[string]string `json:"reasons"`
+	Error         string            `json:"error"`
+}
+
+// landscapeGVKs are what `webhook simulate --landscape` reads.
+var landscapeGVKs = []schema.GroupVersionKind{
+	{Group: api.GroupName, Version: "v1beta1", Kind: "CloudProfileList"},
+	{Group: api.GroupName, Version: "v1beta1", Kind: "NamespacedCloudProfileList"},
+	{Group: api.GroupName, Version: "v1beta1", Kind: "ProjectList"},
+	{Group: api.GroupName, Version: "v1beta1", Kind: "SeedList"},
+	{Group: api.GroupName, Version: "v1beta1", Kind: "ShootList"},
+}
+
+// simulate decides shoot with `webhook simulate` against the landscape the
+// API server holds now (what `kubectl get ... -o yaml` would show).
+func (st *suite) simulate(t *testing.T, shoot *unstructured.Unstructured) simResult {
+	t.Helper()
+	ctx := context.Background()
+	var items []any
+	for _, gvk := range landscapeGVKs {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk)
+		require.NoError(t, st.c.List(ctx, l))
+		for _, it := range l.Items {
+			it.SetGroupVersionKind(schema.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: strings.TrimSuffix(gvk.Kind, "List")})
+			items = append(items, it.Object)
+		}
+	}
+	var cms corev1.ConfigMapList
+	require.NoError(t, st.c.List(ctx, &cms, client.InNamespace(gardenNamespace),
+		client.MatchingLabels{api.LabelSchedulingPurpose: api.LabelSchedulingPurposeRegionConfig}))
+	for i := range cms.Items {
+		cm := cms.Items[i]
+		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
+		items = append(items, &cm)
+	}
+	dir := t.TempDir()
+	land, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	require.NoError(t, err)
+	landPath := filepath.Join(dir, "landscape.json")
+	require.NoError(t, os.WriteFile(landPath, land, 0o644))
+
+	sh := shoot.DeepCopy()
+	if sh.GetName() == "" {
+		sh.SetName(sh.GetGenerateName() + "simulated")
+	}
+	shootJSON, err := json.Marshal(sh.Object)
+	require.NoError(t, err)
+	shootPath := filepath.Join(dir, "shoot.json")
+	require.NoError(t, os.WriteFile(shootPath, shootJSON, 0o644))
+
+	cmd := exec.Command(st.bin, "simulate", "--config", st.configPath, "--landscape", landPath, "--shoot", shootPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	line, _, _ := strings.Cut(strings.TrimSpace(stdout.String()), "\n")
+	var r simResult
+	require.NoError(t, json.Unmarshal([]byte(line), &r), "webhook simulate: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	require.Empty(t, r.Error, "webhook simulate: %s", stderr.String())
+	require.NoError(t, err, "webhook simulate: %s", stderr.String())
+	return r
+}
+
+// ---------------------------------------------------------------- usage
+
+// expectedUsage counts Shoots per seed from the API server as DESIGN.md
+// defines usage: spec.seedName, plus status.seedName when it differs.
+func (st *suite) expectedUsage(ctx context.Context) (map[string]int64, error) {
+	var shoots api.ShootList
+	if err := st.c.List(ctx, &shoots); err != nil {
+		return nil, err
+	}
+	var seeds api.SeedList
+	if err := st.c.List(ctx, &seeds); err != nil {
+		return nil, err
+	}
+	u := map[string]int64{}
+	for _, sd := range seeds.Items {
+		u[sd.Name] = 0
+	}
+	for _, sh := range shoots.Items {
+		if sh.Spec.SeedName != nil && *sh.Spec.SeedName != "" {
+			if _, ok := u[*sh.Spec.SeedName]; ok {
+				u[*sh.Spec.SeedName]++
+			}
+		}
+		if sh.Status.SeedName != nil && *sh.Status.SeedName != "" &&
+			(sh.Spec.SeedName == nil || *sh.Spec.SeedName != *sh.Status.SeedName) {
+			if _, ok := u[*sh.Status.SeedName]; ok {
+				u[*sh.Status.SeedName]++
+			}
+		}
+	}
+	return u, nil
+}
+
+// webhookUsage is seedwarden_seed_usage from the webhook's metrics endpoint.
+func (st *suite) webhookUsage() (map[string]int64, error) {
+	samples, err := scrape(st.metricsURL())
+	if err != nil {
+		return nil, err
+	}
+	u := map[string]int64{}
+	for _, smp := range samples {
+		if smp.name == "seedwarden_seed_usage" {
+			u[smp.labels["seed"]] = int64(smp.value)
+		}
+	}
+	return u, nil
+}
+
+// cacheMatches says why the webhook's usage differs from the API server's
+// Shoots, or nil.
+func (st *suite) cacheMatches(ctx context.Context) error {
+	want, err := st.expectedUsage(ctx)
+	if err != nil {
+		return err
+	}
+	got, err := st.webhookUsage()
+	if err != nil {
+		return err
+	}
+	var diffs []string
+	for seed, w := range want {
+		if got[seed] != w {
+			diffs = append(diffs, fmt.Sprintf("%s: webhook %d, API server %d", seed, got[seed], w))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		return fmt.Errorf("seed usage differs: %s", strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+// waitSettled waits until the webhook's cache agrees with the API server
+// about every seed's usage (watch events delivered, reservations released).
+func (st *suite) waitSettled(t *testing.T) {
+	t.Helper()
+	eventually(t, 15*time.Second, func() error { return st.cacheMatches(context.Background()) },
+		"the webhook's cache did not catch up with the API server")
+}
+
+// ---------------------------------------------------------------- metrics
+
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+func scrape(url string) ([]sample, error) {
+	resp, err := probeClient.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return parseMetrics(b.String())
+}
+
+// apiserverMetrics scrapes the API server's /metrics as the admin.
+func (st *suite) apiserverMetrics(ctx context.Context) ([]sample, error) {
+	raw, err := st.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(string(raw))
+}
+
+// parseMetrics reads the Prometheus text format (what both servers serve).
+func parseMetrics(text string) ([]sample, error) {
+	var out []sample
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		smp := sample{labels: map[string]string{}}
+		rest := line
+		if i := strings.IndexAny(line, "{ "); i >= 0 && line[i] == '{' {
+			smp.name = line[:i]
+			var err error
+			if rest, err = parseLabels(line[i+1:], smp.labels); err != nil {
+				return nil, fmt.Errorf("%q: %w", line, err)
+			}
+		} else if i >= 0 {
+			smp.name, rest = line[:i], line[i:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("%q: no value", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", line, err)
+		}
+		smp.value = v
+		out = append(out, smp)
+	}
+	return out, nil
+}
+
+// parseLabels reads `a="x",b="y"}` into into and returns what follows `}`.
+func parseLabels(s string, into map[string]string) (string, error) {
+	for {
+		s = strings.TrimLeft(s, ", ")
+		if strings.HasPrefix(s, "}") {
+			return s[1:], nil
+		}
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 || len(s) < eq+2 || s[eq+1] != '"' {
+			return "", errors.New("bad label")
+		}
+		key := s[:eq]
+		s = s[eq+2:]
+		var val strings.Builder
+		for {
+			if s == "" {
+				return "", errors.New("unterminated label value")
+			}
+			c := s[0]
+			s = s[1:]
+			if c == '\\' && s != "" {
+				switch s[0] {
+				case 'n':
+					val.WriteByte('\n')
+				default:
+					val.WriteByte(s[0])
+				}
+				s = s[1:]
+				continue
+			}
+			if c == '"' {
+				break
+			}
+			val.WriteByte(c)
+		}
+		into[key] = val.String()
+	}
+}
+
+// counterSum adds the values of name's samples whose labels match all of match.
+func counterSum(samples []sample, name string, match func(map[string]string) bool) float64 {
+	var sum float64
+	for _, smp := range samples {
+		if smp.name == name && (match == nil || match(smp.labels)) {
+			sum += smp.value
+		}
+	}
+	return sum
+}

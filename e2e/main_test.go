@@ -1,0 +1,403 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+)
+
+// EnableEnv must be "1" for the suite to run; `make e2e` sets it.
+const EnableEnv = "SEEDWARDEN_E2E"
+
+// DirectEnv = "1" makes the webhook talk to the API server directly instead
+// of through the test's proxy (the restart test then cannot hold the
+// webhook's initial lists back and checks less).
+const DirectEnv = "SEEDWARDEN_E2E_DIRECT"
+
+// Namespaces the suite creates. projectNamespace belongs to Project "dev" of
+// examples/landscape.yaml.
+const (
+	gardenNamespace     = "garden"
+	projectNamespace    = "garden-dev"
+	seedwardenNamespace = "seedwarden"
+)
+
+// testLabel marks every object a test creates, with the test's name.
+const testLabel = "e2e.seedwarden.io/test"
+
+// s is the running environment; nil when the suite is disabled.
+var s *suite
+
+// skipReason says why s is nil.
+var skipReason string
+
+// suite is everything TestMain sets up once.
+type suite struct {
+	root     string // repository root
+	work     string // temporary directory: binary, config, certs, kubeconfig, logs
+	keepWork bool   // keep work after the run (a failure, or SEEDWARDEN_E2E_KEEP=1)
+
+	env    *envtest.Environment
+	admin  *rest.Config // system:masters
+	scheme *k8sruntime.Scheme
+	c      client.Client // admin client
+	cs     kubernetes.Interface
+
+	proxy *apiProxy // between the webhook and the API server (nil with DirectEnv)
+
+	bin        string // webhook binary
+	configPath string
+	kubeconfig string
+	certDir    string
+	logPath    string // the webhook's stdout and stderr, across restarts
+	ports      ports
+	sizeLimit  *sizeLimitConfig // nil: no size limit configured (field unknown)
+
+	procMu sync.Mutex
+	proc   *webhookProcess
+
+	// Webhook registration (registration_test.go).
+	caBundle   []byte            // the CA bundle currently registered
+	registered map[string]string // webhook name -> path, for webhooks registered
+	skipped    map[string]string // webhook name -> path, not served (404)
+}
+
+type ports struct{ webhook, metrics, health int }
+
+func TestMain(m *testing.M) {
+	if os.Getenv(EnableEnv) != "1" {
+		skipReason = "end-to-end suite: set " + EnableEnv + "=1 to run it (make e2e)"
+		os.Exit(m.Run())
+	}
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) (code int) {
+	start := time.Now()
+	st := &suite{}
+	var once sync.Once
+	teardown := func() { once.Do(st.teardown) }
+	defer teardown()
+
+	// Ctrl-C or a CI runner's SIGTERM: stop the processes before dying.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "e2e: %s: stopping the webhook, kube-apiserver and etcd\n", sig)
+		teardown()
+		os.Exit(130)
+	}()
+
+	if err := st.setup(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: setup failed after %s: %v\n", time.Since(start).Round(time.Millisecond), err)
+		st.dumpLog(os.Stderr, 200)
+		st.keepWork = true
+		return 1
+	}
+	logf("setup done in %s", time.Since(start).Round(time.Millisecond))
+	s = st
+	code = m.Run()
+	if code != 0 {
+		// Failed tests have shown the webhook's log of their own time.
+		fmt.Fprintf(os.Stderr, "e2e: the webhook's whole log: %s\n", st.logPath)
+		st.keepWork = true
+	}
+	logf("suite done in %s", time.Since(start).Round(time.Millisecond))
+	return code
+}
+
+// logf prints a progress line of the suite (not of a test).
+func logf(format string, args ...any) {
+	fmt.Printf("e2e: "+format+"\n", args...)
+}
+
+// need returns the suite or skips t when it is disabled.
+func need(t *testing.T) *suite {
+	t.Helper()
+	if s == nil {
+		t.Skip(skipReason)
+	}
+	return s
+}
+
+func (st *suite) setup() error {
+	var err error
+	if st.root, err = filepath.Abs(".."); err != nil {
+		return err
+	}
+	if st.work, err = os.MkdirTemp("", "seedwarden-e2e-"); err != nil {
+		return err
+	}
+	st.logPath = filepath.Join(st.work, "webhook.log")
+	st.bin = filepath.Join(st.work, "webhook")
+	logf("work directory %s", st.work)
+
+	assets, err := envtestAssets(st.root)
+	if err != nil {
+		return err
+	}
+
+	// The webhook binary builds while the control plane starts.
+	built := make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		cmd := exec.Command(goTool(), "build", "-o", st.bin, "./cmd/webhook")
+		cmd.Dir = st.root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			built <- fmt.Errorf("go build ./cmd/webhook: %v\n%s", err, out)
+			return
+		}
+		logf("webhook built in %s", time.Since(t0).Round(time.Millisecond))
+		built <- nil
+	}()
+
+	t0 := time.Now()
+	st.env = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(st.root, "e2e", "crds")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	cfg, err := st.env.Start()
+	if err != nil {
+		st.env = nil
+		<-built
+		return fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	logf("kube-apiserver and etcd started in %s (%s)", time.Since(t0).Round(time.Millisecond), cfg.Host)
+	// The load of the rotation test must not be throttled on the client side.
+	cfg.QPS, cfg.Burst = 500, 1000
+	st.admin = cfg
+	st.scheme = cache.NewScheme()
+	if st.c, err = client.New(cfg, client.Options{Scheme: st.scheme}); err != nil {
+		return err
+	}
+	if st.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := st.loadLandscape(ctx); err != nil {
+		return err
+	}
+	if err := st.writeKubeconfig(); err != nil {
+		return err
+	}
+	if err := st.writeCertsAndConfig(); err != nil {
+		return err
+	}
+	if err := <-built; err != nil {
+		return err
+	}
+	t0 = time.Now()
+	if err := st.startWebhook(); err != nil {
+		return err
+	}
+	if err := st.waitReady(ctx, time.Minute); err != nil {
+		return err
+	}
+	logf("webhook ready in %s", time.Since(t0).Round(time.Millisecond))
+	return st.registerWebhooks(ctx)
+}
+
+// envtestAssets is KUBEBUILDER_ASSETS, else what hack/e2e-tools.sh builds
+// (once per machine; it returns at once when the binaries are current).
+func envtestAssets(root string) (string, error) {
+	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
+		return d, nil
+	}
+	logf("KUBEBUILDER_ASSETS is not set: running hack/e2e-tools.sh (a first build takes minutes)")
+	cmd := exec.Command("bash", filepath.Join(root, "hack", "e2e-tools.sh"))
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/e2e-tools.sh: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
+}
+
+// goTool is the go command that runs this test.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // a fallback only
+}
+
+// loadLandscape creates the namespaces and examples/landscape.yaml: CloudProfiles,
+// Project, region config, Seeds (status through the status subresource) and
+// existing Shoots.
+func (st *suite) loadLandscape(ctx context.Context) error {
+	for _, ns := range []string{gardenNamespace, projectNamespace, seedwardenNamespace} {
+		if err := st.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return fmt.Errorf("namespace %s: %w", ns, err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(st.root, "examples", "landscape.yaml"))
+	if err != nil {
+		return err
+	}
+	objs, err := cache.DecodeObjects(data)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := createWithStatus(ctx, st.c, o); err != nil {
+			return err
+		}
+	}
+	logf("landscape loaded: %d objects from examples/landscape.yaml", len(objs))
+	return nil
+}
+
+// createWithStatus creates o and then writes its status, which a create drops.
+func createWithStatus(ctx context.Context, c client.Client, o client.Object) error {
+	want := o.DeepCopyObject().(client.Object)
+	if err := c.Create(ctx, o); err != nil {
+		return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+	}
+	switch w := want.(type) {
+	case *api.Seed:
+		o.(*api.Seed).Status = w.Status
+	case *api.Shoot:
+		o.(*api.Shoot).Status = w.Status
+	default:
+		return nil
+	}
+	if err := c.Status().Update(ctx, o); err != nil {
+		return fmt.Errorf("status of %T %s: %w", o, o.GetName(), err)
+	}
+	return nil
+}
+
+// writeKubeconfig gives the webhook its own user (system:masters) and a
+// kubeconfig: through the proxy (plain HTTP on localhost; the proxy
+// authenticates as that user), or straight to the API server with DirectEnv.
+func (st *suite) writeKubeconfig() error {
+	user, err := st.env.AddUser(envtest.User{Name: "seedwarden", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	userCfg := user.Config()
+	kc := clientcmdapi.NewConfig()
+	if os.Getenv(DirectEnv) == "1" {
+		kc.Clusters["e2e"] = &clientcmdapi.Cluster{
+			Server:                   userCfg.Host,
+			CertificateAuthorityData: userCfg.CAData,
+		}
+		kc.AuthInfos["seedwarden"] = &clientcmdapi.AuthInfo{
+			ClientCertificateData: userCfg.CertData,
+			ClientKeyData:         userCfg.KeyData,
+		}
+	} else {
+		if st.proxy, err = startProxy(userCfg); err != nil {
+			return err
+		}
+		kc.Clusters["e2e"] = &clientcmdapi.Cluster{Server: st.proxy.URL()}
+		kc.AuthInfos["seedwarden"] = &clientcmdapi.AuthInfo{}
+	}
+	kc.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "seedwarden"}
+	kc.CurrentContext = "e2e"
+	st.kubeconfig = filepath.Join(st.work, "kubeconfig")
+	return clientcmd.WriteToFile(*kc, st.kubeconfig)
+}
+
+// writeCertsAndConfig makes the serving certificate (CA, cert, key in
+// certDir) and the webhook's configuration file.
+func (st *suite) writeCertsAndConfig() error {
+	st.certDir = filepath.Join(st.work, "certs")
+	if err := certgen.Generate(st.certDir, servingHosts, time.Now()); err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(filepath.Join(st.certDir, certgen.CAFile))
+	if err != nil {
+		return err
+	}
+	st.caBundle = ca
+	for _, p := range []*int{&st.ports.webhook, &st.ports.metrics, &st.ports.health} {
+		if *p, err = freePort(); err != nil {
+			return err
+		}
+	}
+	// The placement token's HMAC key, as the Secret seedwarden-placement-key
+	// would hold it: base64 of 32 random bytes.
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	keyFile := filepath.Join(st.work, "placement.key")
+	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return err
+	}
+	cfg, size, err := webhookConfig(st.ports, st.certDir, keyFile)
+	if err != nil {
+		return err
+	}
+	st.sizeLimit = size
+	st.configPath = filepath.Join(st.work, "config.yaml")
+	return os.WriteFile(st.configPath, []byte(cfg), 0o644)
+}
+
+// servingHosts are the SANs of the serving certificate: the API server calls
+// https://127.0.0.1:<port>.
+var servingHosts = []string{"127.0.0.1", "localhost"}
+
+func (st *suite) teardown() {
+	var errs []error
+	st.procMu.Lock()
+	if p := st.proc; p != nil {
+		if err := p.kill(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	st.procMu.Unlock()
+	if st.proxy != nil {
+		st.proxy.Close()
+	}
+	if st.env != nil {
+		if err := st.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: teardown: %v\n", err)
+	}
+	if st.work == "" {
+		return
+	}
+	if st.keepWork || os.Getenv("SEEDWARDEN_E2E_KEEP") == "1" {
+		fmt.Fprintf(os.Stderr, "e2e: kept %s (webhook.log, config.yaml, certs, kubeconfig)\n", st.work)
+		return
+	}
+	_ = os.RemoveAll(st.work)
+}

@@ -1,0 +1,219 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The webhook configurations of deploy/manifests, registered as they are
+// except for clientConfig (a URL on localhost instead of the Service, and
+// the test CA as caBundle).
+const (
+	mutatingManifest   = "deploy/manifests/webhook-mutating.yaml"
+	validatingManifest = "deploy/manifests/webhook-validating.yaml"
+)
+
+// Webhook names of deploy/manifests that tests depend on.
+const (
+	webhookPlace    = "place.shoots.seedwarden.io"
+	webhookBinding  = "binding.shoots.seedwarden.io"
+	webhookCapacity = "capacity.shoots.seedwarden.io"
+	webhookSize     = "size.seedwarden.io"
+)
+
+func readManifest(root, rel string, into any) error {
+	data, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	return nil
+}
+
+// registerWebhooks creates the MutatingWebhookConfiguration and
+// ValidatingWebhookConfiguration of deploy/manifests, pointed at the webhook
+// process. A webhook whose path the server does not answer (404: not
+// implemented yet) is left out, and said so, because a Fail-policy webhook
+// that 404s would block every request it matches.
+func (st *suite) registerWebhooks(ctx context.Context) error {
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	if err := readManifest(st.root, mutatingManifest, &mwc); err != nil {
+		return err
+	}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := readManifest(st.root, validatingManifest, &vwc); err != nil {
+		return err
+	}
+	st.registered, st.skipped = map[string]string{}, map[string]string{}
+	served := func(name string, cc *admissionregistrationv1.WebhookClientConfig) (bool, error) {
+		if cc.Service == nil || cc.Service.Path == nil {
+			return false, fmt.Errorf("webhook %s: want clientConfig.service.path in deploy/manifests", name)
+		}
+		path := *cc.Service.Path
+		ok, err := st.pathServed(path)
+		if err != nil {
+			return false, fmt.Errorf("webhook %s: probing %s: %w", name, path, err)
+		}
+		if !ok {
+			st.skipped[name] = path
+			return false, nil
+		}
+		st.registered[name] = path
+		url := fmt.Sprintf("https://%s%s", st.webhookAddr(), path)
+		cc.Service, cc.URL, cc.CABundle = nil, &url, st.caBundle
+		return true, nil
+	}
+	var keepM []admissionregistrationv1.MutatingWebhook
+	for _, wh := range mwc.Webhooks {
+		ok, err := served(wh.Name, &wh.ClientConfig)
+		if err != nil {
+			return err
+		}
+		if ok {
+			keepM = append(keepM, wh)
+		}
+	}
+	var keepV []admissionregistrationv1.ValidatingWebhook
+	for _, wh := range vwc.Webhooks {
+		ok, err := served(wh.Name, &wh.ClientConfig)
+		if err != nil {
+			return err
+		}
+		if ok {
+			keepV = append(keepV, wh)
+		}
+	}
+	mwc.Webhooks, vwc.Webhooks = keepM, keepV
+	if err := st.c.Create(ctx, &mwc); err != nil {
+		return fmt.Errorf("creating MutatingWebhookConfiguration: %w", err)
+	}
+	if err := st.c.Create(ctx, &vwc); err != nil {
+		return fmt.Errorf("creating ValidatingWebhookConfiguration: %w", err)
+	}
+	logf("webhooks registered: %s", describeWebhooks(st.registered))
+	if len(st.skipped) > 0 {
+		logf("webhooks NOT registered (their path answers 404; tests that need them skip): %s", describeWebhooks(st.skipped))
+	}
+	return st.waitWebhooksEffective(ctx)
+}
+
+func describeWebhooks(m map[string]string) string {
+	var out []string
+	for name, path := range m {
+		out = append(out, name+" ("+path+")")
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// pathServed probes path with an empty POST: 404 means the server has no
+// handler there; anything else (a handler's error about the empty body) means
+// it has.
+func (st *suite) pathServed(path string) (bool, error) {
+	c, err := tlsClient(st.caBundle)
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.Post("https://"+st.webhookAddr()+path, "application/json", bytes.NewReader(nil))
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode != http.StatusNotFound, nil
+}
+
+func tlsClient(caPEM []byte) (*http.Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("no certificate in the CA bundle")
+	}
+	return &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}, nil
+}
+
+// waitWebhooksEffective waits until the API server calls the webhooks: a
+// dry-run Shoot CREATE comes back placed, and every registered Shoot webhook
+// shows up in the API server's webhook request counter.
+func (st *suite) waitWebhooksEffective(ctx context.Context) error {
+	var shootHooks []string
+	for name := range st.registered {
+		if strings.Contains(name, "shoots") || name == webhookSize {
+			shootHooks = append(shootHooks, name)
+		}
+	}
+	start := time.Now()
+	err := poll(ctx, 30*time.Second, 100*time.Millisecond, func() error {
+		sh := newShoot("registration-probe", awsShoot("eu-central-1", "eu-central-1a"))
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if seedName(sh) == "" {
+			return fmt.Errorf("dry-run Shoot was not placed (mutating webhook not called yet)")
+		}
+		samples, err := st.apiserverMetrics(ctx)
+		if err != nil {
+			return err
+		}
+		called := map[string]bool{}
+		for _, smp := range samples {
+			if smp.name == "apiserver_admission_webhook_request_total" {
+				called[smp.labels["name"]] = true
+			}
+		}
+		for _, n := range shootHooks {
+			if !called[n] {
+				return fmt.Errorf("webhook %s not called yet", n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhooks not effective: %w", err)
+	}
+	logf("webhooks effective after %s", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// setCABundle replaces caBundle on every registered webhook, as cert-manager's
+// CA injector does.
+func (st *suite) setCABundle(ctx context.Context, bundle []byte) error {
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	if err := st.c.Get(ctx, keyOf("", "seedwarden"), &mwc); err != nil {
+		return err
+	}
+	for i := range mwc.Webhooks {
+		mwc.Webhooks[i].ClientConfig.CABundle = bundle
+	}
+	if err := st.c.Update(ctx, &mwc); err != nil {
+		return err
+	}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := st.c.Get(ctx, keyOf("", "seedwarden"), &vwc); err != nil {
+		return err
+	}
+	for i := range vwc.Webhooks {
+		vwc.Webhooks[i].ClientConfig.CABundle = bundle
+	}
+	if err := st.c.Update(ctx, &vwc); err != nil {
+		return err
+	}
+	st.caBundle = slices.Clone(bundle)
+	return nil
+}
