@@ -15,7 +15,7 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # landscape, certificates from ./certs, ports on localhost.
 SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
 
-.PHONY: help build certs run demo test e2e bench lint fuzz generate clean
+.PHONY: help build certs run demo test tools unit unit-with-apiserver e2e bench lint fuzz generate clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -32,7 +32,20 @@ run: certs ## Run the webhook server on the example landscape (Ctrl-C stops it).
 demo: build certs ## Send the example Shoots to the server (started and stopped if not running).
 	$(GO) run ./hack/demo -server "bin/webhook $(SERVE_ARGS)"
 
-test: ## Vet, then every test with the race detector (fuzz targets run their seed corpora).
+test: tools unit-with-apiserver e2e ## Everything CI runs: unit tests (with a real kube-apiserver where they need one), conformance count, e2e.
+
+tools: ## Build kube-apiserver and etcd from the Go module proxy into .cache (once per machine).
+	@bash hack/e2e-tools.sh >/dev/null
+
+# Unit tests that need an API server (CRD install, serve --kubeconfig, the
+# pending controller, manifests dry-run) find it through KUBEBUILDER_ASSETS;
+# `make test` always provides it, so none of them skips there.
+unit-with-apiserver:
+	$(GO) vet ./...
+	KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" $(GO) test -race -count=1 ./...
+	@$(GO) test -count=1 -run TestConformance -v ./internal/placement | grep '^conformance:'
+
+unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless .cache has it.
 	$(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # kube-apiserver and etcd come from hack/e2e-tools.sh: built from the Go module
