@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -46,5 +47,46 @@ func BenchmarkDecision(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 			})
 		}
+	}
+}
+
+// BenchmarkDecisionListAll is the baseline: the reference scheduler's way of
+// getting usage, recounting every Shoot for each decision (Gardener lists all
+// Shoots per decision), then the same Decide. Compare with BenchmarkDecision
+// at the same sizes: ours must stay flat in the Shoot count.
+func BenchmarkDecisionListAll(b *testing.B) {
+	for _, shoots := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("seeds=100/shoots=%d", shoots), func(b *testing.B) {
+			s := NewStore(Options{})
+			objs := landscapegen.Landscape(100, shoots)
+			s.Load(objs)
+			var all []*api.Shoot
+			for _, o := range objs {
+				if sh, ok := o.(*api.Shoot); ok {
+					all = append(all, sh)
+				}
+			}
+			shoot := landscapegen.NewShoot("new")
+			opts := placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				usage := map[string]int64{}
+				for _, sh := range all {
+					spec, status := placement.ChargedSeeds(sh)
+					if spec != "" {
+						usage[spec]++
+					}
+					if status != "" {
+						usage[status]++
+					}
+				}
+				snap := *s.Snapshot()
+				snap.Usage = func(sd *placement.Seed) int64 { return usage[sd.Name] }
+				if d := placement.Decide(&snap, shoot, opts); !d.Schedulable() {
+					b.Fatal(d.Summary())
+				}
+			}
+		})
 	}
 }
