@@ -78,3 +78,7 @@ generate: ## Regenerate deepcopy functions and the CRDs of the e2e tests.
 
 clean: ## Remove build output.
 	rm -rf bin
+
+.PHONY: bench-http
+bench-http: ## HTTP benchmark: the server over TLS vs. an empty controller-runtime webhook (hack/httpbench).
+	$(GO) run ./hack/httpbench $(BENCH_HTTP_ARGS)
