@@ -1,0 +1,489 @@
+// Package certwatch reports the state of the webhook's serving certificate as
+// cert-manager sees it: it watches one cert-manager Certificate, exports
+// seedwarden_certificate_expiry_timestamp_seconds and
+// seedwarden_certificate_ready, and logs when the Certificate stops (or
+// starts again) being ready and when it is about to expire.
+//
+// This watcher only reports. Reloading a rotated certificate is done by
+// controller-runtime's certwatcher inside the webhook server, which rereads
+// the certificate and key files (the mounted Secret) when they change; nothing
+// here touches the serving certificate.
+//
+// Wiring, once the manager exists:
+//
+//	err := certwatch.New(namespace, name, certwatch.Options{
+//		Registerer: ctrlmetrics.Registry,
+//		Log:        log.WithName("certwatch"),
+//	}).SetupWithManager(mgr)
+//
+// The watcher keeps its own cache, holding only that Certificate: it lists and
+// watches certificates.cert-manager.io in that one namespace with the field
+// selector metadata.name=NAME, so RBAC needs only a Role in that namespace
+// granting get, list and watch on certificates (resourceNames may name the
+// one Certificate). The manager's scheme and cache are left alone: the
+// manager does not need cert-manager's CRD to start.
+//
+// The watcher never stops the manager: without the Certificate CRD, without
+// RBAC, or without the Certificate itself it reports not ready, logs why and
+// keeps trying. It runs on every replica (NeedLeaderElection is false), since
+// each replica serves with the certificate and exports its own metrics.
+package certwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Metric names. They are stable: dashboards and alerts depend on them.
+const (
+	ExpiryTimestampName = "seedwarden_certificate_expiry_timestamp_seconds"
+	ReadyName           = "seedwarden_certificate_ready"
+)
+
+// Defaults of Options.
+const (
+	DefaultExpiryWarning = 7 * 24 * time.Hour
+	DefaultRetryInterval = 30 * time.Second
+	DefaultSyncTimeout   = time.Minute
+)
+
+// AddToScheme registers cert-manager's v1 types (Certificate, Issuer, ...) on s.
+func AddToScheme(s *runtime.Scheme) error {
+	return cmv1.AddToScheme(s)
+}
+
+// Options tune a Watcher. The zero value is usable.
+type Options struct {
+	// ExpiryWarning: a warning is logged once per certificate (notAfter) when
+	// status.notAfter is this close; 0 means DefaultExpiryWarning, a negative
+	// value turns the warning off.
+	ExpiryWarning time.Duration
+	// Registerer receives the collectors (controller-runtime's
+	// metrics.Registry in production). Identical collectors already there
+	// are reused; nil leaves them unregistered.
+	Registerer prometheus.Registerer
+	// Log receives the watcher's lines; the zero value discards them.
+	Log logr.Logger
+	// Reader is where Reconcile reads the Certificate. SetupWithManager sets
+	// it to the watcher's own cache when nil.
+	Reader client.Reader
+	// RetryInterval is how long to wait before trying again to watch
+	// Certificates (say the CRD is not installed yet) or to read one after an
+	// error; 0 means DefaultRetryInterval.
+	RetryInterval time.Duration
+	// SyncTimeout: when the informer has not synced after this long (RBAC
+	// forbids listing, say) the Certificate is reported not ready and the
+	// reason logged, and the watcher keeps waiting; 0 means
+	// DefaultSyncTimeout.
+	SyncTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Watcher watches one Certificate and reports its state. It is a
+// manager.Runnable that needs no leader election, and a reconcile.Reconciler.
+type Watcher struct {
+	key     types.NamespacedName
+	opts    Options
+	log     logr.Logger
+	metrics *collectors
+	reader  client.Reader
+	cache   crcache.Cache // the watcher's own: only this Certificate
+
+	mu sync.Mutex
+	st state
+}
+
+// state is what the last reconcile saw, to log transitions rather than every
+// status update.
+type state struct {
+	observed    bool // a reconcile or a failure to watch has been reported
+	found       bool
+	ready       bool
+	reason      string
+	message     string
+	unavailable string    // last reason the Certificate could not be watched
+	warned      time.Time // the notAfter the expiry warning was logged for
+	expired     time.Time // the notAfter the expiry was logged for
+}
+
+var (
+	_ manager.Runnable               = (*Watcher)(nil)
+	_ manager.LeaderElectionRunnable = (*Watcher)(nil)
+	_ reconcile.Reconciler           = (*Watcher)(nil)
+)
+
+// New returns a Watcher for the Certificate namespace/name and registers its
+// collectors on opts.Registerer. Reconcile works at once (given
+// opts.Reader); SetupWithManager makes it watch.
+func New(namespace, name string, opts Options) *Watcher {
+	if opts.ExpiryWarning == 0 {
+		opts.ExpiryWarning = DefaultExpiryWarning
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = DefaultRetryInterval
+	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	return &Watcher{
+		key:     key,
+		opts:    opts,
+		log:     opts.Log.WithValues("certificate", key.String()),
+		metrics: newCollectors(opts.Registerer),
+		reader:  opts.Reader,
+	}
+}
+
+// SetupWithManager adds the watcher to mgr. It makes the watcher's own cache
+// from mgr's REST config, HTTP client and REST mapper, restricted to the one
+// Certificate, with a scheme holding only cert-manager's types; nothing
+// needs the Certificate CRD before the watcher starts.
+func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
+	if w.key.Namespace == "" || w.key.Name == "" {
+		// An empty namespace would make the cache cluster-wide.
+		return fmt.Errorf("certwatch: the Certificate needs a namespace and a name (got %q)", w.key.String())
+	}
+	scheme := runtime.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := crcache.New(mgr.GetConfig(), crcache.Options{
+		HTTPClient:           mgr.GetHTTPClient(),
+		Scheme:               scheme,
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultNamespaces:    map[string]crcache.Config{w.key.Namespace: {}},
+		DefaultFieldSelector: fields.OneTermEqualSelector("metadata.name", w.key.Name),
+		DefaultTransform:     crcache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return fmt.Errorf("certwatch: cache for Certificate %s: %w", w.key, err)
+	}
+	w.cache = c
+	if w.reader == nil {
+		w.reader = c
+	}
+	return mgr.Add(w)
+}
+
+// NeedLeaderElection is false: every replica serves with the certificate and
+// reports on it.
+func (w *Watcher) NeedLeaderElection() bool { return false }
+
+// Start watches the Certificate until ctx ends, reconciling on every change
+// and when the expiry warning or the expiry itself falls due. It returns nil
+// when ctx ends: failures to watch are reported and retried, never returned,
+// so that they do not stop the manager (and the webhook with it).
+func (w *Watcher) Start(ctx context.Context) error {
+	if w.cache == nil || w.reader == nil {
+		return errors.New("certwatch: Start without a cache (use SetupWithManager)")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cacheDone := make(chan struct{})
+	defer func() {
+		cancel()
+		<-cacheDone
+	}()
+	go func() {
+		defer close(cacheDone)
+		if err := w.cache.Start(ctx); err != nil {
+			w.log.Error(err, "Certificate cache stopped")
+		}
+	}()
+	inf := w.informer(ctx)
+	if inf == nil {
+		return nil
+	}
+	trigger := make(chan struct{}, 1)
+	notify := func(obj any) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		// The cache holds only our Certificate when ConfigureCache was
+		// used; without it, skip the others here.
+		if o, ok := obj.(client.Object); ok && (o.GetNamespace() != w.key.Namespace || o.GetName() != w.key.Name) {
+			return
+		}
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(_, obj any) { notify(obj) },
+		DeleteFunc: notify,
+	})
+	if err != nil {
+		// Only a stopped informer refuses handlers: the cache is shutting down.
+		w.log.Info("Cannot watch the Certificate", "error", err.Error())
+		return nil
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	if !w.waitForSync(ctx, inf) {
+		return nil
+	}
+
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		res, err := w.Reconcile(ctx, reconcile.Request{NamespacedName: w.key})
+		if ctx.Err() != nil {
+			return nil
+		}
+		next := res.RequeueAfter
+		if err != nil {
+			w.log.Error(err, "Reading the Certificate failed; retrying", "retryIn", w.opts.RetryInterval.String())
+			next = w.opts.RetryInterval
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		var fire <-chan time.Time
+		if next > 0 {
+			timer = time.NewTimer(next)
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-trigger:
+		case <-fire:
+		}
+	}
+}
+
+// informer returns the cache's Certificate informer, trying again every
+// RetryInterval while the cache cannot make one (the CRD is not installed,
+// say); nil when ctx ends first.
+func (w *Watcher) informer(ctx context.Context) crcache.Informer {
+	for {
+		inf, err := w.cache.GetInformer(ctx, &cmv1.Certificate{}, crcache.BlockUntilSynced(false))
+		if err == nil {
+			return inf
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.reportUnavailable(fmt.Sprintf("cannot watch certificates.cert-manager.io (is cert-manager installed?): %v", err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(w.opts.RetryInterval):
+		}
+	}
+}
+
+// waitForSync waits until inf has synced, reporting the Certificate not ready
+// once SyncTimeout has passed; false when ctx ends first.
+func (w *Watcher) waitForSync(ctx context.Context, inf crcache.Informer) bool {
+	synced := func(context.Context) (bool, error) { return inf.HasSynced(), nil }
+	timeoutCtx, cancel := context.WithTimeout(ctx, w.opts.SyncTimeout)
+	err := wait.PollUntilContextCancel(timeoutCtx, 50*time.Millisecond, true, synced)
+	cancel()
+	if err == nil {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	w.reportUnavailable(fmt.Sprintf("the Certificate informer has not synced after %s (may this pod get, list and watch certificates.cert-manager.io in namespace %s?)",
+		w.opts.SyncTimeout, w.key.Namespace))
+	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, synced) == nil
+}
+
+// reportUnavailable reports the Certificate not ready because it cannot be
+// watched, logging each new reason once.
+func (w *Watcher) reportUnavailable(reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.metrics.ready.WithLabelValues(w.key.Namespace, w.key.Name).Set(0)
+	if w.st.unavailable != reason {
+		w.log.Info("Certificate state unknown; reporting it as not ready", "reason", reason)
+	}
+	w.st.unavailable = reason
+	w.st.observed = true
+	w.st.ready = false
+}
+
+// Reconcile reads the Certificate and updates the gauges, logging what
+// changed. The request is ignored: a Watcher watches one Certificate.
+// RequeueAfter is when the expiry warning or the expiry falls due.
+func (w *Watcher) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	if w.reader == nil {
+		return reconcile.Result{}, errors.New("certwatch: no reader (use SetupWithManager or Options.Reader)")
+	}
+	var cert cmv1.Certificate
+	err := w.reader.Get(ctx, w.key, &cert)
+	switch {
+	case apierrors.IsNotFound(err):
+		w.observeMissing()
+		return reconcile.Result{}, nil
+	case err != nil:
+		return reconcile.Result{}, fmt.Errorf("reading Certificate %s: %w", w.key, err)
+	}
+	return reconcile.Result{RequeueAfter: w.observe(&cert)}, nil
+}
+
+func (w *Watcher) observeMissing() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	labels := []string{w.key.Namespace, w.key.Name}
+	w.metrics.ready.WithLabelValues(labels...).Set(0)
+	w.metrics.expiry.DeleteLabelValues(labels...)
+	if !w.st.observed || w.st.found || w.st.unavailable != "" {
+		w.log.Info("Certificate not found; reporting it as not ready")
+	}
+	w.st = state{observed: true}
+}
+
+// observe records cert and returns when to look again (0: only on a change).
+func (w *Watcher) observe(cert *cmv1.Certificate) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	labels := []string{w.key.Namespace, w.key.Name}
+	cond := readyCondition(cert)
+	ready := cond != nil && cond.Status == cmmeta.ConditionTrue
+	var notAfter time.Time
+	if cert.Status.NotAfter != nil {
+		notAfter = cert.Status.NotAfter.Time
+		w.metrics.expiry.WithLabelValues(labels...).Set(float64(notAfter.Unix()))
+	} else {
+		w.metrics.expiry.DeleteLabelValues(labels...)
+	}
+	w.metrics.ready.WithLabelValues(labels...).Set(boolToFloat(ready))
+
+	prev := w.st
+	changed := !prev.observed || !prev.found || prev.unavailable != "" || prev.ready != ready
+	if ready {
+		if changed {
+			kv := []any{}
+			if !notAfter.IsZero() {
+				kv = append(kv, "notAfter", notAfter.UTC().Format(time.RFC3339))
+			}
+			w.log.Info("Certificate is ready", kv...)
+		}
+		w.st.reason, w.st.message = "", ""
+	} else {
+		reason, message, status := "", "the Certificate has no Ready condition yet", "absent"
+		if cond != nil {
+			reason, message, status = cond.Reason, cond.Message, string(cond.Status)
+		}
+		if changed || prev.reason != reason || prev.message != message {
+			w.log.Info("Certificate is not ready", "status", status, "reason", reason, "message", message)
+		}
+		w.st.reason, w.st.message = reason, message
+	}
+	w.st.observed, w.st.found, w.st.ready, w.st.unavailable = true, true, ready, ""
+
+	if notAfter.IsZero() || w.opts.ExpiryWarning < 0 {
+		return 0
+	}
+	left := notAfter.Sub(w.opts.Now())
+	kv := []any{"notAfter", notAfter.UTC().Format(time.RFC3339), "ready", ready}
+	if cert.Status.RenewalTime != nil {
+		kv = append(kv, "renewalTime", cert.Status.RenewalTime.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case left <= 0:
+		if !w.st.expired.Equal(notAfter) {
+			// logr has no warning level; Error keeps the line visible at
+			// log.level warn.
+			w.log.Error(nil, "Certificate has expired", kv...)
+			w.st.expired = notAfter
+		}
+		return 0
+	case left <= w.opts.ExpiryWarning:
+		if !w.st.warned.Equal(notAfter) {
+			w.log.Error(nil, "Certificate expires soon", append(kv, "expiresIn", left.Round(time.Second).String(), "warningWindow", w.opts.ExpiryWarning.String())...)
+			w.st.warned = notAfter
+		}
+		return left
+	default:
+		return left - w.opts.ExpiryWarning
+	}
+}
+
+// readyCondition returns the Certificate's Ready condition, or nil.
+func readyCondition(cert *cmv1.Certificate) *cmv1.CertificateCondition {
+	for i := range cert.Status.Conditions {
+		if cert.Status.Conditions[i].Type == cmv1.CertificateConditionReady {
+			return &cert.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func boolToFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type collectors struct {
+	expiry *prometheus.GaugeVec
+	ready  *prometheus.GaugeVec
+}
+
+func newCollectors(reg prometheus.Registerer) *collectors {
+	c := &collectors{
+		expiry: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: ExpiryTimestampName,
+			Help: "status.notAfter of the webhook's cert-manager Certificate, in Unix seconds; absent while the Certificate has none.",
+		}, []string{"namespace", "name"}),
+		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: ReadyName,
+			Help: "1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).",
+		}, []string{"namespace", "name"}),
+	}
+	if reg == nil {
+		return c
+	}
+	c.expiry = register(reg, c.expiry)
+	c.ready = register(reg, c.ready)
+	return c
+}
+
+// register registers c on reg, or returns the identical collector already
+// there; a conflicting registration panics, like MustRegister.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	panic(fmt.Sprintf("seedwarden certwatch metrics: %v", err))
+}
