@@ -74,7 +74,7 @@ func newShootNetworks(shoot *api.Shoot) *shootNetworks {
 
 // familyWanted: a seed's shoot default applies only when its IP family is
 // among the Shoot's ipFamilies.
-func (n *shootNetworks) familyWanted(c cidr) bool {
+func (n *shootNetworks) familyWanted(c *cidr) bool {
 	return (c.isIPv6() && n.ipv6) || (c.isIPv4() && n.ipv4)
 }
 
@@ -103,10 +103,10 @@ func (c netConflict) String() string {
 func (n *shootNetworks) conflict(s *Seed, mode NetworkMode) netConflict {
 	pods, services := n.pods, n.services
 	if s.Object.Spec.Networks.ShootDefaults != nil {
-		if pods == nil && !n.workerless && s.defaultPods != nil && n.familyWanted(*s.defaultPods) {
+		if pods == nil && !n.workerless && s.defaultPods != nil && n.familyWanted(s.defaultPods) {
 			pods = &namedCIDR{text: *s.Object.Spec.Networks.ShootDefaults.Pods, cidr: *s.defaultPods}
 		}
-		if services == nil && s.defaultServices != nil && n.familyWanted(*s.defaultServices) {
+		if services == nil && s.defaultServices != nil && n.familyWanted(s.defaultServices) {
 			services = &namedCIDR{text: *s.Object.Spec.Networks.ShootDefaults.Services, cidr: *s.defaultServices}
 		}
 	}
@@ -146,18 +146,18 @@ func checkNetwork(s *Seed, kind string, n namedCIDR, allowIPv4 bool) netConflict
 		return netConflict{kind: kind, network: n.text, with: with, withCIDR: withCIDR}
 	}
 	if !allowIPv4 || n.cidr.isIPv6() {
-		if s.services.intersects(n.cidr) {
+		if s.services.intersects(&n.cidr) {
 			return hit("seed service network", s.Object.Spec.Networks.Services)
 		}
-		if s.pods.intersects(n.cidr) {
+		if s.pods.intersects(&n.cidr) {
 			return hit("seed pod network", s.Object.Spec.Networks.Pods)
 		}
-		if s.hasNodes && s.nodes.intersects(n.cidr) {
+		if s.hasNodes && s.nodes.intersects(&n.cidr) {
 			return hit("seed node network", *s.Object.Spec.Networks.Nodes)
 		}
 	}
-	for _, r := range reservedRanges {
-		if r.intersects(n.cidr) {
+	for i := range reservedRanges {
+		if r := &reservedRanges[i]; r.intersects(&n.cidr) {
 			return hit("reserved range", r.net.String())
 		}
 	}

@@ -63,3 +63,18 @@ func TestNetworks(t *testing.T) {
 	}
 	assert.Nil(t, newShootNetworks(basicShoot()), "a Shoot without networking skips the check")
 }
+
+// TestCIDRIntersectsMatchesNet checks the integer fast path against the net
+// package semantics the reference uses, on plain and odd forms.
+func TestCIDRIntersectsMatchesNet(t *testing.T) {
+	forms := []string{"10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "11.0.0.0/8", "0.0.0.0/0", "10.0.0.5/32", "10.1.2.3/16",
+		"2001:db8::/32", "2001:db8:1::/48", "::/0", "fd8f:6d53:b97a:1::/96", "fd8f:6d53:b97a:1:2::/80",
+		"::ffff:10.0.0.0/104", "::ffff:0:0/96", "::ffff:10.0.0.0/64", "bogus", ""}
+	for _, a := range forms {
+		for _, b := range forms {
+			ca, cb := parseCIDR(a), parseCIDR(b)
+			slow := !ca.valid() || !cb.valid() || ca.net.Contains(cb.net.IP) || cb.net.Contains(ca.net.IP)
+			assert.Equal(t, slow, ca.intersects(&cb), "%s ~ %s", a, b)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math"
+	"encoding/binary"
 	"net"
 	"slices"
 	"sort"
@@ -250,6 +251,12 @@ func (rc *RegionConfig) appliesTo(cloudProfile string) bool {
 // reference treats it as intersecting anything.
 type cidr struct {
 	net *net.IPNet
+	// fam is 4 or 6 when base and mask hold a plain IPv4 or IPv6 network as
+	// integers, so the hot path compares words instead of going through net's
+	// per-call conversions; 0 (odd forms such as IPv4-mapped IPv6) falls back
+	// to net's semantics.
+	fam        uint8
+	base, mask [2]uint64
 }
 
 func parseCIDR(s string) cidr {
@@ -257,18 +264,37 @@ func parseCIDR(s string) cidr {
 	if err != nil {
 		return cidr{}
 	}
-	return cidr{net: n}
+	c := cidr{net: n}
+	switch {
+	case len(n.IP) == net.IPv4len && len(n.Mask) == net.IPv4len:
+		c.fam = 4
+		c.base[1] = uint64(binary.BigEndian.Uint32(n.IP))
+		c.mask[1] = uint64(binary.BigEndian.Uint32(n.Mask))
+	case len(n.IP) == net.IPv6len && len(n.Mask) == net.IPv6len && n.IP.To4() == nil:
+		c.fam = 6
+		c.base = [2]uint64{binary.BigEndian.Uint64(n.IP[:8]), binary.BigEndian.Uint64(n.IP[8:])}
+		c.mask = [2]uint64{binary.BigEndian.Uint64(n.Mask[:8]), binary.BigEndian.Uint64(n.Mask[8:])}
+	}
+	return c
 }
 
-func (c cidr) valid() bool  { return c.net != nil }
-func (c cidr) isIPv4() bool { return c.net != nil && c.net.IP.To4() != nil }
-func (c cidr) isIPv6() bool { return c.net != nil && c.net.IP.To4() == nil }
+func (c *cidr) valid() bool  { return c.net != nil }
+func (c *cidr) isIPv4() bool { return c.net != nil && c.net.IP.To4() != nil }
+func (c *cidr) isIPv6() bool { return c.net != nil && c.net.IP.To4() == nil }
+
+// contains reports whether c's network holds o's base address (plain forms).
+func (c *cidr) contains(o *cidr) bool {
+	return o.base[0]&c.mask[0] == c.base[0] && o.base[1]&c.mask[1] == c.base[1]
+}
 
 // intersects is Gardener's NetworksIntersect: true when either side does not
 // parse, otherwise when either network contains the other's base address.
-func (c cidr) intersects(o cidr) bool {
+func (c *cidr) intersects(o *cidr) bool {
 	if !c.valid() || !o.valid() {
 		return true
+	}
+	if c.fam != 0 && o.fam != 0 {
+		return c.fam == o.fam && (c.contains(o) || o.contains(c))
 	}
 	return c.net.Contains(o.net.IP) || o.net.Contains(c.net.IP)
 }
