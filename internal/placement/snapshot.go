@@ -1,9 +1,9 @@
 package placement
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
-	"encoding/binary"
 	"net"
 	"slices"
 	"sort"
