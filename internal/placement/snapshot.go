@@ -3,7 +3,6 @@ package placement
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"net"
 	"slices"
 	"sort"
@@ -306,4 +305,3 @@ func deref(s *string) string {
 	return *s
 }
 
-var _ = math.MaxInt32
