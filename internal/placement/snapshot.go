@@ -304,4 +304,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-
