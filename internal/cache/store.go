@@ -185,6 +185,41 @@ func (s *Store) Usage(seed string) int64 {
 	return 0
 }
 
+// ShootChargedTo reports whether the Shoot namespace/name counts against
+// seed: its spec.seedName, or its status.seedName while it migrates (as
+// placement.ChargedSeeds says). O(1).
+func (s *Store) ShootChargedTo(namespace, name, seed string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.chargedToLocked(namespace+"/"+name, seed)
+}
+
+// ShootsOnSeed returns how many Shoots count against seed (reservations
+// excluded) and, for each of keys ("namespace/name"), whether that Shoot is
+// one of them. Both come from one instant of the Store, so a Shoot that
+// arrives meanwhile is never missed by one and counted by the other. Cost is
+// O(len(keys)).
+func (s *Store) ShootsOnSeed(seed string, keys []string) (shoots int64, charged []bool) {
+	charged = make([]bool, len(keys))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.counters[seed]; c != nil {
+		shoots = c.shoots.Load()
+	}
+	for i, k := range keys {
+		charged[i] = s.chargedToLocked(k, seed)
+	}
+	return shoots, charged
+}
+
+func (s *Store) chargedToLocked(key, seed string) bool {
+	if seed == "" {
+		return false
+	}
+	c, ok := s.shoots[key]
+	return ok && (c.spec == seed || c.status == seed)
+}
+
 // ShootsInNamespace counts the Shoots known in a namespace.
 func (s *Store) ShootsInNamespace(ns string) int {
 	s.mu.Lock()

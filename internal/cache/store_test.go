@@ -308,3 +308,50 @@ func TestSnapshotDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _ = s.Snapshot() })
 	assert.Zero(t, allocs, "Snapshot must not copy per-Shoot data")
 }
+
+// ShootChargedTo and ShootsOnSeed answer from the Shoots alone: a migrating
+// Shoot counts on both seeds, reservations never count, and updates and
+// deletes move the answer.
+func TestShootsOnSeed(t *testing.T) {
+	s := NewStore(Options{})
+	s.Load([]client.Object{seed("a", 10), seed("b", 10)})
+	s.Apply(shoot("p1", "on-a", "a", ""))
+	s.Apply(shoot("p1", "moving", "b", "a")) // migrating from a to b
+	s.Apply(shoot("p2", "pending", "", ""))
+	require.NoError(t, s.Reserve("a", "uid-1"))
+
+	for _, tc := range []struct {
+		ns, name, seed string
+		want           bool
+	}{
+		{"p1", "on-a", "a", true},
+		{"p1", "on-a", "b", false},
+		{"p1", "moving", "a", true},
+		{"p1", "moving", "b", true},
+		{"p2", "pending", "a", false},
+		{"p2", "pending", "", false},
+		{"p1", "unknown", "a", false},
+		{"p2", "on-a", "a", false}, // same name, other namespace
+	} {
+		assert.Equal(t, tc.want, s.ShootChargedTo(tc.ns, tc.name, tc.seed), "%s/%s on %q", tc.ns, tc.name, tc.seed)
+	}
+
+	keys := []string{"p1/on-a", "p1/moving", "p2/pending", "p1/nope", "garbage"}
+	shoots, charged := s.ShootsOnSeed("a", keys)
+	assert.Equal(t, int64(2), shoots, "the reservation is not a Shoot")
+	assert.Equal(t, []bool{true, true, false, false, false}, charged)
+	shoots, charged = s.ShootsOnSeed("b", keys)
+	assert.Equal(t, int64(1), shoots)
+	assert.Equal(t, []bool{false, true, false, false, false}, charged)
+	shoots, charged = s.ShootsOnSeed("unknown", nil)
+	assert.Equal(t, int64(0), shoots)
+	assert.Empty(t, charged)
+
+	// The migration ends, a Shoot is deleted.
+	s.Apply(shoot("p1", "moving", "b", "b"))
+	s.Remove(shoot("p1", "on-a", "a", ""))
+	shoots, charged = s.ShootsOnSeed("a", keys)
+	assert.Equal(t, int64(0), shoots)
+	assert.Equal(t, []bool{false, false, false, false, false}, charged)
+	assert.True(t, s.ShootChargedTo("p1", "moving", "b"))
+}

@@ -27,6 +27,17 @@ type CapacityStore interface {
 
 var _ CapacityStore = (*cache.Store)(nil)
 
+// ClusterReserver holds places on seeds across replicas (seedreserve.Reserver:
+// through the API server). Keys are "<namespace>/<name>" of the Shoot.
+type ClusterReserver interface {
+	// Reserve takes a place on seed for key, or returns a
+	// *cache.CapacityError when usage+1 would exceed allocatable; a key
+	// holding a place keeps it. Any other error means it could not decide.
+	Reserve(ctx context.Context, seed, key string, allocatable int64) error
+	// Check answers what Reserve would, without reserving (dry runs).
+	Check(ctx context.Context, seed, key string, allocatable int64) error
+}
+
 // ShootCapacityValidator is the validating webhook that keeps seeds within
 // status.allocatable.shoots: a request that sets or changes spec.seedName
 // (shoots CREATE/UPDATE, shoots/binding) is denied when the seed is full.
@@ -43,9 +54,21 @@ var _ CapacityStore = (*cache.Store)(nil)
 //   - Dry runs are checked but reserve nothing.
 //
 // Reserving is atomic in the Store, so concurrent requests served by one
-// replica never overfill a seed. UnrestrictedSubjects skip the check.
+// replica never overfill a seed. With a Cluster reserver, the place is taken
+// there instead, under "<namespace>/<name>", so that concurrent requests
+// served by different replicas never overfill a seed either; see Cluster.
+// UnrestrictedSubjects skip the check.
 type ShootCapacityValidator struct {
 	Store CapacityStore
+	// Cluster, when set, decides: every placement on a seed with
+	// allocatable shoots reserves through it (dry runs check), whether or
+	// not this replica holds a reservation in Store. Store still records
+	// the place, so this replica's mutating webhook counts it until the
+	// Shoot arrives; a Store that is fuller than the cluster-wide count (it
+	// also counts this replica's in-flight placements) does not deny. Any
+	// error of Cluster denies (fail closed). nil: Store alone decides (one
+	// replica).
+	Cluster ClusterReserver
 	// Signer verifies placement tokens. Without one, the reservation
 	// annotation is trusted whenever this replica holds a live reservation
 	// of that key on the seed (one replica, no key configured).
@@ -59,13 +82,13 @@ type ShootCapacityValidator struct {
 var _ admission.Handler = (*ShootCapacityValidator)(nil)
 
 // Handle implements admission.Handler.
-func (v *ShootCapacityValidator) Handle(_ context.Context, req admission.Request) admission.Response {
-	resp := v.handle(req)
+func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := v.handle(ctx, req)
 	v.Metrics.ObserveValidation(WebhookCapacity, validationResult(resp))
 	return resp
 }
 
-func (v *ShootCapacityValidator) handle(req admission.Request) admission.Response {
+func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
 	if err := checkShootValidationTarget(req); err != nil {
 		log.Error(err, "Rejecting admission request")
@@ -93,6 +116,9 @@ func (v *ShootCapacityValidator) handle(req admission.Request) admission.Respons
 	}
 
 	key, held := v.reservationKey(c, string(req.UID))
+	if v.Cluster != nil {
+		return v.admitCluster(ctx, c, key, held, string(req.UID), log)
+	}
 	if held {
 		return v.admitHeld(c, key, log)
 	}
@@ -154,6 +180,63 @@ func (v *ShootCapacityValidator) admitHeld(c *shootChange, key string, log logr.
 			c.newSeed, usage, alloc)
 	}
 	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q holds a place for this Shoot", c.newSeed))
+}
+
+// admitCluster decides with the cluster-wide reservation. localKey is the
+// Store's reservation key (held: this replica holds it on the new seed).
+func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChange, localKey string, held bool, uid string, log logr.Logger) admission.Response {
+	seed, ok := v.Store.Seed(c.newSeed)
+	if !ok {
+		if held {
+			v.release(c, localKey)
+		}
+		return denied("seedwarden: seed %q not found; its capacity cannot be checked", c.newSeed)
+	}
+	alloc, has := seed.Allocatable()
+	if !has {
+		v.reserveLocally(c, localKey, held, log)
+		return admission.Allowed(fmt.Sprintf("seedwarden: seed %q sets no allocatable shoots", c.newSeed))
+	}
+	key := clusterReservationKey(c, uid)
+	var err error
+	if c.dryRun {
+		err = v.Cluster.Check(ctx, c.newSeed, key, alloc)
+	} else {
+		err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc)
+	}
+	if resp, ok := capacityDenial(c, err); !ok {
+		if held {
+			v.release(c, localKey)
+		}
+		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun, "coordination", "apiserver")
+		return resp
+	}
+	v.reserveLocally(c, localKey, held, log)
+	log.V(1).Info("Reserved a place on seed across replicas", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
+	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
+}
+
+// reserveLocally records an admitted place in the Store, so that this
+// replica's mutating webhook counts it until the Shoot arrives. The
+// cluster-wide reservation has decided already: a full Store does not deny.
+func (v *ShootCapacityValidator) reserveLocally(c *shootChange, key string, held bool, log logr.Logger) {
+	if held || c.dryRun {
+		return
+	}
+	if err := v.Store.Reserve(c.newSeed, key); err != nil {
+		log.V(1).Info("Admitted across replicas; not recorded in this replica's reservations", "seed", c.newSeed, "reason", err.Error())
+	}
+}
+
+// clusterReservationKey is "<namespace>/<name>": the Shoot's own key, so
+// that replicas can tell a reservation from the Shoot once it exists.
+func clusterReservationKey(c *shootChange, uid string) string {
+	if c.name == "" {
+		// Not reachable through the API server (a validating webhook sees
+		// the generated name); keep such a request from sharing a key.
+		return c.namespace + "/" + c.shoot.GenerateName + uid
+	}
+	return c.namespace + "/" + c.name
 }
 
 func (v *ShootCapacityValidator) release(c *shootChange, key string) {

@@ -1,0 +1,275 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
+)
+
+// fakeCluster records the calls of the capacity webhook and answers err.
+type fakeCluster struct {
+	mu    sync.Mutex
+	calls []string // "reserve|check seed key alloc"
+	err   error
+}
+
+func (f *fakeCluster) call(op, seed, key string, alloc int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf("%s %s %s %d", op, seed, key, alloc))
+	return f.err
+}
+
+func (f *fakeCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
+	return f.call("reserve", seed, key, alloc)
+}
+
+func (f *fakeCluster) Check(_ context.Context, seed, key string, alloc int64) error {
+	return f.call("check", seed, key, alloc)
+}
+
+var _ ClusterReserver = (*seedreserve.Reserver)(nil)
+
+// With a ClusterReserver, it decides every placement on a seed with
+// allocatable; the Store still records admitted places.
+func TestShootCapacityValidatorCluster(t *testing.T) {
+	const clusterKey = vNamespace + "/" + vName
+	full := &cache.CapacityError{Seed: "small", Shoots: 1, Reserved: 1, Allocatable: 2}
+	binding := func(oldSeed, newSeed string) vReview {
+		return vReview{operation: admissionv1.Update, subResource: "binding", object: vShoot(newSeed, nil), oldObject: vShoot(oldSeed, nil)}
+	}
+	tests := []struct {
+		name        string
+		setup       func(f *capacityFixture)
+		clusterErr  error
+		review      func(f *capacityFixture) vReview
+		wantAllowed bool
+		wantMessage string
+		wantCalls   []string
+		wantUsage   map[string]int64
+		wantKeys    map[string]string
+	}{{
+		name:        "manual create with room",
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
+		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
+		wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{manualKey: "small"},
+	}, {
+		name:        "manual create on a seed full across replicas",
+		clusterErr:  full,
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
+		wantMessage: `seedwarden: cannot place Shoot "garden-dev/crazy-botany": seed "small" is full: usage 2 (1 shoots + 1 reservations) + 1 would exceed allocatable shoots 2`,
+		wantCalls:   []string{"reserve small " + clusterKey + " 2"},
+		wantUsage:   map[string]int64{"small": 1}, wantKeys: map[string]string{manualKey: ""},
+	}, {
+		name:        "the API server cannot be reached",
+		clusterErr:  errors.New(`reading reservations of seed "small" (ConfigMap seedwarden/seedwarden-capacity-small): connection refused`),
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
+		wantMessage: `seedwarden: cannot check the capacity of seed "small": reading reservations of seed "small" (ConfigMap seedwarden/seedwarden-capacity-small): connection refused`,
+		wantUsage:   map[string]int64{"small": 1},
+	}, {
+		name: "the cluster decides, not this replica's fuller view",
+		setup: func(f *capacityFixture) {
+			require.NoError(t, f.store.Reserve("small", "in-flight-here")) // local view: full
+		},
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
+		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
+		wantKeys: map[string]string{manualKey: ""},
+	}, {
+		name:        "dry run checks",
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil), dryRun: true} },
+		wantAllowed: true, wantCalls: []string{"check small " + clusterKey + " 2"},
+		wantUsage: map[string]int64{"small": 1}, wantKeys: map[string]string{manualKey: ""},
+	}, {
+		name:        "dry run on a full seed",
+		clusterErr:  full,
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil), dryRun: true} },
+		wantMessage: `seed "small" is full`, wantCalls: []string{"check small " + clusterKey + " 2"},
+	}, {
+		name:        "binding",
+		review:      func(*capacityFixture) vReview { return binding("full", "small") },
+		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
+		wantKeys: map[string]string{manualKey: "small"},
+	}, {
+		name:        "own placement held here still reserves across replicas",
+		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("small", mutatingUID)) },
+		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
+		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
+		wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
+	}, {
+		name:        "own placement held here on a seed full across replicas gives the place back",
+		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("small", mutatingUID)) },
+		clusterErr:  full,
+		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
+		wantMessage: `seed "small" is full`, wantCalls: []string{"reserve small " + clusterKey + " 2"},
+		wantUsage: map[string]int64{"small": 1}, wantKeys: map[string]string{mutatingUID: ""},
+	}, {
+		name:        "own placement from another replica",
+		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
+		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
+		wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
+	}, {
+		name:        "seed without allocatable",
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("unlimited", nil)} },
+		wantAllowed: true, wantUsage: map[string]int64{"unlimited": 1},
+	}, {
+		name:        "unknown seed",
+		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("nope", nil)} },
+		wantMessage: `seedwarden: seed "nope" not found; its capacity cannot be checked`,
+	}, {
+		name: "unrestricted subjects are not checked",
+		review: func(*capacityFixture) vReview {
+			r := vReview{object: vShoot("full", nil)}
+			r.user = &authenticationv1.UserInfo{Username: "admin@example.com"}
+			return r
+		},
+		wantAllowed: true,
+	}, {
+		name: "seed unchanged",
+		review: func(*capacityFixture) vReview {
+			return vReview{operation: admissionv1.Update, object: vShoot("full", nil), oldObject: vShoot("full", nil)}
+		},
+		wantAllowed: true,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCapacityFixture(t)
+			cluster := &fakeCluster{err: tc.clusterErr}
+			f.v.Cluster = cluster
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			resp := vServe(t, f.v, tc.review(f).body(t))
+			assert.Equal(t, tc.wantAllowed, resp.Allowed, vMessage(resp))
+			if tc.wantMessage != "" {
+				assert.Contains(t, vMessage(resp), tc.wantMessage)
+			}
+			if !resp.Allowed {
+				assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
+			}
+			if tc.wantCalls != nil || tc.clusterErr == nil {
+				assert.Equal(t, tc.wantCalls, cluster.calls)
+			}
+			for seed, want := range tc.wantUsage {
+				assert.Equal(t, want, f.store.Usage(seed), "usage of %s", seed)
+			}
+			for key, want := range tc.wantKeys {
+				assert.Equal(t, want, f.reservation(key), "reservation %s", key)
+			}
+		})
+	}
+}
+
+// replica is one webhook process: its own cache, its own handlers, the
+// shared placement key and API server.
+type replica struct {
+	store *cache.Store
+	chain *chain
+}
+
+func newReplicas(t *testing.T, n int, api client.Client, landscape func(*cache.Store)) []replica {
+	out := make([]replica, n)
+	for i := range out {
+		store := vStore(vSeed("target", 60))
+		landscape(store)
+		c := newChain(t, store, &fakeAuthorizer{allowed: map[string]bool{vBinder: true}})
+		if api != nil {
+			r, err := seedreserve.New(api, store, seedreserve.Options{Namespace: "seedwarden", Log: logr.Discard()})
+			require.NoError(t, err)
+			c.capacity.Cluster = r
+		}
+		out[i] = replica{store: store, chain: c}
+	}
+	return out
+}
+
+// admitAcross runs CREATE i through the mutating webhook of one replica and
+// the validating webhooks of another, as a Service spreads calls.
+func admitAcross(t *testing.T, replicas []replica, i int, object string, user *authenticationv1.UserInfo) (seed string, ok bool, why string) {
+	name := fmt.Sprintf("shoot-%03d", i)
+	m, v := replicas[i%len(replicas)].chain, replicas[(i+1)%len(replicas)].chain
+	split := &chain{mutator: m.mutator, binding: v.binding, capacity: v.capacity}
+	return split.admitCreate(t, fmt.Sprintf("uid-%03d", i), name, object, user)
+}
+
+// Three replicas, 300 CREATEs, one seed with 50 free places. Without
+// coordination each replica gives the places away on its own (even one
+// request at a time). Reserving through the API server, 300 concurrent
+// CREATEs place exactly 50: the rest are admitted unplaced by a mutating
+// webhook that saw the seed full, or refused by the capacity webhook because
+// other replicas took the places first (a mutating webhook only knows its
+// own replica's reservations).
+func TestConcurrentCreatesAcrossReplicas(t *testing.T) {
+	landscape := func(s *cache.Store) { vShootsOn(s, "target", 10) }
+	run := func(t *testing.T, replicas []replica, manual, concurrent bool) (placed int, other []string) {
+		var (
+			mu                sync.Mutex
+			wg                sync.WaitGroup
+			unplaced, refused int
+		)
+		defer func() { t.Logf("placed %d, admitted unplaced %d, refused for capacity %d", placed, unplaced, refused) }()
+		for i := range 300 {
+			wg.Go(func() {
+				object, user := namedShoot(fmt.Sprintf("shoot-%03d", i), ""), (*authenticationv1.UserInfo)(nil)
+				if manual {
+					object, user = namedShoot(fmt.Sprintf("shoot-%03d", i), "target"), binderUser
+				}
+				seed, ok, why := admitAcross(t, replicas, i, object, user)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case ok && seed == "target":
+					placed++
+				case ok && seed == "":
+					unplaced++
+				case !ok && strings.HasPrefix(why, "capacity: ") && strings.Contains(why, "would exceed allocatable shoots 60"):
+					refused++
+				default:
+					other = append(other, fmt.Sprintf("%v %q %s", ok, seed, why))
+				}
+			})
+			if !concurrent {
+				wg.Wait()
+			}
+		}
+		wg.Wait()
+		return placed, other
+	}
+
+	t.Run("local only overfills", func(t *testing.T) {
+		// One request at a time, so that it fails the same way every run:
+		// each replica counts only the places it reserved itself.
+		placed, other := run(t, newReplicas(t, 3, nil, landscape), false, false)
+		assert.Empty(t, other)
+		assert.Greater(t, placed, 50, "the problem this package solves")
+	})
+	for _, manual := range []bool{false, true} {
+		t.Run(fmt.Sprintf("apiserver manual=%v", manual), func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			require.NoError(t, corev1.AddToScheme(scheme))
+			api := fake.NewClientBuilder().WithScheme(scheme).Build()
+			placed, other := run(t, newReplicas(t, 3, api, landscape), manual, true)
+			assert.Empty(t, other)
+			assert.Equal(t, 50, placed)
+			cm := &corev1.ConfigMap{}
+			require.NoError(t, api.Get(context.Background(), client.ObjectKey{Namespace: "seedwarden", Name: "seedwarden-capacity-target"}, cm))
+			assert.Len(t, cm.Data, 50)
+		})
+	}
+}

@@ -1,0 +1,136 @@
+package seedreserve
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+)
+
+const (
+	testNS  = "seedwarden"
+	testTTL = 30 * time.Second
+)
+
+// clock is a settable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// newFake returns a fake API server client, optionally with interceptors.
+func newFake(funcs *interceptor.Funcs, objs ...client.Object) client.WithWatch {
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).Build()
+	if funcs != nil {
+		return interceptor.NewClient(c, *funcs)
+	}
+	return c
+}
+
+// seedObj is a Seed with status.allocatable.shoots (none when alloc < 0).
+func seedObj(name string, alloc int64) *api.Seed {
+	s := &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if alloc >= 0 {
+		s.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: *resource.NewQuantity(alloc, resource.DecimalSI)}
+	}
+	return s
+}
+
+func shootObj(namespace, name, seed string) *api.Shoot {
+	s := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	s.Spec.SeedName = &seed
+	return s
+}
+
+// landscape is a replica's cache: the seeds and, on each, n Shoots
+// "garden-old/<seed>-<i>".
+func landscape(seeds map[string]int64, shoots map[string]int) *cache.Store {
+	s := cache.NewStore(cache.Options{})
+	for name, alloc := range seeds {
+		s.Apply(seedObj(name, alloc))
+	}
+	for seed, n := range shoots {
+		for i := range n {
+			s.Apply(shootObj("garden-old", fmt.Sprintf("%s-%d", seed, i), seed))
+		}
+	}
+	return s
+}
+
+func newTestReserver(t testing.TB, c client.Client, local LocalShoots, clk *clock, mod ...func(*Options)) *Reserver {
+	t.Helper()
+	o := Options{Namespace: testNS, TTL: testTTL, Log: testr.New(t.(*testing.T))}
+	if clk != nil {
+		o.Now = clk.Now
+	}
+	for _, m := range mod {
+		m(&o)
+	}
+	r, err := New(c, local, o)
+	require.NoError(t, err)
+	return r
+}
+
+// entries returns the data of seed's reservation ConfigMap (nil if absent).
+func entries(t testing.TB, c client.Client, seed string) map[string]string {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: testNS, Name: ConfigMapName(seed)}, cm)
+	if err != nil {
+		require.True(t, isNotFound(err), "%v", err)
+		return nil
+	}
+	if cm.Data == nil {
+		return map[string]string{}
+	}
+	return cm.Data
+}
+
+func resourceVersion(t testing.TB, c client.Client, seed string) string {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: testNS, Name: ConfigMapName(seed)}, cm); err != nil {
+		return ""
+	}
+	return cm.ResourceVersion
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,544 @@
+package seedreserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+)
+
+var ctx = context.Background()
+
+var configMapsGR = schema.GroupResource{Resource: "configmaps"}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// capacityError asserts err is a *cache.CapacityError with these numbers.
+func capacityError(t *testing.T, err error, shoots, reserved, alloc int64) {
+	t.Helper()
+	var full *cache.CapacityError
+	require.True(t, errors.As(err, &full), "want a CapacityError, got %v", err)
+	assert.Equal(t, cache.CapacityError{Seed: full.Seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}, *full, "%v", err)
+}
+
+func TestReserveCountsAndDenies(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	local := landscape(map[string]int64{"s": 3}, map[string]int{"s": 1})
+	r := newTestReserver(t, c, local, clk)
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 3))
+	clk.Advance(1500 * time.Millisecond)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 3))
+	err := r.Reserve(ctx, "s", "garden-dev/c", 3)
+	capacityError(t, err, 1, 2, 3)
+	assert.Equal(t, `seed "s" is full: usage 3 (1 shoots + 2 reservations) + 1 would exceed allocatable shoots 3`, err.Error())
+
+	// Expiries are RFC 3339, one TTL ahead, rounded up to the second.
+	assert.Equal(t, map[string]string{
+		"garden-dev.a": "2026-03-01T12:00:30Z",
+		"garden-dev.b": "2026-03-01T12:00:32Z",
+	}, entries(t, c, "s"))
+
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: testNS, Name: "seedwarden-capacity-s"}, cm))
+	assert.Equal(t, map[string]string{LabelManagedBy: ManagedBy, LabelComponent: Component}, cm.Labels)
+	assert.Equal(t, map[string]string{AnnotationSeedName: "s"}, cm.Annotations)
+
+	// A larger allocatable (the seed grew) takes it.
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 4))
+	// Allocatable 0: nothing fits.
+	capacityError(t, r.Reserve(ctx, "other", "garden-dev/x", 0), 0, 0, 0)
+}
+
+// The same key reserves once: a retried request keeps its place on a full
+// seed and renews the expiry.
+func TestReserveIsIdempotent(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk)
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
+	clk.Advance(10 * time.Second)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
+	assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:40Z"}, entries(t, c, "s"))
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), 0, 1, 1)
+	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 1), "a dry run of the holder fits too")
+}
+
+// Expired entries free their place and are dropped by the next write.
+func TestReserveExpiry(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk)
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+	clk.Advance(20 * time.Second)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 2))
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/c", 2), 0, 2, 2)
+
+	clk.Advance(10 * time.Second) // a's expiry: gone
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 2))
+	assert.Equal(t, map[string]string{
+		"garden-dev.b": "2026-03-01T12:00:50Z",
+		"garden-dev.c": "2026-03-01T12:01:00Z",
+	}, entries(t, c, "s"))
+
+	// Denials write nothing, not even the expiry of others.
+	clk.Advance(25 * time.Second) // b expired, c not
+	rv := resourceVersion(t, c, "s")
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/d", 1), 0, 1, 1)
+	assert.Equal(t, rv, resourceVersion(t, c, "s"))
+}
+
+// A Shoot counts once: by itself where the cache sees it, by its entry
+// where it does not.
+func TestReserveDedupesShootsTheCacheSees(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	seeing := landscape(map[string]int64{"s": 3}, nil)
+	blind := landscape(map[string]int64{"s": 3}, nil)
+	rSeeing := newTestReserver(t, c, seeing, clk)
+	rBlind := newTestReserver(t, c, blind, clk)
+
+	require.NoError(t, rBlind.Reserve(ctx, "s", "garden-dev/a", 3))
+	require.NoError(t, rBlind.Reserve(ctx, "s", "garden-dev/b", 3))
+	// a is created and reaches one replica's watch.
+	seeing.Apply(shootObj("garden-dev", "a", "s"))
+
+	// Both count 2 of 3: one replica from a Shoot and an entry, the other
+	// from two entries.
+	capacityError(t, rSeeing.Check(ctx, "s", "garden-dev/x", 2), 1, 1, 2)
+	capacityError(t, rBlind.Check(ctx, "s", "garden-dev/x", 2), 0, 2, 2)
+	require.NoError(t, rSeeing.Reserve(ctx, "s", "garden-dev/c", 3))
+	capacityError(t, rBlind.Reserve(ctx, "s", "garden-dev/d", 3), 0, 3, 3)
+	capacityError(t, rSeeing.Reserve(ctx, "s", "garden-dev/d", 3), 1, 2, 3)
+
+	// An entry whose Shoot is on another seed in the cache is still counted.
+	seeing.Apply(shootObj("garden-dev", "b", "elsewhere"))
+	capacityError(t, rSeeing.Check(ctx, "s", "garden-dev/x", 3), 1, 2, 3)
+}
+
+// The next writer prunes entries of Shoots its cache shows on the seed, once
+// they are PruneAfter old; younger ones stay for replicas that lag.
+func TestReservePrunesShootsThatArrived(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	local := landscape(map[string]int64{"s": 10}, nil)
+	r := newTestReserver(t, c, local, clk, func(o *Options) { o.PruneAfter = 5 * time.Second })
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 10))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 10))
+	local.Apply(shootObj("garden-dev", "a", "s"))
+	local.Apply(shootObj("garden-dev", "b", "elsewhere"))
+
+	clk.Advance(4 * time.Second)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 10))
+	assert.Len(t, entries(t, c, "s"), 3, "a is younger than PruneAfter")
+
+	clk.Advance(time.Second)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/d", 10))
+	assert.Equal(t, []string{"garden-dev.b", "garden-dev.c", "garden-dev.d"}, sortedKeys(entries(t, c, "s")),
+		"a is pruned; b's Shoot is not on this seed")
+}
+
+// Dry runs read the API server and write nothing.
+func TestCheck(t *testing.T) {
+	clk := newClock()
+	var writes atomic.Int32
+	c := newFake(&interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			writes.Add(1)
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			writes.Add(1)
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, map[string]int{"s": 1}), clk)
+
+	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 2))
+	assert.Nil(t, entries(t, c, "s"), "no ConfigMap created")
+	assert.Zero(t, writes.Load())
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+	capacityError(t, r.Check(ctx, "s", "garden-dev/b", 2), 1, 1, 2)
+	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 2))
+	assert.Equal(t, int32(1), writes.Load())
+}
+
+// 409s from other replicas' writes are retried from a fresh read, and the
+// decision is taken again on what is there now.
+func TestReserveRetriesConflicts(t *testing.T) {
+	t.Run("injected conflicts", func(t *testing.T) {
+		var updates atomic.Int32
+		c := newFake(&interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if updates.Add(1) <= 3 {
+					return apierrors.NewConflict(configMapsGR, obj.GetName(), errors.New("the object has been modified"))
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+		})
+		r := newTestReserver(t, c, landscape(map[string]int64{"s": 5}, nil), newClock())
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 5)) // creates
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 5)) // 3 conflicts, then updates
+		assert.Equal(t, int32(4), updates.Load())
+		assert.Len(t, entries(t, c, "s"), 2)
+	})
+
+	t.Run("another replica takes the last place in between", func(t *testing.T) {
+		clk := newClock()
+		var other *Reserver
+		var interfered atomic.Bool
+		c := newFake(&interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				// Between this replica's read and write, the other one
+				// writes: a real resourceVersion conflict follows.
+				if !interfered.Swap(true) {
+					assert.NoError(t, other.Reserve(ctx, "s", "garden-dev/other", 2))
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+		})
+		local := landscape(map[string]int64{"s": 2}, nil)
+		r := newTestReserver(t, c, local, clk)
+		other = newTestReserver(t, c, local, clk)
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+		capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 2), 0, 2, 2)
+		assert.Equal(t, []string{"garden-dev.a", "garden-dev.other"}, sortedKeys(entries(t, c, "s")))
+	})
+
+	t.Run("bounded", func(t *testing.T) {
+		var updates atomic.Int32
+		c := newFake(&interceptor.Funcs{
+			Update: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.UpdateOption) error {
+				updates.Add(1)
+				return apierrors.NewConflict(configMapsGR, obj.GetName(), errors.New("the object has been modified"))
+			},
+		})
+		r := newTestReserver(t, c, landscape(map[string]int64{"s": 5}, nil), newClock(), func(o *Options) { o.MaxAttempts = 4 })
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 5))
+		err := r.Reserve(ctx, "s", "garden-dev/b", 5)
+		require.Error(t, err)
+		assert.False(t, errors.As(err, new(*cache.CapacityError)))
+		assert.Contains(t, err.Error(), `reserving a place on seed "s": 4 attempts conflicted with other replicas' updates of ConfigMap seedwarden/seedwarden-capacity-s`)
+		assert.Equal(t, int32(4), updates.Load())
+		assert.Len(t, entries(t, c, "s"), 1)
+	})
+}
+
+// Two replicas creating the ConfigMap at once: one gets AlreadyExists, reads
+// the other's, and adds to it.
+func TestReserveCreateRace(t *testing.T) {
+	clk := newClock()
+	local := landscape(map[string]int64{"s": 2}, nil)
+	var other *Reserver
+	var creates atomic.Int32
+	c := newFake(&interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if creates.Add(1) == 1 {
+				// The other replica creates it first.
+				assert.NoError(t, other.Reserve(ctx, "s", "garden-dev/other", 2))
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	r := newTestReserver(t, c, local, clk)
+	other = newTestReserver(t, c, local, clk)
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+	assert.Equal(t, []string{"garden-dev.a", "garden-dev.other"}, sortedKeys(entries(t, c, "s")))
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 2), 0, 2, 2)
+	assert.Equal(t, int32(2), creates.Load())
+
+	// And truly concurrently, many replicas on a fresh seed.
+	c2 := newFake(nil)
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for i := range 8 {
+		ri := newTestReserver(t, c2, local, clk)
+		wg.Go(func() {
+			if ri.Reserve(ctx, "fresh", fmt.Sprintf("garden-dev/r%d", i), 5) == nil {
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(5), ok.Load())
+	assert.Len(t, entries(t, c2, "fresh"), 5)
+}
+
+// Every failure to talk to the API server is an error, never a place (and
+// never a CapacityError): the webhook denies.
+func TestReserveFailsClosed(t *testing.T) {
+	forbidden := apierrors.NewForbidden(configMapsGR, "seedwarden-capacity-s", errors.New(`User "system:serviceaccount:seedwarden:seedwarden" cannot get resource "configmaps"`))
+	for _, tc := range []struct {
+		name  string
+		funcs interceptor.Funcs
+		want  string
+	}{{
+		name: "get",
+		funcs: interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return forbidden
+		}},
+		want: `reading reservations of seed "s" (ConfigMap seedwarden/seedwarden-capacity-s): configmaps "seedwarden-capacity-s" is forbidden`,
+	}, {
+		name: "create",
+		funcs: interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+			return apierrors.NewServiceUnavailable("etcd is down")
+		}},
+		want: `creating reservations of seed "s" (ConfigMap seedwarden/seedwarden-capacity-s): etcd is down`,
+	}, {
+		name: "get times out",
+		funcs: interceptor.Funcs{Get: func(ctx context.Context, _ client.WithWatch, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+		want: "context deadline exceeded",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFake(&tc.funcs)
+			r := newTestReserver(t, c, landscape(map[string]int64{"s": 5}, nil), newClock(), func(o *Options) { o.Timeout = 100 * time.Millisecond })
+			start := time.Now()
+			err := r.Reserve(ctx, "s", "garden-dev/a", 5)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.False(t, errors.As(err, new(*cache.CapacityError)))
+			assert.Less(t, time.Since(start), 2*time.Second)
+			if tc.name != "create" {
+				err = r.Check(ctx, "s", "garden-dev/a", 5)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.want)
+			}
+		})
+	}
+
+	t.Run("update", func(t *testing.T) {
+		clk := newClock()
+		var fail atomic.Bool
+		c := newFake(&interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if fail.Load() {
+					return apierrors.NewTooManyRequests("slow down", 1)
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+		})
+		r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk)
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+		fail.Store(true)
+		err := r.Reserve(ctx, "s", "garden-dev/b", 2)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `updating reservations of seed "s" (ConfigMap seedwarden/seedwarden-capacity-s): slow down`)
+		assert.Len(t, entries(t, c, "s"), 1)
+	})
+
+	t.Run("invalid names", func(t *testing.T) {
+		r := newTestReserver(t, newFake(nil), landscape(nil, nil), newClock())
+		for _, tc := range []struct{ seed, key, want string }{
+			{"s", "no-slash", `reservation key "no-slash" is not <namespace>/<name>`},
+			{"s", "/name", `is not <namespace>/<name>`},
+			{"s", "ns.dotted/name", `is not <namespace>/<name>`},
+			{"s", "ns/bad?name", `reservation key "ns/bad?name" cannot be stored`},
+			{"", "ns/name", `seed name "" cannot name a reservation ConfigMap`},
+			{"UPPER", "ns/name", `seed name "UPPER" cannot name`},
+		} {
+			err := r.Reserve(ctx, tc.seed, tc.key, 5)
+			require.Error(t, err, "%s %s", tc.seed, tc.key)
+			assert.Contains(t, err.Error(), tc.want)
+			err = r.Check(ctx, tc.seed, tc.key, 5)
+			require.Error(t, err)
+		}
+	})
+}
+
+// Entries seedwarden did not write (an unreadable or far-future expiry, a key
+// without a namespace) count as live; the next write gives them one TTL.
+func TestReserveForeignEntries(t *testing.T) {
+	clk := newClock()
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: ConfigMapName("s")},
+		Data: map[string]string{
+			"garden-dev.garbage": "tomorrow",
+			"garden-dev.future":  "2099-01-01T00:00:00Z",
+			"nodot":              "2026-03-01T12:00:10Z",
+			"garden-dev.expired": "2026-03-01T11:59:59Z",
+		},
+	}
+	c := newFake(nil, cm)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 4}, nil), clk)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 4))
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 4), 0, 4, 4)
+	assert.Equal(t, map[string]string{
+		"garden-dev.garbage": "2026-03-01T12:00:30Z",
+		"garden-dev.future":  "2026-03-01T12:00:30Z",
+		"nodot":              "2026-03-01T12:00:10Z",
+		"garden-dev.a":       "2026-03-01T12:00:30Z",
+	}, entries(t, c, "s"))
+	clk.Advance(30 * time.Second)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 1))
+	assert.Equal(t, []string{"garden-dev.b"}, sortedKeys(entries(t, c, "s")))
+}
+
+// Concurrent reservations for one seed on one replica are decided together
+// and written with few updates, in order, never past allocatable.
+func TestReserveBatches(t *testing.T) {
+	var writes atomic.Int32
+	release := make(chan struct{})
+	var first sync.Once
+	c := newFake(&interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			writes.Add(1)
+			// Hold the first write back until every request is queued.
+			first.Do(func() { <-release })
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			writes.Add(1)
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	reg := NewMetrics()
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 30}, map[string]int{"s": 10}), newClock(),
+		func(o *Options) { o.Metrics = reg })
+
+	const n = 50
+	var (
+		wg       sync.WaitGroup
+		ok, full atomic.Int32
+		other    = make(chan error, n)
+	)
+	wg.Go(func() {
+		if r.Reserve(ctx, "s", "garden-dev/first", 30) == nil {
+			ok.Add(1)
+		}
+	})
+	require.Eventually(t, func() bool { return writes.Load() == 1 }, 5*time.Second, time.Millisecond)
+	for i := range n - 1 {
+		wg.Go(func() {
+			switch err := r.Reserve(ctx, "s", fmt.Sprintf("garden-dev/s%02d", i), 30); {
+			case err == nil:
+				ok.Add(1)
+			case errors.As(err, new(*cache.CapacityError)):
+				full.Add(1)
+			default:
+				other <- err
+			}
+		})
+	}
+	require.Eventually(t, func() bool {
+		q := r.queue("s")
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.pending) == n-1
+	}, 5*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	close(other)
+	for err := range other {
+		t.Error(err)
+	}
+	assert.Equal(t, int32(20), ok.Load())
+	assert.Equal(t, int32(30), full.Load())
+	assert.Equal(t, int32(2), writes.Load(), "one create, then one update for the 49 queued meanwhile")
+	assert.Len(t, entries(t, c, "s"), 20)
+}
+
+// A caller whose context ends stops waiting with an error.
+func TestReserveCallerGivesUp(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	c := newFake(&interceptor.Funcs{
+		Get: func(ctx context.Context, _ client.WithWatch, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+			select {
+			case <-block:
+			case <-ctx.Done():
+			}
+			return errors.New("unreachable")
+		},
+	})
+	r := newTestReserver(t, c, landscape(nil, nil), newClock())
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	err := r.Reserve(cctx, "s", "garden-dev/a", 1)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), `reserving a place on seed "s" through the API server`)
+}
+
+// Three replicas (each its own cache and Reserver) sharing one API server
+// never give away more places than there are, and exactly as many when
+// nothing fails. The real API server version is TestThreeReplicasNeverOverfill.
+func TestReplicasNeverOverfillFake(t *testing.T) {
+	c := newFake(nil)
+	seeds := map[string]int64{"s0": 30, "s1": 30, "s2": 30, "s3": 30}
+	shoots := map[string]int{"s0": 5, "s1": 5, "s2": 5, "s3": 5} // 25 free places each
+	var replicas []*Reserver
+	for range 3 {
+		replicas = append(replicas, newTestReserver(t, c, landscape(seeds, shoots), nil))
+	}
+	res := reserveConcurrently(t, replicas, 300, 4, 30)
+	assert.Empty(t, res.errors)
+	assert.Equal(t, map[string]int{"s0": 25, "s1": 25, "s2": 25, "s3": 25}, res.placed)
+	for seed := range seeds {
+		assert.Len(t, entries(t, c, seed), 25)
+	}
+}
+
+type reserveResults struct {
+	placed    map[string]int
+	full      int
+	errors    []error
+	latencies []time.Duration
+}
+
+// reserveConcurrently sends n Reserve calls at once, request i for seed
+// s<i%seeds> through replica i%len(replicas).
+func reserveConcurrently(t testing.TB, replicas []*Reserver, n, seeds int, alloc int64) reserveResults {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		res   = reserveResults{placed: map[string]int{}}
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			seed := fmt.Sprintf("s%d", i%seeds)
+			<-start
+			t0 := time.Now()
+			err := replicas[i%len(replicas)].Reserve(context.Background(), seed, fmt.Sprintf("garden-dev/shoot-%03d", i), alloc)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			res.latencies = append(res.latencies, d)
+			switch {
+			case err == nil:
+				res.placed[seed]++
+			case errors.As(err, new(*cache.CapacityError)):
+				res.full++
+			default:
+				res.errors = append(res.errors, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return res
+}
