@@ -100,7 +100,16 @@ type webhookWant struct {
 	maxTimeout   int32
 	rules        []rule
 	excludedAlso []string // namespaces excluded besides seedwarden
+	// conditions are the names of the matchConditions, in order.
+	conditions []string
 }
+
+// seedChangeCondition is the matchCondition of the Shoot guards: every
+// request that can choose a seed, nothing else. The expression is compiled
+// by a real API server in TestAPIServerAcceptsManifests and exercised by the
+// e2e suite.
+const seedChangeCondition = "request.operation == 'CREATE' || request.?subResource.orValue('') == 'binding' || " +
+	"object.?spec.?seedName.orValue('') != oldObject.?spec.?seedName.orValue('')"
 
 var shootRules = []rule{
 	{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
@@ -116,12 +125,12 @@ var webhooks = map[string]webhookWant{
 	"binding.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootBinding,
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
-		rules: shootRules,
+		rules: shootRules, conditions: []string{"may-change-seed"},
 	},
 	"capacity.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootCapacity,
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
-		rules: shootRules,
+		rules: shootRules, conditions: []string{"may-change-seed"},
 	},
 	"size.seedwarden.io": {
 		config: validatingConfiguration, path: pathResourceSize,
@@ -140,6 +149,7 @@ var webhooks = map[string]webhookWant{
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
 		rules:        []rule{{"", "v1", "secrets", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
 		excludedAlso: []string{"kube-system", "cert-manager"},
+		conditions:   []string{"has-kubeconfig"},
 	},
 	"namespaces.seedwarden.io": {
 		config: validatingConfiguration, path: pathNamespaceDeletion,
@@ -439,16 +449,17 @@ func TestWebhookConfigurations(t *testing.T) {
 		sideEffects  *admissionregistrationv1.SideEffectClass
 		timeout      *int32
 		versions     []string
+		conds        []admissionregistrationv1.MatchCondition
 	}
 	var all []common
 	for _, w := range mwc.Webhooks {
-		all = append(all, common{w.Name, mutatingConfiguration, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions})
+		all = append(all, common{w.Name, mutatingConfiguration, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions})
 		if w.ReinvocationPolicy == nil || *w.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
 			t.Errorf("%s: reinvocationPolicy must be explicitly Never", w.Name)
 		}
 	}
 	for _, w := range vwc.Webhooks {
-		all = append(all, common{w.Name, validatingConfiguration, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions})
+		all = append(all, common{w.Name, validatingConfiguration, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions})
 	}
 
 	seen := map[string]bool{}
@@ -504,6 +515,16 @@ func TestWebhookConfigurations(t *testing.T) {
 		}
 		if w.objSel != nil {
 			t.Errorf("%s: objectSelector: labels are user-controlled, a guard must not depend on them", w.name)
+		}
+		var conds []string
+		for _, c := range w.conds {
+			conds = append(conds, c.Name)
+			if c.Name == "may-change-seed" && c.Expression != seedChangeCondition {
+				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedChangeCondition)
+			}
+		}
+		if !reflect.DeepEqual(conds, want.conditions) {
+			t.Errorf("%s: matchConditions %v, want %v", w.name, conds, want.conditions)
 		}
 
 		// Never its own namespace; everything else that is not explicitly excluded.
@@ -924,11 +945,33 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	add("ClusterRole/seedwarden", "", "authentication.k8s.io", []string{"tokenreviews"}, []string{"create"}, "")
 	add("ClusterRole/seedwarden", "", "", []string{"events"}, []string{"create", "patch"}, "")
 	add("ClusterRole/seedwarden", "", "events.k8s.io", []string{"events"}, []string{"create", "patch"}, "")
-	add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots/binding"}, []string{"update"}, "")
+	// The retry controller, as the shipped configuration runs it: binding
+	// through shoots/binding, status.lastOperation through shoots/status.
+	// Only bindMode update (Shoots from a CRD) would patch shoots itself.
+	cfg := shippedConfig(t)
+	if !cfg.PendingShootsEnabled() {
+		t.Fatal("the shipped configuration disables pendingShoots: drop the controller's permissions and this check")
+	}
 	add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots/status"}, []string{"patch"}, "")
-	add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots"}, []string{"patch"}, "")
+	switch cfg.PendingShoots.BindMode {
+	case "binding":
+		add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots/binding"}, []string{"update"}, "")
+	case "update":
+		add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots"}, []string{"patch"}, "")
+	default:
+		t.Fatalf("pendingShoots.bindMode %q", cfg.PendingShoots.BindMode)
+	}
 	want["ClusterRole/seedwarden-metrics-reader"] = []grant{{"", "", "/metrics", "get", ""}}
-	add("Role/seedwarden/seedwarden", namespace, "coordination.k8s.io", []string{"leases"}, []string{"get", "create", "update"}, "")
+	// Leader election: the Lease the configuration names, in the pods' own
+	// namespace; only create cannot be limited by name.
+	if !cfg.LeaderElectionEnabled() {
+		t.Fatal("the shipped configuration disables leader election, but runs two replicas")
+	}
+	if ns := cfg.LeaderElection.Namespace; ns != "" && ns != namespace {
+		t.Fatalf("leaderElection.namespace %q: the Role grants Leases in %s only", ns, namespace)
+	}
+	add("Role/seedwarden/seedwarden", namespace, "coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, cfg.LeaderElection.ID)
+	add("Role/seedwarden/seedwarden", namespace, "coordination.k8s.io", []string{"leases"}, []string{"create"}, "")
 	add("Role/seedwarden/seedwarden", namespace, "", []string{"secrets"}, read, placementKey)
 	add("Role/seedwarden/seedwarden", namespace, "cert-manager.io", []string{"certificates"}, read, "")
 	add("Role/garden/seedwarden-region-config", gardenNS, "", []string{"configmaps"}, read, "")
@@ -960,6 +1003,13 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			}
 			if g.resource == "configmaps" && g.ns != gardenNS {
 				t.Errorf("%s: ConfigMaps outside the garden namespace", role)
+			}
+			if g.resource == "leases" && g.verb != "create" && g.name == "" {
+				t.Errorf("%s: Leases without resourceNames (%s)", role, g.verb)
+			}
+			if g.group == "core.gardener.cloud" && g.resource == "shoots" && g.verb != "get" && g.verb != "list" && g.verb != "watch" &&
+				cfg.PendingShoots.BindMode != "update" {
+				t.Errorf("%s: %s on shoots, which only bindMode update needs", role, g.verb)
 			}
 		}
 	}
@@ -1005,6 +1055,26 @@ func TestShippedConfig(t *testing.T) {
 	}
 	if cfg.GardenNamespace != gardenNS {
 		t.Errorf("gardenNamespace %q: rbac-garden.yaml grants %s", cfg.GardenNamespace, gardenNS)
+	}
+	// Against a cluster the server refuses to start without the key; it is
+	// the Secret the Deployment mounts.
+	if cfg.Placement.KeyFile != "/etc/seedwarden/placement-key/key" {
+		t.Errorf("placement.keyFile = %q, want the mounted Secret %s (key \"key\")", cfg.Placement.KeyFile, placementKey)
+	}
+	// Real Gardener serves shoots/binding; update is for CRD test clusters.
+	if !cfg.PendingShootsEnabled() || cfg.PendingShoots.BindMode != "binding" {
+		t.Errorf("pendingShoots = %+v, want enabled with bindMode binding", cfg.PendingShoots)
+	}
+	// The Lease goes to the pod's namespace, which the Deployment passes in.
+	dep := find[*appsv1.Deployment](t, manifests(t), "Deployment", namespace, "seedwarden")
+	podNS := false
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == config.PodNamespaceEnv && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			podNS = true
+		}
+	}
+	if cfg.LeaderElection.Namespace == "" && !podNS {
+		t.Errorf("leaderElection.namespace is empty but the Deployment does not set %s from metadata.namespace", config.PodNamespaceEnv)
 	}
 	data, err := os.ReadFile(filepath.Join(manifestsDir, configFile))
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,11 +20,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,6 +38,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/pending"
 )
 
 // The tests run in this order (source order) and each leaves the landscape
@@ -226,11 +235,23 @@ func TestBindingRBAC(t *testing.T) {
 	assert.Equal(t, "aws-eu1", seedName(bound))
 
 	// Nor may the developer set the seed of a pending Shoot by an update.
+	// The retry controller writes the pending Shoot's status meanwhile, so
+	// an update may first lose on the resourceVersion; it is sent again
+	// until the webhook answers.
 	pending := shootFromFile(t, t.Name(), "examples/shoot-unschedulable.yaml")
 	require.NoError(t, dev.Create(ctx, pending))
 	require.Empty(t, seedName(pending))
-	require.NoError(t, unstructured.SetNestedField(pending.Object, "aws-eu1", "spec", "seedName"))
-	err = dev.Update(ctx, pending)
+	err = retry.OnError(retry.DefaultRetry, apierrors.IsConflict, func() error {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(shootGVK)
+		if err := dev.Get(ctx, client.ObjectKeyFromObject(pending), cur); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(cur.Object, "aws-eu1", "spec", "seedName"); err != nil {
+			return err
+		}
+		return dev.Update(ctx, cur)
+	})
 	requireDenied(t, err, webhookBinding)
 	t.Logf("developer setting spec.seedName by an update: %v", err)
 }
@@ -376,6 +397,387 @@ func TestSeedNotReadyStopsPlacements(t *testing.T) {
 		assert.NotEqual(t, target, seedName(sh))
 		assert.NotEmpty(t, seedName(sh))
 	}
+}
+
+// TestPendingShootRetried: a Shoot that no seed can take (gcp-us1, the only
+// seed for gcp us-central1, is full) is admitted without a seed and with a
+// warning; the retry controller records why it waits (Warning event
+// SchedulingFailed, status.lastOperation Create/Pending) and binds it within
+// seconds of the seed's allocatable being raised. The controller backs off
+// from 30s in this suite, so only the Seed event can have triggered that.
+func TestPendingShootRetried(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookPlace)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	c, warns := st.clientAs(t, "")
+	const seed = "gcp-us1"
+
+	before, err := scrape(st.metricsURL())
+	require.NoError(t, err)
+	shoot := newShoot(t.Name(), gcpShoot("us-central1", "us-central1-a"))
+	sim := st.simulate(t, shoot)
+	require.True(t, sim.Unschedulable, "simulate places it on %s", sim.Seed)
+	warns.take()
+	require.NoError(t, c.Create(ctx, shoot))
+	require.Empty(t, seedName(shoot), "admitted without a seed")
+	assert.True(t, slices.ContainsFunc(warns.take(), func(w string) bool {
+		return strings.HasPrefix(w, handlers.UnschedulableWarningPrefix) && strings.Contains(w, seed)
+	}), "the admission warning gives %s's reason", seed)
+	key := client.ObjectKeyFromObject(shoot)
+
+	// The Shoot goes before the seed is restored (cleanups run last first).
+	var original resource.Quantity
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := st.c.Delete(ctx, shoot); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s: %v", key, err)
+		}
+		eventually(t, 10*time.Second, func() error {
+			if err := st.c.Get(ctx, key, &api.Shoot{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("Shoot %s still there (%v)", key, err)
+			}
+			return nil
+		})
+		if !original.IsZero() {
+			require.NoError(t, st.setAllocatable(ctx, seed, original))
+		}
+	})
+
+	// Pending: the controller says why.
+	var pendingSince time.Time
+	eventually(t, 15*time.Second, func() error {
+		var s api.Shoot
+		if err := st.c.Get(ctx, key, &s); err != nil {
+			return err
+		}
+		op := s.Status.LastOperation
+		if op == nil || op.Type != "Create" || op.State != "Pending" {
+			return fmt.Errorf("status.lastOperation = %+v, want Create/Pending", op)
+		}
+		if !strings.Contains(op.Description, seed) {
+			return fmt.Errorf("status.lastOperation.description %q does not name %s", op.Description, seed)
+		}
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeWarning, pending.ReasonSchedulingFailed)
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			return fmt.Errorf("no %s event yet", pending.ReasonSchedulingFailed)
+		}
+		pendingSince = time.Now()
+		t.Logf("pending: lastOperation %q; event %s: %q", op.Description, evs[0].Reason, evs[0].Note)
+		return nil
+	}, "the retry controller does not report the pending Shoot")
+	assert.Empty(t, seedNameOf(t, key), "still without a seed")
+
+	// Room on the seed: bound within seconds, by the controller.
+	var sd api.Seed
+	require.NoError(t, st.c.Get(ctx, keyOf("", seed), &sd))
+	original = sd.Status.Allocatable[api.ResourceShoots]
+	raised := original.DeepCopy()
+	raised.Add(resource.MustParse("1"))
+	require.NoError(t, st.setAllocatable(ctx, seed, raised))
+	raisedAt := time.Now()
+	var boundAfter time.Duration
+	eventually(t, 10*time.Second, func() error {
+		if got := seedNameOf(t, key); got != seed {
+			return fmt.Errorf("spec.seedName = %q, want %s", got, seed)
+		}
+		boundAfter = time.Since(raisedAt)
+		return nil
+	}, "the pending Shoot is not bound after %s's allocatable was raised", seed)
+	t.Logf("bound to %s %s after its allocatable went from %s to %s (pending for %s before)",
+		seed, boundAfter.Round(time.Millisecond), original.String(), raised.String(), raisedAt.Sub(pendingSince).Round(time.Millisecond))
+	assert.Less(t, boundAfter, 5*time.Second, "bound within seconds")
+
+	eventually(t, 10*time.Second, func() error {
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonScheduled)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || !strings.Contains(evs[0].Note, seed) {
+			return fmt.Errorf("%s events: %+v", pending.ReasonScheduled, evs)
+		}
+		var s api.Shoot
+		if err := st.c.Get(ctx, key, &s); err != nil {
+			return err
+		}
+		if s.Status.LastOperation != nil {
+			return fmt.Errorf("status.lastOperation %+v: the controller removes its Create/Pending after binding", s.Status.LastOperation)
+		}
+		return nil
+	})
+	after, err := scrape(st.metricsURL())
+	require.NoError(t, err)
+	scheduled := func(l map[string]string) bool { return l["result"] == "scheduled" }
+	assert.Equal(t, 1.0, counterSum(after, "seedwarden_scheduling_retries_total", scheduled)-
+		counterSum(before, "seedwarden_scheduling_retries_total", scheduled), "seedwarden_scheduling_retries_total{result=scheduled}")
+	st.waitSettled(t)
+}
+
+// TestSeedUnchangedUpdatesSkipShootGuards: the binding and capacity webhooks
+// are only called for requests that can choose a seed (their
+// matchConditions): an update that leaves spec.seedName alone does not reach
+// them, one that changes it does (and is denied).
+func TestSeedUnchangedUpdatesSkipShootGuards(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookBinding, webhookCapacity)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	ctx := context.Background()
+
+	shoot := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"))
+	require.NoError(t, st.c.Create(ctx, shoot))
+	require.NotEmpty(t, seedName(shoot))
+	guards := func() (binding, capacity float64) {
+		samples, err := scrape(st.metricsURL())
+		require.NoError(t, err)
+		of := func(w string) func(map[string]string) bool {
+			return func(l map[string]string) bool { return l["webhook"] == w }
+		}
+		return counterSum(samples, "seedwarden_validations_total", of(handlers.WebhookBinding)),
+			counterSum(samples, "seedwarden_validations_total", of(handlers.WebhookCapacity))
+	}
+
+	b0, c0 := guards()
+	for i := 0; i < 3; i++ {
+		patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"labels":{"e2e.seedwarden.io/round":"%d"}}}`, i)))
+		require.NoError(t, st.c.Patch(ctx, shoot, patch))
+	}
+	b1, c1 := guards()
+	assert.Equal(t, b0, b1, "label updates reached the binding webhook")
+	assert.Equal(t, c0, c1, "label updates reached the capacity webhook")
+
+	// Changing the seed through the main resource reaches it, and is denied.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"seedName":"aws-eu1"}}`))
+	err := st.c.Patch(ctx, shoot, patch)
+	requireDenied(t, err, webhookBinding, webhookCapacity)
+	b2, _ := guards()
+	assert.Greater(t, b2, b1, "a seed change is sent to the binding webhook")
+	t.Logf("3 label updates: binding webhook called %.0f times, capacity %.0f; seed change: %v", b1-b0, c1-c0, err)
+}
+
+// TestKubeconfigSecret: a Secret whose kubeconfig runs a command (exec) is
+// denied, also when the kubeconfig arrives by an update through stringData;
+// a token-only kubeconfig is admitted; Secrets without a kubeconfig never
+// reach the webhook (matchConditions).
+func TestKubeconfigSecret(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookKubeconfig)
+	st.logOnFailure(t)
+	ctx := context.Background()
+	secret := func(name string, data map[string][]byte) *corev1.Secret {
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: projectNamespace, Labels: map[string]string{testLabel: labelValue(t.Name())}},
+			Data:       data,
+		}
+		t.Cleanup(func() { _ = st.c.Delete(context.Background(), s) })
+		return s
+	}
+	calls := func() float64 {
+		samples, err := scrape(st.metricsURL())
+		require.NoError(t, err)
+		return counterSum(samples, "seedwarden_validations_total", func(l map[string]string) bool { return l["webhook"] == "kubeconfig-secret" })
+	}
+	n0 := calls()
+
+	err := st.c.Create(ctx, secret("e2e-kubeconfig-exec", map[string][]byte{"kubeconfig": []byte(execKubeconfig)}))
+	requireDenied(t, err, webhookKubeconfig)
+	assert.True(t, apierrors.IsForbidden(err), "want 403, got %v", err)
+	assert.Contains(t, err.Error(), `user "admin" uses field "exec", which is not allowed`)
+	t.Logf("exec kubeconfig: %v", err)
+
+	err = st.c.Create(ctx, secret("e2e-kubeconfig-garbage", map[string][]byte{"kubeconfig": []byte("users: [")}))
+	requireDenied(t, err, webhookKubeconfig)
+	assert.Contains(t, err.Error(), "kubeconfig: cannot be parsed")
+
+	ok := secret("e2e-kubeconfig-token", map[string][]byte{"kubeconfig": []byte(tokenKubeconfig)})
+	require.NoError(t, st.c.Create(ctx, ok), "a token-only kubeconfig")
+	// An update that swaps in an exec user through stringData (folded into
+	// data before admission) is denied too.
+	ok.StringData = map[string]string{"kubeconfig": execKubeconfig}
+	err = st.c.Update(ctx, ok)
+	requireDenied(t, err, webhookKubeconfig)
+	n1 := calls()
+	assert.Equal(t, 4.0, n1-n0, "the webhook answered the four kubeconfig Secrets")
+
+	plain := secret("e2e-no-kubeconfig", map[string][]byte{"password": []byte("x")})
+	require.NoError(t, st.c.Create(ctx, plain))
+	assert.Equal(t, n1, calls(), "a Secret without data.kubeconfig is not sent to the webhook")
+}
+
+// Kubeconfigs of the kubeconfig Secret test.
+const (
+	tokenKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: garden, cluster: {server: "https://api.example.com", certificate-authority-data: Zm9v}}]
+users: [{name: robot, user: {token: abc}}]
+contexts: [{name: garden, context: {cluster: garden, user: robot}}]
+current-context: garden
+`
+	execKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: garden, cluster: {server: "https://api.example.com"}}]
+users: [{name: admin, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "id"]}}}]
+contexts: [{name: garden, context: {cluster: garden, user: admin}}]
+current-context: garden
+`
+)
+
+// TestNamespaceDeletion: a namespace that still holds a Shoot, or that
+// belongs to a live Project, cannot be deleted; once its Shoot is gone, an
+// ordinary namespace can. The refusals are checked with dry-run deletions
+// (admission runs, nothing is deleted), so a wrong answer cannot remove a
+// namespace the suite needs.
+func TestNamespaceDeletion(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookNamespaces)
+	st.logOnFailure(t)
+	ctx := context.Background()
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-ns-%d", time.Now().UnixNano()%1e9)}}
+	require.NoError(t, st.c.Create(ctx, ns))
+	shoot := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"))
+	shoot.SetNamespace(ns.Name)
+	require.NoError(t, st.c.Create(ctx, shoot))
+	t.Cleanup(func() {
+		_ = st.c.Delete(context.Background(), shoot)
+		st.waitSettled(t)
+	})
+	// Denied once the webhook's cache has seen the Shoot (a dry run that
+	// is still allowed deletes nothing).
+	var err error
+	eventually(t, 10*time.Second, func() error {
+		if err = st.c.Delete(ctx, ns.DeepCopy(), client.DryRunAll); err == nil {
+			return fmt.Errorf("deleting namespace %s (dry run) is allowed", ns.Name)
+		}
+		return nil
+	})
+	requireDenied(t, err, webhookNamespaces)
+	assert.Contains(t, err.Error(), fmt.Sprintf(`deletion of namespace %q is not permitted: it still contains 1 Shoot(s)`, ns.Name))
+	t.Logf("namespace with a Shoot: %v", err)
+
+	err = st.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: projectNamespace}}, client.DryRunAll)
+	requireDenied(t, err, webhookNamespaces)
+	assert.Contains(t, err.Error(), `it belongs to project "dev", which is not being deleted`)
+
+	// The Shoot goes; the namespace, empty and no project's, may go too.
+	require.NoError(t, st.c.Delete(ctx, shoot))
+	eventually(t, 10*time.Second, func() error {
+		return st.c.Delete(ctx, ns.DeepCopy(), client.DryRunAll)
+	}, "the empty namespace still may not be deleted")
+	require.NoError(t, st.c.Delete(ctx, ns.DeepCopy()))
+	var got corev1.Namespace
+	require.NoError(t, st.c.Get(ctx, keyOf("", ns.Name), &got))
+	// No namespace controller runs here: it stays Terminating.
+	assert.NotNil(t, got.DeletionTimestamp, "namespace %s is being deleted", ns.Name)
+}
+
+// TestSecondReplica: a second webhook process on the same cluster and Lease
+// serves every webhook from its own synced cache while the first keeps the
+// leadership (only the leader runs the retry controller); stopping it leaves
+// the Lease alone.
+func TestSecondReplica(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	ctx := context.Background()
+	leaseKey := keyOf(seedwardenNamespace, "seedwarden-pending-shoots")
+
+	var lease coordinationv1.Lease
+	eventually(t, 20*time.Second, func() error {
+		if err := st.c.Get(ctx, leaseKey, &lease); err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return fmt.Errorf("Lease %s has no holder", leaseKey)
+		}
+		return nil
+	}, "the first webhook holds no Lease")
+	leader := *lease.Spec.HolderIdentity
+	first, err := scrape(st.metricsURL())
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, leaderStatus(first), "leader_election_master_status of the first webhook")
+
+	var p ports
+	for _, port := range []*int{&p.webhook, &p.metrics, &p.health} {
+		*port, err = freePort()
+		require.NoError(t, err)
+	}
+	cfg, _, err := webhookConfig(p, st.certDir, filepath.Join(st.work, "placement.key"))
+	require.NoError(t, err)
+	cfgPath := filepath.Join(st.work, "config-replica-2.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	logPath := filepath.Join(st.work, "webhook-replica-2.log")
+	proc, err := st.startProcess(cfgPath, logPath)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if !proc.exited() {
+			_ = proc.kill()
+		}
+		if t.Failed() {
+			if lines, err := readLines(logPath, 0); err == nil {
+				t.Logf("second replica's log:\n  | %s", strings.Join(lines, "\n  | "))
+			}
+		}
+	})
+	health := fmt.Sprintf("http://127.0.0.1:%d", p.health)
+	eventually(t, 60*time.Second, func() error {
+		if proc.exited() {
+			return fmt.Errorf("second replica exited: %v", describeExit(proc.err))
+		}
+		if code, body := httpStatus(health + "/readyz"); code != http.StatusOK {
+			return fmt.Errorf("/readyz: %d %s", code, body)
+		}
+		return nil
+	}, "the second replica does not become ready")
+
+	// It answers admissions from its own cache: a namespace deletion
+	// (project namespace: denied) and a placement.
+	hc, err := tlsClient(st.caBundle)
+	require.NoError(t, err)
+	base := fmt.Sprintf("https://127.0.0.1:%d", p.webhook)
+	resp := review(t, hc, base+"/validate-namespace-deletion", &admissionv1.AdmissionRequest{
+		UID:       "replica-2-ns",
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Namespace"},
+		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+		Name:      projectNamespace,
+		Operation: admissionv1.Delete,
+		OldObject: k8sruntime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + projectNamespace + `"}}`)},
+	})
+	assert.False(t, resp.Allowed, "the second replica lets %s be deleted", projectNamespace)
+	shootJSON, err := json.Marshal(newShoot(t.Name(), withName("e2e-replica-2")).Object)
+	require.NoError(t, err)
+	resp = review(t, hc, base+"/mutate-shoots", &admissionv1.AdmissionRequest{
+		UID:       "replica-2-shoot",
+		Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
+		Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
+		Name:      "e2e-replica-2",
+		Namespace: projectNamespace,
+		Operation: admissionv1.Create,
+		DryRun:    ptrTo(true),
+		Object:    k8sruntime.RawExtension{Raw: shootJSON},
+	})
+	assert.True(t, resp.Allowed)
+	assert.Contains(t, string(resp.Patch), "/spec/seedName", "the second replica places Shoots")
+
+	// It waits for the Lease: past a few retry periods the first still holds it.
+	time.Sleep(3 * time.Second)
+	require.NoError(t, st.c.Get(ctx, leaseKey, &lease))
+	assert.Equal(t, leader, deref(lease.Spec.HolderIdentity), "the Lease changed hands")
+	second, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
+	require.NoError(t, err)
+	assert.Zero(t, leaderStatus(second), "the second replica reports itself leader")
+	assert.Zero(t, counterSum(second, "seedwarden_pending_shoots", nil), "the second replica tracks pending Shoots")
+
+	code, took, err := proc.terminate(15 * time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code, "exit code of the second replica")
+	t.Logf("second replica: ready, served, not leader; stopped in %s", took.Round(time.Millisecond))
+	require.NoError(t, st.c.Get(ctx, leaseKey, &lease))
+	assert.Equal(t, leader, deref(lease.Spec.HolderIdentity), "stopping a replica that does not lead leaves the Lease")
 }
 
 // TestCertificateRotation: while Shoots are being created, a new CA and

@@ -18,11 +18,16 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	syaml "sigs.k8s.io/yaml"
 
@@ -509,4 +514,83 @@ func counterSum(samples []sample, name string, match func(map[string]string) boo
 		}
 	}
 	return sum
+}
+
+// ---------------------------------------------------------------- retry controller
+
+// setAllocatable sets status.allocatable.shoots of a seed.
+func (st *suite) setAllocatable(ctx context.Context, seed string, q resource.Quantity) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var sd api.Seed
+		if err := st.c.Get(ctx, keyOf("", seed), &sd); err != nil {
+			return err
+		}
+		if sd.Status.Allocatable == nil {
+			sd.Status.Allocatable = corev1.ResourceList{}
+		}
+		sd.Status.Allocatable[api.ResourceShoots] = q
+		return st.c.Status().Update(ctx, &sd)
+	})
+}
+
+// shootEvents lists the events.k8s.io/v1 Events about a Shoot of a type and
+// reason (the retry controller records through that API).
+func (st *suite) shootEvents(ctx context.Context, shoot types.NamespacedName, eventType, reason string) ([]eventsv1.Event, error) {
+	var list eventsv1.EventList
+	if err := st.c.List(ctx, &list, client.InNamespace(shoot.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Shoot" && e.Regarding.Name == shoot.Name && e.Type == eventType && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// seedNameOf is the stored spec.seedName of a Shoot.
+func seedNameOf(t *testing.T, key types.NamespacedName) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(shootGVK)
+	require.NoError(t, s.c.Get(context.Background(), key, u))
+	return seedName(u)
+}
+
+// leaderStatus is leader_election_master_status of the retry controller's
+// Lease in a webhook's metrics (0 when absent).
+func leaderStatus(samples []sample) float64 {
+	return counterSum(samples, "leader_election_master_status", func(l map[string]string) bool {
+		return l["name"] == "seedwarden-pending-shoots"
+	})
+}
+
+// review posts an AdmissionReview to a webhook directly, as the API server
+// would.
+func review(t *testing.T, hc *http.Client, url string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	t.Helper()
+	b, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request:  req,
+	})
+	require.NoError(t, err)
+	resp, err := hc.Post(url, "application/json", bytes.NewReader(b))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, url)
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.NotNil(t, out.Response)
+	return out.Response
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

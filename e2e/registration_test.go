@@ -32,6 +32,10 @@ const (
 	webhookBinding  = "binding.shoots.seedwarden.io"
 	webhookCapacity = "capacity.shoots.seedwarden.io"
 	webhookSize     = "size.seedwarden.io"
+	// webhookKubeconfig and webhookNamespaces are the kubeconfig Secret and
+	// namespace-deletion validators.
+	webhookKubeconfig = "kubeconfig.secrets.seedwarden.io"
+	webhookNamespaces = "namespaces.seedwarden.io"
 )
 
 func readManifest(root, rel string, into any) error {

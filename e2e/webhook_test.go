@@ -29,12 +29,25 @@ type webhookProcess struct {
 // startWebhook starts `webhook serve --config --kubeconfig` as a separate
 // process; its output is appended to logPath.
 func (st *suite) startWebhook() error {
-	f, err := os.OpenFile(st.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := st.startProcess(st.configPath, st.logPath)
 	if err != nil {
 		return err
 	}
+	st.procMu.Lock()
+	st.proc = p
+	st.procMu.Unlock()
+	return nil
+}
+
+// startProcess starts `webhook serve` with configPath and the suite's
+// kubeconfig, appending its output to logPath.
+func (st *suite) startProcess(configPath, logPath string) (*webhookProcess, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(f, "===== e2e: webhook serve started at %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(st.bin, "serve", "--config", st.configPath, "--kubeconfig", st.kubeconfig)
+	cmd := exec.Command(st.bin, "serve", "--config", configPath, "--kubeconfig", st.kubeconfig)
 	cmd.Dir = st.work
 	cmd.Stdout, cmd.Stderr = f, f
 	// If this test binary dies without its teardown (a panic, the -timeout
@@ -42,7 +55,7 @@ func (st *suite) startWebhook() error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		return fmt.Errorf("starting %s: %w", st.bin, err)
+		return nil, fmt.Errorf("starting %s: %w", st.bin, err)
 	}
 	p := &webhookProcess{cmd: cmd, started: time.Now(), done: make(chan struct{})}
 	go func() {
@@ -51,10 +64,7 @@ func (st *suite) startWebhook() error {
 		f.Close()
 		close(p.done)
 	}()
-	st.procMu.Lock()
-	st.proc = p
-	st.procMu.Unlock()
-	return nil
+	return p, nil
 }
 
 func describeExit(err error) string {
@@ -265,11 +275,28 @@ resourceSize:
 `,
 }
 
+// pendingConfig configures the retry controller of the webhook under test.
+const pendingConfig = `
+pendingShoots:
+  enabled: true
+  bindMode: update
+  backoffBase: 30s
+  backoffMax: 5m
+leaderElection:
+  namespace: seedwarden
+  id: seedwarden-pending-shoots
+`
+
 // webhookConfig is the configuration file of the webhook under test.
 //
 // reservationTTL is short: a placement whose Shoot is then refused by a
 // validating webhook holds its seed's slot until the TTL, which would skew
 // the comparisons with `webhook simulate` for 30s (the default).
+//
+// The retry controller binds by update (the CRDs have no binding
+// subresource) and backs off from 30s: a pending Shoot bound within seconds
+// of a Seed change was bound because of that change, not by a timed retry.
+// Its Lease is in the seedwarden namespace, as in a real installation.
 //
 // Settings of webhooks still being written are added only when
 // internal/config accepts them, so the suite runs while they land.
@@ -300,6 +327,12 @@ log:
 		base += key
 	} else {
 		logf("internal/config has no placement.keyFile: none configured")
+	}
+	// The retry controller (pendingShoots) and its leader election.
+	if pc := pendingConfig; accepted(pc) {
+		base += pc
+	} else {
+		logf("internal/config has no pendingShoots/leaderElection: the retry controller runs with its defaults, if at all")
 	}
 	for _, c := range sizeLimitCandidates {
 		if accepted(c) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -95,6 +100,9 @@ server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
 placement: {keyFile: %s}
+# The CRDs have no binding subresource. A minute of backoff: a binding
+# within seconds can only come from the Seed event.
+pendingShoots: {bindMode: update, backoffBase: 1m}
 `, port, certDir, metricsPort, healthPort, keyFile))
 
 	serveCtx, stop := context.WithCancel(ctx)
@@ -145,6 +153,54 @@ placement: {keyFile: %s}
 		return send(t, client, bindingURL, "granted", admissionv1.Create, "", other, nil, jane).Allowed
 	}, 20*time.Second, 200*time.Millisecond, "RBAC grants binding")
 
+	// Namespace deletion, decided from the synced cache.
+	nsURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateNamespaceDeletionPath)
+	r = sendNamespaceDelete(t, client, nsURL, "garden-dev", admin)
+	assert.False(t, r.Allowed)
+	assert.Contains(t, r.Result.Message, `it belongs to project "dev", which is not being deleted`)
+	assert.Contains(t, r.Result.Message, "Shoot(s)")
+	r = sendNamespaceDelete(t, client, nsURL, "empty", admin)
+	assert.True(t, r.Allowed, "%+v", r.Result)
+
+	// The retry controller runs on the leader (this one) and binds a Shoot
+	// that no seed could take once the full seed gets room.
+	var lease coordinationv1.Lease
+	require.Eventually(t, func() bool {
+		return c.Get(ctx, types.NamespacedName{Namespace: "garden", Name: "seedwarden-pending-shoots"}, &lease) == nil &&
+			lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
+	}, 30*time.Second, 100*time.Millisecond, "leader Lease garden/seedwarden-pending-shoots")
+	pendingShoot := &api.Shoot{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "pending"},
+		Spec: api.ShootSpec{
+			CloudProfile: &api.CloudProfileReference{Kind: api.KindCloudProfile, Name: "gcp"},
+			Region:       "us-central1",
+			Provider:     api.ShootProvider{Type: "gcp", Workers: []api.Worker{{Name: "worker", Zones: []string{"us-central1-a"}}}},
+		},
+	}
+	require.NoError(t, c.Create(ctx, pendingShoot))
+	require.Eventually(t, func() bool {
+		var s api.Shoot
+		require.NoError(t, c.Get(ctx, types.NamespacedName{Namespace: "garden-dev", Name: "pending"}, &s))
+		op := s.Status.LastOperation
+		return op != nil && op.Type == "Create" && op.State == "Pending" && strings.Contains(op.Description, "gcp-us1")
+	}, 20*time.Second, 50*time.Millisecond, "status.lastOperation Create/Pending")
+	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), "seedwarden_pending_shoots 1")
+	var seed api.Seed
+	require.NoError(t, c.Get(ctx, types.NamespacedName{Name: "gcp-us1"}, &seed))
+	seed.Status.Allocatable[api.ResourceShoots] = resource.MustParse("4")
+	require.NoError(t, c.Status().Update(ctx, &seed))
+	require.Eventually(t, func() bool {
+		var s api.Shoot
+		require.NoError(t, c.Get(ctx, types.NamespacedName{Namespace: "garden-dev", Name: "pending"}, &s))
+		return s.Spec.SeedName != nil && *s.Spec.SeedName == "gcp-us1"
+	}, 10*time.Second, 50*time.Millisecond, "bound to gcp-us1 after its allocatable was raised")
+	require.Eventually(t, func() bool {
+		m := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+		return strings.Contains(m, "seedwarden_pending_shoots 0") &&
+			strings.Contains(m, `seedwarden_scheduling_retries_total{result="scheduled"} 1`) &&
+			strings.Contains(m, `leader_election_master_status{name="seedwarden-pending-shoots"} 1`)
+	}, 10*time.Second, 50*time.Millisecond, "pending metrics on controller-runtime's registry")
+
 	stop()
 	select {
 	case code := <-done:
@@ -152,6 +208,32 @@ placement: {keyFile: %s}
 	case <-time.After(gracefulShutdownTimeout + 10*time.Second):
 		t.Fatal("server did not stop")
 	}
+	// The Lease was released on shutdown (LeaderElectionReleaseOnCancel), so
+	// another replica takes over at once.
+	require.NoError(t, c.Get(ctx, types.NamespacedName{Namespace: "garden", Name: "seedwarden-pending-shoots"}, &lease))
+	assert.Empty(t, deref(lease.Spec.HolderIdentity), "the leader Lease is released on shutdown")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// sendNamespaceDelete posts a namespace DELETE AdmissionReview.
+func sendNamespaceDelete(t *testing.T, client *http.Client, url, ns string, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
+	t.Helper()
+	old := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
+	return postReview(t, client, url, &admissionv1.AdmissionRequest{
+		UID:       types.UID("ns-" + ns),
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Namespace"},
+		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+		Name:      ns,
+		Operation: admissionv1.Delete,
+		UserInfo:  user,
+		OldObject: runtime.RawExtension{Raw: old},
+	})
 }
 
 // createWithStatus creates o and then writes its status, which a create drops.

@@ -105,6 +105,21 @@ func TestInvalidConfigExits2(t *testing.T) {
 	assert.Contains(t, errOut, `strategy: unsupported value "Nearest" (want SameRegion or MinimalDistance)`)
 	assert.Contains(t, errOut, "server.port: 70000 out of range 1-65535")
 
+	// The new sections are checked with the rest, each problem named.
+	cfg = writeFile(t, "config.yaml", configHeader+"pendingShoots: {bindMode: patch, workers: -2, backoffBase: 10s, backoffMax: 1s}\n"+
+		"leaderElection: {id: 'Not A Lease'}\nkubeconfigSecret: {allowedFields: [exe]}\n")
+	code, _, errOut = runCmd(t, "serve", "--config", cfg)
+	assert.Equal(t, exitUsage, code)
+	for _, want := range []string{
+		`pendingShoots.bindMode: unsupported value "patch" (want "binding" or "update")`,
+		`pendingShoots.backoffMax: 1s must not be less than backoffBase 10s`,
+		`pendingShoots.workers: -2 must be at least 1`,
+		`leaderElection.id: invalid value "Not A Lease"`,
+		`kubeconfigSecret.allowedFields: unknown kubeconfig field(s) "exe"`,
+	} {
+		assert.Contains(t, errOut, want)
+	}
+
 	code, _, errOut = runCmd(t, "serve", "--config", filepath.Join(t.TempDir(), "missing.yaml"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "no such file")

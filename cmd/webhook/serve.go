@@ -28,6 +28,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
@@ -100,7 +101,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	}
 	store := newStore(cfg)
 	timeout := gracefulShutdownTimeout
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                  cache.NewScheme(),
 		Cache:                   cache.CacheOptions(cfg.GardenNamespace),
 		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
@@ -108,17 +109,25 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		WebhookServer:           newWebhookServer(cfg),
 		GracefulShutdownTimeout: &timeout,
 		Logger:                  log,
-	})
+	}
+	configureLeaderElection(&opts, cfg, os.Getenv)
+	mgr, err := ctrl.NewManager(restCfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	// GetWebhookServer also adds the server to the manager's runnables.
+	// GetWebhookServer also adds the server to the manager's runnables: the
+	// webhooks group, which every replica starts before (and regardless of)
+	// leader election, like the caches, metrics and probes. Only the retry
+	// controller waits for leadership.
 	srv := mgr.GetWebhookServer()
 	synced, err := cache.Register(ctx, mgr.GetCache(), store)
 	if err != nil {
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer}, log)
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced}, log)
+	if err := setupPendingShoots(mgr, cfg, store, synced, opts, log); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -157,6 +166,51 @@ func syncedChecker(synced func() bool) healthz.Checker {
 	}
 }
 
+// configureLeaderElection elects a leader among replicas when the retry
+// controller runs (the only runnable that needs one). The Lease is released
+// on shutdown, so a rolling update hands over at once instead of after the
+// lease duration; the process exits right after the manager stops, as
+// LeaderElectionReleaseOnCancel requires.
+func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func(string) string) {
+	if !cfg.PendingShootsEnabled() || !cfg.LeaderElectionEnabled() {
+		return
+	}
+	opts.LeaderElection = true
+	opts.LeaderElectionID = cfg.LeaderElection.ID
+	opts.LeaderElectionNamespace = cfg.LeaderElectionNamespace(getenv)
+	opts.LeaderElectionReleaseOnCancel = true
+}
+
+// setupPendingShoots adds the retry controller for Shoots admitted without a
+// seed: it decides from the same Store (and reserves in it) as the webhooks,
+// and its metrics go to controller-runtime's registry with the others.
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, synced func() bool, opts ctrl.Options, log logr.Logger) error {
+	if !cfg.PendingShootsEnabled() {
+		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
+		return nil
+	}
+	r := &pending.Reconciler{
+		Config:  cfg.PendingConfig(),
+		Store:   store,
+		Options: cfg.PlacementOptions(),
+		Metrics: metrics.NewPending(ctrlmetrics.Registry),
+		Synced:  synced,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	pc := cfg.PendingConfig()
+	kv := []any{"bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
+	if opts.LeaderElection {
+		kv = append(kv, "leaderElection", true, "lease", opts.LeaderElectionNamespace+"/"+opts.LeaderElectionID)
+	} else {
+		kv = append(kv, "leaderElection", false)
+		log.Info("leaderElection.enabled is false: every replica runs the retry controller; run a single replica")
+	}
+	log.Info("Retry controller for pending Shoots enabled", kv...)
+	return nil
+}
+
 // serveLandscape serves decisions from a static landscape: no cluster at all.
 // It runs the same webhook server as serveCluster, plus plain HTTP servers for
 // metrics and probes, until ctx ends.
@@ -164,6 +218,9 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 	store := newStore(cfg)
 	store.Load(objs)
 	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
+	if cfg.PendingShootsEnabled() {
+		log.V(1).Info("No retry controller for pending Shoots in landscape mode: there is nothing to bind")
+	}
 
 	srv := newWebhookServer(cfg)
 	registerWebhooks(srv, cfg, store, deps, log)

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
+	"net/http"
 
 	"github.com/go-logr/logr"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -21,6 +24,18 @@ const (
 	ValidateShootBindingPath  = "/validate-shoot-binding"
 	ValidateShootCapacityPath = "/validate-shoot-capacity"
 	ValidateResourceSizePath  = "/validate-resource-size"
+	// ValidateKubeconfigSecretPath checks kubeconfigs in Secrets.
+	ValidateKubeconfigSecretPath = "/validate-kubeconfig-secret"
+	// ValidateNamespaceDeletionPath guards namespace DELETE.
+	ValidateNamespaceDeletionPath = "/validate-namespace-deletion"
+)
+
+// Webhook names of the kubeconfig and namespace validators, as the "webhook"
+// label of seedwarden_validations_total (the Shoot validators count their
+// own answers).
+const (
+	webhookKubeconfigSecret  = "kubeconfig-secret"
+	webhookNamespaceDeletion = "namespace-deletion"
 )
 
 // errKeyRequired is the start-up error of a cluster server without a key.
@@ -28,10 +43,14 @@ const errKeyRequired = "invalid configuration: placement.keyFile: required when 
 	"(every replica must verify the others' placements; see deploy/README.md), or set binding.enabled: false"
 
 // placementDeps are what the placing and guarding webhooks share beyond the
-// Store: the token signer and the binding authorizer.
+// Store: the token signer, the binding authorizer, and whether the Store is
+// complete.
 type placementDeps struct {
 	signer     *placementtoken.Signer // nil: no tokens
 	authorizer handlers.Authorizer
+	// synced reports whether the informers have filled the Store (cluster
+	// mode); nil means always (a landscape is loaded before serving).
+	synced func() bool
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -81,7 +100,8 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 }
 
 // registerValidatingWebhooks registers the binding, capacity and
-// resource-size webhooks (the first two unless disabled).
+// resource-size webhooks (the first two unless disabled), and the kubeconfig
+// Secret and namespace-deletion webhooks. All share the body limit.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Metrics, log logr.Logger) {
 	register := func(path string, h webhook.AdmissionHandler) {
 		srv.Register(path, limitBody(cfg.Server.MaxRequestBytes, &webhook.Admission{Handler: h}))
@@ -105,6 +125,45 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 		})
 	}
 	register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, log.WithName("validate-resource-size")))
+	register(ValidateKubeconfigSecretPath, observed{webhookKubeconfigSecret, m, &handlers.KubeconfigSecretValidator{
+		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
+		Log:           log.WithName("validate-kubeconfig-secret"),
+	}})
+	register(ValidateNamespaceDeletionPath, observed{webhookNamespaceDeletion, m, &handlers.NamespaceDeletionValidator{
+		Shoots:   store,
+		Projects: store,
+		// Until the informers have synced, deletions are refused (503)
+		// rather than judged on an empty cache.
+		Synced: deps.synced,
+		Log:    log.WithName("validate-namespace-deletion"),
+	}})
+}
+
+// observed counts the answers of a handler that does not count them itself
+// in seedwarden_validations_total{webhook,result}.
+type observed struct {
+	webhook string
+	m       *metrics.Metrics
+	h       webhook.AdmissionHandler
+}
+
+func (o observed) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := o.h.Handle(ctx, req)
+	o.m.ObserveValidation(o.webhook, validationResult(resp))
+	return resp
+}
+
+// validationResult is the result label: allowed, denied (403), or error
+// (a request the handler could not judge).
+func validationResult(r admission.Response) string {
+	switch {
+	case r.Allowed:
+		return metrics.ValidationAllowed
+	case r.Result != nil && r.Result.Code != 0 && r.Result.Code != http.StatusForbidden:
+		return metrics.ValidationError
+	default:
+		return metrics.ValidationDenied
+	}
 }
 
 func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Metrics, log logr.Logger) *handlers.ResourceSizeValidator {

@@ -113,6 +113,15 @@ type Config struct {
 	Capacity Capacity `json:"capacity,omitempty"`
 	// ResourceSize configures the resource-size webhook (/validate-resource-size).
 	ResourceSize ResourceSize `json:"resourceSize,omitempty"`
+	// KubeconfigSecret configures the kubeconfig Secret webhook
+	// (/validate-kubeconfig-secret).
+	KubeconfigSecret KubeconfigSecret `json:"kubeconfigSecret,omitempty"`
+
+	// PendingShoots configures the retry controller for Shoots admitted
+	// without a seed (cluster mode only).
+	PendingShoots PendingShoots `json:"pendingShoots,omitempty"`
+	// LeaderElection elects the replica that runs the retry controller.
+	LeaderElection LeaderElection `json:"leaderElection,omitempty"`
 }
 
 // Server configures the webhook's HTTPS server.
@@ -173,6 +182,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Log.Level, DefaultLogLevel)
 	setDefault(&c.Log.Format, DefaultLogFormat)
 	c.applyValidatingDefaults()
+	c.applyPendingDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -364,6 +374,7 @@ func (c *Config) Validate() error {
 		p.add("log.format", "unsupported value %q (want json or console)", c.Log.Format)
 	}
 	c.validateValidating(&p)
+	c.validatePending(&p)
 
 	if len(p.list) == 0 {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -45,9 +46,19 @@ func TestDefault(t *testing.T) {
 		},
 		Capacity:     Capacity{Enabled: ptrTo(true)},
 		ResourceSize: ResourceSize{OperationMode: "block"},
+		PendingShoots: PendingShoots{
+			Enabled:     ptrTo(true),
+			BindMode:    "binding",
+			BackoffBase: NewDuration(time.Second),
+			BackoffMax:  NewDuration(5 * time.Minute),
+			Workers:     5,
+		},
+		LeaderElection: LeaderElection{Enabled: ptrTo(true), ID: "seedwarden-pending-shoots"},
 	}, c)
 	assert.True(t, c.BindingEnabled())
 	assert.True(t, c.CapacityEnabled())
+	assert.True(t, c.PendingShootsEnabled())
+	assert.True(t, c.LeaderElectionEnabled())
 	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint}, c.PlacementOptions())
 }
 
@@ -112,6 +123,18 @@ resourceSize:
   - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [projects, seeds], count: 100}
   unrestrictedSubjects:
   - {kind: User, name: "system:serviceaccount:garden:*"}
+kubeconfigSecret:
+  allowedFields: [tokenFile, exec]
+pendingShoots:
+  enabled: false
+  bindMode: update
+  backoffBase: 500ms
+  backoffMax: 1m
+  workers: 2
+leaderElection:
+  enabled: false
+  namespace: seedwarden
+  id: my-lease
 `))
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
@@ -148,9 +171,24 @@ resourceSize:
 			},
 			UnrestrictedSubjects: []Subject{{Kind: "User", Name: "system:serviceaccount:garden:*"}},
 		},
+		KubeconfigSecret: KubeconfigSecret{AllowedFields: []string{"tokenFile", "exec"}},
+		PendingShoots: PendingShoots{
+			Enabled:     ptrTo(false),
+			BindMode:    "update",
+			BackoffBase: NewDuration(500 * time.Millisecond),
+			BackoffMax:  NewDuration(time.Minute),
+			Workers:     2,
+		},
+		LeaderElection: LeaderElection{Enabled: ptrTo(false), Namespace: "seedwarden", ID: "my-lease"},
 	}, c)
 	assert.False(t, c.BindingEnabled())
 	assert.False(t, c.CapacityEnabled())
+	assert.False(t, c.PendingShootsEnabled())
+	assert.False(t, c.LeaderElectionEnabled())
+	assert.Equal(t, pending.Config{
+		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
+		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
+	}, c.PendingConfig())
 	n, err := c.ResourceSize.Limits[0].Bytes()
 	require.NoError(t, err)
 	assert.Equal(t, int64(102400), n)
@@ -255,6 +293,31 @@ func TestFieldRules(t *testing.T) {
 			`resourceSize.counts[0].resources: cannot count "shoots", "*" (countable: cloudprofiles, projects, seeds of core.gardener.cloud)`},
 		{"count other group", `resourceSize: {counts: [{apiGroups: ["*"], apiVersions: ["*"], resources: [seeds], count: 1}]}`,
 			`resourceSize.counts[0].apiGroups[0]: cannot count resources of group "*" (want core.gardener.cloud)`},
+
+		{"kubeconfigSecret.allowedFields ok", "kubeconfigSecret: {allowedFields: [client-certificate, client-key, as, as-groups, auth-provider, exec, token]}", ""},
+		{"kubeconfigSecret.allowedFields empty", "kubeconfigSecret: {allowedFields: []}", ""},
+		{"kubeconfigSecret.allowedFields unknown", "kubeconfigSecret: {allowedFields: [exec, tokenfile]}",
+			`kubeconfigSecret.allowedFields: unknown kubeconfig field(s) "tokenfile" (want any of client-certificate, client-key, tokenFile,`},
+
+		{"pendingShoots.bindMode binding", "pendingShoots: {bindMode: binding}", ""},
+		{"pendingShoots.bindMode update", "pendingShoots: {bindMode: update}", ""},
+		{"pendingShoots.bindMode unknown", "pendingShoots: {bindMode: patch}", `pendingShoots.bindMode: unsupported value "patch" (want "binding" or "update")`},
+		{"pendingShoots.enabled string", "pendingShoots: {enabled: 'yes'}", "pendingShoots.enabled: cannot use string here (want true or false)"},
+		{"pendingShoots.backoffBase zero", "pendingShoots: {backoffBase: 0s}", "pendingShoots.backoffBase: 0s must be positive"},
+		{"pendingShoots.backoffBase negative", "pendingShoots: {backoffBase: -1s}", "pendingShoots.backoffBase: -1s must be positive"},
+		{"pendingShoots.backoffBase garbage", "pendingShoots: {backoffBase: soon}", `pendingShoots.backoffBase: invalid value "soon" (want a duration such as "30s")`},
+		{"pendingShoots.backoffMax below base", "pendingShoots: {backoffBase: 10s, backoffMax: 5s}", "pendingShoots.backoffMax: 5s must not be less than backoffBase 10s"},
+		{"pendingShoots.backoffMax below default base", "pendingShoots: {backoffMax: 500ms}", "pendingShoots.backoffMax: 500ms must not be less than backoffBase 1s"},
+		{"pendingShoots.backoffMax garbage", "pendingShoots: {backoffMax: 5}", `pendingShoots.backoffMax: invalid value 5 (want a duration such as "30s")`},
+		{"pendingShoots.backoff equal", "pendingShoots: {backoffBase: 2s, backoffMax: 2s}", ""},
+		{"pendingShoots.workers negative", "pendingShoots: {workers: -1}", "pendingShoots.workers: -1 must be at least 1"},
+		{"pendingShoots.workers many", "pendingShoots: {workers: 50}", ""},
+
+		{"leaderElection.namespace ok", "leaderElection: {namespace: seedwarden}", ""},
+		{"leaderElection.namespace bad", "leaderElection: {namespace: Seedwarden}", `leaderElection.namespace: invalid value "Seedwarden": a lowercase RFC 1123 label`},
+		{"leaderElection.id dotted", "leaderElection: {id: pending.seedwarden.io}", ""},
+		{"leaderElection.id bad", "leaderElection: {id: 'my lease'}", `leaderElection.id: invalid value "my lease" (the name of a Lease): a lowercase RFC 1123 subdomain`},
+		{"leaderElection.enabled false", "leaderElection: {enabled: false}", ""},
 
 		{"unknown top-level field", "stratgy: SameRegion", "stratgy: unknown field"},
 		{"unknown nested field", "server: {prot: 1}", "server.prot: unknown field"},

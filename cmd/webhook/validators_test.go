@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+	"github.com/seedwarden/seedwarden/internal/config"
+)
+
+// Kubeconfigs as Gardener components would read them from a Secret.
+const (
+	tokenKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: garden, cluster: {server: "https://api.example.com", certificate-authority-data: Zm9v}}]
+users: [{name: robot, user: {token: abc}}]
+contexts: [{name: garden, context: {cluster: garden, user: robot}}]
+current-context: garden
+`
+	execKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: garden, cluster: {server: "https://api.example.com"}}]
+users: [{name: admin, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "id"]}}}]
+contexts: [{name: garden, context: {cluster: garden, user: admin}}]
+current-context: garden
+`
+	tokenFileKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: garden, cluster: {server: "https://api.example.com"}}]
+users: [{name: reader, user: {tokenFile: /var/run/secrets/token}}]
+contexts: [{name: garden, context: {cluster: garden, user: reader}}]
+current-context: garden
+`
+)
+
+// TestServeLandscapeKubeconfigAndNamespaceWebhooks: both validators are served
+// in --landscape mode behind the same body limit as every route, the
+// allow-list of the configuration applies, namespace deletion is decided from
+// the loaded landscape, and the answers are counted.
+func TestServeLandscapeKubeconfigAndNamespaceWebhooks(t *testing.T) {
+	certDir := t.TempDir()
+	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
+	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
+server: {port: %d, certDir: %s, maxRequestBytes: 16384}
+metrics: {bindAddress: "127.0.0.1:%d"}
+health: {bindAddress: "127.0.0.1:%d"}
+kubeconfigSecret: {allowedFields: [tokenFile]}
+`, port, certDir, metricsPort, healthPort))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
+	}()
+	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
+	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	url := func(path string) string { return fmt.Sprintf("https://localhost:%d%s", port, path) }
+	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com"}
+
+	secret := func(kubeconfig string) []byte {
+		b, err := json.Marshal(map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "kubeconfig", "namespace": "garden-dev"},
+			"data":     map[string]any{"kubeconfig": base64.StdEncoding.EncodeToString([]byte(kubeconfig))},
+		})
+		require.NoError(t, err)
+		return b
+	}
+	resp := sendSecret(t, client, url(ValidateKubeconfigSecretPath), secret(execKubeconfig), jane)
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
+	assert.Contains(t, resp.Result.Message, `user "admin" uses field "exec", which is not allowed`)
+	resp = sendSecret(t, client, url(ValidateKubeconfigSecretPath), secret(tokenKubeconfig), jane)
+	assert.True(t, resp.Allowed, "%+v", resp.Result)
+	resp = sendSecret(t, client, url(ValidateKubeconfigSecretPath), secret(tokenFileKubeconfig), jane)
+	assert.True(t, resp.Allowed, "tokenFile is in kubeconfigSecret.allowedFields: %+v", resp.Result)
+
+	// garden-dev belongs to Project dev and holds Shoots.
+	resp = sendNamespaceDelete(t, client, url(ValidateNamespaceDeletionPath), "garden-dev", jane)
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, `deletion of namespace "garden-dev" is not permitted: it belongs to project "dev"`)
+	resp = sendNamespaceDelete(t, client, url(ValidateNamespaceDeletionPath), "scratch", jane)
+	assert.True(t, resp.Allowed, "%+v", resp.Result)
+
+	// The body limit (server.maxRequestBytes) guards the new routes too.
+	for _, path := range []string{ValidateKubeconfigSecretPath, ValidateNamespaceDeletionPath} {
+		r, err := client.Post(url(path), "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), 20000)))
+		require.NoError(t, err)
+		r.Body.Close()
+		assert.Equal(t, http.StatusRequestEntityTooLarge, r.StatusCode, path)
+	}
+
+	m := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	assert.Contains(t, m, `seedwarden_validations_total{result="denied",webhook="kubeconfig-secret"}`)
+	assert.Contains(t, m, `seedwarden_validations_total{result="allowed",webhook="kubeconfig-secret"}`)
+	assert.Contains(t, m, `seedwarden_validations_total{result="denied",webhook="namespace-deletion"}`)
+	assert.Contains(t, m, `seedwarden_validations_total{result="allowed",webhook="namespace-deletion"}`)
+
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+func sendSecret(t *testing.T, client *http.Client, url string, object []byte, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
+	t.Helper()
+	return postReview(t, client, url, &admissionv1.AdmissionRequest{
+		UID:       types.UID("secret"),
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Secret"},
+		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "secrets"},
+		Name:      "kubeconfig",
+		Namespace: "garden-dev",
+		Operation: admissionv1.Create,
+		UserInfo:  user,
+		Object:    runtime.RawExtension{Raw: object},
+	})
+}
+
+func TestConfigureLeaderElection(t *testing.T) {
+	env := func(ns string) func(string) string {
+		return func(k string) string {
+			if k == config.PodNamespaceEnv {
+				return ns
+			}
+			return ""
+		}
+	}
+	parse := func(yaml string) *config.Config {
+		c, err := config.Parse([]byte(configHeader + yaml))
+		require.NoError(t, err)
+		return c
+	}
+
+	var o ctrl.Options
+	configureLeaderElection(&o, parse(""), env("seedwarden"))
+	assert.True(t, o.LeaderElection)
+	assert.Equal(t, "seedwarden-pending-shoots", o.LeaderElectionID)
+	assert.Equal(t, "seedwarden", o.LeaderElectionNamespace, "POD_NAMESPACE")
+	assert.True(t, o.LeaderElectionReleaseOnCancel, "a rolling update hands over at once")
+
+	o = ctrl.Options{}
+	configureLeaderElection(&o, parse("gardenNamespace: garden-ops\nleaderElection: {id: other}\n"), env(""))
+	assert.Equal(t, "garden-ops", o.LeaderElectionNamespace, "no POD_NAMESPACE: the garden namespace")
+	assert.Equal(t, "other", o.LeaderElectionID)
+
+	// Nothing to elect a leader for.
+	o = ctrl.Options{}
+	configureLeaderElection(&o, parse("pendingShoots: {enabled: false}\n"), env("seedwarden"))
+	assert.False(t, o.LeaderElection)
+	o = ctrl.Options{}
+	configureLeaderElection(&o, parse("leaderElection: {enabled: false}\n"), env("seedwarden"))
+	assert.False(t, o.LeaderElection)
+}

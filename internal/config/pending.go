@@ -1,0 +1,189 @@
+package config
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/pending"
+)
+
+// Defaults of the retry controller and of leader election.
+const (
+	DefaultBindMode         = string(pending.DefaultMode)
+	DefaultBackoffBase      = pending.DefaultBackoffBase
+	DefaultBackoffMax       = pending.DefaultBackoffMax
+	DefaultWorkers          = pending.DefaultWorkers
+	DefaultLeaderElectionID = "seedwarden-pending-shoots"
+	// PodNamespaceEnv names the environment variable (set from the downward
+	// API in deploy/manifests) whose value is the default leader-election
+	// namespace.
+	PodNamespaceEnv = "POD_NAMESPACE"
+)
+
+// PendingShoots configures the retry controller for Shoots admitted without
+// a seed (internal/pending). It runs only when serving a cluster.
+type PendingShoots struct {
+	// Enabled runs the controller. Default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// BindMode is how a placement is written: "binding" (the shoots/binding
+	// subresource, like gardener-scheduler) or "update" (a merge patch of
+	// spec.seedName, for Shoots served from a CRD, which has no binding
+	// subresource). Default: binding.
+	BindMode string `json:"bindMode,omitempty"`
+	// BackoffBase is the wait after a Shoot's first failed attempt; it
+	// doubles per failure up to BackoffMax. Defaults: 1s and 5m.
+	BackoffBase Duration `json:"backoffBase,omitempty"`
+	BackoffMax  Duration `json:"backoffMax,omitempty"`
+	// Workers is the number of Shoots placed concurrently. Default: 5.
+	Workers int `json:"workers,omitempty"`
+}
+
+// LeaderElection configures the election among replicas for the retry
+// controller: only the leader binds. The webhooks are served by every
+// replica regardless.
+type LeaderElection struct {
+	// Enabled elects a leader (a Lease). Turn it off only with a single
+	// replica. Default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Namespace of the Lease. Default: $POD_NAMESPACE, else gardenNamespace.
+	Namespace string `json:"namespace,omitempty"`
+	// ID is the Lease name. Default: seedwarden-pending-shoots.
+	ID string `json:"id,omitempty"`
+}
+
+// KubeconfigSecret configures the kubeconfig Secret validator
+// (/validate-kubeconfig-secret).
+type KubeconfigSecret struct {
+	// AllowedFields permits kubeconfig fields that are denied by default,
+	// by their kubeconfig names (handlers.KubeconfigRestrictedFields, e.g.
+	// "tokenFile"). Default: none.
+	AllowedFields []string `json:"allowedFields,omitempty"`
+}
+
+// PendingShootsEnabled reports whether the retry controller runs (against
+// a cluster).
+func (c *Config) PendingShootsEnabled() bool {
+	return c.PendingShoots.Enabled == nil || *c.PendingShoots.Enabled
+}
+
+// LeaderElectionEnabled reports whether replicas elect a leader for the
+// retry controller.
+func (c *Config) LeaderElectionEnabled() bool {
+	return c.LeaderElection.Enabled == nil || *c.LeaderElection.Enabled
+}
+
+// LeaderElectionNamespace is the namespace of the Lease: the configured one,
+// else getenv(POD_NAMESPACE), else the garden namespace.
+func (c *Config) LeaderElectionNamespace(getenv func(string) string) string {
+	if c.LeaderElection.Namespace != "" {
+		return c.LeaderElection.Namespace
+	}
+	if ns := strings.TrimSpace(getenv(PodNamespaceEnv)); ns != "" {
+		return ns
+	}
+	return c.GardenNamespace
+}
+
+// PendingConfig is the retry controller's configuration.
+func (c *Config) PendingConfig() pending.Config {
+	return pending.Config{
+		Mode:          pending.Mode(c.PendingShoots.BindMode),
+		SchedulerName: c.SchedulerName,
+		BackoffBase:   c.PendingShoots.BackoffBase.Duration,
+		BackoffMax:    c.PendingShoots.BackoffMax.Duration,
+		Workers:       c.PendingShoots.Workers,
+	}
+}
+
+func (c *Config) applyPendingDefaults() {
+	if c.PendingShoots.Enabled == nil {
+		c.PendingShoots.Enabled = ptrTo(true)
+	}
+	setDefault(&c.PendingShoots.BindMode, DefaultBindMode)
+	if !c.PendingShoots.BackoffBase.set {
+		c.PendingShoots.BackoffBase = NewDuration(DefaultBackoffBase)
+	}
+	if !c.PendingShoots.BackoffMax.set {
+		c.PendingShoots.BackoffMax = NewDuration(DefaultBackoffMax)
+	}
+	setDefault(&c.PendingShoots.Workers, DefaultWorkers)
+	if c.LeaderElection.Enabled == nil {
+		c.LeaderElection.Enabled = ptrTo(true)
+	}
+	setDefault(&c.LeaderElection.ID, DefaultLeaderElectionID)
+}
+
+// pendingFieldNames maps the field names in pending.Config's errors to the
+// configuration file's.
+var pendingFieldNames = map[string]string{
+	"mode":        "bindMode",
+	"backoffBase": "backoffBase",
+	"backoffMax":  "backoffMax",
+	"workers":     "workers",
+}
+
+func (c *Config) validatePending(p *problems) {
+	ps := c.PendingShoots
+	// A duration that did not parse cannot be handed to pending.Config:
+	// report it here and let it stand in for its partner, so the relation
+	// between the two is only judged on values that were written.
+	base, max := ps.BackoffBase, ps.BackoffMax
+	for _, d := range []struct {
+		path string
+		d    Duration
+	}{{"pendingShoots.backoffBase", base}, {"pendingShoots.backoffMax", max}} {
+		if d.d.invalid != "" {
+			p.add(d.path, "invalid value %s (want a duration such as \"30s\")", d.d.invalid)
+		}
+	}
+	pc := c.PendingConfig()
+	switch {
+	case base.invalid != "" && max.invalid != "":
+		pc.BackoffBase, pc.BackoffMax = DefaultBackoffBase, DefaultBackoffMax
+	case base.invalid != "":
+		pc.BackoffBase = pc.BackoffMax
+	case max.invalid != "":
+		pc.BackoffMax = pc.BackoffBase
+	}
+	if pc.SchedulerName == "" {
+		pc.SchedulerName = pending.DefaultSchedulerName // reported as schedulerName
+	}
+	// pending.Config.Validate is the controller's own check; its messages
+	// name the field and the value.
+	for _, err := range unjoin(pc.Validate()) {
+		msg := err.Error()
+		field, rest, ok := strings.Cut(msg, ": ")
+		if name, known := pendingFieldNames[field]; ok && known {
+			p.add("pendingShoots."+name, "%s", rest)
+		} else {
+			p.add("pendingShoots", "%s", msg)
+		}
+	}
+
+	le := c.LeaderElection
+	if le.Namespace != "" {
+		if errs := validation.IsDNS1123Label(le.Namespace); len(errs) > 0 {
+			p.add("leaderElection.namespace", "invalid value %q: %s", le.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(le.ID); len(errs) > 0 {
+		p.add("leaderElection.id", "invalid value %q (the name of a Lease): %s", le.ID, strings.Join(errs, "; "))
+	}
+
+	if err := handlers.ValidateKubeconfigAllowedFields(c.KubeconfigSecret.AllowedFields); err != nil {
+		p.add("kubeconfigSecret.allowedFields", "%v", err)
+	}
+}
+
+// unjoin splits an errors.Join result into its errors.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
