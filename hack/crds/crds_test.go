@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 )
 
 const (
@@ -285,25 +286,6 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	}
 }
 
-// envtestAssets finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, else the
-// folder hack/e2e-tools.sh builds them into.
-func envtestAssets() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	d := os.Getenv("SEEDWARDEN_TOOLS")
-	if d == "" {
-		d = "../../.cache/e2e-tools"
-	}
-	bin, _ := filepath.Abs(filepath.Join(d, "bin"))
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return ""
-		}
-	}
-	return bin
-}
-
 // The CRDs install into a real kube-apiserver, which then serves the
 // conformance objects (with strict field validation, as kubectl uses) and a
 // Seed whose allocatable is the string "10" through the status subresource.
@@ -311,7 +293,7 @@ func TestServedByKubeAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
 	}

@@ -2,8 +2,6 @@ package certwatch
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -27,25 +26,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// envtestAssets finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, else where
-// hack/e2e-tools.sh builds them.
-func envtestAssets() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	d := os.Getenv("SEEDWARDEN_TOOLS")
-	if d == "" {
-		d = "../../.cache/e2e-tools"
-	}
-	bin, _ := filepath.Abs(filepath.Join(d, "bin"))
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return ""
-		}
-	}
-	return bin
-}
-
 // watcherUser is who the manager runs as: it may only get, list and watch
 // the Certificate testNamespace/testName (the RBAC rule deploy/manifests
 // needs).
@@ -60,7 +40,7 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
 	}

@@ -2,8 +2,6 @@ package pending
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -28,26 +26,8 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 )
-
-// envtestAssets finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, else
-// where hack/e2e-tools.sh builds them ($SEEDWARDEN_TOOLS or .cache/e2e-tools).
-func envtestAssets() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	d := os.Getenv("SEEDWARDEN_TOOLS")
-	if d == "" {
-		d = "../../.cache/e2e-tools"
-	}
-	bin, _ := filepath.Abs(filepath.Join(d, "bin"))
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return ""
-		}
-	}
-	return bin
-}
 
 const (
 	testNamespace = "garden-dev"
@@ -69,7 +49,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver and etcd")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh (builds them into .cache/e2e-tools/bin)")
 	}

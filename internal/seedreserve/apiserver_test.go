@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -41,25 +41,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// envtestAssets finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, else the
-// folder hack/e2e-tools.sh builds them into.
-func envtestAssets() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	d := os.Getenv("SEEDWARDEN_TOOLS")
-	if d == "" {
-		d = "../../.cache/e2e-tools"
-	}
-	bin, _ := filepath.Abs(filepath.Join(d, "bin"))
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return ""
-		}
-	}
-	return bin
-}
-
 // apiServer returns the rest config of the shared kube-apiserver and a
 // fresh namespace in it, or skips.
 func apiServer(tb testing.TB) (*rest.Config, string) {
@@ -67,7 +48,7 @@ func apiServer(tb testing.TB) (*rest.Config, string) {
 	if testing.Short() {
 		tb.Skip("starts kube-apiserver")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		tb.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run `make tools` (hack/e2e-tools.sh)")
 	}

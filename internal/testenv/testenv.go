@@ -1,0 +1,66 @@
+// Package testenv finds the kube-apiserver and etcd binaries that tests run
+// through controller-runtime's envtest: KUBEBUILDER_ASSETS, else where
+// hack/e2e-tools.sh builds them ($SEEDWARDEN_TOOLS/bin or
+// <repo>/.cache/e2e-tools/bin). `make test` always builds them first, so
+// tests that need them only skip in the fast `make unit` loop.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Assets returns the directory holding kube-apiserver and etcd, or "".
+func Assets() string {
+	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
+		return d
+	}
+	tools := os.Getenv("SEEDWARDEN_TOOLS")
+	if tools == "" {
+		root := repoRoot()
+		if root == "" {
+			return ""
+		}
+		tools = filepath.Join(root, ".cache", "e2e-tools")
+	}
+	bin, err := filepath.Abs(filepath.Join(tools, "bin"))
+	if err != nil {
+		return ""
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return ""
+		}
+	}
+	return bin
+}
+
+// RequireAssets returns Assets or skips the test, saying how to get them.
+func RequireAssets(t testing.TB) string {
+	t.Helper()
+	d := Assets()
+	if d == "" {
+		t.Skip("no kube-apiserver/etcd: run `make test` (or hack/e2e-tools.sh), or set KUBEBUILDER_ASSETS")
+	}
+	return d
+}
+
+// repoRoot walks up from the working directory (a package directory under
+// `go test`) to the directory holding go.mod.
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
