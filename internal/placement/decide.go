@@ -231,7 +231,7 @@ type candidateCheck struct {
 }
 
 func (c *candidateCheck) ok(s *Seed) bool {
-	if c.nets != nil && c.nets.conflict(s, c.mode).found() {
+	if c.nets != nil && c.nets.conflicts(s, c.mode) {
 		return false
 	}
 	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {

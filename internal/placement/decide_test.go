@@ -201,6 +201,15 @@ func FuzzDecide(f *testing.F) {
 		if err := json.Unmarshal(data, &shoot); err != nil {
 			return
 		}
+		if nets := newShootNetworks(&shoot); nets != nil {
+			for _, seed := range snap.Seeds {
+				for _, mode := range []NetworkMode{Disjoint, AllowIPv4} {
+					if slow, fast := nets.conflict(seed, mode).found(), nets.conflicts(seed, mode); slow != fast {
+						t.Fatalf("network check paths disagree on %s (%s): conflict %v, conflicts %v", seed.Name, mode, slow, fast)
+					}
+				}
+			}
+		}
 		for _, strategy := range []Strategy{SameRegion, MinimalDistance} {
 			for _, mode := range []NetworkMode{Disjoint, AllowIPv4} {
 				d := Decide(snap, &shoot, Options{Strategy: strategy, NetworkMode: mode})

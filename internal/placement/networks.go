@@ -26,6 +26,9 @@ type shootNetworks struct {
 	statusNodes           []namedCIDR
 	statusPods            []namedCIDR
 	statusServices        []namedCIDR
+	// ownReserved: one of the Shoot's own networks touches a reserved range,
+	// which no seed can change.
+	ownReserved bool
 }
 
 type namedCIDR struct {
@@ -69,6 +72,18 @@ func newShootNetworks(shoot *api.Shoot) *shootNetworks {
 		sn.statusPods = newNamedList(st.Pods)
 		sn.statusServices = newNamedList(st.Services)
 	}
+	for _, c := range []*namedCIDR{sn.nodes, sn.pods, sn.services} {
+		if c != nil && hitsReserved(&c.cidr) {
+			sn.ownReserved = true
+		}
+	}
+	for _, list := range [][]namedCIDR{sn.statusNodes, sn.statusServices, sn.statusPods} {
+		for i := range list {
+			if hitsReserved(&list[i].cidr) {
+				sn.ownReserved = true
+			}
+		}
+	}
 	return sn
 }
 
@@ -96,6 +111,65 @@ func (c netConflict) String() string {
 		prefix = "status.networking: "
 	}
 	return fmt.Sprintf("%sshoot %s network %s intersects with %s %s", prefix, c.kind, c.network, c.with, c.withCIDR)
+}
+
+// conflicts is the fast form of conflict for decisions: the same verdict,
+// with the seed-independent reserved-range check of the Shoot's own networks
+// done once per decision (ownReserved) instead of once per seed.
+func (n *shootNetworks) conflicts(s *Seed, mode NetworkMode) bool {
+	if n.ownReserved {
+		return true
+	}
+	allowIPv4 := mode == AllowIPv4
+	hits := func(c *cidr) bool {
+		return (!allowIPv4 || c.isIPv6()) &&
+			(s.services.intersects(c) || s.pods.intersects(c) || (s.hasNodes && s.nodes.intersects(c)))
+	}
+	if n.nodes != nil && hits(&n.nodes.cidr) {
+		return true
+	}
+	if n.services != nil {
+		if hits(&n.services.cidr) {
+			return true
+		}
+	} else if d := n.seedDefault(s, s.defaultServices); d != nil && (hits(d) || hitsReserved(d)) {
+		return true
+	}
+	if n.pods != nil {
+		if hits(&n.pods.cidr) {
+			return true
+		}
+	} else if !n.workerless {
+		if d := n.seedDefault(s, s.defaultPods); d != nil && (hits(d) || hitsReserved(d)) {
+			return true
+		}
+	}
+	for _, list := range [][]namedCIDR{n.statusNodes, n.statusServices, n.statusPods} {
+		for i := range list {
+			if hits(&list[i].cidr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// seedDefault returns the seed's shoot default when the Shoot takes it (its
+// IP family is among the Shoot's), else nil.
+func (n *shootNetworks) seedDefault(s *Seed, d *cidr) *cidr {
+	if s.Object.Spec.Networks.ShootDefaults == nil || d == nil || !n.familyWanted(d) {
+		return nil
+	}
+	return d
+}
+
+func hitsReserved(c *cidr) bool {
+	for i := range reservedRanges {
+		if reservedRanges[i].intersects(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // conflict returns the first conflict between the Shoot's networks and the

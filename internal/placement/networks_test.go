@@ -57,8 +57,10 @@ func TestNetworks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			nets := newShootNetworks(basicShoot(tt.shoot...))
-			c := nets.conflict(NewSeed(readySeed("s", tt.seed)), tt.mode)
+			seed := NewSeed(readySeed("s", tt.seed))
+			c := nets.conflict(seed, tt.mode)
 			assert.Equal(t, tt.ok, !c.found(), c.String())
+			assert.Equal(t, c.found(), nets.conflicts(seed, tt.mode), "fast path agrees")
 		})
 	}
 	assert.Nil(t, newShootNetworks(basicShoot()), "a Shoot without networking skips the check")

@@ -277,9 +277,13 @@ func parseCIDR(s string) cidr {
 	return c
 }
 
-func (c *cidr) valid() bool  { return c.net != nil }
-func (c *cidr) isIPv4() bool { return c.net != nil && c.net.IP.To4() != nil }
-func (c *cidr) isIPv6() bool { return c.net != nil && c.net.IP.To4() == nil }
+func (c *cidr) valid() bool { return c.net != nil }
+func (c *cidr) isIPv4() bool {
+	return c.fam == 4 || (c.fam == 0 && c.net != nil && c.net.IP.To4() != nil)
+}
+func (c *cidr) isIPv6() bool {
+	return c.fam == 6 || (c.fam == 0 && c.net != nil && c.net.IP.To4() == nil)
+}
 
 // contains reports whether c's network holds o's base address (plain forms).
 func (c *cidr) contains(o *cidr) bool {
