@@ -141,8 +141,10 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 		if profile.selectorErr != nil {
 			return d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
 		}
-		keep, why := matchesSelector(profile.selector, "CloudProfile")
-		seeds = d.filter(seeds, keep, why)
+		if !profile.selector.Empty() { // a selector with only providerTypes matches every seed
+			keep, why := matchesSelector(profile.selector, "CloudProfile")
+			seeds = d.filter(seeds, keep, why)
+		}
 		if len(seeds) == 0 {
 			return d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", n, profile.selector)
 		}
@@ -154,8 +156,10 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 		if err != nil {
 			return d.fail(StepShootSelector, "%v", err)
 		}
-		keep, why := matchesSelector(selector, "Shoot")
-		seeds = d.filter(seeds, keep, why)
+		if !selector.Empty() {
+			keep, why := matchesSelector(selector, "Shoot")
+			seeds = d.filter(seeds, keep, why)
+		}
 		if len(seeds) == 0 {
 			return d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", n, selector)
 		}
