@@ -128,6 +128,7 @@ func (s *Store) Reserve(seed, key string) error {
 	}
 	r := &reservation{key: key, ctr: c, expires: now.Add(s.ttl)}
 	c.reserved.Add(1)
+	s.reserved.Store(key, struct{}{})
 	s.reservations[key] = r
 	heap.Push(&s.expiries, r)
 	s.updateNextExpiryLocked()
@@ -180,8 +181,16 @@ func (s *Store) CheckCapacity(seed, key string) error {
 	return nil
 }
 
-// Release ends the reservation of key, if any.
+// Release ends the reservation of key, if any. For a key without one it
+// takes no lock (Place releases every fresh admission UID first) and leaves
+// expired reservations to the next sweep (Reserve, maybeSweep), which every
+// reader of the usage runs first.
 func (s *Store) Release(key string) {
+	if _, held := s.reserved.Load(key); !held {
+		// Linearizes here: a key in s.reservations is in s.reserved, so
+		// key held no reservation at the Load.
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.releaseLocked(key)
@@ -194,6 +203,7 @@ func (s *Store) releaseLocked(key string) {
 		return
 	}
 	delete(s.reservations, key)
+	s.reserved.Delete(key)
 	heap.Remove(&s.expiries, r.index)
 	r.ctr.reserved.Add(-1)
 	s.gcCounterLocked(r.ctr)

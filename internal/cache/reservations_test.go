@@ -357,3 +357,105 @@ func TestPlaceConcurrentWithArrivals(t *testing.T) {
 	defer s.mu.Unlock()
 	assert.Empty(t, s.reservations, "every reservation ended when its shoot arrived")
 }
+
+// Release of a key without a reservation takes no lock (Place releases
+// every fresh admission UID first), even with reservations due to expire:
+// those go at the next sweep. With a reservation it waits for the lock and
+// ends it.
+func TestReleaseFastPath(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
+	s.Apply(seed("a", 10))
+	require.NoError(t, s.Reserve("a", "held"))
+
+	returns := func(key string) bool {
+		done := make(chan struct{})
+		go func() { s.Release(key); close(done) }()
+		select {
+		case <-done:
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	}
+
+	s.mu.Lock()
+	assert.True(t, returns("never-reserved"), "no reservation: no lock")
+	done := make(chan struct{})
+	go func() { s.Release("held"); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("Release of a held key did not wait for the lock")
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.mu.Unlock()
+	<-done
+	assert.Equal(t, int64(0), s.Usage("a"))
+	_, held := s.reserved.Load("held")
+	assert.False(t, held, "the index forgets a released key")
+
+	// An expired reservation is not swept by Release of another key, but
+	// no longer counts, and leaves the index when swept.
+	require.NoError(t, s.Reserve("a", "expiring"))
+	clock.Advance(31 * time.Second)
+	s.mu.Lock()
+	assert.True(t, returns("never-reserved"), "a reservation due to expire does not make Release lock")
+	s.mu.Unlock()
+	assert.Equal(t, int64(0), s.Usage("a"), "readers sweep first")
+	_, held = s.reserved.Load("expiring")
+	assert.False(t, held, "expiry removes the key from the index")
+
+	// Releasing an expired key that was not swept yet sweeps it.
+	require.NoError(t, s.Reserve("a", "expired"))
+	clock.Advance(31 * time.Second)
+	s.Release("expired")
+	s.mu.Lock()
+	assert.Empty(t, s.reservations)
+	s.mu.Unlock()
+	_, held = s.reserved.Load("expired")
+	assert.False(t, held)
+}
+
+// The index and the reservations agree under concurrent Reserve, Release
+// and Place of shared and fresh keys (run with -race).
+func TestReleaseFastPathConcurrent(t *testing.T) {
+	s := NewStore(Options{})
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 1000))
+	s.Apply(seed("b", 1000))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				shared := fmt.Sprintf("shared-%d", i%5)
+				switch i % 4 {
+				case 0:
+					_ = s.Reserve([]string{"a", "b"}[(g+i)%2], shared)
+				case 1:
+					s.Release(shared)
+				case 2:
+					s.Place(&api.Shoot{}, placement.Options{}, fmt.Sprintf("fresh-%d-%d", g, i))
+				case 3:
+					s.Release(fmt.Sprintf("fresh-%d-%d", g, i-1))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	indexed := 0
+	s.reserved.Range(func(k, _ any) bool {
+		indexed++
+		assert.Contains(t, s.reservations, k)
+		return true
+	})
+	assert.Equal(t, len(s.reservations), indexed)
+	var reserved int64
+	for _, name := range []string{"a", "b"} {
+		if c := s.counters[name]; c != nil {
+			reserved += c.reserved.Load()
+		}
+	}
+	assert.Equal(t, int64(len(s.reservations)), reserved)
+}

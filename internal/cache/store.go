@@ -81,6 +81,12 @@ type Store struct {
 	projectNamespaces map[string]string // project name -> spec.namespace
 	reservations      map[string]*reservation
 	expiries          reservationHeap
+
+	// reserved holds the keys of reservations (key -> struct{}), so that
+	// Release can skip the lock for a key without one (reservations.go).
+	// Written under mu: a key is added before it enters reservations and
+	// deleted after it leaves, so a key in reservations is always in here.
+	reserved sync.Map
 }
 
 // counter is a seed's live usage. Writes happen under Store.mu (so capacity

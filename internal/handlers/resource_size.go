@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,14 +114,13 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 	if v.UnrestrictedSubjects.Match(req.UserInfo) {
 		return admission.Allowed("seedwarden: unrestricted subject")
 	}
-	log := v.Log.WithValues("uid", req.UID, "operation", req.Operation, "resource", req.Resource.Resource, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username)
 
 	var found []violation
-	if limit != nil {
+	if limit != nil && !withinSize(req.Object.Raw, limit.Bytes) {
 		size, err := objsize.Measure(req.Object.Raw)
 		if err != nil {
 			err = fmt.Errorf("seedwarden: cannot measure the object: %w", err)
-			log.Error(err, "Rejecting admission request")
+			v.logger(req).Error(err, "Rejecting admission request")
 			return invalidRequest(err)
 		}
 		if size > limit.Bytes {
@@ -129,7 +129,7 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 		}
 	}
 	if count != nil {
-		if vi, ok := v.checkCount(req, count, log); ok {
+		if vi, ok := v.checkCount(req, count); ok {
 			found = append(found, vi)
 		}
 	}
@@ -143,6 +143,7 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 		v.Metrics.ObserveRejectedResource(string(req.Operation), req.Kind.Kind, req.Namespace, f.reason)
 	}
 	msg := "seedwarden: " + strings.Join(messages, "; ")
+	log := v.logger(req)
 	if v.Mode == OperationModeLog {
 		log.Info("Limit exceeded; admitted because operationMode is log, block would deny it", "problems", messages)
 		return admission.Allowed("seedwarden: limit exceeded (operationMode log)").
@@ -150,6 +151,25 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 	}
 	log.Info("Limit exceeded; denied", "problems", messages)
 	return admission.Denied(msg)
+}
+
+// logger is the request's logger, built only where something is logged
+// (with zap, WithValues encodes its values at once).
+func (v *ResourceSizeValidator) logger(req admission.Request) logr.Logger {
+	return v.Log.WithValues("uid", req.UID, "operation", req.Operation, "resource", req.Resource.Resource, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username)
+}
+
+// withinSize reports, without scanning raw, that the object raw cannot
+// measure over limit: objsize.Measure never counts more than the bytes it is
+// given. raw comes from a decoded AdmissionReview and so is valid JSON; the
+// check that it is an object (which Measure insists on) is then its first
+// and last byte. Anything else is left to Measure.
+func withinSize(raw []byte, limit int64) bool {
+	if int64(len(raw)) > limit {
+		return false
+	}
+	t := bytes.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}'
 }
 
 func (v *ResourceSizeValidator) sizeLimitFor(gvr metav1.GroupVersionResource) *SizeLimit {
@@ -173,14 +193,14 @@ func (v *ResourceSizeValidator) countLimitFor(gvr metav1.GroupVersionResource) *
 // checkCount reports a violation when the resource already has count.Count
 // objects. A resource the counter does not know is admitted (configuration
 // validation only lets countable resources through).
-func (v *ResourceSizeValidator) checkCount(req admission.Request, count *CountLimit, log logr.Logger) (violation, bool) {
+func (v *ResourceSizeValidator) checkCount(req admission.Request, count *CountLimit) (violation, bool) {
 	if v.Counter == nil {
-		log.Info("Count limit configured but no counter; admitting")
+		v.logger(req).Info("Count limit configured but no counter; admitting")
 		return violation{}, false
 	}
 	n, ok := v.Counter.Count(req.Resource.Resource)
 	if !ok {
-		log.Info("Count limit for a resource the cache does not count; admitting")
+		v.logger(req).Info("Count limit for a resource the cache does not count; admitting")
 		return violation{}, false
 	}
 	if int64(n) < count.Count {

@@ -317,3 +317,32 @@ func FuzzResourceSize(f *testing.F) {
 		}
 	})
 }
+
+// withinSize lets objects no longer than the limit through without
+// measuring them: objsize.Measure never counts more than the bytes it gets.
+// What is not an object is left to Measure (which refuses it).
+func TestWithinSize(t *testing.T) {
+	for _, tc := range []struct {
+		raw   string
+		limit int64
+		want  bool
+	}{
+		{`{"a":1}`, 7, true},
+		{`{"a":1}`, 6, false},
+		{` {"a":1} `, 9, true},
+		{`{}`, 2, true},
+		{``, 10, false},
+		{`null`, 10, false},
+		{`"text"`, 10, false},
+		{`[1]`, 10, false},
+		{`{`, 10, false},
+		{`1}`, 10, false},
+	} {
+		assert.Equal(t, tc.want, withinSize([]byte(tc.raw), tc.limit), "%q within %d", tc.raw, tc.limit)
+		if tc.want {
+			n, err := objsize.Measure([]byte(tc.raw))
+			require.NoError(t, err)
+			assert.LessOrEqual(t, n, tc.limit, "Measure agrees")
+		}
+	}
+}

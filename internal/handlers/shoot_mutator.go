@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -16,7 +18,10 @@ import (
 	"github.com/go-logr/logr"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
@@ -79,61 +84,117 @@ var shootGVK = struct{ group, version, kind, resource string }{
 	group: api.GroupName, version: api.SchemeGroupVersion.Version, kind: "Shoot", resource: "shoots",
 }
 
-// Handle implements admission.Handler.
+// Handle implements admission.Handler. NewMutatingHTTPHandler serves the
+// same decisions without controller-runtime's decoding.
 func (m *ShootMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	return m.admit(ctx, &shootRequest{
+		UID: req.UID, Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
+		Name: req.Name, Namespace: req.Namespace, Operation: req.Operation, DryRun: req.DryRun,
+		raw: req.Object.Raw,
+	})
+}
+
+// shootRequest is what the mutating decision reads of an admission request.
+// Handle fills it from controller-runtime's admission.Request and leaves the
+// object raw (decoded only once the request turns out to be a CREATE); the
+// fast path (fastpath.go) hands over the object it decoded with the review.
+type shootRequest struct {
+	UID             types.UID
+	Kind            metav1.GroupVersionKind
+	Resource        metav1.GroupVersionResource
+	SubResource     string
+	Name, Namespace string
+	Operation       admissionv1.Operation
+	DryRun          *bool
+
+	// raw is the object's JSON: the object itself until decoded is set,
+	// and for the rare ambiguous object (see inspectObject).
+	raw []byte
+	// decoded: object holds the decoded object (nil when absent or null)
+	// and ambiguous what inspectObject said of raw.
+	decoded   bool
+	object    *shootObject
+	ambiguous bool
+}
+
+// admit decides and records the decision's metrics: the one entry point of
+// Handle and the fast path.
+func (m *ShootMutator) admit(ctx context.Context, r *shootRequest) admission.Response {
 	start := time.Now()
-	resp, result := m.handle(ctx, req)
+	resp, result := m.decide(ctx, r)
 	m.Metrics.ObserveDecision(result, string(m.Options.Strategy), time.Since(start))
 	return resp
 }
 
-func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
-	log := m.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
+// logger is the request's logger. Built only where something is logged:
+// with zap, WithValues encodes its values at once.
+func (m *ShootMutator) logger(r *shootRequest, shoot *api.Shoot) logr.Logger {
+	if shoot == nil {
+		return m.Log.WithValues("uid", r.UID, "namespace", r.Namespace, "name", r.Name)
+	}
+	return m.Log.WithValues("uid", r.UID, "namespace", shoot.Namespace, "name", shootName(shoot, r))
+}
+
+func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.Response, string) {
+	var shoot *api.Shoot
 	fail := func(code int32, err error) (admission.Response, string) {
-		log.Error(err, "Rejecting admission request")
+		m.logger(r, shoot).Error(err, "Rejecting admission request")
 		return admission.Errored(code, err), metrics.ResultError
 	}
 
-	if err := checkTarget(req); err != nil {
+	if err := checkTarget(r); err != nil {
 		return fail(http.StatusBadRequest, err)
 	}
-	if req.Operation != admissionv1.Create {
-		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", req.Operation)), metrics.ResultSkipped
+	if r.Operation != admissionv1.Create {
+		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Operation)), metrics.ResultSkipped
 	}
-	if req.UID == "" {
+	if r.UID == "" {
 		// The reservation is keyed by the UID, and the API server rejects a
 		// response whose UID does not match its request anyway.
 		return fail(http.StatusBadRequest, fmt.Errorf("seedwarden: admission request has no uid"))
 	}
 
-	shoot, err := decodeShoot(req.Object.Raw)
-	if err != nil {
+	if !r.decoded {
+		obj, err := decodeShootObject(r.raw)
+		if err != nil {
+			return fail(http.StatusBadRequest, err)
+		}
+		r.object, r.ambiguous, r.decoded = obj, inspectObject(r.raw), true
+	}
+	if err := r.object.check(); err != nil {
 		return fail(http.StatusBadRequest, err)
 	}
 	// Computed before placing, so that nothing can fail between reserving
 	// capacity and admitting the Shoot.
-	shape, err := shapeOf(req.Object.Raw)
-	if err != nil {
-		// Unreachable: decodeShoot accepted the same bytes.
-		return fail(http.StatusBadRequest, err)
+	shape := r.object.shape()
+	if r.ambiguous {
+		var err error
+		if shape, err = lastWinsShape(r.raw); err != nil {
+			// Unreachable: the object decoded from the same bytes.
+			return fail(http.StatusBadRequest, err)
+		}
 	}
+	shoot = r.object.toShoot()
 	// The API server fills in the namespace from the URL before admission;
 	// this only guards placement (project, NamespacedCloudProfile lookups)
 	// against an object that omits it.
 	if shoot.Namespace == "" {
-		shoot.Namespace = req.Namespace
+		shoot.Namespace = r.Namespace
 	}
-	log = m.Log.WithValues("uid", req.UID, "namespace", shoot.Namespace, "name", shootName(shoot, req))
 	if shape.hasPlacementToken {
-		log.Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
+		m.logger(r, shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
 	}
 
 	if s := deref(shoot.Spec.SeedName); s != "" {
-		log.V(2).Info("Shoot already has a seed", "seed", s)
+		if m.Log.V(2).Enabled() {
+			m.logger(r, shoot).V(2).Info("Shoot already has a seed", "seed", s)
+		}
 		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
 	}
 	if s := deref(shoot.Spec.SchedulerName); s != "" && s != m.SchedulerName {
-		log.V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
+		if m.Log.V(2).Enabled() {
+			m.logger(r, shoot).V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
+		}
 		return shape.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped
 	}
 
@@ -144,15 +205,15 @@ func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admis
 		return fail(http.StatusInternalServerError, fmt.Errorf("seedwarden: no placer configured"))
 	}
 
-	dryRun := req.DryRun != nil && *req.DryRun
-	key := string(req.UID)
+	dryRun := r.DryRun != nil && *r.DryRun
+	key := string(r.UID)
 	if dryRun {
 		key = ""
 	}
 	d := m.Placer.Place(shoot, m.Options, key)
 
 	if !d.Schedulable() {
-		log.Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
+		m.logger(r, shoot).Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
 		return shape.unchanged("seedwarden: no seed fits").
 			WithWarnings(warning(UnschedulableWarningPrefix + d.Summary())), metrics.ResultUnschedulable
 	}
@@ -165,34 +226,37 @@ func (m *ShootMutator) handle(ctx context.Context, req admission.Request) (admis
 			Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: d.Seed,
 		})
 	}
-	log.V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
-	return admission.Patched(fmt.Sprintf("seedwarden: scheduled to seed %q", d.Seed), shape.patches(d.Seed, key, token)...), metrics.ResultScheduled
+	if m.Log.V(1).Enabled() {
+		m.logger(r, shoot).V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
+	}
+	return admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), shape.patches(d.Seed, key, token)...), metrics.ResultScheduled
 }
 
 // checkTarget rejects requests the webhook configuration should never send.
-func checkTarget(req admission.Request) error {
-	k, r := req.Kind, req.Resource
+func checkTarget(r *shootRequest) error {
+	k, res := r.Kind, r.Resource
 	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
 		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
-			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), req.Operation)
+			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), r.Operation)
 	}
-	if r.Group != shootGVK.group || r.Resource != shootGVK.resource || req.SubResource != "" {
-		got := r.Resource
-		if req.SubResource != "" {
-			got += "/" + req.SubResource
+	if res.Group != shootGVK.group || res.Resource != shootGVK.resource || r.SubResource != "" {
+		got := res.Resource
+		if r.SubResource != "" {
+			got += "/" + r.SubResource
 		}
 		return fmt.Errorf("seedwarden: expected resource %s in group %s without subresource, got %q in group %q (operation %q); check the webhook configuration",
-			shootGVK.resource, shootGVK.group, got, r.Group, req.Operation)
+			shootGVK.resource, shootGVK.group, got, res.Group, r.Operation)
 	}
 	return nil
 }
 
 // decodeShoot decodes the admitted object. encoding/json ignores the many
-// Shoot fields api.Shoot does not model.
+// Shoot fields api.Shoot does not model. The validating webhooks use it; the
+// mutating webhook decodes less (shootObject).
 func decodeShoot(raw []byte) (*api.Shoot, error) {
 	// A literal null would decode into an empty Shoot without error.
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
-		return nil, fmt.Errorf("seedwarden: admission request carries no object")
+		return nil, errNoObject
 	}
 	shoot := &api.Shoot{}
 	if err := json.Unmarshal(raw, shoot); err != nil {
@@ -207,20 +271,98 @@ func decodeShoot(raw []byte) (*api.Shoot, error) {
 	return shoot, nil
 }
 
+// shootObject is the admitted Shoot as the webhook reads it, decoded once and
+// case-sensitively: as the API server decodes, and as JSON pointers match
+// keys. Metadata, Spec and Metadata.Annotations are nil exactly when the
+// member is absent or null (for an object without duplicate keys; see
+// inspectObject), which is what the JSON patch needs to know. Unknown fields
+// (most of a real Shoot) are skipped, not decoded.
+type shootObject struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Metadata   *shootMetadata  `json:"metadata"`
+	Spec       *api.ShootSpec  `json:"spec"`
+	Status     api.ShootStatus `json:"status"`
+}
+
+// shootMetadata is what the webhook reads of metadata.
+type shootMetadata struct {
+	Name         string            `json:"name"`
+	GenerateName string            `json:"generateName"`
+	Namespace    string            `json:"namespace"`
+	Annotations  map[string]string `json:"annotations"`
+}
+
+var errNoObject = errors.New("seedwarden: admission request carries no object")
+
+// decodeShootObject decodes the admitted object (Handle's path).
+func decodeShootObject(raw []byte) (*shootObject, error) {
+	// A literal null would decode into an empty Shoot without error.
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return nil, errNoObject
+	}
+	obj := &shootObject{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
+		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
+	}
+	return obj, nil
+}
+
+// check accepts a present object of the Shoot's kind and apiVersion (either
+// may be left out).
+func (o *shootObject) check() error {
+	if o == nil {
+		return errNoObject
+	}
+	if o.Kind != "" && o.Kind != shootGVK.kind {
+		return fmt.Errorf("seedwarden: object has kind %q, expected %q", o.Kind, shootGVK.kind)
+	}
+	if o.APIVersion != "" && o.APIVersion != shootAPIVersion {
+		return fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", o.APIVersion, shootAPIVersion)
+	}
+	return nil
+}
+
+var shootAPIVersion = api.SchemeGroupVersion.String()
+
+// toShoot is the Shoot placement reads.
+func (o *shootObject) toShoot() *api.Shoot {
+	shoot := &api.Shoot{Status: o.Status}
+	shoot.APIVersion, shoot.Kind = o.APIVersion, o.Kind
+	if md := o.Metadata; md != nil {
+		shoot.Name, shoot.GenerateName, shoot.Namespace, shoot.Annotations = md.Name, md.GenerateName, md.Namespace, md.Annotations
+	}
+	if o.Spec != nil {
+		shoot.Spec = *o.Spec
+	}
+	return shoot
+}
+
 // patchShape records which parents the placement patch can rely on. A JSON
 // pointer needs its parent to exist; the API server always sends metadata
 // and spec, but a patch that fails to apply fails the request, so look rather
-// than assume. Keys are matched exactly, as JSON pointers are (encoding/json's
-// struct decoding folds case).
+// than assume.
 type patchShape struct {
 	hasSpec, hasMetadata, hasAnnotations bool
 	// hasPlacementToken: metadata.annotations holds placementtoken.Annotation.
 	hasPlacementToken bool
 }
 
-// shapeOf is computed before placing, so that nothing can fail between
-// reserving capacity and admitting the Shoot.
-func shapeOf(raw []byte) (patchShape, error) {
+// shape reads the patch shape off the decoded object.
+func (o *shootObject) shape() patchShape {
+	s := patchShape{hasSpec: o.Spec != nil, hasMetadata: o.Metadata != nil}
+	if s.hasMetadata && o.Metadata.Annotations != nil {
+		s.hasAnnotations = true
+		_, s.hasPlacementToken = o.Metadata.Annotations[placementtoken.Annotation]
+	}
+	return s
+}
+
+// lastWinsShape computes the patch shape of an ambiguous object (a duplicate
+// or escaped metadata, spec or annotations key; the API server never sends
+// one) the way a JSON patch sees it: exact keys, the last duplicate wins.
+// Decoding into structs merges duplicates instead, so shape would be wrong.
+func lastWinsShape(raw []byte) (patchShape, error) {
 	var top, meta map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return patchShape{}, fmt.Errorf("seedwarden: cannot decode object: %w", err)
@@ -233,7 +375,7 @@ func shapeOf(raw []byte) (patchShape, error) {
 		shape.hasAnnotations = !isNull(meta["annotations"])
 		if shape.hasAnnotations {
 			var annotations map[string]json.RawMessage
-			// Not an object: decodeShoot refuses that, so no token either.
+			// Not an object: the decoding refuses that, so no token either.
 			if json.Unmarshal(meta["annotations"], &annotations) == nil {
 				_, shape.hasPlacementToken = annotations[placementtoken.Annotation]
 			}
@@ -332,12 +474,12 @@ func warning(s string) string {
 	return s
 }
 
-func shootName(shoot *api.Shoot, req admission.Request) string {
+func shootName(shoot *api.Shoot, r *shootRequest) string {
 	switch {
 	case shoot.Name != "":
 		return shoot.Name
-	case req.Name != "":
-		return req.Name
+	case r.Name != "":
+		return r.Name
 	default:
 		// generateName is resolved only after admission.
 		return shoot.GenerateName
