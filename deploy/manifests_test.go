@@ -941,14 +941,21 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}
 	read := []string{"get", "list", "watch"}
 	add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"seeds", "shoots", "cloudprofiles", "namespacedcloudprofiles", "projects"}, read, "")
-	add("ClusterRole/seedwarden", "", "authorization.k8s.io", []string{"subjectaccessreviews"}, []string{"create"}, "")
-	add("ClusterRole/seedwarden", "", "authentication.k8s.io", []string{"tokenreviews"}, []string{"create"}, "")
+	cfg := shippedConfig(t)
+	// SubjectAccessReviews: the binding webhook asks about the requesting
+	// user, and the secure metrics endpoint about the scraper, whose token
+	// it checks with a TokenReview first.
+	if cfg.BindingEnabled() || cfg.MetricsSecure() {
+		add("ClusterRole/seedwarden", "", "authorization.k8s.io", []string{"subjectaccessreviews"}, []string{"create"}, "")
+	}
+	if cfg.MetricsSecure() {
+		add("ClusterRole/seedwarden", "", "authentication.k8s.io", []string{"tokenreviews"}, []string{"create"}, "")
+	}
 	add("ClusterRole/seedwarden", "", "", []string{"events"}, []string{"create", "patch"}, "")
 	add("ClusterRole/seedwarden", "", "events.k8s.io", []string{"events"}, []string{"create", "patch"}, "")
 	// The retry controller, as the shipped configuration runs it: binding
 	// through shoots/binding, status.lastOperation through shoots/status.
 	// Only bindMode update (Shoots from a CRD) would patch shoots itself.
-	cfg := shippedConfig(t)
 	if !cfg.PendingShootsEnabled() {
 		t.Fatal("the shipped configuration disables pendingShoots: drop the controller's permissions and this check")
 	}
@@ -973,7 +980,25 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	add("Role/seedwarden/seedwarden", namespace, "coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, cfg.LeaderElection.ID)
 	add("Role/seedwarden/seedwarden", namespace, "coordination.k8s.io", []string{"leases"}, []string{"create"}, "")
 	add("Role/seedwarden/seedwarden", namespace, "", []string{"secrets"}, read, placementKey)
-	add("Role/seedwarden/seedwarden", namespace, "cert-manager.io", []string{"certificates"}, read, "")
+	// The certificate watcher: only the Certificate the configuration names,
+	// in the namespace it names.
+	if !cfg.Certificate.Watched() {
+		t.Fatal("the shipped configuration watches no Certificate: drop its permission and this check")
+	}
+	if cfg.Certificate.Namespace != namespace || cfg.Certificate.Name != certificate {
+		t.Fatalf("certificate %s/%s: the Role grants %s/%s", cfg.Certificate.Namespace, cfg.Certificate.Name, namespace, certificate)
+	}
+	add("Role/seedwarden/seedwarden", namespace, "cert-manager.io", []string{"certificates"}, read, cfg.Certificate.Name)
+	// Capacity reservations across replicas: get, create and update of
+	// ConfigMaps in the reservation namespace (names follow the seeds).
+	reservationNS := ""
+	if cfg.CapacityEnabled() && cfg.Capacity.APIServer() {
+		reservationNS = cfg.Capacity.ReservationNamespace
+		if reservationNS != namespace {
+			t.Fatalf("capacity.reservationNamespace %q: the Role grants ConfigMaps in %s only", reservationNS, namespace)
+		}
+		add("Role/seedwarden/seedwarden", namespace, "", []string{"configmaps"}, []string{"get", "create", "update"}, "")
+	}
 	add("Role/garden/seedwarden-region-config", gardenNS, "", []string{"configmaps"}, read, "")
 
 	sortGrants := func(g []grant) {
@@ -1001,8 +1026,12 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			if g.resource == "secrets" && g.name == "" {
 				t.Errorf("%s: Secrets without resourceNames", role)
 			}
-			if g.resource == "configmaps" && g.ns != gardenNS {
-				t.Errorf("%s: ConfigMaps outside the garden namespace", role)
+			switch {
+			case g.resource != "configmaps":
+			case g.ns == gardenNS:
+			case g.ns == reservationNS && reservationNS != "" && g.verb != "list" && g.verb != "watch" && g.verb != "delete":
+			default:
+				t.Errorf("%s: %s on ConfigMaps outside the garden namespace (and the reservation namespace)", role, g.verb)
 			}
 			if g.resource == "leases" && g.verb != "create" && g.name == "" {
 				t.Errorf("%s: Leases without resourceNames (%s)", role, g.verb)
@@ -1052,6 +1081,20 @@ func TestShippedConfig(t *testing.T) {
 	}
 	if portOf(t, cfg.Metrics.BindAddress) != 8443 {
 		t.Errorf("metrics.bindAddress = %q", cfg.Metrics.BindAddress)
+	}
+	// Prometheus scrapes from another pod: HTTPS with authentication and
+	// authorization (servicemonitor.yaml, the metrics-reader ClusterRole).
+	if !cfg.MetricsSecure() {
+		t.Error("metrics.secure is false: the ServiceMonitor could not scrape a loopback address")
+	}
+	// Two replicas: capacity is reserved through the API server.
+	if !cfg.CapacityEnabled() || !cfg.Capacity.APIServer() {
+		t.Errorf("capacity = %+v: two replicas need coordination apiserver, or together they can overfill a seed", cfg.Capacity)
+	}
+	// The Certificate watched is the one whose Secret is mounted at certDir
+	// (TestDeployment checks the mount).
+	if cfg.Certificate.Namespace != namespace || cfg.Certificate.Name != certificate {
+		t.Errorf("certificate = %s/%s, want %s/%s", cfg.Certificate.Namespace, cfg.Certificate.Name, namespace, certificate)
 	}
 	if cfg.GardenNamespace != gardenNS {
 		t.Errorf("gardenNamespace %q: rbac-garden.yaml grants %s", cfg.GardenNamespace, gardenNS)

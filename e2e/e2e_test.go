@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -1059,6 +1060,258 @@ func (st *suite) failClosedShootWebhooks() []string {
 		}
 	}
 	return out
+}
+
+// TestCapacityAcrossReplicas: three webhook processes behind one address (a
+// round-robin TCP load balancer standing in for the Service), all reserving
+// seed capacity through the API server (capacity.coordination apiserver).
+// Four seeds with 25 free places each, 300 concurrent Shoot CREATEs that only
+// these seeds can take: at most 25 Shoots per seed, 100 in all, end up with
+// spec.seedName on them, counted from the API server. The rest are denied
+// by the capacity webhook or admitted without a seed (a replica's mutating
+// webhook saw the seeds full). Then the single-replica registration is
+// restored.
+func TestCapacityAcrossReplicas(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookPlace, webhookCapacity)
+	if b, err := os.ReadFile(st.configPath); err != nil || !strings.Contains(string(b), "coordination: apiserver") {
+		t.Fatalf("the webhook does not reserve through the API server (capacity.coordination in %s): %v", st.configPath, err)
+	}
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	began := time.Now()
+
+	const (
+		seeds    = 4
+		perSeed  = 25
+		requests = 300
+		label    = "e2e.seedwarden.io/capacity-test"
+	)
+
+	// Two more replicas, each with its own ports and a certificate of its
+	// own CA; the main one keeps its certificate.
+	ca, err := newTestCA()
+	require.NoError(t, err)
+	extra := []*replica{st.startReplica(t, "replica-2", ca, 2), st.startReplica(t, "replica-3", ca, 3)}
+
+	// Seeds that only this test's Shoots select (spec.seedSelector), copies
+	// of aws-eu2 with room for 25 Shoots each.
+	var tmpl api.Seed
+	require.NoError(t, st.c.Get(ctx, keyOf("", "aws-eu2"), &tmpl))
+	var seedNames []string
+	for i := range seeds {
+		name := fmt.Sprintf("e2e-capacity-%d", i)
+		seedNames = append(seedNames, name)
+		sd := &api.Seed{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{label: "true", testLabel: labelValue(t.Name())}},
+			Spec:       *tmpl.Spec.DeepCopy(),
+			Status:     *tmpl.Status.DeepCopy(),
+		}
+		sd.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: *resource.NewQuantity(perSeed, resource.DecimalSI)}
+		require.NoError(t, createWithStatus(ctx, st.c, sd))
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, name := range seedNames {
+			if err := st.c.Delete(ctx, &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting seed %s: %v", name, err)
+			}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: seedwardenNamespace, Name: "seedwarden-capacity-" + name}}
+			if err := st.c.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting %s: %v", cm.Name, err)
+			}
+		}
+	})
+
+	for _, r := range extra {
+		require.NoError(t, waitReplicaReady(r, 60*time.Second))
+	}
+	// Every replica must know the new seeds before the load (the extra
+	// replicas were starting while they were created): each one's metrics
+	// list them.
+	for _, url := range []string{st.metricsURL(), extra[0].metricsURL(), extra[1].metricsURL()} {
+		eventually(t, 10*time.Second, func() error {
+			samples, err := scrape(url)
+			if err != nil {
+				return err
+			}
+			known := 0
+			for _, smp := range samples {
+				if smp.name == "seedwarden_seed_allocatable" && strings.HasPrefix(smp.labels["seed"], "e2e-capacity-") {
+					known++
+				}
+			}
+			if known != seeds {
+				return fmt.Errorf("%s knows %d of the %d seeds", url, known, seeds)
+			}
+			return nil
+		})
+	}
+	startedIn := time.Since(began)
+
+	// One address for the three, like a Service; the CA bundle trusts both CAs.
+	lb, err := startRoundRobin([]string{st.webhookAddr(), extra[0].webhookAddr(), extra[1].webhookAddr()})
+	require.NoError(t, err)
+	singleAddr, singleBundle := st.webhookAddr(), slices.Clone(st.caBundle)
+	restored := false
+	restore := func() {
+		if restored {
+			return
+		}
+		restored = true
+		// Requests still on the way to the load balancer fail from here
+		// on; once a dry run is placed and admitted, the API server calls
+		// the single replica again.
+		lb.Close()
+		require.NoError(t, st.pointWebhooks(ctx, singleAddr, singleBundle))
+		eventually(t, 20*time.Second, func() error {
+			sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+			if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+				return err
+			}
+			if seedName(sh) == "" {
+				return errors.New("dry run not placed")
+			}
+			return nil
+		}, "the single-replica registration does not take effect again")
+	}
+	t.Cleanup(restore)
+	require.NoError(t, st.pointWebhooks(ctx, lb.Addr(), append(slices.Clone(singleBundle), ca.pem...)))
+	eventually(t, 20*time.Second, func() error {
+		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if seedName(sh) == "" {
+			return errors.New("dry run not placed")
+		}
+		if conns := lb.Connections(); slices.Min(conns) == 0 {
+			return fmt.Errorf("connections per replica through the load balancer: %v", conns)
+		}
+		return nil
+	}, "the API server does not call the webhooks through the load balancer")
+
+	before := make([]float64, 3)
+	urls := []string{st.metricsURL(), extra[0].metricsURL(), extra[1].metricsURL()}
+	webhookRequests := func(url string) float64 {
+		samples, err := scrape(url)
+		require.NoError(t, err)
+		return counterSum(samples, "controller_runtime_webhook_requests_total", nil)
+	}
+	for i, u := range urls {
+		before[i] = webhookRequests(u)
+	}
+
+	// The load: 300 CREATEs at once (through a client that collects the
+	// unschedulable warnings instead of logging them).
+	c, _ := st.clientAs(t, "")
+	type result struct {
+		took time.Duration
+		seed string
+		err  error
+	}
+	results := make([]result, requests)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range requests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), func(u *unstructured.Unstructured) {
+				must(unstructured.SetNestedStringMap(u.Object, map[string]string{label: "true"}, "spec", "seedSelector", "matchLabels"))
+			})
+			<-gate
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			err := c.Create(cctx, sh)
+			results[i] = result{took: time.Since(t0), seed: seedName(sh), err: err}
+		}()
+	}
+	burst := time.Now()
+	close(gate)
+	wg.Wait()
+	wall := time.Since(burst)
+
+	var placed, unplaced, denied int
+	var other []string
+	var lat []time.Duration
+	perSeedAdmitted := map[string]int{}
+	for _, r := range results {
+		lat = append(lat, r.took)
+		switch {
+		case r.err != nil && strings.Contains(r.err.Error(), fmt.Sprintf("admission webhook %q denied the request", webhookCapacity)):
+			denied++
+		case r.err != nil:
+			other = append(other, r.err.Error())
+		case r.seed == "":
+			unplaced++
+		default:
+			placed++
+			perSeedAdmitted[r.seed]++
+		}
+	}
+	slices.Sort(lat)
+	q := func(p float64) time.Duration {
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
+	}
+
+	// What the API server holds, after the retry controller (the leader)
+	// has had a moment for the Shoots admitted without a seed.
+	count := func() (map[string]int, int) {
+		var list api.ShootList
+		require.NoError(t, st.c.List(ctx, &list, client.InNamespace(projectNamespace), client.MatchingLabels{testLabel: labelValue(t.Name())}))
+		on, total := map[string]int{}, 0
+		for _, sh := range list.Items {
+			if sh.Spec.SeedName != nil && slices.Contains(seedNames, *sh.Spec.SeedName) {
+				on[*sh.Spec.SeedName]++
+				total++
+			}
+		}
+		return on, total
+	}
+	onSeeds, total := count()
+	time.Sleep(2 * time.Second)
+	onSeedsLater, totalLater := count()
+
+	served := make([]float64, 3)
+	var conflicts float64
+	for i, u := range urls {
+		served[i] = webhookRequests(u) - before[i]
+		samples, err := scrape(u)
+		require.NoError(t, err)
+		conflicts += counterSum(samples, "seedwarden_capacity_reservation_conflicts_total", nil)
+	}
+
+	t.Logf("3 replicas, %d seeds x %d free places, %d concurrent Shoot CREATEs in %s: %d admitted onto a seed, %d denied (seed full), %d admitted without a seed, %d other errors",
+		seeds, perSeed, requests, wall.Round(time.Millisecond), placed, denied, unplaced, len(other))
+	t.Logf("create latency: p50 %s, p90 %s, p99 %s, max %s", q(.5), q(.9), q(.99), lat[len(lat)-1].Round(time.Millisecond))
+	t.Logf("on the seeds (API server): %d %v right after the burst, %d %v 2s later (the retry controller binds what fits)", total, onSeeds, totalLater, onSeedsLater)
+	t.Logf("webhook requests served per replica: %v; connections through the load balancer: %v; reservation conflicts between replicas: %.0f",
+		served, lb.Connections(), conflicts)
+	t.Logf("replicas ready in %s", startedIn.Round(time.Millisecond))
+	fmt.Printf("e2e: capacity across 3 replicas: %d/%d placed (at most %d), %d denied, %d unplaced; create p50 %s p99 %s\n",
+		totalLater, requests, seeds*perSeed, denied, unplaced, q(.5), q(.99))
+
+	for _, on := range []map[string]int{onSeeds, onSeedsLater} {
+		for seed, n := range on {
+			assert.LessOrEqual(t, n, perSeed, "seed %s overfilled", seed)
+		}
+	}
+	assert.LessOrEqual(t, total, seeds*perSeed)
+	assert.LessOrEqual(t, totalLater, seeds*perSeed)
+	assert.GreaterOrEqual(t, total, placed, "Shoots admitted onto a seed that the API server does not hold there")
+	assert.Equal(t, requests, placed+denied+unplaced+len(other))
+	assert.Positive(t, denied, "with 300 requests for 100 places, the capacity webhook must have denied some")
+	assert.Empty(t, other, "requests that failed other than by a capacity denial")
+	for i, n := range served {
+		assert.Positive(t, n, "replica %d served no webhook request", i+1)
+	}
+
+	restore()
+	assert.Less(t, time.Since(began), 60*time.Second, "the test took too long")
 }
 
 // TestAdmissionLatency records what the API server measured for our

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -100,6 +102,10 @@ func TestMain(m *testing.M) {
 
 func runSuite(m *testing.M) (code int) {
 	start := time.Now()
+	// The suite's own controller-runtime clients: their log lines (API
+	// warnings, which the tests collect themselves) are not wanted, and
+	// without a logger controller-runtime complains after 30s.
+	ctrllog.SetLogger(logr.Discard())
 	st := &suite{}
 	var once sync.Once
 	teardown := func() { once.Do(st.teardown) }

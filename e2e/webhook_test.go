@@ -275,6 +275,15 @@ resourceSize:
 `,
 }
 
+// capacityConfig reserves seed capacity through the API server, as
+// deploy/manifests does (two replicas there), in the seedwarden namespace;
+// TestCapacityAcrossReplicas runs three replicas on it.
+const capacityConfig = `
+capacity:
+  coordination: apiserver
+  reservationNamespace: seedwarden
+`
+
 // pendingConfig configures the retry controller of the webhook under test.
 const pendingConfig = `
 pendingShoots:
@@ -293,6 +302,9 @@ leaderElection:
 // validating webhook holds its seed's slot until the TTL, which would skew
 // the comparisons with `webhook simulate` for 30s (the default).
 //
+// Seed capacity is reserved through the API server (ConfigMaps in the
+// seedwarden namespace), as in deploy/manifests.
+//
 // The retry controller binds by update (the CRDs have no binding
 // subresource) and backs off from 30s: a pending Shoot bound within seconds
 // of a Seed change was bound because of that change, not by a timed retry.
@@ -308,7 +320,9 @@ server:
   port: %d
   certDir: %s
 metrics:
+  # Plain HTTP, so loopback only: the tests read it without a token.
   bindAddress: "127.0.0.1:%d"
+  secure: false
 health:
   bindAddress: "127.0.0.1:%d"
 log:
@@ -327,6 +341,12 @@ log:
 		base += key
 	} else {
 		logf("internal/config has no placement.keyFile: none configured")
+	}
+	// Capacity across replicas.
+	if accepted(capacityConfig) {
+		base += capacityConfig
+	} else {
+		logf("internal/config has no capacity.coordination: each replica reserves in its own memory")
 	}
 	// The retry controller (pendingShoots) and its leader election.
 	if pc := pendingConfig; accepted(pc) {

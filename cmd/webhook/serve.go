@@ -21,15 +21,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // MutateShootsPath is where the mutating webhook for Shoot CREATE is served.
@@ -60,6 +63,12 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitUsage
 	}
+	if *landscape != "" {
+		if err := checkLandscapeConfig(cfg); err != nil {
+			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+			return exitUsage
+		}
+	}
 	log := newLogger(cfg.Log, stderr)
 	setLogger(log)
 	signer, err := newPlacementSigner(cfg, *landscape != "", log)
@@ -69,6 +78,10 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 
 	if *landscape != "" {
+		if cfg.Certificate.Watched() {
+			log.Info("certificate is not watched with --landscape (there is no cluster to watch it in)",
+				"certificate", cfg.Certificate.Namespace+"/"+cfg.Certificate.Name)
+		}
 		objs, err := readLandscape(*landscape)
 		if err != nil {
 			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
@@ -81,16 +94,54 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
-	if err := serveCluster(ctx, cfg, *kubeconfig, signer, log); err != nil {
+	reservationNS, err := reservationNamespace(cfg, seedreserve.PodNamespace, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: invalid configuration: %v\n", err)
+		return exitUsage
+	}
+	if err := serveCluster(ctx, cfg, *kubeconfig, signer, reservationNS, log); err != nil {
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
 	return exitOK
 }
 
+// checkLandscapeConfig refuses settings that need an API server, which
+// --landscape does not have.
+func checkLandscapeConfig(cfg *config.Config) error {
+	var problems []string
+	if cfg.CapacityEnabled() && cfg.Capacity.APIServer() {
+		problems = append(problems, fmt.Sprintf("capacity.coordination: %q reserves through the API server, which --landscape does not have; use %q (one process)",
+			seedreserve.CoordinationAPIServer, seedreserve.CoordinationLocal))
+	}
+	if cfg.MetricsSecure() && cfg.Metrics.BindAddress != config.Disabled {
+		problems = append(problems, "metrics.secure: true authenticates and authorizes scrapers through the API server, which --landscape does not have; "+
+			"set metrics.secure: false with a loopback metrics.bindAddress, or metrics.bindAddress: \"0\"")
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &config.Error{Problems: problems}
+}
+
+// reservationNamespace is the namespace of the cluster-wide capacity
+// reservations with capacity.coordination apiserver, or "" when each replica
+// reserves in its own memory (local, or no capacity webhook).
+func reservationNamespace(cfg *config.Config, podNamespace func() string, log logr.Logger) (string, error) {
+	if !cfg.Capacity.APIServer() {
+		return "", nil
+	}
+	if !cfg.CapacityEnabled() {
+		log.Info("capacity.coordination is apiserver but the capacity webhook is disabled (capacity.enabled: false): nothing is reserved")
+		return "", nil
+	}
+	return cfg.Capacity.Namespace(podNamespace)
+}
+
 // serveCluster runs a controller-runtime manager: informers feed the Store,
-// the webhook server answers from it.
-func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, signer *placementtoken.Signer, log logr.Logger) error {
+// the webhook server answers from it. reservationNS is where the capacity
+// webhook reserves across replicas ("": in this replica's memory only).
+func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, signer *placementtoken.Signer, reservationNS string, log logr.Logger) error {
 	restCfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return err
@@ -100,11 +151,15 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	store := newStore(cfg)
+	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, log)
+	if err != nil {
+		return err
+	}
 	timeout := gracefulShutdownTimeout
 	opts := ctrl.Options{
 		Scheme:                  cache.NewScheme(),
 		Cache:                   cache.CacheOptions(cfg.GardenNamespace),
-		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		Metrics:                 metricsOptions(cfg),
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
 		WebhookServer:           newWebhookServer(cfg),
 		GracefulShutdownTimeout: &timeout,
@@ -124,8 +179,11 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced}, log)
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster}, log)
 	if err := setupPendingShoots(mgr, cfg, store, synced, opts, log); err != nil {
+		return err
+	}
+	if err := setupCertificateWatch(mgr, cfg, log); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -138,8 +196,75 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	log.Info("Starting", "version", version, "commit", commit, "host", restCfg.Host,
-		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace)
+		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace,
+		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination)
 	return mgr.Start(ctx)
+}
+
+// metricsOptions configures the manager's metrics server. metrics.secure:
+// HTTPS with the serving certificate (reloaded like the webhook's) and
+// controller-runtime's filter, which lets through only bearer tokens the API
+// server authenticates (TokenReview) and authorizes for GET /metrics
+// (SubjectAccessReview); anything else gets 401 or 403. Otherwise plain
+// HTTP, which the configuration allows on loopback addresses only.
+func metricsOptions(cfg *config.Config) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: cfg.Metrics.BindAddress}
+	if cfg.MetricsSecure() {
+		o.SecureServing = true
+		o.CertDir, o.CertName, o.KeyName = cfg.Server.CertDir, cfg.Server.CertName, cfg.Server.KeyName
+		o.TLSOpts = []func(*tls.Config){hardenTLS}
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
+}
+
+// newClusterReserver returns the capacity webhook's cluster-wide reserver
+// (capacity.coordination apiserver; seedreserve's package documentation
+// explains the design): reservation ConfigMaps in namespace, read and
+// written through a client of their own that never reads from a cache, with
+// its collectors on controller-runtime's registry. namespace "" returns nil
+// (an untyped nil: the capacity webhook then reserves in the Store alone).
+func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.Store, namespace string, log logr.Logger) (handlers.ClusterReserver, error) {
+	if namespace == "" {
+		return nil, nil
+	}
+	c, err := seedreserve.NewClient(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	m := seedreserve.NewMetrics()
+	for _, col := range m.Collectors() {
+		mustRegisterReplacing(ctrlmetrics.Registry, col)
+	}
+	r, err := seedreserve.New(c, store, seedreserve.Options{
+		Namespace: namespace,
+		TTL:       cfg.ReservationTTL.Duration,
+		Metrics:   m,
+		Log:       log.WithName("seedreserve"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("Seed capacity is reserved across replicas through the API server",
+		"coordination", seedreserve.CoordinationAPIServer, "namespace", namespace, "reservationTTL", cfg.ReservationTTL.Duration)
+	return r, nil
+}
+
+// setupCertificateWatch watches the cert-manager Certificate named in the
+// configuration, on every replica (certwatch.Watcher needs no leadership).
+func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, log logr.Logger) error {
+	if !cfg.Certificate.Watched() {
+		return nil
+	}
+	warn := cfg.Certificate.ExpiryWarning.Duration
+	if warn == 0 {
+		warn = -1 // "0s" turns the warning off; certwatch reads 0 as its default
+	}
+	return certwatch.New(cfg.Certificate.Namespace, cfg.Certificate.Name, certwatch.Options{
+		Registerer:    ctrlmetrics.Registry,
+		Log:           log.WithName("certwatch"),
+		ExpiryWarning: warn,
+	}).SetupWithManager(mgr)
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
@@ -269,7 +394,9 @@ func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log logr.
 	if err != nil {
 		return fmt.Errorf("%s server: %w", name, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Ours (landscape mode), so every timeout is set: GETs without a body.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second, MaxHeaderBytes: 1 << 20}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -305,22 +432,50 @@ func newStore(cfg *config.Config) *cache.Store {
 	})
 }
 
-// newWebhookServer serves TLS 1.2+ from certDir; controller-runtime's
-// certwatcher reloads the certificate and key when the files change.
+// tls12CipherSuites are the only TLS 1.2 cipher suites offered: ECDHE key
+// exchange (forward secrecy) with AEAD ciphers, nothing with CBC, RSA key
+// exchange, 3DES or RC4. TLS 1.3, which Go prefers, has only AEAD suites,
+// and Go does not let them be configured.
+var tls12CipherSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// hardenTLS is the TLS configuration of the webhook and (metrics.secure)
+// metrics servers: TLS 1.2 at least, the suites above for 1.2, and HTTP/1.1
+// only: HTTP/2 stream handling has had denial-of-service flaws
+// (CVE-2023-44487, CVE-2023-39325), and the API server and Prometheus need
+// nothing more.
+func hardenTLS(c *tls.Config) {
+	c.MinVersion = tls.VersionTLS12
+	c.CipherSuites = tls12CipherSuites
+	c.NextProtos = []string{"http/1.1"}
+}
+
+// newWebhookServer serves TLS from certDir; controller-runtime's certwatcher
+// reloads the certificate and key when the files change.
+//
+// Timeouts: webhook.Options (controller-runtime v0.25) has no field for
+// them. Its server is an http.Server with ReadHeaderTimeout 32s (which also
+// bounds the TLS handshake), IdleTimeout 90s and MaxHeaderBytes 1 MiB, and
+// neither ReadTimeout nor WriteTimeout. guardRequest, which every path goes
+// through (a catch-all answers unknown paths with 404), adds both per
+// request with an http.ResponseController: server.readTimeout for the body,
+// server.writeTimeout for the answer.
 func newWebhookServer(cfg *config.Config) webhook.Server {
-	return webhook.NewServer(webhook.Options{
+	srv := webhook.NewServer(webhook.Options{
 		Port:     cfg.Server.Port,
 		CertDir:  cfg.Server.CertDir,
 		CertName: cfg.Server.CertName,
 		KeyName:  cfg.Server.KeyName,
-		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-			c.MinVersion = tls.VersionTLS12
-			// HTTP/1.1 only: HTTP/2 stream handling has had denial-of-service
-			// flaws (CVE-2023-44487, CVE-2023-39325), and the API server
-			// needs nothing more.
-			c.NextProtos = []string{"http/1.1"}
-		}},
+		TLSOpts:  []func(*tls.Config){hardenTLS},
 	})
+	srv.Register("/", guardRequest(cfg.Server, http.NotFoundHandler()))
+	return srv
 }
 
 // registerWebhooks registers the admission handlers on srv and seedwarden's
@@ -328,7 +483,7 @@ func newWebhookServer(cfg *config.Config) webhook.Server {
 func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, log logr.Logger) {
 	m := metrics.New(ctrlmetrics.Registry)
 	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(seedStats(store)))
-	srv.Register(MutateShootsPath, limitBody(cfg.Server.MaxRequestBytes, &webhook.Admission{Handler: &handlers.ShootMutator{
+	srv.Register(MutateShootsPath, guardRequest(cfg.Server, &webhook.Admission{Handler: &handlers.ShootMutator{
 		Placer:        store,
 		Options:       cfg.PlacementOptions(),
 		SchedulerName: cfg.SchedulerName,
@@ -365,15 +520,56 @@ func seedStats(store *cache.Store) func() []metrics.SeedStat {
 	}
 }
 
-// limitBody rejects request bodies larger than limit: at once when the
-// Content-Length says so, else while reading.
-func limitBody(limit int64, h http.Handler) http.Handler {
+// guardRequest wraps every handler of the webhook server:
+//
+//   - the answer must be written within server.writeTimeout of the handler
+//     being called (a client that does not read it is cut off);
+//   - the body must arrive within server.readTimeout (a client that sends
+//     headers and stalls is cut off). net/http lifts the read deadline itself
+//     once the body has been read (the background read that notices a client
+//     going away runs without one), so a handler waiting for the API server
+//     is bounded by the write deadline and its own timeouts, not cancelled;
+//   - bodies larger than server.maxRequestBytes are refused with 413: at
+//     once when the Content-Length says so, else while reading.
+//
+// The deadlines are set on the connection; the next request on a kept-alive
+// connection sets its own. Setting them fails only where the connection does
+// not support deadlines (not the case for controller-runtime's server), and
+// then the request is served without them.
+func guardRequest(s config.Server, h http.Handler) http.Handler {
+	limit, readTimeout, writeTimeout := s.MaxRequestBytes, s.ReadTimeout.Duration, s.WriteTimeout.Duration
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		_ = rc.SetWriteDeadline(now.Add(writeTimeout))
 		if r.ContentLength > limit {
 			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (server.maxRequestBytes)", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		// Without a body, net/http's background read has started already;
+		// a deadline would end it and cancel the request's context.
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = rc.SetReadDeadline(now.Add(readTimeout))
+			r.Body = &closeOnReadError{ReadCloser: http.MaxBytesReader(w, r.Body, limit), w: w}
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// closeOnReadError marks the answer "Connection: close" when reading the
+// body fails (timed out, too large, cut short). The handler still answers
+// (controller-runtime says why), and then the connection is closed: net/http
+// would otherwise keep it for another request, which a stalled client never
+// sends, until its idle timeout (90s).
+type closeOnReadError struct {
+	io.ReadCloser
+	w http.ResponseWriter
+}
+
+func (b *closeOnReadError) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.w.Header().Set("Connection", "close")
+	}
+	return n, err
 }

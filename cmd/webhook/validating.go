@@ -51,6 +51,9 @@ type placementDeps struct {
 	// synced reports whether the informers have filled the Store (cluster
 	// mode); nil means always (a landscape is loaded before serving).
 	synced func() bool
+	// cluster reserves seed capacity across replicas (capacity.coordination
+	// apiserver); nil: in the Store alone. Never a typed nil.
+	cluster handlers.ClusterReserver
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -104,7 +107,7 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // Secret and namespace-deletion webhooks. All share the body limit.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Metrics, log logr.Logger) {
 	register := func(path string, h webhook.AdmissionHandler) {
-		srv.Register(path, limitBody(cfg.Server.MaxRequestBytes, &webhook.Admission{Handler: h}))
+		srv.Register(path, guardRequest(cfg.Server, &webhook.Admission{Handler: h}))
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
@@ -118,6 +121,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	if cfg.CapacityEnabled() {
 		register(ValidateShootCapacityPath, &handlers.ShootCapacityValidator{
 			Store:                store,
+			Cluster:              deps.cluster,
 			Signer:               deps.signer,
 			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
 			Metrics:              m,

@@ -32,6 +32,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -60,10 +61,19 @@ const (
 	DefaultCertName        = "tls.crt"
 	DefaultKeyName         = "tls.key"
 	DefaultMaxRequestBytes = 3 << 20 // 3 MiB
-	DefaultMetricsAddress  = ":8080"
-	DefaultHealthAddress   = ":8081"
-	DefaultLogLevel        = "info"
-	DefaultLogFormat       = "json"
+	// DefaultReadTimeout bounds reading a request body; the API server sends
+	// it at once.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultWriteTimeout bounds a request from its headers to its answer:
+	// the API server waits at most 30s (timeoutSeconds) for any webhook.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMetricsAddress is loopback only: plain HTTP metrics must not
+	// be reachable from other hosts (metrics.secure serves them to
+	// authenticated clients on any address).
+	DefaultMetricsAddress = "127.0.0.1:8080"
+	DefaultHealthAddress  = ":8081"
+	DefaultLogLevel       = "info"
+	DefaultLogFormat      = "json"
 )
 
 // Limits that Validate enforces.
@@ -71,6 +81,12 @@ const (
 	MaxReservationTTL  = time.Hour
 	MinMaxRequestBytes = 1 << 10  // 1 KiB: smaller cannot hold any AdmissionReview
 	MaxMaxRequestBytes = 64 << 20 // 64 MiB
+	MinReadTimeout     = 100 * time.Millisecond
+	MaxReadTimeout     = 5 * time.Minute
+	MinWriteTimeout    = 5 * time.Second
+	MaxWriteTimeout    = 5 * time.Minute
+	// MaxExpiryWarning is the longest certificate.expiryWarning.
+	MaxExpiryWarning = 365 * 24 * time.Hour
 )
 
 // Config is the configuration of the webhook server and of `webhook simulate`.
@@ -98,11 +114,14 @@ type Config struct {
 	// Server is the HTTPS server the API server calls.
 	Server Server `json:"server,omitempty"`
 	// Metrics is the Prometheus endpoint.
-	Metrics Endpoint `json:"metrics,omitempty"`
+	Metrics Metrics `json:"metrics,omitempty"`
 	// Health serves /healthz and /readyz.
 	Health Endpoint `json:"health,omitempty"`
 	// Log configures logging.
 	Log Log `json:"log,omitempty"`
+	// Certificate names the cert-manager Certificate of the serving
+	// certificate, watched for metrics and logs (cluster mode only).
+	Certificate Certificate `json:"certificate,omitempty"`
 
 	// Placement configures the token marking the mutating webhook's own
 	// placements.
@@ -137,6 +156,15 @@ type Server struct {
 	KeyName string `json:"keyName,omitempty"`
 	// MaxRequestBytes rejects larger AdmissionReview bodies. Default: 3 MiB.
 	MaxRequestBytes int64 `json:"maxRequestBytes,omitempty"`
+	// ReadTimeout bounds reading a request's body, from the moment its
+	// headers are in; a client that stalls longer is cut off. (The TLS
+	// handshake and the headers are bounded by controller-runtime's server,
+	// 32s, which cannot be configured.) Default: 10s; 100ms to 5m.
+	ReadTimeout Duration `json:"readTimeout,omitempty"`
+	// WriteTimeout bounds a request from its headers to its answer being
+	// written. Default: 30s (the longest the API server waits for a
+	// webhook); 5s to 5m, and longer than binding.authorizationTimeout.
+	WriteTimeout Duration `json:"writeTimeout,omitempty"`
 }
 
 // Endpoint is a plain HTTP listener.
@@ -144,6 +172,42 @@ type Endpoint struct {
 	// BindAddress is host:port (host may be empty); "0" disables the endpoint.
 	BindAddress string `json:"bindAddress,omitempty"`
 }
+
+// Metrics is the Prometheus endpoint.
+type Metrics struct {
+	// BindAddress is host:port (host may be empty); "0" disables the
+	// endpoint. Default: 127.0.0.1:8080. Unless Secure, it must be a
+	// loopback address.
+	BindAddress string `json:"bindAddress,omitempty"`
+	// Secure serves /metrics over HTTPS with the serving certificate
+	// (server.certDir), only to clients whose bearer token the API server
+	// authenticates (TokenReview) and authorizes for GET /metrics
+	// (SubjectAccessReview). Needs a cluster. Default: false (plain HTTP,
+	// loopback only).
+	Secure *bool `json:"secure,omitempty"`
+}
+
+// Certificate names the cert-manager Certificate whose Secret is mounted in
+// server.certDir. When set (cluster mode), its readiness and expiry are
+// exported as metrics and logged (internal/certwatch). Both or neither of
+// Namespace and Name.
+type Certificate struct {
+	// Namespace of the Certificate.
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the Certificate.
+	Name string `json:"name,omitempty"`
+	// ExpiryWarning: a warning is logged once when the certificate expires
+	// within this long. "0s" turns the warning off. Default: 168h (7 days);
+	// at most 8760h.
+	ExpiryWarning Duration `json:"expiryWarning,omitempty"`
+}
+
+// Watched reports whether a Certificate is configured.
+func (c Certificate) Watched() bool { return c.Name != "" }
+
+// MetricsSecure reports whether /metrics is served over HTTPS with
+// authentication and authorization.
+func (c *Config) MetricsSecure() bool { return c.Metrics.Secure != nil && *c.Metrics.Secure }
 
 // Log configures logging.
 type Log struct {
@@ -177,10 +241,22 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Server.CertName, DefaultCertName)
 	setDefault(&c.Server.KeyName, DefaultKeyName)
 	setDefault(&c.Server.MaxRequestBytes, DefaultMaxRequestBytes)
+	if !c.Server.ReadTimeout.set {
+		c.Server.ReadTimeout = NewDuration(DefaultReadTimeout)
+	}
+	if !c.Server.WriteTimeout.set {
+		c.Server.WriteTimeout = NewDuration(DefaultWriteTimeout)
+	}
 	setDefault(&c.Metrics.BindAddress, DefaultMetricsAddress)
+	if c.Metrics.Secure == nil {
+		c.Metrics.Secure = ptrTo(false)
+	}
 	setDefault(&c.Health.BindAddress, DefaultHealthAddress)
 	setDefault(&c.Log.Level, DefaultLogLevel)
 	setDefault(&c.Log.Format, DefaultLogFormat)
+	if !c.Certificate.ExpiryWarning.set {
+		c.Certificate.ExpiryWarning = NewDuration(certwatch.DefaultExpiryWarning)
+	}
 	c.applyValidatingDefaults()
 	c.applyPendingDefaults()
 }
@@ -351,8 +427,15 @@ func (c *Config) Validate() error {
 	if c.Server.MaxRequestBytes < MinMaxRequestBytes || c.Server.MaxRequestBytes > MaxMaxRequestBytes {
 		p.add("server.maxRequestBytes", "%d out of range %d-%d", c.Server.MaxRequestBytes, MinMaxRequestBytes, MaxMaxRequestBytes)
 	}
+	validateDurationRange(&p, "server.readTimeout", c.Server.ReadTimeout, MinReadTimeout, MaxReadTimeout)
+	validateDurationRange(&p, "server.writeTimeout", c.Server.WriteTimeout, MinWriteTimeout, MaxWriteTimeout)
+	if w, a := c.Server.WriteTimeout, c.Binding.AuthorizationTimeout; w.invalid == "" && a.invalid == "" && w.Duration <= a.Duration {
+		p.add("server.writeTimeout", "%s must be longer than binding.authorizationTimeout %s", w.Duration, a.Duration)
+	}
 
-	validateBindAddress(&p, "metrics.bindAddress", c.Metrics.BindAddress)
+	if validateBindAddress(&p, "metrics.bindAddress", c.Metrics.BindAddress) && !c.MetricsSecure() && !isLoopback(c.Metrics.BindAddress) {
+		p.add("metrics.bindAddress", "%q must be a loopback address when metrics.secure is false (such as 127.0.0.1:8080; or set metrics.secure: true)", c.Metrics.BindAddress)
+	}
 	validateBindAddress(&p, "health.bindAddress", c.Health.BindAddress)
 	if c.Metrics.BindAddress != Disabled && c.Metrics.BindAddress == c.Health.BindAddress {
 		p.add("health.bindAddress", "%q is also metrics.bindAddress", c.Health.BindAddress)
@@ -373,6 +456,7 @@ func (c *Config) Validate() error {
 	default:
 		p.add("log.format", "unsupported value %q (want json or console)", c.Log.Format)
 	}
+	c.validateCertificate(&p)
 	c.validateValidating(&p)
 	c.validatePending(&p)
 
@@ -393,18 +477,58 @@ func validateFileName(p *problems, path, name string) {
 }
 
 // validateBindAddress accepts "0" (disabled) or host:port with a port in
-// 0-65535 (0 picks a free port).
-func validateBindAddress(p *problems, path, addr string) {
+// 0-65535 (0 picks a free port). It reports whether addr is a valid
+// host:port (false for "0").
+func validateBindAddress(p *problems, path, addr string) bool {
 	if addr == Disabled {
-		return
+		return false
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		p.add(path, "invalid value %q (want host:port, :port or %q to disable)", addr, Disabled)
-		return
+		return false
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 0 || n > 65535 {
 		p.add(path, "invalid port in %q (want 0-65535)", addr)
+		return false
 	}
+	return true
+}
+
+// isLoopback reports whether host:port listens on loopback only: localhost,
+// 127.0.0.0/8 or ::1. An empty host (all addresses) is not.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// validateCertificate checks the certificate section: both or neither of
+// namespace and name.
+func (c *Config) validateCertificate(p *problems) {
+	cert := c.Certificate
+	switch {
+	case cert.Namespace != "" && cert.Name == "":
+		p.add("certificate.name", "required when certificate.namespace is set (the cert-manager Certificate of the serving certificate)")
+	case cert.Name != "" && cert.Namespace == "":
+		p.add("certificate.namespace", "required when certificate.name is set (the namespace of Certificate %q)", cert.Name)
+	}
+	if cert.Namespace != "" {
+		if errs := validation.IsDNS1123Label(cert.Namespace); len(errs) > 0 {
+			p.add("certificate.namespace", "invalid value %q: %s", cert.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	if cert.Name != "" {
+		if errs := validation.IsDNS1123Subdomain(cert.Name); len(errs) > 0 {
+			p.add("certificate.name", "invalid value %q: %s", cert.Name, strings.Join(errs, "; "))
+		}
+	}
+	validateDurationRange(p, "certificate.expiryWarning", cert.ExpiryWarning, 0, MaxExpiryWarning)
 }

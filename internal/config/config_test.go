@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 const header = "apiVersion: config.seedwarden.io/v1alpha1\nkind: WebhookConfiguration\n"
@@ -34,17 +35,20 @@ func TestDefault(t *testing.T) {
 			CertName:        "tls.crt",
 			KeyName:         "tls.key",
 			MaxRequestBytes: 3145728,
+			ReadTimeout:     NewDuration(10 * time.Second),
+			WriteTimeout:    NewDuration(30 * time.Second),
 		},
-		Metrics:   Endpoint{BindAddress: ":8080"},
-		Health:    Endpoint{BindAddress: ":8081"},
-		Log:       Log{Level: "info", Format: "json"},
-		Placement: Placement{TokenTTL: NewDuration(2 * time.Minute)},
+		Metrics:     Metrics{BindAddress: "127.0.0.1:8080", Secure: ptrTo(false)},
+		Health:      Endpoint{BindAddress: ":8081"},
+		Log:         Log{Level: "info", Format: "json"},
+		Certificate: Certificate{ExpiryWarning: NewDuration(7 * 24 * time.Hour)},
+		Placement:   Placement{TokenTTL: NewDuration(2 * time.Minute)},
 		Binding: Binding{
 			Enabled:               ptrTo(true),
 			AuthorizationCacheTTL: NewDuration(10 * time.Second),
 			AuthorizationTimeout:  NewDuration(3 * time.Second),
 		},
-		Capacity:     Capacity{Enabled: ptrTo(true)},
+		Capacity:     Capacity{Enabled: ptrTo(true), Config: seedreserve.Config{Coordination: seedreserve.CoordinationLocal}},
 		ResourceSize: ResourceSize{OperationMode: "block"},
 		PendingShoots: PendingShoots{
 			Enabled:     ptrTo(true),
@@ -59,6 +63,9 @@ func TestDefault(t *testing.T) {
 	assert.True(t, c.CapacityEnabled())
 	assert.True(t, c.PendingShootsEnabled())
 	assert.True(t, c.LeaderElectionEnabled())
+	assert.False(t, c.MetricsSecure())
+	assert.False(t, c.Certificate.Watched())
+	assert.False(t, c.Capacity.APIServer())
 	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint}, c.PlacementOptions())
 }
 
@@ -90,13 +97,20 @@ server:
   certName: serving.crt
   keyName: serving.key
   maxRequestBytes: 1048576
+  readTimeout: 2s
+  writeTimeout: 20s
 metrics:
-  bindAddress: "127.0.0.1:9090"
+  bindAddress: ":9090"
+  secure: true
 health:
   bindAddress: "0"
 log:
   level: debug
   format: console
+certificate:
+  namespace: seedwarden
+  name: seedwarden-webhook
+  expiryWarning: 720h
 placement:
   keyFile: /etc/seedwarden/placement-key/key
   tokenTTL: 30s
@@ -111,6 +125,8 @@ capacity:
   unrestrictedSubjects:
   - {kind: Group, name: "garden:operators"}
   - {kind: ServiceAccount, namespace: garden, name: "*"}
+  coordination: apiserver
+  reservationNamespace: seedwarden
 resourceSize:
   operationMode: log
   limits:
@@ -145,11 +161,13 @@ leaderElection:
 		NetworkOverlap:  placement.AllowIPv4,
 		SchedulerName:   "my-scheduler",
 		ReservationTTL:  NewDuration(90 * time.Second),
-		Server:          Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20},
-		Metrics:         Endpoint{BindAddress: "127.0.0.1:9090"},
-		Health:          Endpoint{BindAddress: "0"},
-		Log:             Log{Level: "debug", Format: "console"},
-		Placement:       Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second)},
+		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
+			ReadTimeout: NewDuration(2 * time.Second), WriteTimeout: NewDuration(20 * time.Second)},
+		Metrics:     Metrics{BindAddress: ":9090", Secure: ptrTo(true)},
+		Health:      Endpoint{BindAddress: "0"},
+		Log:         Log{Level: "debug", Format: "console"},
+		Certificate: Certificate{Namespace: "seedwarden", Name: "seedwarden-webhook", ExpiryWarning: NewDuration(720 * time.Hour)},
+		Placement:   Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second)},
 		Binding: Binding{
 			Enabled:                  ptrTo(false),
 			AuthorizationCacheTTL:    NewDuration(0),
@@ -159,7 +177,7 @@ leaderElection:
 		Capacity: Capacity{Enabled: ptrTo(false), UnrestrictedSubjects: []Subject{
 			{Kind: "Group", Name: "garden:operators"},
 			{Kind: "ServiceAccount", Namespace: "garden", Name: "*"},
-		}},
+		}, Config: seedreserve.Config{Coordination: seedreserve.CoordinationAPIServer, ReservationNamespace: "seedwarden"}},
 		ResourceSize: ResourceSize{
 			OperationMode: "log",
 			Limits: []SizeLimit{
@@ -185,6 +203,9 @@ leaderElection:
 	assert.False(t, c.CapacityEnabled())
 	assert.False(t, c.PendingShootsEnabled())
 	assert.False(t, c.LeaderElectionEnabled())
+	assert.True(t, c.MetricsSecure())
+	assert.True(t, c.Certificate.Watched())
+	assert.True(t, c.Capacity.APIServer())
 	assert.Equal(t, pending.Config{
 		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
 		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
@@ -242,14 +263,50 @@ func TestFieldRules(t *testing.T) {
 		{"server.maxRequestBytes negative", "server: {maxRequestBytes: -1}", "server.maxRequestBytes: -1 out of range 1024-67108864"},
 		{"server.maxRequestBytes huge", "server: {maxRequestBytes: 1073741824}", "server.maxRequestBytes: 1073741824 out of range 1024-67108864"},
 
-		{"metrics.bindAddress host", "metrics: {bindAddress: 'localhost:9090'}", ""},
-		{"metrics.bindAddress ipv6", "metrics: {bindAddress: '[::1]:9090'}", ""},
+		{"server.readTimeout ok", "server: {readTimeout: 500ms}", ""},
+		{"server.readTimeout short", "server: {readTimeout: 10ms}", "server.readTimeout: 10ms is shorter than the minimum 100ms"},
+		{"server.readTimeout long", "server: {readTimeout: 1h}", "server.readTimeout: 1h0m0s is longer than the maximum 5m0s"},
+		{"server.readTimeout garbage", "server: {readTimeout: slow}", `server.readTimeout: invalid value "slow" (want a duration such as "30s")`},
+		{"server.writeTimeout ok", "server: {writeTimeout: 5s}", ""},
+		{"server.writeTimeout short", "server: {writeTimeout: 1s}", "server.writeTimeout: 1s is shorter than the minimum 5s"},
+		{"server.writeTimeout long", "server: {writeTimeout: 10m}", "server.writeTimeout: 10m0s is longer than the maximum 5m0s"},
+		{"server.writeTimeout below authorization timeout", "server: {writeTimeout: 10s}\nbinding: {authorizationTimeout: 10s}", "server.writeTimeout: 10s must be longer than binding.authorizationTimeout 10s"},
+
+		{"metrics.bindAddress localhost", "metrics: {bindAddress: 'localhost:9090'}", ""},
+		{"metrics.bindAddress ipv6 loopback", "metrics: {bindAddress: '[::1]:9090'}", ""},
+		{"metrics.bindAddress 127/8", "metrics: {bindAddress: '127.0.0.2:9090'}", ""},
 		{"metrics.bindAddress disabled", "metrics: {bindAddress: '0'}", ""},
 		{"metrics.bindAddress no port", "metrics: {bindAddress: localhost}", `metrics.bindAddress: invalid value "localhost" (want host:port, :port or "0" to disable)`},
 		{"metrics.bindAddress bad port", "metrics: {bindAddress: ':99999'}", `metrics.bindAddress: invalid port in ":99999" (want 0-65535)`},
-		{"metrics.bindAddress is server port", "metrics: {bindAddress: ':9443'}", `metrics.bindAddress: ":9443" uses server.port 9443`},
+		{"metrics.bindAddress is server port", "metrics: {bindAddress: '127.0.0.1:9443'}", `metrics.bindAddress: "127.0.0.1:9443" uses server.port 9443`},
+		{"metrics.bindAddress all interfaces, not secure", "metrics: {bindAddress: '0.0.0.0:8080'}", `metrics.bindAddress: "0.0.0.0:8080" must be a loopback address when metrics.secure is false`},
+		{"metrics.bindAddress empty host, not secure", "metrics: {bindAddress: ':8080', secure: false}", `metrics.bindAddress: ":8080" must be a loopback address when metrics.secure is false`},
+		{"metrics.bindAddress other host, not secure", "metrics: {bindAddress: '10.0.0.1:8080'}", `metrics.bindAddress: "10.0.0.1:8080" must be a loopback address when metrics.secure is false`},
+		{"metrics.secure any address", "metrics: {bindAddress: ':8443', secure: true}", ""},
+		{"metrics.secure disabled endpoint", "metrics: {bindAddress: '0', secure: false}", ""},
+		{"metrics.secure string", "metrics: {secure: 'yes'}", "metrics.secure: cannot use string here (want true or false)"},
 		{"health.bindAddress bad", "health: {bindAddress: 'x:y'}", `health.bindAddress: invalid port in "x:y" (want 0-65535)`},
-		{"health.bindAddress same as metrics", "health: {bindAddress: ':8080'}", `health.bindAddress: ":8080" is also metrics.bindAddress`},
+		{"health.bindAddress same as metrics", "health: {bindAddress: '127.0.0.1:8080'}", `health.bindAddress: "127.0.0.1:8080" is also metrics.bindAddress`},
+
+		{"certificate both", "certificate: {namespace: seedwarden, name: seedwarden-webhook}", ""},
+		{"certificate neither", "certificate: {expiryWarning: 24h}", ""},
+		{"certificate name only", "certificate: {name: seedwarden-webhook}", `certificate.namespace: required when certificate.name is set (the namespace of Certificate "seedwarden-webhook")`},
+		{"certificate namespace only", "certificate: {namespace: seedwarden}", "certificate.name: required when certificate.namespace is set"},
+		{"certificate bad namespace", "certificate: {namespace: Seedwarden, name: a}", `certificate.namespace: invalid value "Seedwarden": a lowercase RFC 1123 label`},
+		{"certificate bad name", "certificate: {namespace: a, name: 'web hook'}", `certificate.name: invalid value "web hook": a lowercase RFC 1123 subdomain`},
+		{"certificate.expiryWarning off", "certificate: {expiryWarning: 0s}", ""},
+		{"certificate.expiryWarning negative", "certificate: {expiryWarning: -1h}", "certificate.expiryWarning: -1h0m0s is shorter than the minimum 0s"},
+		{"certificate.expiryWarning long", "certificate: {expiryWarning: 9000h}", "certificate.expiryWarning: 9000h0m0s is longer than the maximum 8760h0m0s"},
+		{"certificate.expiryWarning garbage", "certificate: {expiryWarning: week}", `certificate.expiryWarning: invalid value "week" (want a duration such as "30s")`},
+		{"certificate unknown field", "certificate: {namespace: a, name: b, secretName: c}", "certificate.secretName: unknown field"},
+
+		{"capacity.coordination local", "capacity: {coordination: local}", ""},
+		{"capacity.coordination apiserver", "capacity: {coordination: apiserver}", ""},
+		{"capacity.coordination apiserver with namespace", "capacity: {coordination: apiserver, reservationNamespace: seedwarden}", ""},
+		{"capacity.coordination unknown", "capacity: {coordination: etcd}", `capacity.coordination: unsupported value "etcd" (want local or apiserver)`},
+		{"capacity.coordination wrong case", "capacity: {coordination: APIServer}", `capacity.coordination: unsupported value "APIServer" (want local or apiserver)`},
+		{"capacity.reservationNamespace bad", "capacity: {coordination: apiserver, reservationNamespace: Seedwarden}", `capacity.reservationNamespace: invalid value "Seedwarden"`},
+		{"capacity unknown field", "capacity: {coordinaton: apiserver}", "capacity.coordinaton: unknown field"},
 		{"both disabled", "health: {bindAddress: '0'}\nmetrics: {bindAddress: '0'}", ""},
 
 		{"log.level debug", "log: {level: debug}", ""},

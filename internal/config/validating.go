@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // Defaults and limits of the validating webhooks' settings.
@@ -79,6 +80,12 @@ type Capacity struct {
 	// UnrestrictedSubjects may place Shoots on full seeds (binding RBAC
 	// still applies to them).
 	UnrestrictedSubjects []Subject `json:"unrestrictedSubjects,omitempty"`
+	// Config holds coordination (local, the default: reservations in each
+	// replica's memory; apiserver: through ConfigMaps in
+	// reservationNamespace, so that replicas never overfill a seed together)
+	// and reservationNamespace (default: the pod's namespace). See
+	// internal/seedreserve.
+	seedreserve.Config `json:",inline"`
 }
 
 // ResourceSize configures the resource-size webhook (/validate-resource-size).
@@ -164,6 +171,7 @@ func (c *Config) applyValidatingDefaults() {
 	if c.Capacity.Enabled == nil {
 		c.Capacity.Enabled = ptrTo(true)
 	}
+	c.Capacity.Config.ApplyDefaults()
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -177,6 +185,7 @@ func (c *Config) validateValidating(p *problems) {
 	validateDurationRange(p, "binding.authorizationTimeout", c.Binding.AuthorizationTimeout, time.Millisecond, MaxAuthorizationTimeout)
 	validateSubjects(p, "binding.landscapeAllowedSubjects", c.Binding.LandscapeAllowedSubjects)
 	validateSubjects(p, "capacity.unrestrictedSubjects", c.Capacity.UnrestrictedSubjects)
+	p.list = append(p.list, c.Capacity.Config.Validate("capacity")...)
 
 	rs := c.ResourceSize
 	switch rs.OperationMode {

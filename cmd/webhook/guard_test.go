@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/config"
+)
+
+// guardServer serves h behind guardRequest with the given timeouts, the way
+// the webhook server does (an http.Server without Read/WriteTimeout).
+func guardServer(t *testing.T, read, write time.Duration, h http.Handler) *httptest.Server {
+	t.Helper()
+	s := config.Server{MaxRequestBytes: 1 << 10, ReadTimeout: config.NewDuration(read), WriteTimeout: config.NewDuration(write)}
+	srv := httptest.NewServer(guardRequest(s, h))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// echo answers with the length of the body it read and whether the
+// request's context was still alive when it answered.
+func echo(delay time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+		}
+		fmt.Fprintf(w, "read %d, context %v", len(b), r.Context().Err())
+	})
+}
+
+// A client that sends its headers and then stalls is cut off once
+// readTimeout has passed; the server goes on serving.
+func TestGuardCutsOffStalledBody(t *testing.T) {
+	srv := guardServer(t, 300*time.Millisecond, 5*time.Second, echo(0))
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	start := time.Now()
+	_, err = fmt.Fprint(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	got, _ := io.ReadAll(conn) // until the server closes the connection
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, 250*time.Millisecond, "cut off before readTimeout")
+	assert.Less(t, took, 2*time.Second, "not cut off within readTimeout")
+	assert.Contains(t, string(got), "400 Bad Request", "the handler saw the read fail")
+	assert.Contains(t, string(got), "i/o timeout")
+	assert.Contains(t, string(got), "Connection: close")
+
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, "read 2, context <nil>", string(b), "the server keeps serving")
+}
+
+// Once the body is in, the read deadline no longer applies (net/http lifts
+// it): a handler that works longer than readTimeout (waiting for the API
+// server, say) is neither cut off nor has its context cancelled. Nor is one
+// of a request without a body.
+func TestGuardReadDeadlineEndsWithBody(t *testing.T) {
+	srv := guardServer(t, 200*time.Millisecond, 5*time.Second, echo(600*time.Millisecond))
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"a":1}`))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "read 7, context <nil>", string(b))
+
+	resp, err = http.Post(srv.URL, "application/json", nil)
+	require.NoError(t, err)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, "read 0, context <nil>", string(b))
+}
+
+// The answer must be written within writeTimeout of the request: a handler
+// that takes longer loses the connection (the API server would have given
+// up by then anyway).
+func TestGuardWriteDeadline(t *testing.T) {
+	srv := guardServer(t, time.Second, 300*time.Millisecond, echo(700*time.Millisecond))
+	c := &http.Client{Timeout: 5 * time.Second}
+	_, err := c.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	require.Error(t, err, "an answer written after writeTimeout arrived")
+}
+
+// Deadlines are per request: a kept-alive connection serves a later request
+// long after the first one's deadlines have passed.
+func TestGuardDeadlinesPerRequest(t *testing.T) {
+	srv := guardServer(t, 100*time.Millisecond, 200*time.Millisecond, echo(0))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	for i := range 2 {
+		reused := false
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp, err := c.Do(req)
+		require.NoError(t, err, "request %d", i)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, "read 2, context <nil>", string(b))
+		assert.Equal(t, i == 1, reused, "request %d: connection reused", i)
+		time.Sleep(400 * time.Millisecond) // past both deadlines of this request
+	}
+}
+
+// Bodies over the limit are refused: by Content-Length before reading, or
+// while reading when the length is not declared.
+func TestGuardBodyLimit(t *testing.T) {
+	srv := guardServer(t, time.Second, 5*time.Second, echo(0))
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(strings.Repeat(" ", 2000)))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Contains(t, string(b), "request body of 2000 bytes exceeds the limit of 1024 bytes (server.maxRequestBytes)")
+
+	// Chunked: no Content-Length, so the limit applies while reading.
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	chunk := strings.Repeat("x", 2000)
+	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(chunk), chunk)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	r, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	b, _ = io.ReadAll(r.Body)
+	r.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "echo reports the read error")
+	assert.Contains(t, string(b), "http: request body too large")
+}

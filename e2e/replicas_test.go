@@ -1,0 +1,335 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+)
+
+// Helpers of the multi-replica test (TestCapacityAcrossReplicas): more
+// webhook processes, their certificates, and a TCP load balancer in front of
+// them that stands in for the Service.
+
+// ---------------------------------------------------------------- certificates
+
+// testCA issues serving certificates for extra replicas. (certgen keeps no
+// CA key, so the suite's own CA cannot sign more.)
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newTestCA() (*testCA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(now.UnixNano()),
+		Subject:               pkix.Name{CommonName: "seedwarden e2e replicas CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
+// issue writes a serving certificate for servingHosts, its key and the CA
+// into dir, named as the webhook expects them.
+func (ca *testCA) issue(dir string, serial int64) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial),
+		Subject:      pkix.Name{CommonName: servingHosts[0]},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range servingHosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{
+		certgen.CAFile:   ca.pem,
+		certgen.KeyFile:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		certgen.CertFile: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------- replicas
+
+// replica is an extra webhook process.
+type replica struct {
+	name    string
+	proc    *webhookProcess
+	ports   ports
+	logPath string
+}
+
+func (r *replica) webhookAddr() string { return fmt.Sprintf("127.0.0.1:%d", r.ports.webhook) }
+func (r *replica) metricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", r.ports.metrics)
+}
+
+// startReplica starts another `webhook serve` with the suite's configuration
+// (webhookConfig: the same key, Lease and capacity coordination), its own
+// ports and a certificate from ca; t's cleanup stops it and shows its log on
+// failure. It does not wait for readiness.
+func (st *suite) startReplica(t *testing.T, name string, ca *testCA, serial int64) *replica {
+	t.Helper()
+	r := &replica{name: name, logPath: filepath.Join(st.work, "webhook-"+name+".log")}
+	var err error
+	for _, p := range []*int{&r.ports.webhook, &r.ports.metrics, &r.ports.health} {
+		*p, err = freePort()
+		require.NoError(t, err)
+	}
+	certDir := filepath.Join(st.work, "certs-"+name)
+	require.NoError(t, ca.issue(certDir, serial))
+	cfg, _, err := webhookConfig(r.ports, certDir, filepath.Join(st.work, "placement.key"))
+	require.NoError(t, err)
+	cfgPath := filepath.Join(st.work, "config-"+name+".yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	r.proc, err = st.startProcess(cfgPath, r.logPath)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if !r.proc.exited() {
+			if _, _, err := r.proc.terminate(15 * time.Second); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		if t.Failed() {
+			if lines, err := readLines(r.logPath, 0); err == nil {
+				if len(lines) > 100 {
+					lines = lines[len(lines)-100:]
+				}
+				t.Logf("%s's log (last %d lines):\n  | %s", name, len(lines), strings.Join(lines, "\n  | "))
+			}
+		}
+	})
+	return r
+}
+
+// waitReplicaReady polls the replica's /readyz.
+func waitReplicaReady(r *replica, timeout time.Duration) error {
+	return poll(context.Background(), timeout, 100*time.Millisecond, func() error {
+		if r.proc.exited() {
+			return fmt.Errorf("%s exited: %s", r.name, describeExit(r.proc.err))
+		}
+		if code, body := httpStatus(fmt.Sprintf("http://127.0.0.1:%d/readyz", r.ports.health)); code != http.StatusOK {
+			return fmt.Errorf("%s /readyz: %d %s", r.name, code, strings.TrimSpace(body))
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------- load balancer
+
+// roundRobin is a TCP load balancer on 127.0.0.1, like a Service's: each
+// connection goes to the next backend in turn, TLS passes through untouched
+// (the API server verifies each replica's own certificate).
+type roundRobin struct {
+	ln       net.Listener
+	backends []string
+	next     atomic.Uint64
+	conns    []atomic.Int64 // accepted per backend
+
+	mu     sync.Mutex
+	open   map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func startRoundRobin(backends []string) (*roundRobin, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	lb := &roundRobin{ln: ln, backends: backends, conns: make([]atomic.Int64, len(backends)), open: map[net.Conn]struct{}{}}
+	lb.wg.Add(1)
+	go lb.serve()
+	return lb, nil
+}
+
+func (lb *roundRobin) Addr() string { return lb.ln.Addr().String() }
+
+// Connections is how many connections each backend got.
+func (lb *roundRobin) Connections() []int64 {
+	out := make([]int64, len(lb.conns))
+	for i := range lb.conns {
+		out[i] = lb.conns[i].Load()
+	}
+	return out
+}
+
+func (lb *roundRobin) serve() {
+	defer lb.wg.Done()
+	for {
+		c, err := lb.ln.Accept()
+		if err != nil {
+			return
+		}
+		i := int((lb.next.Add(1) - 1) % uint64(len(lb.backends)))
+		lb.conns[i].Add(1)
+		if !lb.track(c) {
+			c.Close()
+			return
+		}
+		lb.wg.Add(1)
+		go lb.pipe(c, lb.backends[i])
+	}
+}
+
+func (lb *roundRobin) track(c net.Conn) bool {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	if lb.closed {
+		return false
+	}
+	lb.open[c] = struct{}{}
+	return true
+}
+
+func (lb *roundRobin) untrack(c net.Conn) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	delete(lb.open, c)
+}
+
+func (lb *roundRobin) pipe(client net.Conn, backend string) {
+	defer lb.wg.Done()
+	defer lb.untrack(client)
+	defer client.Close()
+	server, err := net.DialTimeout("tcp", backend, 2*time.Second)
+	if err != nil {
+		return
+	}
+	if !lb.track(server) {
+		server.Close()
+		return
+	}
+	defer lb.untrack(server)
+	defer server.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(server, client); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(client, server); done <- struct{}{} }()
+	<-done // either side gone: close both (the deferred Closes end the other copy)
+}
+
+// Close stops accepting and cuts every connection.
+func (lb *roundRobin) Close() {
+	lb.mu.Lock()
+	lb.closed = true
+	for c := range lb.open {
+		c.Close()
+	}
+	lb.mu.Unlock()
+	_ = lb.ln.Close()
+	lb.wg.Wait()
+}
+
+// ---------------------------------------------------------------- registration
+
+// pointWebhooks makes every registered webhook call addr (host:port, same
+// paths) and trust bundle, as if the Service behind
+// clientConfig.service now led there.
+func (st *suite) pointWebhooks(ctx context.Context, addr string, bundle []byte) error {
+	rewrite := func(cc *admissionregistrationv1.WebhookClientConfig) error {
+		if cc.URL == nil {
+			return errors.New("webhook without url")
+		}
+		u, err := url.Parse(*cc.URL)
+		if err != nil {
+			return err
+		}
+		u.Host = addr
+		s := u.String()
+		cc.URL, cc.CABundle = &s, bundle
+		return nil
+	}
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	if err := st.c.Get(ctx, keyOf("", "seedwarden"), &mwc); err != nil {
+		return err
+	}
+	for i := range mwc.Webhooks {
+		if err := rewrite(&mwc.Webhooks[i].ClientConfig); err != nil {
+			return err
+		}
+	}
+	if err := st.c.Update(ctx, &mwc); err != nil {
+		return err
+	}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := st.c.Get(ctx, keyOf("", "seedwarden"), &vwc); err != nil {
+		return err
+	}
+	for i := range vwc.Webhooks {
+		if err := rewrite(&vwc.Webhooks[i].ClientConfig); err != nil {
+			return err
+		}
+	}
+	if err := st.c.Update(ctx, &vwc); err != nil {
+		return err
+	}
+	st.caBundle = slices.Clone(bundle)
+	return nil
+}
