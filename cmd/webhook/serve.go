@@ -483,14 +483,17 @@ func newWebhookServer(cfg *config.Config) webhook.Server {
 func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, log logr.Logger) {
 	m := metrics.New(ctrlmetrics.Registry)
 	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(seedStats(store)))
-	srv.Register(MutateShootsPath, guardRequest(cfg.Server, &webhook.Admission{Handler: &handlers.ShootMutator{
+	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
+	// AdmissionReview once itself (same answers as webhook.Admission, which it
+	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
+	srv.Register(MutateShootsPath, guardRequest(cfg.Server, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		Placer:        store,
 		Options:       cfg.PlacementOptions(),
 		SchedulerName: cfg.SchedulerName,
 		Signer:        deps.signer,
 		Metrics:       m,
 		Log:           log.WithName("mutate-shoots"),
-	}}))
+	}, cfg.Server.MaxRequestBytes)))
 	registerValidatingWebhooks(srv, cfg, store, deps, m, log)
 }
 

@@ -163,12 +163,15 @@ func TestDecideCloudProfileReference(t *testing.T) {
 }
 
 func TestSummaryNamesEverySeed(t *testing.T) {
-	d := Decision{Total: 3, Reasons: map[string]string{"b": "taints", "a": "full"}}
+	d := Decision{Total: 3, Step: StepCandidates, Message: "0/3 seed cluster candidate(s) are eligible for scheduling", Reasons: map[string]string{"b": "taints", "a": "full"}}
 	assert.Equal(t, "0/3 seeds eligible: a: full, b: taints", d.Summary())
 	d = Decision{Total: 0, Message: "nothing"}
 	assert.Equal(t, "0/0 seeds eligible: nothing", d.Summary())
 
-	d = Decision{Total: 13, Reasons: map[string]string{"lone": "full"}}
+	d = Decision{Total: 2, Step: StepStrategy, Message: `region config garden/rc: data["eu"] is not a map`, Reasons: map[string]string{"a": "full"}}
+	assert.Equal(t, `0/2 seeds eligible: region config garden/rc: data["eu"] is not a map; a: full`, d.Summary(), "the failing step's message comes first")
+
+	d = Decision{Total: 13, Step: StepCandidates, Reasons: map[string]string{"lone": "full"}}
 	for i := 0; i < 12; i++ {
 		d.Reasons[fmt.Sprintf("s%02d", i)] = "taints"
 	}

@@ -112,6 +112,12 @@ func (d *Decision) Summary() string {
 		b.WriteString(d.Message)
 		return b.String()
 	}
+	// Past the per-seed step the failing step's own message carries the news
+	// (an unparsable region config, no seed in the Shoot's region), and seeds
+	// that reached it have no reason of their own.
+	if d.Step != StepCandidates && d.Message != "" {
+		b.WriteString(d.Message + "; ")
+	}
 	names := make([]string, 0, len(d.Reasons))
 	for n := range d.Reasons {
 		names = append(names, n)
