@@ -56,8 +56,9 @@ e2e: ## End-to-end tests: real kube-apiserver + etcd, the webhook as a process (
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 $(GO) test -count=1 -v -timeout 20m ./e2e/...
 
-bench: ## Run the benchmarks.
+bench: ## Every benchmark of BENCHMARKS.md: the Go benchmarks (-benchmem), then the HTTP load test.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./hack/httpbench $(BENCH_HTTP_ARGS)
 
 lint: ## Check formatting (gofmt) and vet.
 	@files=$$(gofmt -l $$(find . -name '*.go' -not -path './.cache/*' -not -path './bin/*')); \
