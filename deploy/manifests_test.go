@@ -48,6 +48,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 )
 
 const (
@@ -1260,7 +1261,7 @@ func TestAPIServerAcceptsManifests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
 	}
@@ -1309,25 +1310,6 @@ func TestAPIServerAcceptsManifests(t *testing.T) {
 		n++
 	}
 	t.Logf("%d objects accepted (dry run)", n)
-}
-
-// envtestAssets finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, else the
-// folder hack/e2e-tools.sh builds them into.
-func envtestAssets() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	d := os.Getenv("SEEDWARDEN_TOOLS")
-	if d == "" {
-		d = "../.cache/e2e-tools"
-	}
-	bin, _ := filepath.Abs(filepath.Join(d, "bin"))
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return ""
-		}
-	}
-	return bin
 }
 
 func selects(t testing.TB, ls *metav1.LabelSelector, dep *appsv1.Deployment) bool {

@@ -32,6 +32,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 )
 
 // TestServeClusterProduction runs `webhook serve --kubeconfig` with what
@@ -50,7 +51,7 @@ func TestServeClusterProduction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
 	}

@@ -29,26 +29,8 @@ import (
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/testenv"
 )
-
-// envtestAssets finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, else where
-// hack/e2e-tools.sh builds them.
-func envtestAssets() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	d := os.Getenv("SEEDWARDEN_TOOLS")
-	if d == "" {
-		d = "../../.cache/e2e-tools"
-	}
-	bin, _ := filepath.Abs(filepath.Join(d, "bin"))
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return ""
-		}
-	}
-	return bin
-}
 
 // TestServeCluster runs `webhook serve --kubeconfig` against a real
 // kube-apiserver serving the Gardener CRDs: informers fill the Store, /readyz
@@ -57,7 +39,7 @@ func TestServeCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	assets := envtestAssets()
+	assets := testenv.Assets()
 	if assets == "" {
 		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
 	}

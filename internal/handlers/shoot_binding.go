@@ -58,17 +58,9 @@ func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Reques
 
 func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
-	if err := checkShootValidationTarget(req); err != nil {
-		log.Error(err, "Rejecting admission request")
-		return invalidRequest(err)
-	}
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
-	}
-	c, err := decodeShootChange(req)
-	if err != nil {
-		log.Error(err, "Rejecting admission request")
-		return invalidRequest(err)
+	c, done := shootChangeOf(req, log)
+	if done != nil {
+		return *done
 	}
 
 	needsCheck, denial := classifySeedChange(c)

@@ -90,17 +90,9 @@ func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Reque
 
 func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
-	if err := checkShootValidationTarget(req); err != nil {
-		log.Error(err, "Rejecting admission request")
-		return invalidRequest(err)
-	}
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
-	}
-	c, err := decodeShootChange(req)
-	if err != nil {
-		log.Error(err, "Rejecting admission request")
-		return invalidRequest(err)
+	c, done := shootChangeOf(req, log)
+	if done != nil {
+		return *done
 	}
 	if c.newSeed == "" || c.newSeed == c.oldSeed {
 		return admission.Allowed("seedwarden: no seed is set or changed")
@@ -122,6 +114,7 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 	if held {
 		return v.admitHeld(c, key, log)
 	}
+	var err error
 	if c.dryRun {
 		err = v.Store.CheckCapacity(c.newSeed, key)
 	} else {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -243,4 +244,26 @@ func statusMessage(r admission.Response) string {
 		return ""
 	}
 	return r.Result.Message
+}
+
+// shootChangeOf is what both Shoot validators do first: refuse requests that
+// are not about Shoots, let operations other than CREATE and UPDATE through,
+// and decode the old and new seed. A non-nil response ends the request.
+func shootChangeOf(req admission.Request, log logr.Logger) (*shootChange, *admission.Response) {
+	if err := checkShootValidationTarget(req); err != nil {
+		log.Error(err, "Rejecting admission request")
+		r := invalidRequest(err)
+		return nil, &r
+	}
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		r := admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
+		return nil, &r
+	}
+	c, err := decodeShootChange(req)
+	if err != nil {
+		log.Error(err, "Rejecting admission request")
+		r := invalidRequest(err)
+		return nil, &r
+	}
+	return c, nil
 }
