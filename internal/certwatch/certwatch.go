@@ -40,6 +40,7 @@ import (
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -467,23 +468,7 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 	if reg == nil {
 		return c
 	}
-	c.expiry = register(reg, c.expiry)
-	c.ready = register(reg, c.ready)
+	c.expiry = metrics.Register(reg, c.expiry)
+	c.ready = metrics.Register(reg, c.ready)
 	return c
-}
-
-// register registers c on reg, or returns the identical collector already
-// there; a conflicting registration panics, like MustRegister.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	err := reg.Register(c)
-	if err == nil {
-		return c
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	panic(fmt.Sprintf("seedwarden certwatch metrics: %v", err))
 }

@@ -91,15 +91,17 @@ func New(reg prometheus.Registerer) *Metrics {
 	if reg == nil {
 		return m
 	}
-	m.decisions = register(reg, m.decisions)
-	m.duration = register(reg, m.duration)
-	m.validations = register(reg, m.validations)
-	m.rejected = register(reg, m.rejected)
+	m.decisions = Register(reg, m.decisions)
+	m.duration = Register(reg, m.duration)
+	m.validations = Register(reg, m.validations)
+	m.rejected = Register(reg, m.rejected)
 	return m
 }
 
-// register registers c on reg, or returns the identical collector already there.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+// Register registers c on reg, or returns the identical collector already
+// there (a second server in one process, as in tests); a conflicting
+// registration panics, like MustRegister.
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	err := reg.Register(c)
 	if err == nil {
 		return c

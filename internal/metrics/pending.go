@@ -36,8 +36,8 @@ func NewPending(reg prometheus.Registerer) *Pending {
 	if reg == nil {
 		return p
 	}
-	p.pending = register(reg, p.pending)
-	p.retries = register(reg, p.retries)
+	p.pending = Register(reg, p.pending)
+	p.retries = Register(reg, p.retries)
 	return p
 }
 
