@@ -19,13 +19,9 @@ func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
 	if d.Schedulable() {
 		return d
 	}
-	explained := run(snap, shoot, opts, true)
-	if !explained.Schedulable() {
-		return explained
-	}
-	// Usage moved between the two runs and the replay found room: the replay
-	// is the more recent truth.
-	return explained
+	// Replayed with explanations. Should usage have moved in between and the
+	// replay found room, the replay is the more recent truth either way.
+	return run(snap, shoot, opts, true)
 }
 
 // decider carries one decision's state through the steps.
