@@ -156,9 +156,14 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	timeout := gracefulShutdownTimeout
+	// Records watch errors; the webhooks and /readyz read it (see
+	// handlers.StalenessGuard).
+	freshness := cache.NewFreshness(nil)
+	cacheOpts := cache.CacheOptions(cfg.GardenNamespace)
+	cacheOpts.DefaultWatchErrorHandler = freshness.WatchErrorHandler()
 	opts := ctrl.Options{
 		Scheme:                  cache.NewScheme(),
-		Cache:                   cache.CacheOptions(cfg.GardenNamespace),
+		Cache:                   cacheOpts,
 		Metrics:                 metricsOptions(cfg),
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
 		WebhookServer:           newWebhookServer(cfg),
@@ -179,7 +184,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster}, log)
+	freshness.SetSynced(synced)
+	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness}, log)
 	if err := setupPendingShoots(mgr, cfg, store, synced, opts, log); err != nil {
 		return err
 	}
@@ -192,12 +199,16 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := mgr.AddReadyzCheck("informers", syncedChecker(synced)); err != nil {
 		return err
 	}
+	if err := mgr.AddReadyzCheck("cache-freshness", freshnessChecker(staleness, time.Now)); err != nil {
+		return err
+	}
 	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
 		return err
 	}
 	log.Info("Starting", "version", version, "commit", commit, "host", restCfg.Host,
 		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace,
-		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination)
+		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination,
+		"cacheMaxStaleness", cfg.Cache.MaxStaleness.Duration)
 	return mgr.Start(ctx)
 }
 
@@ -286,6 +297,21 @@ func syncedChecker(synced func() bool) healthz.Checker {
 	return func(*http.Request) error {
 		if !synced() {
 			return errors.New("informers have not synced yet")
+		}
+		return nil
+	}
+}
+
+// freshnessChecker fails while the cache has been stale for longer than the
+// bound (cache.maxStaleness), so that the Service sends requests to replicas
+// whose watch works; it passes again once the informers have re-listed.
+func freshnessChecker(g handlers.StalenessGuard, now func() time.Time) healthz.Checker {
+	return func(*http.Request) error {
+		if g.Freshness == nil || g.MaxStaleness <= 0 {
+			return nil
+		}
+		if d := g.Freshness.StaleFor(now()); d > g.MaxStaleness {
+			return fmt.Errorf("the informer cache is stale: watch broken for %s (cache.maxStaleness %s)", d.Round(time.Second), g.MaxStaleness)
 		}
 		return nil
 	}
@@ -487,12 +513,13 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
 	srv.Register(MutateShootsPath, guardRequest(cfg.Server, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
-		Placer:        store,
-		Options:       cfg.PlacementOptions(),
-		SchedulerName: cfg.SchedulerName,
-		Signer:        deps.signer,
-		Metrics:       m,
-		Log:           log.WithName("mutate-shoots"),
+		Placer:         store,
+		Options:        cfg.PlacementOptions(),
+		SchedulerName:  cfg.SchedulerName,
+		Signer:         deps.signer,
+		Metrics:        m,
+		Log:            log.WithName("mutate-shoots"),
+		StalenessGuard: deps.staleness,
 	}, cfg.Server.MaxRequestBytes)))
 	registerValidatingWebhooks(srv, cfg, store, deps, m, log)
 }

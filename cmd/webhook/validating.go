@@ -54,6 +54,9 @@ type placementDeps struct {
 	// cluster reserves seed capacity across replicas (capacity.coordination
 	// apiserver); nil: in the Store alone. Never a typed nil.
 	cluster handlers.ClusterReserver
+	// staleness bounds deciding from a cache whose watch is broken
+	// (cluster mode, cache.maxStaleness); zero: no bound.
+	staleness handlers.StalenessGuard
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -111,11 +114,12 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
-			Landscape:  store,
-			Authorizer: deps.authorizer,
-			Signer:     deps.signer,
-			Metrics:    m,
-			Log:        log.WithName("validate-shoot-binding"),
+			Landscape:      store,
+			Authorizer:     deps.authorizer,
+			Signer:         deps.signer,
+			Metrics:        m,
+			Log:            log.WithName("validate-shoot-binding"),
+			StalenessGuard: deps.staleness,
 		})
 	}
 	if cfg.CapacityEnabled() {
@@ -126,6 +130,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
 			Metrics:              m,
 			Log:                  log.WithName("validate-shoot-capacity"),
+			StalenessGuard:       deps.staleness,
 		})
 	}
 	register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, log.WithName("validate-resource-size")))

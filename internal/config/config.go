@@ -56,6 +56,7 @@ const (
 	// DefaultSchedulerName is the value Gardener defaults spec.schedulerName to.
 	DefaultSchedulerName   = "default-scheduler"
 	DefaultReservationTTL  = 30 * time.Second
+	DefaultMaxStaleness    = 30 * time.Second
 	DefaultPort            = 9443
 	DefaultCertDir         = "/etc/seedwarden/certs"
 	DefaultCertName        = "tls.crt"
@@ -79,6 +80,7 @@ const (
 // Limits that Validate enforces.
 const (
 	MaxReservationTTL  = time.Hour
+	MaxMaxStaleness    = time.Hour
 	MinMaxRequestBytes = 1 << 10  // 1 KiB: smaller cannot hold any AdmissionReview
 	MaxMaxRequestBytes = 64 << 20 // 64 MiB
 	MinReadTimeout     = 100 * time.Millisecond
@@ -141,6 +143,17 @@ type Config struct {
 	PendingShoots PendingShoots `json:"pendingShoots,omitempty"`
 	// LeaderElection elects the replica that runs the retry controller.
 	LeaderElection LeaderElection `json:"leaderElection,omitempty"`
+	// Cache configures the informer cache (cluster mode only).
+	Cache Cache `json:"cache,omitempty"`
+}
+
+// Cache configures the informer cache the webhooks decide from.
+type Cache struct {
+	// MaxStaleness bounds how long the webhooks decide from a cache whose
+	// watch is broken: beyond it the mutating webhook admits Shoots without a
+	// seed (with a warning), the capacity and binding webhooks deny requests
+	// that set a seed, and /readyz fails. "0s" disables the bound. Default: 30s.
+	MaxStaleness Duration `json:"maxStaleness,omitempty"`
 }
 
 // Server configures the webhook's HTTPS server.
@@ -256,6 +269,9 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Log.Format, DefaultLogFormat)
 	if !c.Certificate.ExpiryWarning.set {
 		c.Certificate.ExpiryWarning = NewDuration(certwatch.DefaultExpiryWarning)
+	}
+	if !c.Cache.MaxStaleness.set {
+		c.Cache.MaxStaleness = NewDuration(DefaultMaxStaleness)
 	}
 	c.applyValidatingDefaults()
 	c.applyPendingDefaults()
@@ -427,6 +443,7 @@ func (c *Config) Validate() error {
 	if c.Server.MaxRequestBytes < MinMaxRequestBytes || c.Server.MaxRequestBytes > MaxMaxRequestBytes {
 		p.add("server.maxRequestBytes", "%d out of range %d-%d", c.Server.MaxRequestBytes, MinMaxRequestBytes, MaxMaxRequestBytes)
 	}
+	validateDurationRange(&p, "cache.maxStaleness", c.Cache.MaxStaleness, 0, MaxMaxStaleness)
 	validateDurationRange(&p, "server.readTimeout", c.Server.ReadTimeout, MinReadTimeout, MaxReadTimeout)
 	validateDurationRange(&p, "server.writeTimeout", c.Server.WriteTimeout, MinWriteTimeout, MaxWriteTimeout)
 	if w, a := c.Server.WriteTimeout, c.Binding.AuthorizationTimeout; w.invalid == "" && a.invalid == "" && w.Duration <= a.Duration {

@@ -58,6 +58,7 @@ func TestDefault(t *testing.T) {
 			Workers:     5,
 		},
 		LeaderElection: LeaderElection{Enabled: ptrTo(true), ID: "seedwarden-pending-shoots"},
+		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
 	}, c)
 	assert.True(t, c.BindingEnabled())
 	assert.True(t, c.CapacityEnabled())
@@ -151,6 +152,8 @@ leaderElection:
   enabled: false
   namespace: seedwarden
   id: my-lease
+cache:
+  maxStaleness: 45s
 `))
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
@@ -198,6 +201,7 @@ leaderElection:
 			Workers:     2,
 		},
 		LeaderElection: LeaderElection{Enabled: ptrTo(false), Namespace: "seedwarden", ID: "my-lease"},
+		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
 	}, c)
 	assert.False(t, c.BindingEnabled())
 	assert.False(t, c.CapacityEnabled())
@@ -507,4 +511,19 @@ func FuzzLoad(f *testing.F) {
 			require.NotEmpty(t, c.Log.Level)
 		}
 	})
+}
+
+func TestCacheMaxStaleness(t *testing.T) {
+	c := Default()
+	assert.Equal(t, DefaultMaxStaleness, c.Cache.MaxStaleness.Duration)
+	require.NoError(t, c.Validate())
+
+	c, err := Parse([]byte("apiVersion: " + APIVersion + "\nkind: " + Kind + "\ncache:\n  maxStaleness: 0s\n"))
+	require.NoError(t, err)
+	assert.Zero(t, c.Cache.MaxStaleness.Duration, "0s disables the bound")
+
+	_, err = Parse([]byte("apiVersion: " + APIVersion + "\nkind: " + Kind + "\ncache:\n  maxStaleness: 2h\n"))
+	require.ErrorContains(t, err, "cache.maxStaleness")
+	_, err = Parse([]byte("apiVersion: " + APIVersion + "\nkind: " + Kind + "\ncache:\n  maxStaleness: -1s\n"))
+	require.ErrorContains(t, err, "cache.maxStaleness")
 }

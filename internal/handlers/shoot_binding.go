@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -45,6 +46,10 @@ type ShootBindingValidator struct {
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Log     logr.Logger
+	// StalenessGuard: beyond its bound a seed chosen by a user is denied
+	// (see StalenessGuard); the webhook's own placement (verified token)
+	// needs no cache and is still admitted. Zero: always check.
+	StalenessGuard
 }
 
 var _ admission.Handler = (*ShootBindingValidator)(nil)
@@ -81,6 +86,10 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
 	}
 
+	if d, stale := v.staleBeyond(time.Now()); stale {
+		log.Info("Denied seed choice: the placement cache is stale", "from", c.oldSeed, "to", c.newSeed, "staleFor", d.String(), "maxStaleness", v.MaxStaleness.String())
+		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
+	}
 	if resp, ok := v.authorize(ctx, req, c, tokenErr, log); !ok {
 		return resp
 	}

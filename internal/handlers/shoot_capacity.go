@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -77,6 +78,9 @@ type ShootCapacityValidator struct {
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Log     logr.Logger
+	// StalenessGuard: beyond its bound requests that set or change a seed
+	// are denied (see StalenessGuard). Zero: always check.
+	StalenessGuard
 }
 
 var _ admission.Handler = (*ShootCapacityValidator)(nil)
@@ -100,6 +104,10 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 	if v.UnrestrictedSubjects.Match(req.UserInfo) {
 		log.V(1).Info("Capacity not checked for unrestricted subject", "user", req.UserInfo.Username, "seed", c.newSeed)
 		return admission.Allowed("seedwarden: capacity not checked for an unrestricted subject")
+	}
+	if d, stale := v.staleBeyond(time.Now()); stale {
+		log.Info("Denied placement on seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String(), "maxStaleness", v.MaxStaleness.String())
+		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
 	}
 	if v.Store == nil {
 		err := errors.New("seedwarden: no store configured")

@@ -76,6 +76,9 @@ type ShootMutator struct {
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Log     logr.Logger
+	// StalenessGuard: beyond its bound the Shoot is admitted without a seed,
+	// with a warning (see StalenessGuard). Zero: always decide.
+	StalenessGuard
 }
 
 var _ admission.Handler = (*ShootMutator)(nil)
@@ -206,6 +209,12 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	}
 
 	dryRun := r.DryRun != nil && *r.DryRun
+	if d, stale := m.staleBeyond(time.Now()); stale {
+		m.logger(r, shoot).Info("Placement cache is stale; admitting the Shoot without a seed", "staleFor", d.String(), "maxStaleness", m.MaxStaleness.String(), "dryRun", dryRun)
+		return shape.unchanged("seedwarden: the placement cache is stale; nothing placed").
+			WithWarnings(warning(fmt.Sprintf("%s (watch broken for %s); the Shoot is admitted without a seed and stays pending",
+				StaleCacheWarningPrefix, d.Round(time.Second)))), metrics.ResultUnschedulable
+	}
 	key := string(r.UID)
 	if dryRun {
 		key = ""
