@@ -43,7 +43,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -1258,28 +1257,7 @@ func buildDocs(t testing.TB, out []byte) []doc {
 // and Prometheus Operator kinds) are accepted by a real API server (server-side
 // dry run): webhook configurations, Deployment, RBAC and all.
 func TestAPIServerAcceptsManifests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts kube-apiserver")
-	}
-	assets := testenv.Assets()
-	if assets == "" {
-		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		// Generous: `make test` runs many packages at once.
-		ControlPlaneStartTimeout: 2 * time.Minute,
-		ControlPlaneStopTimeout:  time.Minute,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	_, cfg := testenv.Start(t)
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)

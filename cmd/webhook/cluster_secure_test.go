@@ -48,21 +48,7 @@ import (
 //     placement reserves in the seed's ConfigMap, a dry run does not, a full
 //     seed is refused.
 func TestServeClusterProduction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts kube-apiserver")
-	}
-	assets := testenv.Assets()
-	if assets == "" {
-		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{"../../e2e/crds", "../../internal/certwatch/testdata/crds"},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	restCfg, err := env.Start()
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, env.Stop()) }()
+	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -36,21 +36,7 @@ import (
 // kube-apiserver serving the Gardener CRDs: informers fill the Store, /readyz
 // turns ready, and the webhook places a Shoot from what it watched.
 func TestServeCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts kube-apiserver")
-	}
-	assets := testenv.Assets()
-	if assets == "" {
-		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{"../../e2e/crds"},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	restCfg, err := env.Start()
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, env.Stop()) }()
+	env, restCfg := testenv.Start(t, "../../e2e/crds")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -290,30 +289,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 // conformance objects (with strict field validation, as kubectl uses) and a
 // Seed whose allocatable is the string "10" through the status subresource.
 func TestServedByKubeAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts kube-apiserver")
-	}
-	assets := testenv.Assets()
-	if assets == "" {
-		t.Skip("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS or run hack/e2e-tools.sh")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{crdDir},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-		// Generous: `make test` runs many packages at once.
-		ControlPlaneStartTimeout: 2 * time.Minute,
-		ControlPlaneStopTimeout:  time.Minute,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	_, cfg := testenv.Start(t, crdDir)
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)

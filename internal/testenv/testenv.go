@@ -9,6 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // Assets returns the directory holding kube-apiserver and etcd, or "".
@@ -63,4 +67,32 @@ func repoRoot() string {
 		}
 		dir = parent
 	}
+}
+
+// Start starts kube-apiserver and etcd through envtest with the CRDs of the
+// given directories installed, and stops them when the test ends. It skips
+// in -short mode and when the binaries are missing. The timeouts are
+// generous because `make test` runs many packages at once.
+func Start(t testing.TB, crdDirs ...string) (*envtest.Environment, *rest.Config) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts kube-apiserver")
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:        crdDirs,
+		ErrorIfCRDPathMissing:    len(crdDirs) > 0,
+		BinaryAssetsDirectory:    RequireAssets(t),
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping kube-apiserver and etcd: %v", err)
+		}
+	})
+	return env, cfg
 }
