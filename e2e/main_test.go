@@ -71,7 +71,8 @@ type suite struct {
 	c      client.Client // admin client
 	cs     kubernetes.Interface
 
-	proxy *apiProxy // between the webhook and the API server (nil with DirectEnv)
+	proxy       *apiProxy    // between the webhook and the API server (nil with DirectEnv)
+	webhookUser *rest.Config // the webhook's own user (system:masters)
 
 	bin        string // webhook binary
 	configPath string
@@ -314,28 +315,37 @@ func (st *suite) writeKubeconfig() error {
 	if err != nil {
 		return err
 	}
-	userCfg := user.Config()
-	kc := clientcmdapi.NewConfig()
+	st.webhookUser = user.Config()
+	st.kubeconfig = filepath.Join(st.work, "kubeconfig")
 	if os.Getenv(DirectEnv) == "1" {
+		return st.writeKubeconfigFile(st.kubeconfig, nil)
+	}
+	if st.proxy, err = startProxy(st.webhookUser); err != nil {
+		return err
+	}
+	return st.writeKubeconfigFile(st.kubeconfig, st.proxy)
+}
+
+// writeKubeconfigFile writes a kubeconfig for the webhook's user: through
+// proxy, or straight to the API server when proxy is nil.
+func (st *suite) writeKubeconfigFile(path string, proxy *apiProxy) error {
+	kc := clientcmdapi.NewConfig()
+	if proxy == nil {
 		kc.Clusters["e2e"] = &clientcmdapi.Cluster{
-			Server:                   userCfg.Host,
-			CertificateAuthorityData: userCfg.CAData,
+			Server:                   st.webhookUser.Host,
+			CertificateAuthorityData: st.webhookUser.CAData,
 		}
 		kc.AuthInfos["seedwarden"] = &clientcmdapi.AuthInfo{
-			ClientCertificateData: userCfg.CertData,
-			ClientKeyData:         userCfg.KeyData,
+			ClientCertificateData: st.webhookUser.CertData,
+			ClientKeyData:         st.webhookUser.KeyData,
 		}
 	} else {
-		if st.proxy, err = startProxy(userCfg); err != nil {
-			return err
-		}
-		kc.Clusters["e2e"] = &clientcmdapi.Cluster{Server: st.proxy.URL()}
+		kc.Clusters["e2e"] = &clientcmdapi.Cluster{Server: proxy.URL()}
 		kc.AuthInfos["seedwarden"] = &clientcmdapi.AuthInfo{}
 	}
 	kc.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "seedwarden"}
 	kc.CurrentContext = "e2e"
-	st.kubeconfig = filepath.Join(st.work, "kubeconfig")
-	return clientcmd.WriteToFile(*kc, st.kubeconfig)
+	return clientcmd.WriteToFile(*kc, path)
 }
 
 // writeCertsAndConfig makes the serving certificate (CA, cert, key in

@@ -22,11 +22,11 @@ import (
 // towards the API server. It lets a test hold back the webhook's reads of
 // Gardener objects, to observe the webhook before its caches have synced.
 type apiProxy struct {
-	srv  *http.Server
 	addr string
 	rp   *httputil.ReverseProxy
 
 	mu   sync.Mutex
+	srv  *http.Server  // nil while cut
 	hold chan struct{} // non-nil: Gardener requests wait until it is closed
 	held atomic.Int64  // requests waiting now
 }
@@ -48,24 +48,56 @@ func startProxy(cfg *rest.Config) (*apiProxy, error) {
 		// A watch cut by the webhook's shutdown is no news.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	p.addr = "127.0.0.1:0"
+	if err := p.serve(); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// serve listens on p.addr (a fixed port once the first listen chose one).
+func (p *apiProxy) serve() error {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return err
+	}
 	p.addr = ln.Addr().String()
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	p.srv = srv
 	go func() {
-		if err := p.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			fmt.Printf("e2e: API proxy stopped: %v\n", err)
 		}
 	}()
-	return p, nil
+	return nil
+}
+
+// Cut stands in for an API server that goes away: every open connection
+// (the webhook's watches included) is closed and new ones are refused,
+// until Restore.
+func (p *apiProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.srv != nil {
+		_ = p.srv.Close()
+		p.srv = nil
+	}
+}
+
+// Restore listens again on the same address.
+func (p *apiProxy) Restore() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.srv != nil {
+		return nil
+	}
+	return p.serve()
 }
 
 // URL is what the webhook's kubeconfig points to.
 func (p *apiProxy) URL() string { return "http://" + p.addr }
 
-func (p *apiProxy) Close() { _ = p.srv.Close() }
+func (p *apiProxy) Close() { p.Cut() }
 
 // Hold makes every request for core.gardener.cloud objects (lists and
 // watches) wait until Release.

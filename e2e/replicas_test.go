@@ -137,6 +137,18 @@ func (r *replica) metricsURL() string {
 // failure. It does not wait for readiness.
 func (st *suite) startReplica(t *testing.T, name string, ca *testCA, serial int64) *replica {
 	t.Helper()
+	return st.startReplicaWith(t, name, ca, serial, replicaOptions{})
+}
+
+// replicaOptions change what startReplicaWith starts.
+type replicaOptions struct {
+	kubeconfig string // "": the suite's
+	config     string // appended to the configuration file
+}
+
+// startReplicaWith is startReplica with options.
+func (st *suite) startReplicaWith(t *testing.T, name string, ca *testCA, serial int64, o replicaOptions) *replica {
+	t.Helper()
 	r := &replica{name: name, logPath: filepath.Join(st.work, "webhook-"+name+".log")}
 	var err error
 	for _, p := range []*int{&r.ports.webhook, &r.ports.metrics, &r.ports.health} {
@@ -148,8 +160,11 @@ func (st *suite) startReplica(t *testing.T, name string, ca *testCA, serial int6
 	cfg, _, err := webhookConfig(r.ports, certDir, filepath.Join(st.work, "placement.key"))
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "config-"+name+".yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
-	r.proc, err = st.startProcess(cfgPath, r.logPath)
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg+o.config), 0o644))
+	if o.kubeconfig == "" {
+		o.kubeconfig = st.kubeconfig
+	}
+	r.proc, err = st.startProcessWith(cfgPath, o.kubeconfig, r.logPath)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		if !r.proc.exited() {

@@ -42,12 +42,17 @@ func (st *suite) startWebhook() error {
 // startProcess starts `webhook serve` with configPath and the suite's
 // kubeconfig, appending its output to logPath.
 func (st *suite) startProcess(configPath, logPath string) (*webhookProcess, error) {
+	return st.startProcessWith(configPath, st.kubeconfig, logPath)
+}
+
+// startProcessWith is startProcess with another kubeconfig.
+func (st *suite) startProcessWith(configPath, kubeconfig, logPath string) (*webhookProcess, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(f, "===== e2e: webhook serve started at %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(st.bin, "serve", "--config", configPath, "--kubeconfig", st.kubeconfig)
+	cmd := exec.Command(st.bin, "serve", "--config", configPath, "--kubeconfig", kubeconfig)
 	cmd.Dir = st.work
 	cmd.Stdout, cmd.Stderr = f, f
 	// If this test binary dies without its teardown (a panic, the -timeout

@@ -156,11 +156,11 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	timeout := gracefulShutdownTimeout
-	// Records watch errors; the webhooks and /readyz read it (see
-	// handlers.StalenessGuard).
-	freshness := cache.NewFreshness(nil)
+	// Follows the informers' watches; the webhooks, the retry controller
+	// and /readyz read it (see handlers.StalenessGuard).
+	freshness := cache.NewFreshness()
 	cacheOpts := cache.CacheOptions(cfg.GardenNamespace)
-	cacheOpts.DefaultWatchErrorHandler = freshness.WatchErrorHandler()
+	cacheOpts.NewInformer = freshness.NewInformer
 	opts := ctrl.Options{
 		Scheme:                  cache.NewScheme(),
 		Cache:                   cacheOpts,
@@ -184,10 +184,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
-	freshness.SetSynced(synced)
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness}, log)
-	if err := setupPendingShoots(mgr, cfg, store, synced, opts, log); err != nil {
+	if err := setupPendingShoots(mgr, cfg, store, synced, staleness, opts, log); err != nil {
 		return err
 	}
 	if err := setupCertificateWatch(mgr, cfg, log); err != nil {
@@ -304,13 +303,10 @@ func syncedChecker(synced func() bool) healthz.Checker {
 
 // freshnessChecker fails while the cache has been stale for longer than the
 // bound (cache.maxStaleness), so that the Service sends requests to replicas
-// whose watch works; it passes again once the informers have re-listed.
+// whose watch works; it passes again once every informer watches again.
 func freshnessChecker(g handlers.StalenessGuard, now func() time.Time) healthz.Checker {
 	return func(*http.Request) error {
-		if g.Freshness == nil || g.MaxStaleness <= 0 {
-			return nil
-		}
-		if d := g.Freshness.StaleFor(now()); d > g.MaxStaleness {
+		if d, stale := g.StaleBeyond(now()); stale {
 			return fmt.Errorf("the informer cache is stale: watch broken for %s (cache.maxStaleness %s)", d.Round(time.Second), g.MaxStaleness)
 		}
 		return nil
@@ -335,7 +331,7 @@ func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func
 // setupPendingShoots adds the retry controller for Shoots admitted without a
 // seed: it decides from the same Store (and reserves in it) as the webhooks,
 // and its metrics go to controller-runtime's registry with the others.
-func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, synced func() bool, opts ctrl.Options, log logr.Logger) error {
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, log logr.Logger) error {
 	if !cfg.PendingShootsEnabled() {
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil
@@ -346,6 +342,10 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		Options: cfg.PlacementOptions(),
 		Metrics: metrics.NewPending(ctrlmetrics.Registry),
 		Synced:  synced,
+		Stale: func() bool {
+			_, stale := staleness.StaleBeyond(time.Now())
+			return stale
+		},
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err

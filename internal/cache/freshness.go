@@ -5,140 +5,76 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 )
 
-// DefaultFreshnessGrace is how long after its last watch error a reflector
-// whose resource version has not moved is considered to have recovered.
-// It covers an idle cluster, where a successful re-list can return the same
-// resource version as before the error. It is longer than client-go's
-// reflector back-off (at most 30s, jittered up to twice that), so that a
-// reflector that keeps failing reports a new error before the grace ends.
-const DefaultFreshnessGrace = 2 * time.Minute
-
-// ResourceVersioner is what Freshness reads of a reflector
-// (*toolscache.Reflector): the resource version of its last list or watch.
-type ResourceVersioner interface {
-	LastSyncResourceVersion() string
-}
-
-// Freshness tracks whether the informers feeding the Store have lost their
-// watch: stale from the first watch error since the last fresh state until
-// every reflector that failed has listed or watched again (its resource
-// version moved) or has gone Grace without another error, and every
-// informer registration has synced.
+// Freshness tracks whether every informer feeding the Store is watching the
+// API server. An informer's cache can only fall behind while it has no open
+// watch: when a watch reopens, the API server replays every change since the
+// informer's resource version (or answers "too old", and the informer lists
+// again), so the cache is stale from the moment an informer's watch ends,
+// fails to open or delivers an error event, until it has an open watch again.
+// That covers a broken watch, a failed re-list and an API server that is
+// restarting or unreachable alike, whether or not client-go reports the
+// error to a watch error handler (it retries many in place silently).
 //
-// Limitation: client-go calls the watch error handler when ListAndWatch
-// fails (a failed list, an expired resource version, a broken watch it does
-// not retry in place). A watch that fails to reconnect with a retriable
-// error (connection refused, 429) is retried inside ListAndWatch without
-// calling the handler; it resumes from its resource version, so no event is
-// lost, but the gap is not seen here.
+// Limits: a connection that dies silently (no FIN or RST) is noticed only
+// when client-go's HTTP/2 health check gives up on it (about 45s); and an API
+// server whose own watch cache has stopped following etcd keeps our watch
+// open while serving nothing new. Neither is visible from this side.
 //
-// The zero value is not usable; use NewFreshness.
+// Informers built through NewInformer are tracked from their creation, so a
+// new informer is stale until its first watch opens.
 type Freshness struct {
-	// Grace: see DefaultFreshnessGrace.
-	Grace time.Duration
+	now func() time.Time
 
-	mu sync.Mutex
-	// since is the first error since fresh; zero when fresh.
-	since time.Time
-	// failed are the reflectors that failed since fresh, with the resource
-	// version they had at their last error and when that was. The nil key
-	// stands for MarkStale without a reflector.
-	failed map[ResourceVersioner]failure
-	synced func() bool
+	mu       sync.Mutex
+	watchers []*trackedListWatch
 }
 
-type failure struct {
-	rv string
-	at time.Time
+// NewFreshness returns a tracker with no informers: fresh.
+func NewFreshness() *Freshness {
+	return &Freshness{now: time.Now}
 }
 
-// NewFreshness returns a fresh tracker. synced (may be nil) reports whether
-// every informer registration has synced (Register's func).
-func NewFreshness(synced func() bool) *Freshness {
-	return &Freshness{Grace: DefaultFreshnessGrace, failed: map[ResourceVersioner]failure{}, synced: synced}
+// NewInformer is for crcache.Options.NewInformer: the informer controller-
+// runtime would build by default, with its watches tracked.
+func (f *Freshness) NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+	return toolscache.NewSharedIndexInformer(f.Track(lw), obj, resync, indexers)
 }
 
-// SetSynced sets the synced func (Register's), when it is known only after
-// the cache options were built.
-func (f *Freshness) SetSynced(synced func() bool) {
+// Track returns lw with its watches tracked by f.
+func (f *Freshness) Track(lw toolscache.ListerWatcher) toolscache.ListerWatcher {
+	t := &trackedListWatch{
+		inner:       toolscache.ToListerWatcherWithContext(lw),
+		noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw),
+		f:           f,
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.synced = synced
+	t.down = f.now()
+	f.watchers = append(f.watchers, t)
+	return t
 }
 
-// WatchErrorHandler returns a handler for crcache.Options
-// .DefaultWatchErrorHandler: it records the error and then does what
-// client-go's default handler does (log it).
-func (f *Freshness) WatchErrorHandler() toolscache.WatchErrorHandlerWithContext {
-	return func(ctx context.Context, r *toolscache.Reflector, err error) {
-		if r == nil {
-			f.markStale(time.Now(), nil)
-			return
-		}
-		f.markStale(time.Now(), r)
-		toolscache.DefaultWatchErrorHandler(ctx, r, err)
-	}
-}
-
-// MarkStale records a watch error at now.
-func (f *Freshness) MarkStale(now time.Time) { f.markStale(now, nil) }
-
-// MarkReflectorStale records a watch error of r at now.
-func (f *Freshness) MarkReflectorStale(now time.Time, r ResourceVersioner) { f.markStale(now, r) }
-
-func (f *Freshness) markStale(now time.Time, r ResourceVersioner) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.since.IsZero() {
-		f.since = now
-	}
-	fl := failure{at: now}
-	if r != nil {
-		fl.rv = r.LastSyncResourceVersion()
-	}
-	f.failed[r] = fl
-}
-
-// MarkFresh forgets every error: the informers have re-listed.
-func (f *Freshness) MarkFresh() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.markFreshLocked()
-}
-
-func (f *Freshness) markFreshLocked() {
-	f.since = time.Time{}
-	clear(f.failed)
-}
-
-// Stale reports whether the cache is stale at now and since when (the
-// first watch error since it was last fresh).
+// Stale reports whether some tracked informer has no open watch at now and
+// since when (the earliest such informer lost or never had its watch).
 func (f *Freshness) Stale(now time.Time) (since time.Time, stale bool) {
 	if f == nil {
 		return time.Time{}, false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.since.IsZero() {
-		return time.Time{}, false
-	}
-	for r, fl := range f.failed {
-		if r != nil && r.LastSyncResourceVersion() != fl.rv {
-			delete(f.failed, r) // listed or watched since the error
-			continue
-		}
-		if f.Grace > 0 && now.Sub(fl.at) >= f.Grace {
-			delete(f.failed, r) // no error for a while: recovered
+	for _, t := range f.watchers {
+		if t.open == 0 && (!stale || t.down.Before(since)) {
+			since, stale = t.down, true
 		}
 	}
-	if len(f.failed) > 0 || (f.synced != nil && !f.synced()) {
-		return f.since, true
-	}
-	f.markFreshLocked()
-	return time.Time{}, false
+	return since, stale
 }
 
 // StaleFor is how long the cache has been stale at now; 0 when fresh.
@@ -147,8 +83,109 @@ func (f *Freshness) StaleFor(now time.Time) time.Duration {
 	if !stale {
 		return 0
 	}
-	if d := now.Sub(since); d > 0 {
-		return d
+	return max(now.Sub(since), 0)
+}
+
+func (f *Freshness) opened(t *trackedListWatch) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t.open++
+	t.down = time.Time{}
+}
+
+func (f *Freshness) closed(t *trackedListWatch) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t.open--
+	if t.open == 0 {
+		t.down = f.now()
 	}
-	return 0
+}
+
+// trackedListWatch is an informer's ListerWatcher whose watches report to f.
+type trackedListWatch struct {
+	inner       toolscache.ListerWatcherWithContext
+	noWatchList bool
+	f           *Freshness
+
+	// Guarded by f.mu: open watches, and since when none is (zero while
+	// one is).
+	open int
+	down time.Time
+}
+
+func (t *trackedListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return t.ListWithContext(context.Background(), opts)
+}
+
+func (t *trackedListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return t.inner.ListWithContext(ctx, opts)
+}
+
+func (t *trackedListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return t.WatchWithContext(context.Background(), opts)
+}
+
+func (t *trackedListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := t.inner.WatchWithContext(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	t.f.opened(t)
+	tw := &trackedWatch{inner: w, t: t, out: make(chan watch.Event), stop: make(chan struct{})}
+	go tw.forward()
+	return tw, nil
+}
+
+// IsWatchListSemanticsUnSupported passes on what the wrapped ListerWatcher
+// says (the reflector asks before streaming its lists).
+func (t *trackedListWatch) IsWatchListSemanticsUnSupported() bool { return t.noWatchList }
+
+// trackedWatch forwards a watch's events and tells its trackedListWatch,
+// once, when the watch ends: stopped, closed by the server, or an error
+// event (after which the reflector drops it).
+type trackedWatch struct {
+	inner watch.Interface
+	t     *trackedListWatch
+	out   chan watch.Event
+	stop  chan struct{}
+
+	stopOnce, endOnce sync.Once
+}
+
+func (w *trackedWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *trackedWatch) Stop() {
+	w.stopOnce.Do(func() {
+		// Before the reflector can open the next watch.
+		w.end()
+		close(w.stop)
+		w.inner.Stop()
+	})
+}
+
+func (w *trackedWatch) end() { w.endOnce.Do(func() { w.t.f.closed(w.t) }) }
+
+func (w *trackedWatch) forward() {
+	defer close(w.out)
+	defer w.end()
+	in := w.inner.ResultChan()
+	for {
+		select {
+		case ev, ok := <-in:
+			if !ok {
+				return
+			}
+			if ev.Type == watch.Error {
+				w.end()
+			}
+			select {
+			case w.out <- ev:
+			case <-w.stop:
+				return
+			}
+		case <-w.stop:
+			return
+		}
+	}
 }

@@ -3,87 +3,183 @@ package cache
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
 )
 
-type fakeReflector struct {
-	mu sync.Mutex
-	rv string
+// fakeLW hands out the watches it is given, or fails when it has none.
+type fakeLW struct {
+	watches chan *watch.FakeWatcher
 }
 
-func (r *fakeReflector) LastSyncResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rv
+// IsWatchListSemanticsUnSupported: a plain list, then watches (the
+// tracked wrapper must pass this on, or the informer never syncs).
+func (l *fakeLW) IsWatchListSemanticsUnSupported() bool { return true }
+
+func newFakeLW() *fakeLW { return &fakeLW{watches: make(chan *watch.FakeWatcher, 4)} }
+
+func (l *fakeLW) List(metav1.ListOptions) (runtime.Object, error) {
+	return &corev1.ConfigMapList{}, nil
 }
 
-func (r *fakeReflector) set(rv string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rv = rv
+func (l *fakeLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+	select {
+	case w := <-l.watches:
+		return w, nil
+	default:
+		return nil, errors.New("connection refused")
+	}
 }
 
-func TestFreshnessErrorStaleRelistFresh(t *testing.T) {
+func newTestFreshness(t0 time.Time) (*Freshness, *fakeClock) {
+	c := &fakeClock{t: t0}
+	f := NewFreshness()
+	f.now = c.Now
+	return f, c
+}
+
+func setClock(c *fakeClock, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// eventually waits for cond, for the watch forwarding goroutine.
+func eventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, 2*time.Second, time.Millisecond, msg)
+}
+
+func TestFreshnessFollowsWatches(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	synced := true
-	f := NewFreshness(func() bool { return synced })
-	a, b := &fakeReflector{rv: "10"}, &fakeReflector{rv: "10"}
+	f, clock := newTestFreshness(t0)
+	assert.Zero(t, f.StaleFor(t0), "no informers: fresh")
 
-	_, stale := f.Stale(t0)
-	assert.False(t, stale, "fresh before any error")
+	inner := newFakeLW()
+	lw := toolscache.ToListerWatcherWithContext(f.Track(inner))
+	ctx := context.Background()
+	assert.Equal(t, 5*time.Second, f.StaleFor(t0.Add(5*time.Second)), "stale from creation until the first watch opens")
+
+	_, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
+	require.Error(t, err, "a watch that fails to open")
+	assert.Equal(t, 6*time.Second, f.StaleFor(t0.Add(6*time.Second)), "still counted from creation")
+
+	fw := watch.NewFake()
+	inner.watches <- fw
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, f.StaleFor(t0.Add(7*time.Second)), "an open watch: fresh")
+
+	// Events pass through unchanged.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	go fw.Add(cm)
+	ev := <-w.ResultChan()
+	assert.Equal(t, watch.Added, ev.Type)
+	assert.Same(t, cm, ev.Object)
+
+	// The server ends the watch: stale from then.
+	setClock(clock, t0.Add(10*time.Second))
+	fw.Stop()
+	_, open := <-w.ResultChan()
+	assert.False(t, open, "the closed watch is closed for the reflector too")
+	assert.Equal(t, 3*time.Second, f.StaleFor(t0.Add(13*time.Second)))
+	w.Stop() // the reflector stops it too: counted once
+	assert.Equal(t, 3*time.Second, f.StaleFor(t0.Add(13*time.Second)))
+
+	fw2 := watch.NewFake()
+	inner.watches <- fw2
+	w2, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, f.StaleFor(t0.Add(14*time.Second)), "reopened")
+
+	// An error event ("resource version too old") makes it stale at once,
+	// before the reflector stops the watch; the event still arrives.
+	setClock(clock, t0.Add(20*time.Second))
+	go fw2.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired})
+	ev = <-w2.ResultChan()
+	assert.Equal(t, watch.Error, ev.Type)
+	assert.Equal(t, time.Second, f.StaleFor(t0.Add(21*time.Second)))
+
+	// The reflector stops it and opens the next one.
+	w2.Stop()
+	fw3 := watch.NewFakeWithChanSize(1, false)
+	inner.watches <- fw3
+	w3, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, f.StaleFor(t0.Add(22*time.Second)))
+
+	// Stopped by the reflector (resync, shutdown) while an event waits.
+	fw3.Add(cm)
+	setClock(clock, t0.Add(30*time.Second))
+	w3.Stop()
+	assert.Equal(t, 5*time.Second, f.StaleFor(t0.Add(35*time.Second)))
+	eventually(t, func() bool {
+		_, open := <-w3.ResultChan()
+		return !open
+	}, "a stopped watch's channel closes")
+}
+
+func TestFreshnessEarliestInformer(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f, clock := newTestFreshness(t0)
+	ctx := context.Background()
+	open := func() (*watch.FakeWatcher, watch.Interface) {
+		inner := newFakeLW()
+		lw := toolscache.ToListerWatcherWithContext(f.Track(inner))
+		fw := watch.NewFake()
+		inner.watches <- fw
+		w, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		return fw, w
+	}
+	fa, _ := open()
+	fb, _ := open()
 	assert.Zero(t, f.StaleFor(t0))
 
-	f.MarkReflectorStale(t0, a)
-	f.MarkReflectorStale(t0.Add(5*time.Second), b)
-	f.MarkReflectorStale(t0.Add(10*time.Second), a) // later errors keep the first time
-	since, stale := f.Stale(t0.Add(20 * time.Second))
-	assert.True(t, stale)
-	assert.Equal(t, t0, since)
-	assert.Equal(t, 45*time.Second, f.StaleFor(t0.Add(45*time.Second)))
-
-	a.set("20") // a re-listed; b has not
-	assert.Equal(t, 50*time.Second, f.StaleFor(t0.Add(50*time.Second)))
-
-	b.set("21")
-	synced = false // a registration not synced yet keeps it stale
-	assert.Equal(t, 51*time.Second, f.StaleFor(t0.Add(51*time.Second)))
-	synced = true
-	_, stale = f.Stale(t0.Add(52 * time.Second))
-	assert.False(t, stale, "every failed reflector re-listed")
-
-	// A new error starts a new stale period.
-	f.MarkReflectorStale(t0.Add(60*time.Second), a)
-	assert.Equal(t, 5*time.Second, f.StaleFor(t0.Add(65*time.Second)))
-	f.MarkFresh()
-	assert.Zero(t, f.StaleFor(t0.Add(66*time.Second)))
+	setClock(clock, t0.Add(time.Second))
+	fa.Stop()
+	eventually(t, func() bool { return f.StaleFor(t0.Add(2*time.Second)) == time.Second }, "a's watch ended at 1s")
+	setClock(clock, t0.Add(3*time.Second))
+	fb.Stop()
+	eventually(t, func() bool {
+		since, stale := f.Stale(t0.Add(4 * time.Second))
+		return stale && since.Equal(t0.Add(time.Second))
+	}, "stale since the earliest end")
 }
 
-func TestFreshnessGrace(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f := NewFreshness(nil)
-	f.Grace = time.Minute
-	r := &fakeReflector{rv: "7"}
-	f.MarkReflectorStale(t0, r)
-	f.MarkReflectorStale(t0.Add(50*time.Second), r) // still failing
-	_, stale := f.Stale(t0.Add(100 * time.Second))
-	assert.True(t, stale, "the last error is within the grace")
-	_, stale = f.Stale(t0.Add(111 * time.Second))
-	assert.False(t, stale, "no error for the grace: recovered with an unchanged resource version")
-
-	f.MarkStale(t0.Add(200 * time.Second)) // without a reflector: only the grace or MarkFresh clears it
-	assert.Equal(t, 30*time.Second, f.StaleFor(t0.Add(230*time.Second)))
-	assert.Zero(t, f.StaleFor(t0.Add(261*time.Second)))
+func TestFreshnessNil(t *testing.T) {
+	var f *Freshness
+	assert.Zero(t, f.StaleFor(time.Now()))
 }
 
-func TestFreshnessWatchErrorHandler(t *testing.T) {
-	f := NewFreshness(nil)
-	f.WatchErrorHandler()(context.Background(), nil, errors.New("boom"))
-	_, stale := f.Stale(time.Now())
-	assert.True(t, stale)
-	var nilF *Freshness
-	assert.Zero(t, nilF.StaleFor(time.Now()))
+// TestFreshnessInformer runs a real informer on a tracked ListerWatcher: it
+// syncs, is fresh while watching, and stale once its watch ends and cannot
+// be reopened.
+func TestFreshnessInformer(t *testing.T) {
+	f := NewFreshness()
+	inner := newFakeLW()
+	fw := watch.NewFake()
+	inner.watches <- fw
+	inf := f.NewInformer(inner, &corev1.ConfigMap{}, 0, toolscache.Indexers{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go inf.RunWithContext(ctx)
+	eventually(t, inf.HasSynced, "synced")
+	eventually(t, func() bool { return f.StaleFor(time.Now()) == 0 }, "fresh while watching")
+
+	fw.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "garden"}})
+	eventually(t, func() bool { return len(inf.GetStore().ListKeys()) == 1 }, "events reach the informer")
+
+	fw.Stop() // no next watch: the reflector's reconnects fail
+	eventually(t, func() bool { return f.StaleFor(time.Now()) > 0 }, "stale once the watch ended")
+	inner.watches <- watch.NewFake()
+	eventually(t, func() bool { return f.StaleFor(time.Now()) == 0 }, "fresh once the reflector reconnected")
 }

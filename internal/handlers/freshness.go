@@ -36,9 +36,9 @@ type StalenessGuard struct {
 	MaxStaleness time.Duration
 }
 
-// staleBeyond reports how long the cache has been stale when that is longer
+// StaleBeyond reports how long the cache has been stale when that is longer
 // than MaxStaleness.
-func (g StalenessGuard) staleBeyond(now time.Time) (time.Duration, bool) {
+func (g StalenessGuard) StaleBeyond(now time.Time) (time.Duration, bool) {
 	if g.Freshness == nil || g.MaxStaleness <= 0 {
 		return 0, false
 	}

@@ -30,7 +30,7 @@ func TestStalenessGuard(t *testing.T) {
 		{name: "beyond the bound", g: StalenessGuard{Freshness: fixedFreshness(31 * time.Second), MaxStaleness: 30 * time.Second}, stale: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, stale := tc.g.staleBeyond(time.Now())
+			_, stale := tc.g.StaleBeyond(time.Now())
 			assert.Equal(t, tc.stale, stale)
 		})
 	}

@@ -86,7 +86,7 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
 	}
 
-	if d, stale := v.staleBeyond(time.Now()); stale {
+	if d, stale := v.StaleBeyond(time.Now()); stale {
 		log.Info("Denied seed choice: the placement cache is stale", "from", c.oldSeed, "to", c.newSeed, "staleFor", d.String(), "maxStaleness", v.MaxStaleness.String())
 		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
 	}

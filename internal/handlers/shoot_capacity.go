@@ -105,7 +105,7 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 		log.V(1).Info("Capacity not checked for unrestricted subject", "user", req.UserInfo.Username, "seed", c.newSeed)
 		return admission.Allowed("seedwarden: capacity not checked for an unrestricted subject")
 	}
-	if d, stale := v.staleBeyond(time.Now()); stale {
+	if d, stale := v.StaleBeyond(time.Now()); stale {
 		log.Info("Denied placement on seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String(), "maxStaleness", v.MaxStaleness.String())
 		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
 	}

@@ -209,7 +209,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	}
 
 	dryRun := r.DryRun != nil && *r.DryRun
-	if d, stale := m.staleBeyond(time.Now()); stale {
+	if d, stale := m.StaleBeyond(time.Now()); stale {
 		m.logger(r, shoot).Info("Placement cache is stale; admitting the Shoot without a seed", "staleFor", d.String(), "maxStaleness", m.MaxStaleness.String(), "dryRun", dryRun)
 		return shape.unchanged("seedwarden: the placement cache is stale; nothing placed").
 			WithWarnings(warning(fmt.Sprintf("%s (watch broken for %s); the Shoot is admitted without a seed and stays pending",

@@ -88,6 +88,11 @@ type Reconciler struct {
 	// Synced reports whether the Store is complete (cache.Register's
 	// result); until then attempts wait without counting. Nil means always.
 	Synced func() bool
+	// Stale reports whether the Store has been stale for longer than
+	// cache.maxStaleness (handlers.StalenessGuard); meanwhile attempts wait
+	// without counting, as before the sync: a seed chosen from an outdated
+	// landscape could be wrong or full. Nil means never.
+	Stale func() bool
 	// Now is the clock for lastUpdateTime (default time.Now).
 	Now func() time.Time
 
@@ -174,6 +179,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	if r.Synced != nil && !r.Synced() {
 		log.V(1).Info("Cache not synced yet; waiting")
+		return reconcile.Result{RequeueAfter: syncPoll}, nil
+	}
+	if r.Stale != nil && r.Stale() {
+		log.V(1).Info("Cache stale; waiting until the informers watch again")
 		return reconcile.Result{RequeueAfter: syncPoll}, nil
 	}
 

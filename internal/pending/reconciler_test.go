@@ -536,17 +536,27 @@ func TestReconcileSkipsShootsThatAreNotPending(t *testing.T) {
 	assert.Equal(t, 1, places, "schedulerName equal to ours is placed")
 }
 
-func TestReconcileWaitsForSync(t *testing.T) {
-	f := newFixture(t, ModeBinding, fullShoot("s1", nil))
-	synced := false
-	f.r.Synced = func() bool { return synced }
-	assert.Equal(t, 500*time.Millisecond, f.reconcile(t, "s1").RequeueAfter)
-	places, _ := f.store.counts()
-	assert.Zero(t, places)
-	assert.Empty(t, f.recorder.Events())
+func TestReconcileWaitsForUsableCache(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(r *Reconciler, usable *bool)
+	}{
+		{name: "not synced", set: func(r *Reconciler, usable *bool) { r.Synced = func() bool { return *usable } }},
+		{name: "stale beyond the bound", set: func(r *Reconciler, usable *bool) { r.Stale = func() bool { return !*usable } }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+			usable := false
+			tc.set(f.r, &usable)
+			assert.Equal(t, 500*time.Millisecond, f.reconcile(t, "s1").RequeueAfter)
+			places, _ := f.store.counts()
+			assert.Zero(t, places, "no decision from an unusable cache")
+			assert.Empty(t, f.recorder.Events())
 
-	synced = true
-	assert.Equal(t, time.Second, f.reconcile(t, "s1").RequeueAfter, "waiting did not count as an attempt")
+			usable = true
+			assert.Equal(t, time.Second, f.reconcile(t, "s1").RequeueAfter, "waiting did not count as an attempt")
+		})
+	}
 }
 
 func TestReconcileReadError(t *testing.T) {
