@@ -371,19 +371,26 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	assert.Contains(t, string(b), "request body exceeds the limit of 8192 bytes (server.maxRequestBytes)")
 
-	// A wrong AdmissionReview apiVersion or kind is not refused:
-	// controller-runtime decodes any review into the v1 type and answers with
-	// the apiVersion and kind it was sent. The API server sends only v1
-	// (admissionReviewVersions: [v1]); another client gets an answer about its
-	// own request and nothing else.
-	for _, tm := range [][2]string{{"admission.k8s.io/v2", "AdmissionReview"}, {"admission.k8s.io/v1", "Foo"}} {
-		body := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"request":%s}`, tm[0], tm[1], request("Shoot", "shoots", "CREATE", `,"object":`+shoot))
-		resp, err := client.Post(base+ValidateShootCapacityPath, "application/json", strings.NewReader(body))
-		require.NoError(t, err)
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		assert.Contains(t, string(b), fmt.Sprintf(`"kind":%q,"apiVersion":%q`, tm[1], tm[0]), "answered in kind")
-		assert.Contains(t, string(b), `"uid":"bad-1","allowed":true`)
+	// A review other than admission.k8s.io/v1 AdmissionReview is refused on
+	// every path (the registrations accept v1 only).
+	for _, path := range []string{MutateShootsPath, ValidateShootCapacityPath, ValidateShootBindingPath} {
+		for _, tm := range [][2]string{{"admission.k8s.io/v2", "AdmissionReview"}, {"admission.k8s.io/v1", "Foo"}, {"admission.k8s.io/v1beta1", "AdmissionReview"}} {
+			body := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"request":%s}`, tm[0], tm[1], request("Shoot", "shoots", "CREATE", `,"object":`+shoot))
+			resp, err := client.Post(base+path, "application/json", strings.NewReader(body))
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Contains(t, string(b), `"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"`, "%s %v: answered in v1", path, tm)
+			var rv admissionv1.AdmissionReview
+			require.NoError(t, json.Unmarshal(b, &rv), "%s %v", path, tm)
+			require.NotNil(t, rv.Response)
+			assert.False(t, rv.Response.Allowed, "%s %v", path, tm)
+			require.NotNil(t, rv.Response.Result)
+			assert.Equal(t, int32(http.StatusBadRequest), rv.Response.Result.Code)
+			assert.Equal(t, fmt.Sprintf(`seedwarden: unsupported AdmissionReview apiVersion %q, kind %q: this webhook accepts admission.k8s.io/v1 AdmissionReview only (admissionReviewVersions: [v1])`, tm[0], tm[1]),
+				rv.Response.Result.Message, "%s %v", path, tm)
+		}
 	}
 
 	// And it still places Shoots.

@@ -57,6 +57,8 @@ type placementDeps struct {
 	// staleness bounds deciding from a cache whose watch is broken
 	// (cluster mode, cache.maxStaleness); zero: no bound.
 	staleness handlers.StalenessGuard
+	// drain closes connections while shutting down; nil: never.
+	drain *drainer
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -110,7 +112,7 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // Secret and namespace-deletion webhooks. All share the body limit.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Metrics, log logr.Logger) {
 	register := func(path string, h webhook.AdmissionHandler) {
-		srv.Register(path, guardRequest(cfg.Server, &webhook.Admission{Handler: h}))
+		srv.Register(path, guardRequest(cfg.Server, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{

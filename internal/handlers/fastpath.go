@@ -43,13 +43,16 @@ var (
 // buffer, decodes the review once (the object straight into the few Shoot
 // fields m reads) and answers with exactly the bytes controller-runtime's
 // webhook.Admission{Handler: m} would write (same apiVersion and kind as the
-// request, UID, patch, warnings, status and headers): both call the same
-// decision (ShootMutator.admit) and the same response encoding, and every
-// request the fast decoding cannot answer the same way — a decoding error,
-// another content type, an empty or non-JSON body, a key only
-// controller-runtime's case-insensitive apiVersion/kind lookup would see, a
-// duplicate object key — goes to webhook.Admission{Handler: m} itself, with
-// the body already read.
+// request, UID, patch, warnings, status and headers), except that reviews
+// other than admission.k8s.io/v1 AdmissionReview are refused: it answers as
+// RequireAdmissionReviewV1(&webhook.Admission{Handler: m}). Both call the
+// same decision (ShootMutator.admit), the same refusal and the same response
+// encoding, and every request the fast decoding cannot answer the same way —
+// a decoding error, another content type, an empty or non-JSON body, a key
+// only controller-runtime's case-insensitive apiVersion/kind lookup would
+// see, a duplicate object key — goes to
+// RequireAdmissionReviewV1(&webhook.Admission{Handler: m}) itself, with the
+// body already read.
 //
 // Bodies over maxBytes (server.maxRequestBytes; <= 0 means controller-
 // runtime's 7 MiB) get HTTP 413 without being read when the Content-Length
@@ -64,14 +67,15 @@ func NewMutatingHTTPHandler(m *ShootMutator, maxBytes int64) http.Handler {
 	if maxBytes <= 0 {
 		maxBytes = crMaxRequestSize
 	}
-	return &mutatingHTTPHandler{m: m, maxBytes: maxBytes, slow: &admission.Webhook{Handler: m}}
+	return &mutatingHTTPHandler{m: m, maxBytes: maxBytes, slow: RequireAdmissionReviewV1(&admission.Webhook{Handler: m})}
 }
 
 type mutatingHTTPHandler struct {
 	m        *ShootMutator
 	maxBytes int64
-	// slow is controller-runtime's handling of the same requests.
-	slow *admission.Webhook
+	// slow is controller-runtime's handling of the same requests, behind
+	// RequireAdmissionReviewV1.
+	slow http.Handler
 
 	logOnce sync.Once
 	log     logr.Logger
@@ -145,7 +149,8 @@ func readBody(r io.Reader, buf []byte, contentLength int64) ([]byte, error) {
 }
 
 // serveFast answers the request if it can answer exactly as
-// webhook.Admission would, and reports whether it did.
+// RequireAdmissionReviewV1(webhook.Admission) would, and reports whether it
+// did.
 func (h *mutatingHTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	// webhook.Admission checks the size, then the content type, then
 	// decodes with the universal deserializer, which takes a body starting
@@ -164,15 +169,21 @@ func (h *mutatingHTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, 
 	if !ok {
 		return false
 	}
-	// The response's apiVersion and kind are the request's, as the
-	// deserializer's SimpleMetaFactory.Interpret reads them; with the keys
-	// exact and not duplicated in another case (inspectReview), that is
-	// what was decoded here.
+	// The review's apiVersion and kind as the deserializer's
+	// SimpleMetaFactory.Interpret reads them: with the keys exact and not
+	// duplicated in another case (inspectReview), that is what was decoded
+	// here. Any but v1 AdmissionReview is refused as
+	// RequireAdmissionReviewV1 refuses it (webhook.Admission would answer in
+	// the request's apiVersion and kind).
 	gv, err := schema.ParseGroupVersion(rv.APIVersion)
 	if err != nil {
 		return false
 	}
 	gvk := gv.WithKind(rv.Kind)
+	if gvk != admissionReviewV1 {
+		writeUnsupportedReview(w, gvk, h.crLog())
+		return true
+	}
 
 	q := &rv.req
 	sr := &shootRequest{

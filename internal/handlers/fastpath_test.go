@@ -33,8 +33,18 @@ import (
 )
 
 // The fast path must answer every request exactly as controller-runtime's
-// webhook.Admission{Handler: m} does: same status, headers and body bytes,
-// same placements, same metrics.
+// webhook.Admission{Handler: m} behind RequireAdmissionReviewV1 does (the
+// oracle): same status, headers and body bytes, same placements, same
+// metrics.
+
+// oracle is what NewMutatingHTTPHandler(m, ...) must answer as.
+func oracle(m *ShootMutator) http.Handler {
+	return RequireAdmissionReviewV1(&webhook.Admission{Handler: m})
+}
+
+// refusal is in the answer to a review other than admission.k8s.io/v1
+// AdmissionReview.
+const refusal = `seedwarden: unsupported AdmissionReview apiVersion`
 
 type handlerRun struct {
 	rec    *httptest.ResponseRecorder
@@ -84,6 +94,8 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 	userToken := map[string]string{placementtoken.Annotation: "copied", "keep": "me"}
 	yamlBody, err := yaml.JSONToYAML([]byte(review{}.body()))
 	require.NoError(t, err)
+	yamlV1beta1, err := yaml.JSONToYAML([]byte(review{apiVersion: "admission.k8s.io/v1beta1"}.body()))
+	require.NoError(t, err)
 	// An object whose metadata comes twice: decoding merges them, a JSON
 	// patch sees the last.
 	dupMeta := `{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot", "metadata": {"annotations": {"a": "b"}}, "metadata": {"name": "n"}, "spec": {}}`
@@ -96,12 +108,12 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 		decision    *placement.Decision
 		signed      bool
 		wantFast    bool
+		refused     bool // as not admission.k8s.io/v1 AdmissionReview
 	}{
 		// Decisions
 		{name: "scheduled", body: review{}.body(), wantFast: true},
 		{name: "scheduled and signed, annotations present", body: review{object: shootJSON(`"annotations": {"a": "b"},`, "")}.body(), signed: true, wantFast: true},
 		{name: "scheduled, no spec and no metadata", body: review{object: `{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot"}`}.body(), wantFast: true},
-		{name: "admission.k8s.io/v1beta1 review", body: review{apiVersion: "admission.k8s.io/v1beta1"}.body(), wantFast: true},
 		{name: "dry-run", body: review{dryRun: true}.body(), signed: true, wantFast: true},
 		{name: "unschedulable", body: review{}.body(), decision: &unschedulable, wantFast: true},
 		{name: "unschedulable, foreign token removed", body: review{object: vShoot("", userToken)}.body(), decision: &unschedulable, signed: true, wantFast: true},
@@ -127,18 +139,28 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 		{name: "object field of wrong type", body: review{object: `{"kind": "Shoot", "spec": {"seedName": 42}}`}.body()},
 		{name: "update of an object that does not decode", body: review{operation: "UPDATE", object: `[1]`}.body()},
 
-		// The review's apiVersion and kind are echoed, whatever they are
+		// The review's apiVersion and kind: admission.k8s.io/v1
+		// AdmissionReview only
 		{name: "missing request", body: `{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}`, wantFast: true},
 		{name: "request null", body: rv + `"request": null}`, wantFast: true},
-		{name: "other apiVersion and kind", body: strings.Replace(strings.Replace(review{}.body(), `"AdmissionReview"`, `"Bar"`, 1), `"admission.k8s.io/v1"`, `"foo.example/v9"`, 1), wantFast: true},
-		{name: "no apiVersion and kind", body: `{"request": ` + strings.SplitN(review{}.body(), `"request": `, 2)[1], wantFast: true},
-		{name: "only a kind", body: `{"kind": "AdmissionReview", "request": {"uid": "u"}}`, wantFast: true},
-		{name: "core apiVersion", body: `{"apiVersion": "v1", "request": {"uid": "u"}}`, wantFast: true},
+		{name: "admission.k8s.io/v1beta1 review", body: review{apiVersion: "admission.k8s.io/v1beta1"}.body(), wantFast: true, refused: true},
+		{name: "admission.k8s.io/v2 review", body: review{apiVersion: "admission.k8s.io/v2"}.body(), wantFast: true, refused: true},
+		{name: "kind Foo", body: strings.Replace(review{}.body(), `"AdmissionReview"`, `"Foo"`, 1), wantFast: true, refused: true},
+		{name: "other apiVersion and kind", body: strings.Replace(strings.Replace(review{}.body(), `"AdmissionReview"`, `"Bar"`, 1), `"admission.k8s.io/v1"`, `"foo.example/v9"`, 1), wantFast: true, refused: true},
+		{name: "no apiVersion and kind", body: `{"request": ` + strings.SplitN(review{}.body(), `"request": `, 2)[1], wantFast: true, refused: true},
+		{name: "only a kind", body: `{"kind": "AdmissionReview", "request": {"uid": "u"}}`, wantFast: true, refused: true},
+		{name: "core apiVersion", body: `{"apiVersion": "v1", "request": {"uid": "u"}}`, wantFast: true, refused: true},
+		{name: "apiVersion with an empty group", body: `{"apiVersion": "/v1", "kind": "AdmissionReview", "request": {"uid": "u"}}`, wantFast: true, refused: true},
+		{name: "empty review", body: `{}`, wantFast: true, refused: true},
 		{name: "unparsable apiVersion", body: `{"apiVersion": "a/b/c", "kind": "AdmissionReview", "request": {}}`},
-		{name: "apiVersion in another case too", body: rv + `"APIVERSION": "admission.k8s.io/v1beta1", "request": ` + strings.SplitN(review{}.body(), `"request": `, 2)[1]},
+		{name: "apiVersion in another case too", body: rv + `"APIVERSION": "admission.k8s.io/v1beta1", "request": ` + strings.SplitN(review{}.body(), `"request": `, 2)[1], refused: true},
+		{name: "apiVersion and kind only in another case", body: `{"APIVERSION": "admission.k8s.io/v1", "KIND": "AdmissionReview", "request": ` + strings.SplitN(review{}.body(), `"request": `, 2)[1]},
 		{name: "kind of wrong type in another case", body: rv + `"Kind": 5, "request": {}}`},
-		{name: "kind with the Kelvin sign", body: rv + "\"\u212aind\": \"X\", \"request\": {}}"},
-		{name: "escaped top-level key", body: rv + `"k\u0069nd": "X", "request": {}}`},
+		{name: "kind with the Kelvin sign", body: rv + "\"\u212aind\": \"X\", \"request\": {}}", refused: true},
+		{name: "escaped top-level key", body: rv + `"k\u0069nd": "X", "request": {}}`, refused: true},
+		{name: "v1beta1 review that does not decode", body: strings.Replace(review{apiVersion: "admission.k8s.io/v1beta1"}.body(), `"userInfo": {`, `"userInfo": {"extra": [1], `, 1), refused: true},
+		{name: "v1beta1 review in YAML", body: string(yamlV1beta1), refused: true},
+		{name: "v1beta1 review of another content type", body: review{apiVersion: "admission.k8s.io/v1beta1"}.body(), contentType: "application/yaml"},
 
 		// What decoding into a struct would see differently from
 		// runtime.RawExtension
@@ -155,7 +177,8 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 		{name: "top-level array", body: `[` + review{}.body() + `]`},
 		{name: "no-break space before", body: "\u00a0" + review{}.body()},
 		{name: "YAML", body: string(yamlBody)},
-		{name: "empty body", body: ""},
+		{name: "empty body", body: "", refused: true},
+		{name: "blank body", body: " \n", refused: true},
 		{name: "wrong content type", body: review{}.body(), contentType: "application/yaml"},
 		{name: "no content type", body: review{}.body(), contentType: "-"},
 		{name: "over controller-runtime's 7 MiB", body: review{object: big}.body()},
@@ -178,11 +201,13 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 				fast = NewMutatingHTTPHandler(m, 8<<20).(*mutatingHTTPHandler)
 				return fast
 			})
-			want := runMutator(t, d, tc.signed, tc.body, ct, func(m *ShootMutator) http.Handler {
-				return &webhook.Admission{Handler: m}
-			})
+			want := runMutator(t, d, tc.signed, tc.body, ct, oracle)
 
 			assert.Equal(t, tc.wantFast, fast.slowServed.Load() == 0, "served by the fast path")
+			assert.Equal(t, tc.refused, strings.Contains(got.rec.Body.String(), refusal), "refused: %s", got.rec.Body)
+			if tc.refused {
+				assert.Empty(t, got.placer.Calls())
+			}
 			assert.Equal(t, want.rec.Code, got.rec.Code)
 			assert.Equal(t, want.rec.Header(), got.rec.Header())
 			if !assert.Equal(t, want.rec.Body.String(), got.rec.Body.String()) {
@@ -287,6 +312,7 @@ func TestMutatingHTTPHandlerReadError(t *testing.T) {
 	for name, mk := range map[string]func(*ShootMutator) http.Handler{
 		"fast":               func(m *ShootMutator) http.Handler { return NewMutatingHTTPHandler(m, 0) },
 		"controller-runtime": func(m *ShootMutator) http.Handler { return &webhook.Admission{Handler: m} },
+		"oracle":             oracle,
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/mutate-shoots", &errReader{data: `{"kind":`})
@@ -317,7 +343,7 @@ func TestMutatingHTTPHandlerRecoversPanics(t *testing.T) {
 	before := testutil.ToFloat64(admissionmetrics.WebhookPanics)
 	got := serve(NewMutatingHTTPHandler(m, 0))
 	assert.Equal(t, before+1, testutil.ToFloat64(admissionmetrics.WebhookPanics))
-	want := serve(&webhook.Admission{Handler: m})
+	want := serve(oracle(m))
 	assert.Equal(t, want.Code, got.Code)
 	assert.Equal(t, want.Body.String(), got.Body.String())
 	assert.Contains(t, got.Body.String(), `"message":"panic: boom [recovered]","code":500`)
@@ -442,9 +468,9 @@ func TestInspectReview(t *testing.T) {
 }
 
 // FuzzMutatingHTTPHandler: arbitrary bodies through the fast path and
-// through webhook.Admission: the fast path never panics and answers exactly
-// as webhook.Admission does (an AdmissionReview, or an HTTP error). Run with
-// e.g. -fuzz=FuzzMutatingHTTPHandler -fuzztime=60s.
+// through webhook.Admission behind RequireAdmissionReviewV1: the fast path
+// never panics and answers exactly as they do (an AdmissionReview, or an
+// HTTP error). Run with e.g. -fuzz=FuzzMutatingHTTPHandler -fuzztime=60s.
 func FuzzMutatingHTTPHandler(f *testing.F) {
 	const shoot = `{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"a","annotations":{"a":"b"}},"spec":{"region":"eu"}}`
 	const target = `"kind":{"group":"core.gardener.cloud","version":"v1beta1","kind":"Shoot"},"resource":{"group":"core.gardener.cloud","version":"v1beta1","resource":"shoots"}`
@@ -456,6 +482,9 @@ func FuzzMutatingHTTPHandler(f *testing.F) {
 	f.Add([]byte(`kind: AdmissionReview`))
 	f.Add([]byte(`{"request":{"uid":"\u00e4","object":{"kind":"Shoot","sp\u0065c":{}}}}`))
 	f.Add([]byte(``))
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","APIVERSION":"admission.k8s.io/v1beta1","request":{"uid":"u"}}`))
+	f.Add([]byte(`{"apiVersion":"/v1","kind":"Foo","request":{"uid":"u",` + target + `,"operation":"CREATE","object":` + shoot + `}}`))
+	f.Add([]byte("apiVersion: admission.k8s.io/v1beta1\nkind: AdmissionReview\nrequest:\n  uid: u\n"))
 
 	signer, err := placementtoken.NewSigner([]byte("0123456789abcdef0123456789abcdef"), time.Minute,
 		func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) })
@@ -464,7 +493,7 @@ func FuzzMutatingHTTPHandler(f *testing.F) {
 	}
 	m := &ShootMutator{Placer: fuzzPlacer{}, Options: placement.Options{Strategy: placement.SameRegion}, Signer: signer}
 	fast := NewMutatingHTTPHandler(m, 8<<20)
-	slow := (&webhook.Admission{Handler: m}).WithRecoverPanic(false)
+	slow := RequireAdmissionReviewV1((&webhook.Admission{Handler: m}).WithRecoverPanic(false))
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		serve := func(h http.Handler) *httptest.ResponseRecorder {
