@@ -1,12 +1,21 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,4 +195,164 @@ func TestAPIServerOutage(t *testing.T) {
 	assert.Contains(t, string(resp.Patch), `"value":"`+newSeed+`"`, "the Seed created during the outage is not in the cache")
 	resp = place(t, regular)
 	assert.Contains(t, string(resp.Patch), "/spec/seedName", "places again")
+}
+
+// TestShutdownUnderLoad: two replicas behind the round-robin load balancer
+// (the Service), server.shutdownDelay 1s, eight clients placing Shoots
+// through it without pause on keep-alive connections. Replica A gets
+// SIGTERM while a request to it is in flight (headers and half the body
+// sent). A stops being ready at once and the balancer takes it out of
+// rotation, as the endpoints controller would; A's answers now close their
+// connections, so the clients reconnect, to B. The in-flight request is
+// finished after the delay, while A's server is shutting down, and gets
+// its answer; A exits 0; not one request of the load fails.
+func TestShutdownUnderLoad(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	const (
+		clients = 8
+		delay   = time.Second
+	)
+	ca, err := newTestCA()
+	require.NoError(t, err)
+	opts := replicaOptions{server: fmt.Sprintf("  shutdownDelay: %s\n", delay)}
+	a := st.startReplicaWith(t, "drain-a", ca, 20, opts)
+	b := st.startReplicaWith(t, "drain-b", ca, 21, opts)
+	require.NoError(t, waitReplicaReady(a, 60*time.Second))
+	require.NoError(t, waitReplicaReady(b, 60*time.Second))
+	lb, err := startRoundRobin([]string{a.webhookAddr(), b.webhookAddr()})
+	require.NoError(t, err)
+	t.Cleanup(lb.Close)
+
+	raw, err := json.Marshal(newShoot(t.Name(), withName("e2e-drain")).Object)
+	require.NoError(t, err)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:       "drain",
+			Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
+			Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
+			Name:      "e2e-drain",
+			Namespace: projectNamespace,
+			Operation: admissionv1.Create,
+			DryRun:    ptrTo(true),
+			Object:    k8sruntime.RawExtension{Raw: raw},
+		},
+	})
+	require.NoError(t, err)
+	placed := func(r io.Reader) error {
+		var out admissionv1.AdmissionReview
+		if err := json.NewDecoder(r).Decode(&out); err != nil {
+			return err
+		}
+		if out.Response == nil || !out.Response.Allowed || !strings.Contains(string(out.Response.Patch), "/spec/seedName") {
+			return fmt.Errorf("not placed: %+v", out.Response)
+		}
+		return nil
+	}
+
+	// The load.
+	var served, failed atomic.Int64
+	var firstErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range clients {
+		hc, err := tlsClient(ca.pem)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := func() error {
+					resp, err := hc.Post("https://"+lb.Addr()+"/mutate-shoots", "application/json", bytes.NewReader(body))
+					if err != nil {
+						return err
+					}
+					defer resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						return fmt.Errorf("HTTP %d", resp.StatusCode)
+					}
+					return placed(resp.Body)
+				}()
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				served.Add(1)
+			}
+		}()
+	}
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+	require.Eventually(t, func() bool { return served.Load() > 100 }, 10*time.Second, 10*time.Millisecond, "no load")
+	before := lb.Connections()
+
+	// A request in flight at A: headers and half the body.
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(ca.pem))
+	conn, err := tls.Dial("tcp", a.webhookAddr(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST /mutate-shoots HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", a.webhookAddr(), len(body))
+	require.NoError(t, err)
+	_, err = conn.Write(body[:len(body)/2])
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // the server has the headers
+
+	sigterm := time.Now()
+	require.NoError(t, a.proc.cmd.Process.Signal(syscall.SIGTERM))
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", a.ports.health)
+	require.NoError(t, poll(context.Background(), 5*time.Second, 5*time.Millisecond, func() error {
+		if code, _ := httpStatus(readyz); code == http.StatusOK {
+			return errors.New("still ready")
+		}
+		return nil
+	}), "A stays ready after SIGTERM")
+	notReady := time.Since(sigterm)
+	lb.Remove(0)
+
+	// Past the delay A's server is shutting down; the request is still
+	// in flight and gets its answer.
+	time.Sleep(time.Until(sigterm.Add(delay + 500*time.Millisecond)))
+	require.False(t, a.proc.exited(), "A exited with a request in flight")
+	_, err = conn.Write(body[len(body)/2:])
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the in-flight request got no answer")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.True(t, resp.Close, "the answer while shutting down keeps the connection open")
+	assert.NoError(t, placed(resp.Body), "the in-flight request")
+	resp.Body.Close()
+
+	select {
+	case <-a.proc.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("A did not exit within 30s of SIGTERM")
+	}
+	exited := time.Since(sigterm)
+	assert.Equal(t, 0, a.proc.exitCode(), "A's exit code")
+
+	// The load goes on, on B.
+	servedAtExit := served.Load()
+	require.Eventually(t, func() bool { return served.Load() > servedAtExit+100 }, 10*time.Second, 10*time.Millisecond, "B does not take the load")
+	close(stop)
+	wg.Wait()
+	after := lb.Connections()
+	t.Logf("SIGTERM to A: not ready after %s, exited 0 after %s; %d requests served, %d failed; connections A %d→%d, B %d→%d",
+		notReady.Round(time.Millisecond), exited.Round(time.Millisecond), served.Load(), failed.Load(), before[0], after[0], before[1], after[1])
+	assert.Zero(t, failed.Load(), "requests failed during the shutdown: first %v", firstErr.Load())
+	assert.Greater(t, after[1], before[1], "no new connection went to B")
 }

@@ -144,6 +144,7 @@ func (st *suite) startReplica(t *testing.T, name string, ca *testCA, serial int6
 type replicaOptions struct {
 	kubeconfig string // "": the suite's
 	config     string // appended to the configuration file
+	server     string // more fields of its server section ("  key: value\n")
 }
 
 // startReplicaWith is startReplica with options.
@@ -160,6 +161,7 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *testCA, serial 
 	cfg, _, err := webhookConfig(r.ports, certDir, filepath.Join(st.work, "placement.key"))
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "config-"+name+".yaml")
+	cfg = strings.Replace(cfg, "\nserver:\n", "\nserver:\n"+o.server, 1)
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg+o.config), 0o644))
 	if o.kubeconfig == "" {
 		o.kubeconfig = st.kubeconfig
@@ -207,6 +209,7 @@ type roundRobin struct {
 	backends []string
 	next     atomic.Uint64
 	conns    []atomic.Int64 // accepted per backend
+	removed  []atomic.Bool  // out of rotation
 
 	mu     sync.Mutex
 	open   map[net.Conn]struct{}
@@ -219,7 +222,8 @@ func startRoundRobin(backends []string) (*roundRobin, error) {
 	if err != nil {
 		return nil, err
 	}
-	lb := &roundRobin{ln: ln, backends: backends, conns: make([]atomic.Int64, len(backends)), open: map[net.Conn]struct{}{}}
+	lb := &roundRobin{ln: ln, backends: backends, conns: make([]atomic.Int64, len(backends)),
+		removed: make([]atomic.Bool, len(backends)), open: map[net.Conn]struct{}{}}
 	lb.wg.Add(1)
 	go lb.serve()
 	return lb, nil
@@ -243,7 +247,11 @@ func (lb *roundRobin) serve() {
 		if err != nil {
 			return
 		}
-		i := int((lb.next.Add(1) - 1) % uint64(len(lb.backends)))
+		i, ok := lb.pick()
+		if !ok {
+			c.Close()
+			continue
+		}
 		lb.conns[i].Add(1)
 		if !lb.track(c) {
 			c.Close()
@@ -253,6 +261,22 @@ func (lb *roundRobin) serve() {
 		go lb.pipe(c, lb.backends[i])
 	}
 }
+
+// pick is the next backend in rotation; false when none is.
+func (lb *roundRobin) pick() (int, bool) {
+	for range lb.backends {
+		i := int((lb.next.Add(1) - 1) % uint64(len(lb.backends)))
+		if !lb.removed[i].Load() {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Remove takes backend i out of rotation for new connections, as the
+// endpoints controller takes an unready or terminating pod out of a
+// Service; its open connections stay.
+func (lb *roundRobin) Remove(i int) { lb.removed[i].Store(true) }
 
 func (lb *roundRobin) track(c net.Conn) bool {
 	lb.mu.Lock()

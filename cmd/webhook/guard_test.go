@@ -24,7 +24,7 @@ import (
 func guardServer(t *testing.T, read, write time.Duration, h http.Handler) *httptest.Server {
 	t.Helper()
 	s := config.Server{MaxRequestBytes: 1 << 10, ReadTimeout: config.NewDuration(read), WriteTimeout: config.NewDuration(write)}
-	srv := httptest.NewServer(guardRequest(s, h))
+	srv := httptest.NewServer(guardRequest(s, nil, h))
 	t.Cleanup(srv.Close)
 	return srv
 }

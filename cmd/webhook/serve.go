@@ -71,6 +71,9 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log := newLogger(cfg.Log, stderr)
 	setLogger(log)
+	drain := &drainer{delay: cfg.Server.ShutdownDelay.Duration}
+	ctx, stop := drain.context(ctx, log)
+	defer stop()
 	signer, err := newPlacementSigner(cfg, *landscape != "", log)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
@@ -87,7 +90,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 			return exitUsage
 		}
-		err = serveLandscape(ctx, cfg, objs, placementDeps{signer: signer, authorizer: landscapeAuthorizer(cfg)}, log)
+		err = serveLandscape(ctx, cfg, objs, placementDeps{signer: signer, authorizer: landscapeAuthorizer(cfg), drain: drain}, log)
 		if err == nil {
 			return exitOK
 		}
@@ -99,7 +102,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: invalid configuration: %v\n", err)
 		return exitUsage
 	}
-	if err := serveCluster(ctx, cfg, *kubeconfig, signer, reservationNS, log); err != nil {
+	if err := serveCluster(ctx, cfg, *kubeconfig, signer, reservationNS, drain, log); err != nil {
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
@@ -141,7 +144,7 @@ func reservationNamespace(cfg *config.Config, podNamespace func() string, log lo
 // serveCluster runs a controller-runtime manager: informers feed the Store,
 // the webhook server answers from it. reservationNS is where the capacity
 // webhook reserves across replicas ("": in this replica's memory only).
-func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, signer *placementtoken.Signer, reservationNS string, log logr.Logger) error {
+func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, signer *placementtoken.Signer, reservationNS string, drain *drainer, log logr.Logger) error {
 	restCfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return err
@@ -166,7 +169,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		Cache:                   cacheOpts,
 		Metrics:                 metricsOptions(cfg),
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
-		WebhookServer:           newWebhookServer(cfg),
+		WebhookServer:           newWebhookServer(cfg, drain),
 		GracefulShutdownTimeout: &timeout,
 		Logger:                  log,
 	}
@@ -185,7 +188,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness}, log)
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, log)
 	if err := setupPendingShoots(mgr, cfg, store, synced, staleness, opts, log); err != nil {
 		return err
 	}
@@ -202,6 +205,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("shutdown", drain.readyz); err != nil {
 		return err
 	}
 	log.Info("Starting", "version", version, "commit", commit, "host", restCfg.Host,
@@ -373,7 +379,7 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 		log.V(1).Info("No retry controller for pending Shoots in landscape mode: there is nothing to bind")
 	}
 
-	srv := newWebhookServer(cfg)
+	srv := newWebhookServer(cfg, deps.drain)
 	registerWebhooks(srv, cfg, store, deps, log)
 
 	// The same registry a manager's metrics server would serve: it also holds
@@ -386,7 +392,8 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 	mountChecks(probes, "/readyz", map[string]healthz.Checker{
 		// The landscape is loaded before anything listens; the webhook
 		// server is the only thing left to wait for.
-		"webhook": srv.StartedChecker(),
+		"webhook":  srv.StartedChecker(),
+		"shutdown": deps.drain.readyz,
 	})
 
 	log.Info("Starting", "version", version, "commit", commit, "mode", "landscape",
@@ -492,7 +499,7 @@ func hardenTLS(c *tls.Config) {
 // through (a catch-all answers unknown paths with 404), adds both per
 // request with an http.ResponseController: server.readTimeout for the body,
 // server.writeTimeout for the answer.
-func newWebhookServer(cfg *config.Config) webhook.Server {
+func newWebhookServer(cfg *config.Config, drain *drainer) webhook.Server {
 	srv := webhook.NewServer(webhook.Options{
 		Port:     cfg.Server.Port,
 		CertDir:  cfg.Server.CertDir,
@@ -500,7 +507,7 @@ func newWebhookServer(cfg *config.Config) webhook.Server {
 		KeyName:  cfg.Server.KeyName,
 		TLSOpts:  []func(*tls.Config){hardenTLS},
 	})
-	srv.Register("/", guardRequest(cfg.Server, http.NotFoundHandler()))
+	srv.Register("/", guardRequest(cfg.Server, drain, http.NotFoundHandler()))
 	return srv
 }
 
@@ -512,7 +519,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
-	srv.Register(MutateShootsPath, guardRequest(cfg.Server, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
+	srv.Register(MutateShootsPath, guardRequest(cfg.Server, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		Placer:         store,
 		Options:        cfg.PlacementOptions(),
 		SchedulerName:  cfg.SchedulerName,
@@ -560,15 +567,23 @@ func seedStats(store *cache.Store) func() []metrics.SeedStat {
 //     going away runs without one), so a handler waiting for the API server
 //     is bounded by the write deadline and its own timeouts, not cancelled;
 //   - bodies larger than server.maxRequestBytes are refused with 413: at
-//     once when the Content-Length says so, else while reading.
+//     once when the Content-Length says so, else while reading;
+//   - while shutting down (drain), the answer closes its connection, and
+//     the shutdown does not cancel the request's context (see
+//     drainer.requestContext).
 //
 // The deadlines are set on the connection; the next request on a kept-alive
 // connection sets its own. Setting them fails only where the connection does
 // not support deadlines (not the case for controller-runtime's server), and
 // then the request is served without them.
-func guardRequest(s config.Server, h http.Handler) http.Handler {
+func guardRequest(s config.Server, drain *drainer, h http.Handler) http.Handler {
 	limit, readTimeout, writeTimeout := s.MaxRequestBytes, s.ReadTimeout.Duration, s.WriteTimeout.Duration
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if drain.closing() {
+			w.Header().Set("Connection", "close")
+		}
+		r, done := drain.requestContext(r)
+		defer done()
 		rc := http.NewResponseController(w)
 		now := time.Now()
 		_ = rc.SetWriteDeadline(now.Add(writeTimeout))

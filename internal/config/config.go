@@ -87,6 +87,7 @@ const (
 	MaxReadTimeout     = 5 * time.Minute
 	MinWriteTimeout    = 5 * time.Second
 	MaxWriteTimeout    = 5 * time.Minute
+	MaxShutdownDelay   = 2 * time.Minute
 	// MaxExpiryWarning is the longest certificate.expiryWarning.
 	MaxExpiryWarning = 365 * 24 * time.Hour
 )
@@ -178,6 +179,13 @@ type Server struct {
 	// written. Default: 30s (the longest the API server waits for a
 	// webhook); 5s to 5m, and longer than binding.authorizationTimeout.
 	WriteTimeout Duration `json:"writeTimeout,omitempty"`
+	// ShutdownDelay is how long the server keeps serving after SIGTERM
+	// before it stops accepting connections: meanwhile /readyz fails and
+	// every answer closes its connection, so that load balancers and the
+	// API server's pooled connections move to other replicas first (no
+	// request is sent to a closed port). Then in-flight requests finish
+	// (at most 25s). Set it instead of a preStop sleep. Default: 0; up to 2m.
+	ShutdownDelay Duration `json:"shutdownDelay,omitempty"`
 }
 
 // Endpoint is a plain HTTP listener.
@@ -446,6 +454,7 @@ func (c *Config) Validate() error {
 	validateDurationRange(&p, "cache.maxStaleness", c.Cache.MaxStaleness, 0, MaxMaxStaleness)
 	validateDurationRange(&p, "server.readTimeout", c.Server.ReadTimeout, MinReadTimeout, MaxReadTimeout)
 	validateDurationRange(&p, "server.writeTimeout", c.Server.WriteTimeout, MinWriteTimeout, MaxWriteTimeout)
+	validateDurationRange(&p, "server.shutdownDelay", c.Server.ShutdownDelay, 0, MaxShutdownDelay)
 	if w, a := c.Server.WriteTimeout, c.Binding.AuthorizationTimeout; w.invalid == "" && a.invalid == "" && w.Duration <= a.Duration {
 		p.add("server.writeTimeout", "%s must be longer than binding.authorizationTimeout %s", w.Duration, a.Duration)
 	}

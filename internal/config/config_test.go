@@ -268,6 +268,9 @@ func TestFieldRules(t *testing.T) {
 		{"server.maxRequestBytes huge", "server: {maxRequestBytes: 1073741824}", "server.maxRequestBytes: 1073741824 out of range 1024-67108864"},
 
 		{"server.readTimeout ok", "server: {readTimeout: 500ms}", ""},
+		{"server.shutdownDelay ok", "server: {shutdownDelay: 5s}", ""},
+		{"server.shutdownDelay negative", "server: {shutdownDelay: -1s}", "server.shutdownDelay: -1s is shorter than the minimum 0s"},
+		{"server.shutdownDelay long", "server: {shutdownDelay: 3m}", "server.shutdownDelay: 3m0s is longer than the maximum 2m0s"},
 		{"server.readTimeout short", "server: {readTimeout: 10ms}", "server.readTimeout: 10ms is shorter than the minimum 100ms"},
 		{"server.readTimeout long", "server: {readTimeout: 1h}", "server.readTimeout: 1h0m0s is longer than the maximum 5m0s"},
 		{"server.readTimeout garbage", "server: {readTimeout: slow}", `server.readTimeout: invalid value "slow" (want a duration such as "30s")`},
