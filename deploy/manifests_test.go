@@ -663,8 +663,15 @@ func TestDeployment(t *testing.T) {
 	if spec.ServiceAccountName != "seedwarden" {
 		t.Errorf("serviceAccountName = %q", spec.ServiceAccountName)
 	}
-	if g := deref(spec.TerminationGracePeriodSeconds); g < 25 || g > 60 {
-		t.Errorf("terminationGracePeriodSeconds = %d", g)
+	// The kubelet kills the pod after the grace period: it must cover the
+	// shutdown delay and the server's graceful shutdown (25s,
+	// gracefulShutdownTimeout in cmd/webhook).
+	delay := shippedConfig(t).Server.ShutdownDelay.Duration
+	if delay < time.Second {
+		t.Errorf("server.shutdownDelay = %s: the API server's pooled connections would meet a closing server", delay)
+	}
+	if g, least := deref(spec.TerminationGracePeriodSeconds), int64((delay+25*time.Second)/time.Second)+1; g < least || g > 60 {
+		t.Errorf("terminationGracePeriodSeconds = %d, want %d to 60 (server.shutdownDelay %s + 25s graceful shutdown + margin)", g, least, delay)
 	}
 
 	// Pod security context.
