@@ -72,7 +72,7 @@ type suite struct {
 	cs     kubernetes.Interface
 
 	proxy       *apiProxy    // between the webhook and the API server (nil with DirectEnv)
-	webhookUser *rest.Config // the webhook's own user (system:masters)
+	webhookUser *rest.Config // the webhook's own user, as the shipped ServiceAccount
 
 	bin        string // webhook binary
 	configPath string
@@ -131,6 +131,17 @@ func runSuite(m *testing.M) (code int) {
 	logf("setup done in %s", time.Since(start).Round(time.Millisecond))
 	s = st
 	code = m.Run()
+	if code == 0 {
+		// Every webhook process logged here ran as the shipped
+		// ServiceAccount: a request its RBAC refused is a suite failure
+		// even where no test noticed (an event not recorded, say).
+		if lines := st.forbiddenRequests(); len(lines) > 0 {
+			fmt.Fprintf(os.Stderr, "e2e: the shipped RBAC refused %d requests of the webhook:\n  %s\n", len(lines), strings.Join(lines, "\n  "))
+			code = 1
+		} else {
+			logf("no request of the webhook was refused by the shipped RBAC")
+		}
+	}
 	if code != 0 {
 		// Failed tests have shown the webhook's log of their own time.
 		fmt.Fprintf(os.Stderr, "e2e: the webhook's whole log: %s\n", st.logPath)
@@ -213,6 +224,9 @@ func (st *suite) setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := st.loadLandscape(ctx); err != nil {
+		return err
+	}
+	if err := st.applyShippedRBAC(ctx); err != nil {
 		return err
 	}
 	if err := st.writeKubeconfig(); err != nil {
@@ -307,15 +321,17 @@ func createWithStatus(ctx context.Context, c client.Client, o client.Object) err
 	return nil
 }
 
-// writeKubeconfig gives the webhook its own user (system:masters) and a
-// kubeconfig: through the proxy (plain HTTP on localhost; the proxy
-// authenticates as that user), or straight to the API server with DirectEnv.
+// writeKubeconfig gives the webhook its own user and a kubeconfig: through
+// the proxy (plain HTTP on localhost; the proxy authenticates as that user),
+// or straight to the API server with DirectEnv. The user (system:masters,
+// as envtest can only make those) impersonates the shipped ServiceAccount,
+// so the shipped RBAC is what the webhook may do (rbac_test.go).
 func (st *suite) writeKubeconfig() error {
 	user, err := st.env.AddUser(envtest.User{Name: "seedwarden", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return err
 	}
-	st.webhookUser = user.Config()
+	st.webhookUser = asServiceAccount(user.Config())
 	st.kubeconfig = filepath.Join(st.work, "kubeconfig")
 	if os.Getenv(DirectEnv) == "1" {
 		return st.writeKubeconfigFile(st.kubeconfig, nil)
@@ -338,6 +354,8 @@ func (st *suite) writeKubeconfigFile(path string, proxy *apiProxy) error {
 		kc.AuthInfos["seedwarden"] = &clientcmdapi.AuthInfo{
 			ClientCertificateData: st.webhookUser.CertData,
 			ClientKeyData:         st.webhookUser.KeyData,
+			Impersonate:           st.webhookUser.Impersonate.UserName,
+			ImpersonateGroups:     st.webhookUser.Impersonate.Groups,
 		}
 	} else {
 		kc.Clusters["e2e"] = &clientcmdapi.Cluster{Server: proxy.URL()}
