@@ -5,6 +5,7 @@ export PATH := $(PATH):/usr/local/go/bin
 
 GO       ?= go
 FUZZTIME ?= 1m
+FUZZFLAGS ?=
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
@@ -69,7 +70,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg; \
 	  done; \
 	done
 
