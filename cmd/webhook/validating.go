@@ -70,19 +70,19 @@ func newPlacementSigner(cfg *config.Config, landscape bool, log logr.Logger) (*p
 	ttl := cfg.Placement.TokenTTL.Duration
 	switch {
 	case cfg.Placement.KeyFile != "":
-		key, err := cfg.Placement.ReadKey()
+		keys, err := cfg.Placement.ReadKeys()
 		if err != nil {
 			return nil, err
 		}
-		log.Info("Placement key loaded", "keyFile", cfg.Placement.KeyFile, "tokenTTL", ttl)
-		return placementtoken.NewSigner(key, ttl, nil)
+		log.Info("Placement key loaded", "keyFile", cfg.Placement.KeyFile, "keys", len(keys), "tokenTTL", ttl)
+		return placementtoken.NewSigner(keys, ttl, nil)
 	case landscape:
 		key := make([]byte, placementtoken.MinKeyBytes)
 		if _, err := rand.Read(key); err != nil {
 			return nil, fmt.Errorf("placement key: %w", err)
 		}
 		log.Info("placement.keyFile not set: using a random in-memory placement key; placement tokens verify in this process only, so this works for one replica only")
-		return placementtoken.NewSigner(key, ttl, nil)
+		return placementtoken.NewSigner([][]byte{key}, ttl, nil)
 	case cfg.BindingEnabled():
 		return nil, fmt.Errorf("%s", errKeyRequired)
 	default:

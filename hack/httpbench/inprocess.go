@@ -64,7 +64,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	signer, err := placementtoken.NewSigner(key, cfg.Placement.TokenTTL.Duration, nil)
+	signer, err := placementtoken.NewSigner([][]byte{key}, cfg.Placement.TokenTTL.Duration, nil)
 	if err != nil {
 		return nil, err
 	}

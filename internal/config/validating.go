@@ -46,7 +46,8 @@ type Placement struct {
 	// the Secret seedwarden-placement-key mounted as a file. Its content is
 	// base64 (standard alphabet, padding optional, surrounding whitespace
 	// ignored) when it decodes as such, otherwise taken as raw bytes; either
-	// way it must give at least 32 bytes. Required when serving a cluster
+	// way it must give at least 32 bytes. Several base64 keys, one per line:
+	// the first signs, all verify (see ReadKeys). Required when serving a cluster
 	// with the binding webhook enabled; without it, --landscape mode uses a
 	// random in-memory key (fine for one replica only).
 	KeyFile string `json:"keyFile,omitempty"`
@@ -291,35 +292,73 @@ func validateSubjects(p *problems, path string, subjects []Subject) {
 	}
 }
 
-// ReadKey reads placement.keyFile. Content that is base64 (standard
+// ReadKeys reads placement.keyFile: one key, or several, one per line, of
+// which the first signs placement tokens and every one verifies them (key
+// rotation: see placementtoken.NewSigner). A key in base64 (standard
 // alphabet, with or without padding, surrounding whitespace ignored) is
-// decoded, such as the output of `head -c 32 /dev/urandom | base64`; anything
-// else is used as raw bytes. Either way at least MinKeyBytes must result.
-// Errors never contain key material.
-func (p Placement) ReadKey() ([]byte, error) {
+// decoded, such as the output of `head -c 32 /dev/urandom | base64`. A file
+// whose lines are not all base64 is one key of raw bytes. Every key must
+// have at least MinKeyBytes. Errors never contain key material.
+func (p Placement) ReadKeys() ([][]byte, error) {
 	data, err := os.ReadFile(p.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("placement.keyFile: %w", err)
 	}
-	key := decodeKey(data)
-	if len(key) < MinKeyBytes {
-		return nil, fmt.Errorf("placement.keyFile %s: %d bytes of key material, need at least %d (create it with: head -c 32 /dev/urandom | base64)",
-			p.KeyFile, len(key), MinKeyBytes)
+	keys, ok := decodeKeyLines(data)
+	if !ok {
+		keys = [][]byte{decodeKey(data)}
 	}
-	return key, nil
+	for i, key := range keys {
+		if len(key) < MinKeyBytes {
+			at := ""
+			if len(keys) > 1 {
+				at = fmt.Sprintf("line %d: ", i+1)
+			}
+			return nil, fmt.Errorf("placement.keyFile %s: %s%d bytes of key material, need at least %d (create it with: head -c 32 /dev/urandom | base64)",
+				p.KeyFile, at, len(key), MinKeyBytes)
+		}
+	}
+	return keys, nil
+}
+
+// decodeKeyLines decodes a file of several base64 keys, one per line (blank
+// lines ignored); false if it has fewer than two or a line is not base64.
+func decodeKeyLines(data []byte) ([][]byte, bool) {
+	var keys [][]byte
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		key, ok := decodeBase64(line)
+		if !ok {
+			return nil, false
+		}
+		keys = append(keys, key)
+	}
+	return keys, len(keys) > 1
 }
 
 // MinKeyBytes is the shortest placement key accepted (HMAC-SHA256).
 const MinKeyBytes = placementtoken.MinKeyBytes
 
 func decodeKey(data []byte) []byte {
-	text := strings.TrimSpace(string(data))
-	if text != "" {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
-			if key, err := enc.DecodeString(text); err == nil {
-				return key
-			}
-		}
+	if key, ok := decodeBase64(string(data)); ok {
+		return key
 	}
 	return data
+}
+
+// decodeBase64 decodes text, surrounding whitespace ignored, with or
+// without padding; false if it is empty or not base64.
+func decodeBase64(text string) ([]byte, bool) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+		if key, err := enc.DecodeString(text); err == nil {
+			return key, true
+		}
+	}
+	return nil, false
 }

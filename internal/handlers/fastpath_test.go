@@ -486,7 +486,7 @@ func FuzzMutatingHTTPHandler(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"/v1","kind":"Foo","request":{"uid":"u",` + target + `,"operation":"CREATE","object":` + shoot + `}}`))
 	f.Add([]byte("apiVersion: admission.k8s.io/v1beta1\nkind: AdmissionReview\nrequest:\n  uid: u\n"))
 
-	signer, err := placementtoken.NewSigner([]byte("0123456789abcdef0123456789abcdef"), time.Minute,
+	signer, err := placementtoken.NewSigner([][]byte{[]byte("0123456789abcdef0123456789abcdef")}, time.Minute,
 		func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) })
 	if err != nil {
 		f.Fatal(err)
@@ -567,7 +567,7 @@ func realisticReview(tb testing.TB) []byte {
 // encoding. Run with -benchmem.
 func BenchmarkMutatingHTTPHandler(b *testing.B) {
 	body := realisticReview(b)
-	signer, err := placementtoken.NewSigner([]byte("0123456789abcdef0123456789abcdef"), time.Minute, nil)
+	signer, err := placementtoken.NewSigner([][]byte{[]byte("0123456789abcdef0123456789abcdef")}, time.Minute, nil)
 	require.NoError(b, err)
 	newM := func() *ShootMutator {
 		return &ShootMutator{

@@ -366,7 +366,7 @@ func FuzzShootBindingValidator(f *testing.F) {
 	f.Add([]byte(`null`), []byte(`{`), uint8(4))
 
 	clock := newVClock()
-	signer, err := placementtoken.NewSigner(vKey, 2*time.Minute, clock.Now)
+	signer, err := placementtoken.NewSigner([][]byte{vKey}, 2*time.Minute, clock.Now)
 	if err != nil {
 		f.Fatal(err)
 	}

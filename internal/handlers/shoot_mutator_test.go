@@ -701,7 +701,7 @@ func FuzzShootMutator(f *testing.F) {
 	f.Add([]byte(`{"spec":{"region":"eu-x","seedName":""},"metadata":{"name":"n\u0007"}}`), []byte(`{"request":{"object":{}}}`))
 	f.Add([]byte(`null`), []byte(`{`))
 
-	signer, err := placementtoken.NewSigner([]byte("0123456789abcdef0123456789abcdef"), time.Minute, nil)
+	signer, err := placementtoken.NewSigner([][]byte{[]byte("0123456789abcdef0123456789abcdef")}, time.Minute, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -63,7 +63,7 @@ var vKey = []byte("0123456789abcdef0123456789abcdef-test-key")
 
 func vSigner(t testing.TB, clock *vClock) *placementtoken.Signer {
 	t.Helper()
-	s, err := placementtoken.NewSigner(vKey, 2*time.Minute, clock.Now)
+	s, err := placementtoken.NewSigner([][]byte{vKey}, 2*time.Minute, clock.Now)
 	require.NoError(t, err)
 	return s
 }

@@ -35,29 +35,41 @@ type Subject struct {
 
 // Signer issues and checks tokens.
 type Signer struct {
-	key []byte
-	ttl time.Duration
-	now func() time.Time
+	// keys[0] signs; every key verifies.
+	keys [][]byte
+	ttl  time.Duration
+	now  func() time.Time
 }
 
-// NewSigner returns a Signer; ttl bounds how long a token verifies.
-func NewSigner(key []byte, ttl time.Duration, now func() time.Time) (*Signer, error) {
-	if len(key) < MinKeyBytes {
-		return nil, fmt.Errorf("placement key: %d bytes, need at least %d", len(key), MinKeyBytes)
+// NewSigner returns a Signer that signs with keys[0] and accepts tokens
+// signed with any of keys, so that the key can be rotated across replicas
+// without refusing placements made meanwhile: first every replica learns
+// the new key (second), then signs with it (first), then the old one goes.
+// ttl bounds how long a token verifies.
+func NewSigner(keys [][]byte, ttl time.Duration, now func() time.Time) (*Signer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("placement key: none given")
+	}
+	g := &Signer{ttl: ttl, now: now}
+	for i, k := range keys {
+		if len(k) < MinKeyBytes {
+			return nil, fmt.Errorf("placement key %d: %d bytes, need at least %d", i+1, len(k), MinKeyBytes)
+		}
+		g.keys = append(g.keys, append([]byte(nil), k...))
 	}
 	if ttl <= 0 {
 		return nil, fmt.Errorf("placement token ttl: %s must be positive", ttl)
 	}
-	if now == nil {
-		now = time.Now
+	if g.now == nil {
+		g.now = time.Now
 	}
-	return &Signer{key: append([]byte(nil), key...), ttl: ttl, now: now}, nil
+	return g, nil
 }
 
 // Sign returns the annotation value for s: "v1.<expiry>.<mac>".
 func (g *Signer) Sign(s Subject) string {
 	exp := strconv.FormatInt(g.now().Add(g.ttl).Unix(), 10)
-	return version + "." + exp + "." + g.mac(s, exp)
+	return version + "." + exp + "." + base64.RawURLEncoding.EncodeToString(mac(g.keys[0], s, exp))
 }
 
 // Errors of Verify; the validating webhook reports them in its denial.
@@ -89,25 +101,26 @@ func (g *Signer) Verify(token string, s Subject) error {
 		unnamed.Name = ""
 		candidates = append(candidates, unnamed)
 	}
-	for _, c := range candidates {
-		want, _ := base64.RawURLEncoding.DecodeString(g.mac(c, parts[1]))
-		if hmac.Equal(got, want) {
-			if g.now().Unix() > exp {
-				return ErrExpired
+	for _, key := range g.keys {
+		for _, c := range candidates {
+			if hmac.Equal(got, mac(key, c, parts[1])) {
+				if g.now().Unix() > exp {
+					return ErrExpired
+				}
+				return nil
 			}
-			return nil
 		}
 	}
 	return ErrMismatch
 }
 
-func (g *Signer) mac(s Subject, exp string) string {
-	m := hmac.New(sha256.New, g.key)
+func mac(key []byte, s Subject, exp string) []byte {
+	m := hmac.New(sha256.New, key)
 	// NUL separators: none of the fields can contain one, so the encoding is
 	// unambiguous.
 	for _, f := range []string{version, s.Namespace, s.Name, s.GenerateName, s.Seed, exp} {
 		m.Write([]byte(f))
 		m.Write([]byte{0})
 	}
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return m.Sum(nil)
 }

@@ -14,9 +14,9 @@ var key = []byte(strings.Repeat("k", 32))
 func TestSignVerify(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
-	g, err := NewSigner(key, time.Minute, clock)
+	g, err := NewSigner([][]byte{key}, time.Minute, clock)
 	require.NoError(t, err)
-	other, err := NewSigner([]byte(strings.Repeat("x", 32)), time.Minute, clock)
+	other, err := NewSigner([][]byte{[]byte(strings.Repeat("x", 32))}, time.Minute, clock)
 	require.NoError(t, err)
 
 	named := Subject{Namespace: "garden-a", Name: "web", Seed: "seed-1"}
@@ -56,15 +56,46 @@ func TestSignVerify(t *testing.T) {
 	assert.ErrorIs(t, g.Verify(tok, named), ErrExpired)
 }
 
+// TestKeyRotation walks the three steps of a rotation from key to next,
+// with replicas at neighbouring steps side by side: every token one issues
+// verifies at the other.
+func TestKeyRotation(t *testing.T) {
+	next := []byte(strings.Repeat("n", 32))
+	steps := [][][]byte{
+		{key},       // before
+		{key, next}, // every replica learns the new key
+		{next, key}, // and signs with it
+		{next},      // the old key is gone
+	}
+	subj := Subject{Namespace: "garden-a", Name: "web", Seed: "seed-1"}
+	signers := make([]*Signer, len(steps))
+	for i, keys := range steps {
+		var err error
+		signers[i], err = NewSigner(keys, time.Minute, nil)
+		require.NoError(t, err)
+	}
+	for i := range len(steps) - 1 {
+		a, b := signers[i], signers[i+1]
+		assert.NoError(t, b.Verify(a.Sign(subj), subj), "step %d's token at step %d", i, i+1)
+		assert.NoError(t, a.Verify(b.Sign(subj), subj), "step %d's token at step %d", i+1, i)
+	}
+	assert.ErrorIs(t, signers[3].Verify(signers[0].Sign(subj), subj), ErrMismatch, "the old key no longer verifies")
+	assert.ErrorIs(t, signers[0].Verify(signers[3].Sign(subj), subj), ErrMismatch, "skipping the middle steps refuses placements")
+}
+
 func TestNewSignerRejectsWeakConfig(t *testing.T) {
-	_, err := NewSigner([]byte("short"), time.Minute, nil)
-	assert.ErrorContains(t, err, "5 bytes")
-	_, err = NewSigner(key, 0, nil)
+	_, err := NewSigner([][]byte{[]byte("short")}, time.Minute, nil)
+	assert.ErrorContains(t, err, "placement key 1: 5 bytes")
+	_, err = NewSigner([][]byte{key, []byte("short!")}, time.Minute, nil)
+	assert.ErrorContains(t, err, "placement key 2: 6 bytes")
+	_, err = NewSigner(nil, time.Minute, nil)
+	assert.ErrorContains(t, err, "none given")
+	_, err = NewSigner([][]byte{key}, 0, nil)
 	assert.Error(t, err)
 }
 
 func FuzzVerify(f *testing.F) {
-	g, _ := NewSigner(key, time.Minute, nil)
+	g, _ := NewSigner([][]byte{key, []byte(strings.Repeat("n", 32))}, time.Minute, nil)
 	f.Add(g.Sign(Subject{Namespace: "a", Name: "b", Seed: "c"}), "a", "b", "", "c")
 	f.Add("v1..", "", "", "", "")
 	f.Fuzz(func(t *testing.T, token, ns, name, gen, seed string) {
