@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -749,18 +748,7 @@ func TestSecondReplica(t *testing.T) {
 		OldObject: k8sruntime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + projectNamespace + `"}}`)},
 	})
 	assert.False(t, resp.Allowed, "the second replica lets %s be deleted", projectNamespace)
-	shootJSON, err := json.Marshal(newShoot(t.Name(), withName("e2e-replica-2")).Object)
-	require.NoError(t, err)
-	resp = review(t, hc, base+"/mutate-shoots", &admissionv1.AdmissionRequest{
-		UID:       "replica-2-shoot",
-		Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
-		Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
-		Name:      "e2e-replica-2",
-		Namespace: projectNamespace,
-		Operation: admissionv1.Create,
-		DryRun:    ptrTo(true),
-		Object:    k8sruntime.RawExtension{Raw: shootJSON},
-	})
+	resp = review(t, hc, base+"/mutate-shoots", shootCreate(t, "replica-2-shoot", newShoot(t.Name(), withName("e2e-replica-2"))))
 	assert.True(t, resp.Allowed)
 	assert.Contains(t, string(resp.Patch), "/spec/seedName", "the second replica places Shoots")
 

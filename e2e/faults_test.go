@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -75,18 +74,7 @@ func TestAPIServerOutage(t *testing.T) {
 		must(unstructured.SetNestedStringMap(u.Object, map[string]string{label: "true"}, "spec", "seedSelector", "matchLabels"))
 	})
 	place := func(t *testing.T, u *unstructured.Unstructured) *admissionv1.AdmissionResponse {
-		raw, err := json.Marshal(u.Object)
-		require.NoError(t, err)
-		return review(t, hc, base+"/mutate-shoots", &admissionv1.AdmissionRequest{
-			UID:       types.UID("outage-" + u.GetName()),
-			Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
-			Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
-			Name:      u.GetName(),
-			Namespace: projectNamespace,
-			Operation: admissionv1.Create,
-			DryRun:    ptrTo(true),
-			Object:    k8sruntime.RawExtension{Raw: raw},
-		})
+		return review(t, hc, base+"/mutate-shoots", shootCreate(t, types.UID("outage-"+u.GetName()), u))
 	}
 	staleWarning := func(resp *admissionv1.AdmissionResponse) bool {
 		for _, w := range resp.Warnings {
@@ -156,18 +144,7 @@ func TestAPIServerOutage(t *testing.T) {
 	// The capacity webhook refuses a seed change (fail closed).
 	if path, ok := st.registered[webhookCapacity]; ok {
 		manual := newShoot(t.Name(), withName("e2e-outage-manual"), withSeed("aws-eu2"))
-		raw, err := json.Marshal(manual.Object)
-		require.NoError(t, err)
-		resp = review(t, hc, base+path, &admissionv1.AdmissionRequest{
-			UID:       "outage-manual",
-			Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
-			Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
-			Name:      manual.GetName(),
-			Namespace: projectNamespace,
-			Operation: admissionv1.Create,
-			DryRun:    ptrTo(true),
-			Object:    k8sruntime.RawExtension{Raw: raw},
-		})
+		resp = review(t, hc, base+path, shootCreate(t, "outage-manual", manual))
 		assert.False(t, resp.Allowed, "the capacity webhook checks a seed against a stale cache")
 		if resp.Result != nil {
 			assert.Contains(t, resp.Result.Message, "placement cache is stale")
@@ -224,20 +201,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(lb.Close)
 
-	raw, err := json.Marshal(newShoot(t.Name(), withName("e2e-drain")).Object)
-	require.NoError(t, err)
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       "drain",
-			Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
-			Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
-			Name:      "e2e-drain",
-			Namespace: projectNamespace,
-			Operation: admissionv1.Create,
-			DryRun:    ptrTo(true),
-			Object:    k8sruntime.RawExtension{Raw: raw},
-		},
+		Request:  shootCreate(t, "drain", newShoot(t.Name(), withName("e2e-drain"))),
 	})
 	require.NoError(t, err)
 	placed := func(r io.Reader) error {

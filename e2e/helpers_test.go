@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -583,6 +584,24 @@ func review(t *testing.T, hc *http.Client, url string, req *admissionv1.Admissio
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	require.NotNil(t, out.Response)
 	return out.Response
+}
+
+// shootCreate is the AdmissionRequest of a dry-run CREATE of u in the
+// project namespace, as the API server sends it.
+func shootCreate(t *testing.T, uid types.UID, u *unstructured.Unstructured) *admissionv1.AdmissionRequest {
+	t.Helper()
+	raw, err := json.Marshal(u.Object)
+	require.NoError(t, err)
+	return &admissionv1.AdmissionRequest{
+		UID:       uid,
+		Kind:      metav1.GroupVersionKind{Group: api.GroupName, Version: "v1beta1", Kind: "Shoot"},
+		Resource:  metav1.GroupVersionResource{Group: api.GroupName, Version: "v1beta1", Resource: "shoots"},
+		Name:      u.GetName(),
+		Namespace: projectNamespace,
+		Operation: admissionv1.Create,
+		DryRun:    ptrTo(true),
+		Object:    k8sruntime.RawExtension{Raw: raw},
+	}
 }
 
 func ptrTo[T any](v T) *T { return &v }
