@@ -1186,6 +1186,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"seedwarden_certificate_expiry_timestamp_seconds",
 		"seedwarden_certificate_ready",
 		"seedwarden_pending_shoots",
+		metrics.CacheStaleSecondsName,
 		"controller_runtime_webhook_requests_total",
 		"controller_runtime_webhook_latency_seconds_bucket",
 	} {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // TestAPIServerOutage: a replica whose connection to the API server goes
@@ -134,6 +135,12 @@ func TestAPIServerOutage(t *testing.T) {
 	t.Logf("not ready %s after the cut:\n%s", notReadyAfter.Round(time.Millisecond), strings.TrimSpace(body))
 	assert.GreaterOrEqual(t, notReadyAfter, maxStaleness, "not ready before the bound")
 	assert.Contains(t, body, "cache-freshness")
+	staleSeconds := func() float64 {
+		samples, err := scrape(r.metricsURL())
+		require.NoError(t, err)
+		return counterSum(samples, metrics.CacheStaleSecondsName, nil)
+	}
+	assert.GreaterOrEqual(t, staleSeconds(), maxStaleness.Seconds(), metrics.CacheStaleSecondsName)
 
 	// Beyond the bound: admitted without a seed, with the warning.
 	resp = place(t, regular)
@@ -172,6 +179,7 @@ func TestAPIServerOutage(t *testing.T) {
 	assert.Contains(t, string(resp.Patch), `"value":"`+newSeed+`"`, "the Seed created during the outage is not in the cache")
 	resp = place(t, regular)
 	assert.Contains(t, string(resp.Patch), "/spec/seedName", "places again")
+	assert.Zero(t, staleSeconds(), metrics.CacheStaleSecondsName)
 }
 
 // TestShutdownUnderLoad: two replicas behind the round-robin load balancer

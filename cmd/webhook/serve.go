@@ -188,6 +188,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
+	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewCacheStaleness(func() time.Duration { return freshness.StaleFor(time.Now()) }))
 	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, log)
 	if err := setupPendingShoots(mgr, cfg, store, synced, staleness, opts, log); err != nil {
 		return err

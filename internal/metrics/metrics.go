@@ -39,6 +39,7 @@ const (
 	SeedAllocatableName        = "seedwarden_seed_allocatable"
 	ValidationsTotalName       = "seedwarden_validations_total"
 	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
+	CacheStaleSecondsName      = "seedwarden_cache_stale_seconds"
 )
 
 // DurationBuckets span 1µs to 100ms: a decision from the in-memory cache costs
@@ -204,4 +205,15 @@ func (c *seedCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+}
+
+// NewCacheStaleness returns a gauge, seedwarden_cache_stale_seconds, of how
+// long the informer cache has been stale (some informer without an open
+// watch: cache.Freshness), 0 while every informer watches. Alert on it
+// above cache.maxStaleness: beyond that the replica does not place.
+func NewCacheStaleness(staleFor func() time.Duration) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: CacheStaleSecondsName,
+		Help: "How long the informer cache has been without a watch on some resource (the API server unreachable, a watch broken); 0 while every informer watches.",
+	}, func() float64 { return staleFor().Seconds() })
 }

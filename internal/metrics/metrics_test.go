@@ -154,3 +154,17 @@ func TestSeedCollectorSkipsInvalidNames(t *testing.T) {
 		assert.Zero(t, testutil.CollectAndCount(NewSeedCollector(nil)))
 	})
 }
+
+func TestCacheStaleness(t *testing.T) {
+	stale := time.Duration(0)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(NewCacheStaleness(func() time.Duration { return stale })))
+	want := func(v string) string {
+		return `# HELP seedwarden_cache_stale_seconds How long the informer cache has been without a watch on some resource (the API server unreachable, a watch broken); 0 while every informer watches.
+# TYPE seedwarden_cache_stale_seconds gauge
+seedwarden_cache_stale_seconds ` + v + "\n"
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want("0")), CacheStaleSecondsName))
+	stale = 45500 * time.Millisecond
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want("45.5")), CacheStaleSecondsName), "read at every scrape")
+}
