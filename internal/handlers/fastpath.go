@@ -444,11 +444,13 @@ func (w *walker) peek() byte {
 }
 
 // str steps over the string at w.i (a '"') and returns its raw contents and
-// whether they hold an escape. Strings in a Shoot are short: a plain loop
-// beats searching.
+// whether they hold an escape. Strings in a Shoot are short, and for those a
+// plain loop beats searching; past shortStr bytes (a ConfigMap's data at the
+// size webhook) it searches, which is an order of magnitude faster there.
 func (w *walker) str() (s []byte, escaped, ok bool) {
 	start := w.i + 1
-	for j := start; j < len(w.b); j++ {
+	j := start
+	for ; j < len(w.b) && j < start+shortStr; j++ {
 		switch w.b[j] {
 		case '"':
 			w.i = j + 1
@@ -458,8 +460,24 @@ func (w *walker) str() (s []byte, escaped, ok bool) {
 			j++
 		}
 	}
+	for j < len(w.b) {
+		q := bytes.IndexByte(w.b[j:], '"')
+		if q < 0 {
+			break
+		}
+		if e := bytes.IndexByte(w.b[j:j+q], '\\'); e >= 0 {
+			escaped = true
+			j += e + 2 // past the escaped byte, which may be a '"'
+			continue
+		}
+		w.i = j + q + 1
+		return w.b[start : j+q], escaped, true
+	}
 	return nil, false, false
 }
+
+// shortStr is how far str scans byte by byte before it searches.
+const shortStr = 32
 
 // structural marks the bytes skip looks at inside objects and arrays.
 var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}

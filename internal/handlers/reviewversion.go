@@ -55,7 +55,17 @@ func RequireAdmissionReviewV1(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, crMaxRequestSize))
+		// Into a reused buffer sized by the Content-Length: growing one from
+		// nothing copies a large body several times. next reads it before
+		// it returns (webhook.Admission copies it), so it can go back then.
+		bp := bodyBuffers.Get().(*[]byte)
+		body, err := readBody(io.LimitReader(r.Body, crMaxRequestSize), *bp, min(r.ContentLength, crMaxRequestSize))
+		defer func() {
+			if cap(body) <= maxPooledBody {
+				*bp = body[:0]
+				bodyBuffers.Put(bp)
+			}
+		}()
 		var rest io.Reader
 		switch {
 		case err != nil:
@@ -63,6 +73,12 @@ func RequireAdmissionReviewV1(next http.Handler) http.Handler {
 		case len(body) >= crMaxRequestSize:
 			rest = r.Body
 		default:
+			// The full decoder scans the whole body (640 µs for a 100 KB
+			// ConfigMap at the size webhook); walking the top-level keys
+			// settles the usual v1 review far cheaper.
+			if isReviewV1(body) {
+				break
+			}
 			if gvk, ok := reviewType(body); ok && gvk != admissionReviewV1 {
 				writeUnsupportedReview(w, gvk, log())
 				return
@@ -88,6 +104,44 @@ func reviewType(body []byte) (schema.GroupVersionKind, bool) {
 		return schema.GroupVersionKind{}, false
 	}
 	return *gvk, true
+}
+
+// isReviewV1 reports whether body is plainly a JSON admission.k8s.io/v1
+// AdmissionReview: a top-level object whose keys are plain ASCII, with
+// exactly one "apiVersion" and one "kind" (no key that is a case variant of
+// either, which encoding/json would also match) holding unescaped strings
+// with those values. false means "cannot tell cheaply", not "another type".
+func isReviewV1(body []byte) bool {
+	w := walker{b: body}
+	var apiVersion, kind []byte
+	seen := 0
+	ok := w.object(func(key []byte, escaped bool) bool {
+		if escaped || !isASCII(key) {
+			return false
+		}
+		var into *[]byte
+		switch {
+		case string(key) == "apiVersion":
+			into = &apiVersion
+		case string(key) == "kind":
+			into = &kind
+		case asciiEqualFold(key, "apiVersion"), asciiEqualFold(key, "kind"):
+			return false
+		default:
+			return w.skip()
+		}
+		if *into != nil || w.peek() != '"' {
+			return false
+		}
+		v, escaped, ok := w.str()
+		if !ok || escaped {
+			return false
+		}
+		*into = v
+		seen++
+		return true
+	})
+	return ok && seen == 2 && string(apiVersion) == "admission.k8s.io/v1" && string(kind) == "AdmissionReview"
 }
 
 // unsupportedReviewError is the reason a review of type gvk is refused.
