@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
@@ -58,16 +53,7 @@ func TestServeClusterProduction(t *testing.T) {
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(restCfg)
 	require.NoError(t, err)
-	for _, ns := range []string{"garden", "garden-dev", "seedwarden"} {
-		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	}
-	data, err := os.ReadFile("../../examples/landscape.yaml")
-	require.NoError(t, err)
-	objs, err := cache.DecodeObjects(data)
-	require.NoError(t, err)
-	for _, o := range objs {
-		createWithStatus(ctx, t, c, o)
-	}
+	createLandscape(ctx, t, c, "garden", "garden-dev", "seedwarden")
 
 	// The serving certificate's Certificate, ready, expiring in 90 days.
 	notAfter := metav1.NewTime(time.Now().Add(90 * 24 * time.Hour).Truncate(time.Second))
@@ -107,15 +93,10 @@ func TestServeClusterProduction(t *testing.T) {
 	}
 	readerToken, nobodyToken := token("reader"), token("nobody")
 
-	user, err := env.AddUser(envtest.User{Name: "seedwarden", Groups: []string{"system:masters"}}, nil)
-	require.NoError(t, err)
-	kubeconfig, err := user.KubeConfig()
-	require.NoError(t, err)
-	kubeconfigPath := writeFile(t, "kubeconfig", string(kubeconfig))
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	kubeconfigPath := adminKubeconfig(t, env)
+	certDir := devCertDir(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
-	keyFile := writeFile(t, "placement.key", "c2VlZHdhcmRlbi10ZXN0LWtleS0wMTIzNDU2Nzg5YWJjZGVm\n")
+	keyFile := placementKeyFile(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d", secure: true}
@@ -126,23 +107,12 @@ capacity: {coordination: apiserver}
 pendingShoots: {enabled: false}
 `, port, certDir, metricsPort, healthPort, keyFile))
 	t.Setenv(seedreserve.PodNamespaceEnv, "seedwarden")
-
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(serveCtx, []string{"serve", "--config", cfg, "--kubeconfig", kubeconfigPath}, io.Discard, &stderr)
-	}()
-	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), time.Minute, done, &stderr)
+	srv := startCluster(ctx, t, cfg, kubeconfigPath, healthPort)
 
 	// Metrics: HTTPS with the serving certificate, tokens checked.
-	caPEM, err := os.ReadFile(filepath.Join(certDir, certgen.CAFile))
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(caPEM))
+	pool := devCAPool(t, certDir)
 	metricsURL := fmt.Sprintf("https://localhost:%d/metrics", metricsPort)
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	hc := devClient(t, certDir)
 	scrape := func(token string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, metricsURL, nil)
@@ -191,7 +161,7 @@ pendingShoots: {enabled: false}
 	}, 20*time.Second, 100*time.Millisecond, "certificate metrics")
 
 	// Capacity across replicas: the reservation goes to the API server.
-	tc := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	tc := devClient(t, certDir)
 	capacityURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateShootCapacityPath)
 	admin := authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters", "system:authenticated"}}
 	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
@@ -230,16 +200,8 @@ pendingShoots: {enabled: false}
 	assert.Contains(t, metrics, seedreserve.DurationName+`_count{operation="reserve",result="full"} 1`)
 	assert.Contains(t, metrics, seedreserve.DurationName+`_count{operation="check",result="ok"} 1`)
 
-	stop()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(gracefulShutdownTimeout + 10*time.Second):
-		t.Fatal("server did not stop")
-	}
-	log := stderr.String()
+	srv.stopAndWait(t, gracefulShutdownTimeout+10*time.Second)
+	log := srv.stderr.String()
 	assert.Contains(t, log, "Seed capacity is reserved across replicas through the API server")
 	assert.NotContains(t, log, readerToken, "a token was logged")
 }
-
-func ptrTo[T any](v T) *T { return &v }

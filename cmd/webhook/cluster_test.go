@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,16 +14,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/testenv"
@@ -42,27 +35,12 @@ func TestServeCluster(t *testing.T) {
 	defer cancel()
 	c, err := client.New(restCfg, client.Options{Scheme: cache.NewScheme()})
 	require.NoError(t, err)
-	for _, ns := range []string{"garden", "garden-dev"} {
-		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	}
-	data, err := os.ReadFile("../../examples/landscape.yaml")
-	require.NoError(t, err)
-	objs, err := cache.DecodeObjects(data)
-	require.NoError(t, err)
-	for _, o := range objs {
-		createWithStatus(ctx, t, c, o)
-	}
+	createLandscape(ctx, t, c, "garden", "garden-dev")
+	kubeconfigPath := adminKubeconfig(t, env)
 
-	user, err := env.AddUser(envtest.User{Name: "seedwarden", Groups: []string{"system:masters"}}, nil)
-	require.NoError(t, err)
-	kubeconfig, err := user.KubeConfig()
-	require.NoError(t, err)
-	kubeconfigPath := writeFile(t, "kubeconfig", string(kubeconfig))
-
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	certDir := devCertDir(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
-	keyFile := writeFile(t, "placement.key", "c2VlZHdhcmRlbi10ZXN0LWtleS0wMTIzNDU2Nzg5YWJjZGVm\n")
+	keyFile := placementKeyFile(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d"}
@@ -72,19 +50,10 @@ placement: {keyFile: %s}
 # within seconds can only come from the Seed event.
 pendingShoots: {bindMode: update, backoffBase: 1m}
 `, port, certDir, metricsPort, healthPort, keyFile))
+	srv := startCluster(ctx, t, cfg, kubeconfigPath, healthPort)
+	assert.Equal(t, http.StatusOK, get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz/informers", healthPort)))
 
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(serveCtx, []string{"serve", "--config", cfg, "--kubeconfig", kubeconfigPath}, io.Discard, &stderr)
-	}()
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
-	waitReady(t, readyz, time.Minute, done, &stderr)
-	assert.Equal(t, http.StatusOK, get(t, readyz+"/informers"))
-
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	client := devClient(t, certDir)
 	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
@@ -169,13 +138,7 @@ pendingShoots: {bindMode: update, backoffBase: 1m}
 			strings.Contains(m, `leader_election_master_status{name="seedwarden-pending-shoots"} 1`)
 	}, 10*time.Second, 50*time.Millisecond, "pending metrics on controller-runtime's registry")
 
-	stop()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(gracefulShutdownTimeout + 10*time.Second):
-		t.Fatal("server did not stop")
-	}
+	srv.stopAndWait(t, gracefulShutdownTimeout+10*time.Second)
 	// The Lease was released on shutdown (LeaderElectionReleaseOnCancel), so
 	// another replica takes over at once.
 	require.NoError(t, c.Get(ctx, types.NamespacedName{Namespace: "garden", Name: "seedwarden-pending-shoots"}, &lease))
@@ -187,35 +150,4 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// sendNamespaceDelete posts a namespace DELETE AdmissionReview.
-func sendNamespaceDelete(t *testing.T, client *http.Client, url, ns string, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
-	t.Helper()
-	old := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
-	return postReview(t, client, url, &admissionv1.AdmissionRequest{
-		UID:       types.UID("ns-" + ns),
-		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Namespace"},
-		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "namespaces"},
-		Name:      ns,
-		Operation: admissionv1.Delete,
-		UserInfo:  user,
-		OldObject: runtime.RawExtension{Raw: old},
-	})
-}
-
-// createWithStatus creates o and then writes its status, which a create drops.
-func createWithStatus(ctx context.Context, t *testing.T, c client.Client, o client.Object) {
-	t.Helper()
-	want := o.DeepCopyObject().(client.Object)
-	require.NoError(t, c.Create(ctx, o), "%s %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
-	switch w := want.(type) {
-	case *api.Seed:
-		o.(*api.Seed).Status = w.Status
-	case *api.Shoot:
-		o.(*api.Shoot).Status = w.Status
-	default:
-		return
-	}
-	require.NoError(t, c.Status().Update(ctx, o), "status of %s", o.GetName())
 }

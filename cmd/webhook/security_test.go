@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +19,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/config"
 )
 
@@ -31,8 +27,7 @@ import (
 // server never is: old TLS versions and weak suites, plain HTTP, a client
 // that stalls. Each is refused or cut off, and the server keeps serving.
 func TestWebhookServerHardening(t *testing.T) {
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	certDir := devCertDir(t)
 	port, healthPort := freePort(t), freePort(t)
 	const readTimeout = 500 * time.Millisecond
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
@@ -40,21 +35,11 @@ server: {port: %d, certDir: %s, readTimeout: %s}
 metrics: {bindAddress: "0"}
 health: {bindAddress: "127.0.0.1:%d"}
 `, port, certDir, readTimeout, healthPort))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
-	}()
-	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
+	srv := startLandscape(t, cfg, healthPort)
 
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	caPEM, err := os.ReadFile(filepath.Join(certDir, certgen.CAFile))
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(caPEM))
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	pool := devCAPool(t, certDir)
+	client := devClient(t, certDir)
 	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
 	stillServes := func(t *testing.T) {
 		t.Helper()
@@ -151,13 +136,7 @@ health: {bindAddress: "127.0.0.1:%d"}
 		assert.Equal(t, 404, resp.StatusCode)
 	})
 
-	cancel()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop")
-	}
+	srv.stopAndWait(t, 30*time.Second)
 }
 
 // Settings that need an API server are refused with --landscape, before
@@ -237,8 +216,7 @@ func TestReservationNamespace(t *testing.T) {
 // AdmissionReview whose response has code 400 and no uid (the API server
 // would treat one as a failed call and apply the failure policy).
 func TestBadInput(t *testing.T) {
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	certDir := devCertDir(t)
 	port, healthPort := freePort(t), freePort(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s, maxRequestBytes: 8192}
@@ -246,15 +224,8 @@ metrics: {bindAddress: "0"}
 health: {bindAddress: "127.0.0.1:%d"}
 resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: 4Ki}]}
 `, port, certDir, healthPort))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
-	}()
-	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	srv := startLandscape(t, cfg, healthPort)
+	client := devClient(t, certDir)
 	base := fmt.Sprintf("https://localhost:%d", port)
 
 	shoot := string(yamlToJSON(t, "../../examples/shoot.yaml"))
@@ -397,12 +368,6 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 	r := admit(t, client, base+MutateShootsPath, "../../examples/shoot.yaml")
 	assert.True(t, r.Allowed)
 	assert.Contains(t, string(r.Patch), "/spec/seedName")
-	cancel()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code)
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop")
-	}
-	assert.NotContains(t, stderr.String(), "panic")
+	srv.stopAndWait(t, 30*time.Second)
+	assert.NotContains(t, srv.stderr.String(), "panic")
 }

@@ -2,15 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,28 +13,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
-
-	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestServeLandscape runs `webhook serve --landscape` in-process and talks to
 // it like the API server and Prometheus would.
 func TestServeLandscape(t *testing.T) {
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	certDir := devCertDir(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server:
@@ -50,21 +29,13 @@ metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
 log: {level: debug, format: json}
 `, port, certDir, metricsPort, healthPort))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
-	}()
+	srv := startLandscape(t, cfg, healthPort)
 
 	health := fmt.Sprintf("http://127.0.0.1:%d", healthPort)
-	waitReady(t, health+"/readyz", 20*time.Second, done, &stderr)
 	assert.Equal(t, http.StatusOK, get(t, health+"/healthz"))
 	assert.Equal(t, http.StatusOK, get(t, health+"/readyz/webhook"))
 
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	client := devClient(t, certDir)
 	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
 
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
@@ -101,41 +72,10 @@ log: {level: debug, format: json}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "protocol version")
 
-	cancel()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop")
-	}
+	srv.stopAndWait(t, 30*time.Second)
 	// JSON logs, as configured.
-	first, _, _ := strings.Cut(stderr.String(), "\n")
+	first, _, _ := strings.Cut(srv.stderr.String(), "\n")
 	assert.True(t, json.Valid([]byte(first)), first)
-}
-
-// waitReady polls readyz until it answers 200; it fails the test when the
-// server exits or time runs out, showing the server's log and /readyz.
-func waitReady(t *testing.T, readyz string, timeout time.Duration, done <-chan int, log *syncBuffer) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case code := <-done:
-			t.Fatalf("server exited with %d:\n%s", code, log.String())
-		default:
-		}
-		if resp, err := http.Get(readyz + "?verbose"); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			last = resp.Status + "\n" + string(b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("not ready after %s: %s\nserver log:\n%s", timeout, last, log.String())
 }
 
 func TestServeLandscapeWithoutCertsFails(t *testing.T) {
@@ -144,68 +84,7 @@ server: {port: %d, certDir: %s}
 metrics: {bindAddress: "0"}
 health: {bindAddress: "0"}
 `, freePort(t), filepath.Join(t.TempDir(), "none")))
-	var stderr syncBuffer
-	code := run(context.Background(), []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
+	code, _, errOut := runCmd(t, "serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml")
 	assert.Equal(t, exitError, code)
-	assert.Contains(t, stderr.String(), "webhook server (certificates from")
-}
-
-func tlsClient(t *testing.T, caFile string) *http.Client {
-	t.Helper()
-	caPEM, err := os.ReadFile(caFile)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(caPEM))
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-}
-
-// admit sends the Shoot in file as a CREATE AdmissionReview.
-func admit(t *testing.T, client *http.Client, url, file string) *admissionv1.AdmissionResponse {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	obj, err := yaml.YAMLToJSON(data)
-	require.NoError(t, err)
-	shoots := metav1.GroupVersionResource{Group: "core.gardener.cloud", Version: "v1beta1", Resource: "shoots"}
-	uid := types.UID("uid-" + filepath.Base(file))
-	review := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       uid,
-			Kind:      metav1.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: "Shoot"},
-			Resource:  shoots,
-			Namespace: "garden-dev",
-			Operation: admissionv1.Create,
-			Object:    runtime.RawExtension{Raw: obj},
-		},
-	}
-	body, err := json.Marshal(review)
-	require.NoError(t, err)
-	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var out admissionv1.AdmissionReview
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	require.NotNil(t, out.Response)
-	require.Equal(t, uid, out.Response.UID)
-	return out.Response
-}
-
-func get(t *testing.T, url string) int {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-func body(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return string(b)
+	assert.Contains(t, errOut, "webhook server (certificates from")
 }

@@ -2,28 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
-
-	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 )
 
 // A cluster server needs the shared placement key; it stops before touching
@@ -59,10 +47,8 @@ func TestServeClusterRequiresPlacementKey(t *testing.T) {
 // TestServeLandscapeValidatingWebhooks runs `webhook serve --landscape` and
 // sends the validating webhooks what the API server would.
 func TestServeLandscapeValidatingWebhooks(t *testing.T) {
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
-	const keyText = "c2VlZHdhcmRlbi10ZXN0LWtleS0wMTIzNDU2Nzg5YWJjZGVm"
-	keyFile := writeFile(t, "placement.key", keyText+"\n")
+	certDir := devCertDir(t)
+	keyFile := placementKeyFile(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s}
@@ -80,16 +66,8 @@ resourceSize:
   counts:
   - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds], count: 3}
 `, port, certDir, metricsPort, healthPort, keyFile))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
-	}()
-	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	srv := startLandscape(t, cfg, healthPort)
+	client := devClient(t, certDir)
 	url := func(path string) string { return fmt.Sprintf("https://localhost:%d%s", port, path) }
 
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com", Groups: []string{"system:authenticated"}}
@@ -148,38 +126,24 @@ resourceSize:
 	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Shoot",namespace="garden-dev",operation="CREATE",reason="size"}`)
 	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Seed",namespace="",operation="CREATE",reason="count"}`)
 
-	cancel()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop")
-	}
-	logs := stderr.String()
+	srv.stopAndWait(t, 30*time.Second)
+	logs := srv.stderr.String()
 	assert.Contains(t, logs, "Placement key loaded")
-	assert.NotContains(t, logs, keyText, "the key is never logged")
+	assert.NotContains(t, logs, testPlacementKey, "the key is never logged")
 }
 
 // Without a key file, --landscape uses a random key and says so.
 func TestServeLandscapeRandomKey(t *testing.T) {
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	certDir := devCertDir(t)
 	port, healthPort := freePort(t), freePort(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "0"}
 health: {bindAddress: "127.0.0.1:%d"}
 `, port, certDir, healthPort))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
-	}()
-	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
+	srv := startLandscape(t, cfg, healthPort)
 
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	client := devClient(t, certDir)
 	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com"}
 	resp := send(t, client, fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath), "m", admissionv1.Create, "", shoot, nil, jane)
@@ -187,84 +151,7 @@ health: {bindAddress: "127.0.0.1:%d"}
 	resp = send(t, client, fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath), "v", admissionv1.Create, "", applyJSONPatch(t, shoot, resp.Patch), nil, jane)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 
-	cancel()
-	<-done
-	assert.Contains(t, stderr.String(), "using a random in-memory placement key")
-}
-
-func yamlToJSON(t *testing.T, file string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	obj, err := yaml.YAMLToJSON(data)
-	require.NoError(t, err)
-	return obj
-}
-
-func applyJSONPatch(t *testing.T, object, patch []byte) []byte {
-	t.Helper()
-	p, err := jsonpatch.DecodePatch(patch)
-	require.NoError(t, err)
-	out, err := p.Apply(object)
-	require.NoError(t, err)
-	return out
-}
-
-func setSeed(t *testing.T, object []byte, seed string) []byte {
-	t.Helper()
-	return applyJSONPatch(t, object, []byte(`[{"op":"add","path":"/spec/seedName","value":"`+seed+`"}]`))
-}
-
-// send posts a Shoot AdmissionReview (oldObject may be nil).
-func send(t *testing.T, client *http.Client, url, uid string, op admissionv1.Operation, subResource string, object, oldObject []byte, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
-	t.Helper()
-	req := &admissionv1.AdmissionRequest{
-		UID:         types.UID(uid),
-		Kind:        metav1.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: "Shoot"},
-		Resource:    metav1.GroupVersionResource{Group: "core.gardener.cloud", Version: "v1beta1", Resource: "shoots"},
-		SubResource: subResource,
-		Name:        "webshop",
-		Namespace:   "garden-dev",
-		Operation:   op,
-		UserInfo:    user,
-		Object:      runtime.RawExtension{Raw: object},
-	}
-	if oldObject != nil {
-		req.OldObject = runtime.RawExtension{Raw: oldObject}
-	}
-	return postReview(t, client, url, req)
-}
-
-// sendResource posts a CREATE of a cluster-scoped core.gardener.cloud object.
-func sendResource(t *testing.T, client *http.Client, url, uid, resource, kind string, object []byte, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
-	t.Helper()
-	return postReview(t, client, url, &admissionv1.AdmissionRequest{
-		UID:       types.UID(uid),
-		Kind:      metav1.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: kind},
-		Resource:  metav1.GroupVersionResource{Group: "core.gardener.cloud", Version: "v1beta1", Resource: resource},
-		Operation: admissionv1.Create,
-		UserInfo:  user,
-		Object:    runtime.RawExtension{Raw: object},
-	})
-}
-
-func postReview(t *testing.T, client *http.Client, url string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	t.Helper()
-	b, err := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request:  req,
-	})
-	require.NoError(t, err)
-	resp, err := client.Post(url, "application/json", bytes.NewReader(b))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var out admissionv1.AdmissionReview
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	require.NotNil(t, out.Response)
-	require.Equal(t, req.UID, out.Response.UID)
-	if !out.Response.Allowed {
-		require.NotNil(t, out.Response.Result)
-	}
-	return out.Response
+	srv.stop()
+	<-srv.done
+	assert.Contains(t, srv.stderr.String(), "using a random in-memory placement key")
 }

@@ -2,26 +2,18 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/config"
 )
 
@@ -55,8 +47,7 @@ current-context: garden
 // allow-list of the configuration applies, namespace deletion is decided from
 // the loaded landscape, and the answers are counted.
 func TestServeLandscapeKubeconfigAndNamespaceWebhooks(t *testing.T) {
-	certDir := t.TempDir()
-	require.NoError(t, certgen.Generate(certDir, certgen.DefaultHosts, time.Now()))
+	certDir := devCertDir(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
 	cfg := writeFile(t, "config.yaml", configHeader+fmt.Sprintf(`
 server: {port: %d, certDir: %s, maxRequestBytes: 16384}
@@ -64,16 +55,8 @@ metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
 kubeconfigSecret: {allowedFields: [tokenFile]}
 `, port, certDir, metricsPort, healthPort))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--landscape", "../../examples/landscape.yaml"}, io.Discard, &stderr)
-	}()
-	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), 20*time.Second, done, &stderr)
-	client := tlsClient(t, filepath.Join(certDir, certgen.CAFile))
+	srv := startLandscape(t, cfg, healthPort)
+	client := devClient(t, certDir)
 	url := func(path string) string { return fmt.Sprintf("https://localhost:%d%s", port, path) }
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com"}
 
@@ -116,27 +99,7 @@ kubeconfigSecret: {allowedFields: [tokenFile]}
 	assert.Contains(t, m, `seedwarden_validations_total{result="denied",webhook="namespace-deletion"}`)
 	assert.Contains(t, m, `seedwarden_validations_total{result="allowed",webhook="namespace-deletion"}`)
 
-	cancel()
-	select {
-	case code := <-done:
-		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop")
-	}
-}
-
-func sendSecret(t *testing.T, client *http.Client, url string, object []byte, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
-	t.Helper()
-	return postReview(t, client, url, &admissionv1.AdmissionRequest{
-		UID:       types.UID("secret"),
-		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Secret"},
-		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "secrets"},
-		Name:      "kubeconfig",
-		Namespace: "garden-dev",
-		Operation: admissionv1.Create,
-		UserInfo:  user,
-		Object:    runtime.RawExtension{Raw: object},
-	})
+	srv.stopAndWait(t, 30*time.Second)
 }
 
 func TestConfigureLeaderElection(t *testing.T) {
