@@ -150,10 +150,11 @@ type Config struct {
 
 // Cache configures the informer cache the webhooks decide from.
 type Cache struct {
-	// MaxStaleness bounds how long the webhooks decide from a cache whose
-	// watch is broken: beyond it the mutating webhook admits Shoots without a
-	// seed (with a warning), the capacity and binding webhooks deny requests
-	// that set a seed, and /readyz fails. "0s" disables the bound. Default: 30s.
+	// MaxStaleness bounds how long the webhooks decide from a cache some
+	// informer of which has no open watch (cache.Freshness): beyond it the
+	// mutating webhook admits Shoots without a seed (with a warning), the
+	// capacity and binding webhooks deny requests that set a seed, the retry
+	// controller waits, and /readyz fails. "0s" disables the bound. Default: 30s.
 	MaxStaleness Duration `json:"maxStaleness,omitempty"`
 }
 
