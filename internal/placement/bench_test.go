@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
@@ -39,6 +40,66 @@ func BenchmarkDecide(b *testing.B) {
 					if d := Decide(snap, shoot, opts); !d.Schedulable() {
 						b.Fatal(d.Summary())
 					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDecidePass splits BenchmarkDecide (1,000 seeds, SameRegion) by
+// how steps 1-5 run: ordered (one pass per step, the reference), fused into
+// one scan of every seed, and fused through the seed index. The steps after
+// them are the same code in all three.
+func BenchmarkDecidePass(b *testing.B) {
+	shoot := landscapegen.NewShoot("new")
+	snap := benchSnapshot(1000)
+	opts := Options{Strategy: SameRegion, NetworkMode: Disjoint}
+	for _, p := range []struct {
+		name string
+		pass pass
+	}{{"ordered", passOrdered}, {"scan", passScan}, {"indexed", passIndexed}} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if d := run(snap, shoot, opts, p.pass); !d.Schedulable() {
+					b.Fatal(d.Summary())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecideAfterChange is BenchmarkDecide (SameRegion) when every
+// decision finds the landscape changed: it alternates between two snapshots,
+// so each decision first rebuilds the seed index from the other's. They
+// differ in one seed replaced (what a Seed update publishes), in one seed
+// added in the middle (removed on the way back), or in every seed (nothing
+// to share: the first decision on a new landscape). It bounds what landscape
+// churn costs a decision.
+func BenchmarkDecideAfterChange(b *testing.B) {
+	shoot := landscapegen.NewShoot("new")
+	for _, n := range []int{1000, 5000} {
+		a := benchSnapshot(n)
+		replaced, added, unrelated := *a, *a, *benchSnapshot(n)
+		replaced.Seeds = slices.Clone(a.Seeds)
+		replaced.Seeds[n/2] = NewSeed(landscapegen.Seed(n / 2))
+		extra := landscapegen.Seed(n / 2)
+		extra.Name += "-extra"
+		added.Seeds = slices.Insert(slices.Clone(a.Seeds), n/2+1, NewSeed(extra))
+		for _, other := range []struct {
+			name string
+			snap *Snapshot
+		}{{"replaced", &replaced}, {"added", &added}, {"unrelated", &unrelated}} {
+			snaps := []*Snapshot{a, other.snap}
+			b.Run(fmt.Sprintf("seeds=%d/%s", n, other.name), func(b *testing.B) {
+				opts := Options{Strategy: SameRegion, NetworkMode: Disjoint}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if d := Decide(snaps[i&1], shoot, opts); !d.Schedulable() {
+						b.Fatal(d.Summary())
+					}
+					i++
 				}
 			})
 		}

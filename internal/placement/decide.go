@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -15,14 +16,34 @@ import (
 // unschedulable is the decision replayed with explanations switched on, so
 // scheduled Shoots pay for no strings or maps.
 func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
-	d := run(snap, shoot, opts, false)
+	d := run(snap, shoot, opts, passFast)
 	if d.Schedulable() {
 		return d
 	}
 	// Replayed with explanations. Should usage have moved in between and the
 	// replay found room, the replay is the more recent truth either way.
-	return run(snap, shoot, opts, true)
+	return run(snap, shoot, opts, passExplain)
 }
+
+// pass says how run applies steps 1-5.
+type pass uint8
+
+const (
+	// passFast applies steps 1-5 in one fused pass over the seeds (fused.go),
+	// through the seed index (index.go) from minIndexed seeds, and falls back
+	// to the ordered steps whenever that pass leaves nothing, so failures are
+	// reported exactly as passOrdered reports them.
+	passFast pass = iota
+	// passOrdered applies every step on its own, in order: the reference
+	// passFast is tested against (TestFastPassMatchesOrdered).
+	passOrdered
+	// passExplain is passOrdered recording why each seed was dropped.
+	passExplain
+	// passScan and passIndexed are passFast never and always using the index,
+	// so tests cover both ways on landscapes of any size.
+	passScan
+	passIndexed
+)
 
 // decider carries one decision's state through the steps.
 type decider struct {
@@ -57,7 +78,14 @@ func (d *decider) release() {
 		return
 	}
 	for i := range d.bufs {
-		clear(d.bufs[i][:cap(d.bufs[i])]) // drop seed pointers so old snapshots can be collected
+		// Drop seed pointers so old snapshots can be collected. Steps only
+		// append (never nil) from the start of a buffer, and every release
+		// clears what was used, so the used part ends at the first nil.
+		buf := d.bufs[i][:cap(d.bufs[i])]
+		if used := slices.Index(buf, nil); used >= 0 {
+			buf = buf[:used]
+		}
+		clear(buf)
 		if cap(d.bufs[i]) < len(d.snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(d.snap.Seeds))
 		}
@@ -105,7 +133,8 @@ func (d *decider) fail(step Step, format string, args ...any) Decision {
 	}
 }
 
-func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision {
+func run(snap *Snapshot, shoot *api.Shoot, opts Options, p pass) Decision {
+	explain := p == passExplain
 	d := &decider{snap: snap, shoot: shoot, opts: opts, explain: explain}
 	d.bufs = bufPool.Get().(*[3][]*Seed)
 	for i := range d.bufs {
@@ -127,64 +156,21 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 	}
 	d.profile = profile
 
-	seeds := d.filter(snap.Seeds, isUsable, usable)
+	// Steps 1-5: usable, CloudProfile selector, Shoot selector, provider,
+	// zones (or failure tolerance).
+	var seeds []*Seed
+	if p != passOrdered && p != passExplain {
+		seeds = d.fused(p)
+	}
 	if len(seeds) == 0 {
-		return d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(snap.Seeds))
+		var failed Decision
+		if seeds, failed = d.ordered(); len(seeds) == 0 {
+			return failed
+		}
 	}
 
 	n := len(seeds)
-	if profile.SeedSelector != nil {
-		if profile.selectorErr != nil {
-			return d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
-		}
-		if !profile.selector.Empty() { // a selector with only providerTypes matches every seed
-			keep, why := matchesSelector(profile.selector, "CloudProfile")
-			seeds = d.filter(seeds, keep, why)
-		}
-		if len(seeds) == 0 {
-			return d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", n, profile.selector)
-		}
-	}
-
-	n = len(seeds)
-	if sel := shoot.Spec.SeedSelector; sel != nil {
-		selector, err := shootSelector(sel)
-		if err != nil {
-			return d.fail(StepShootSelector, "%v", err)
-		}
-		if !selector.Empty() {
-			keep, why := matchesSelector(selector, "Shoot")
-			seeds = d.filter(seeds, keep, why)
-		}
-		if len(seeds) == 0 {
-			return d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", n, selector)
-		}
-	}
-
-	n = len(seeds)
-	keep, why := providerMatches(shoot.Spec.Provider.Type, profile.ProviderTypes())
-	seeds = d.filter(seeds, keep, why)
-	if len(seeds) == 0 {
-		return d.fail(StepProvider, "none out of the %d seeds has a matching provider for %q", n, shoot.Spec.Provider.Type)
-	}
-
-	zonal := failureToleranceZone(shoot)
-	if zonal {
-		n = len(seeds)
-		seeds = d.filterBy(seeds, hasThreeZones)
-		if len(seeds) == 0 {
-			return d.fail(StepFailureTolerance, "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", n)
-		}
-	} else {
-		n = len(seeds)
-		seeds = d.selectZones(seeds)
-		if len(seeds) == 0 {
-			return d.fail(StepZones, "none of the %d seeds offers the zones the shoot asks for", n)
-		}
-	}
-
-	n = len(seeds)
-	keep, why = supportsAccessRestrictions(shoot.Spec.AccessRestrictions)
+	keep, why := supportsAccessRestrictions(shoot.Spec.AccessRestrictions)
 	seeds = d.filter(seeds, keep, why)
 	if len(seeds) == 0 {
 		return d.fail(StepAccessRestrictions, "none of the %d seeds supports the access restrictions configured in the shoot specification", n)
@@ -220,6 +206,69 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, explain bool) Decision 
 		return d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", profile.Name, shoot.Spec.Region, d.opts.Strategy)
 	}
 	return leastUsed(snap, seeds)
+}
+
+// ordered applies steps 1-5 one after the other. It returns the surviving
+// seeds, or none and the unschedulable Decision of the step that left none.
+func (d *decider) ordered() ([]*Seed, Decision) {
+	snap, shoot, profile := d.snap, d.shoot, d.profile
+	seeds := d.filter(snap.Seeds, isUsable, usable)
+	if len(seeds) == 0 {
+		return nil, d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(snap.Seeds))
+	}
+
+	n := len(seeds)
+	if profile.SeedSelector != nil {
+		if profile.selectorErr != nil {
+			return nil, d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
+		}
+		if !profile.selector.Empty() { // a selector with only providerTypes matches every seed
+			keep, why := matchesSelector(profile.selector, "CloudProfile")
+			seeds = d.filter(seeds, keep, why)
+		}
+		if len(seeds) == 0 {
+			return nil, d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", n, profile.selector)
+		}
+	}
+
+	n = len(seeds)
+	if sel := shoot.Spec.SeedSelector; sel != nil {
+		selector, err := shootSelector(sel)
+		if err != nil {
+			return nil, d.fail(StepShootSelector, "%v", err)
+		}
+		if !selector.Empty() {
+			keep, why := matchesSelector(selector, "Shoot")
+			seeds = d.filter(seeds, keep, why)
+		}
+		if len(seeds) == 0 {
+			return nil, d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", n, selector)
+		}
+	}
+
+	n = len(seeds)
+	keep, why := providerMatches(shoot.Spec.Provider.Type, profile.ProviderTypes())
+	seeds = d.filter(seeds, keep, why)
+	if len(seeds) == 0 {
+		return nil, d.fail(StepProvider, "none out of the %d seeds has a matching provider for %q", n, shoot.Spec.Provider.Type)
+	}
+
+	zonal := failureToleranceZone(shoot)
+	if zonal {
+		n = len(seeds)
+		seeds = d.filterBy(seeds, hasThreeZones)
+		if len(seeds) == 0 {
+			return nil, d.fail(StepFailureTolerance, "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", n)
+		}
+	} else {
+		n = len(seeds)
+		seeds = d.selectZones(seeds)
+		if len(seeds) == 0 {
+			return nil, d.fail(StepZones, "none of the %d seeds offers the zones the shoot asks for", n)
+		}
+	}
+
+	return seeds, Decision{}
 }
 
 // candidateCheck is step 10: networks, taints and capacity, per seed.

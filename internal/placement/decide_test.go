@@ -3,6 +3,7 @@ package placement
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -179,8 +180,9 @@ func TestSummaryNamesEverySeed(t *testing.T) {
 }
 
 // FuzzDecide feeds arbitrary Shoots (as JSON) into the placement entry point
-// over a small fixed landscape: it must never panic, and a schedulable decision
-// must name a seed of the snapshot.
+// over a small fixed landscape: it must never panic, a schedulable decision
+// must name a seed of the snapshot, and the fused steps (scanning, or through
+// the seed index) must decide exactly as the ordered steps.
 func FuzzDecide(f *testing.F) {
 	for _, s := range []string{
 		`{"spec":{"cloudProfileName":"aws","region":"eu-west-1","provider":{"type":"aws","workers":[{"name":"a","zones":["z1"]}]}}}`,
@@ -215,7 +217,14 @@ func FuzzDecide(f *testing.F) {
 		}
 		for _, strategy := range []Strategy{SameRegion, MinimalDistance} {
 			for _, mode := range []NetworkMode{Disjoint, AllowIPv4} {
-				d := Decide(snap, &shoot, Options{Strategy: strategy, NetworkMode: mode})
+				opts := Options{Strategy: strategy, NetworkMode: mode}
+				ordered := run(snap, &shoot, opts, passOrdered)
+				for _, p := range []pass{passFast, passScan, passIndexed} {
+					if got := run(snap, &shoot, opts, p); !reflect.DeepEqual(got, ordered) {
+						t.Fatalf("pass %d decides %+v, the ordered steps %+v", p, got, ordered)
+					}
+				}
+				d := Decide(snap, &shoot, opts)
 				if d.Schedulable() {
 					if _, ok := snap.seedByName(d.Seed); !ok {
 						t.Fatalf("decided unknown seed %q", d.Seed)

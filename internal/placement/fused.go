@@ -1,0 +1,316 @@
+package placement
+
+import (
+	"hash/maphash"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// fused applies steps 1-5 (usable, CloudProfile selector, Shoot selector,
+// provider, then zones or failure tolerance) in one pass over the seeds
+// instead of one pass per step, comparing hashes NewSeed digested instead of
+// strings; from minIndexed seeds it visits only the seeds the seed index
+// (index.go) cannot rule out.
+//
+// Steps 1-4 are independent per-seed predicates, so their conjunction keeps
+// exactly the seeds, in snapshot order, that the ordered steps keep. Step 5
+// is per-seed too, except that zone selection falls back from the Prefer set
+// (C) to the Enforce set (B) when C is empty; the pass collects both. What
+// the ordered steps add is only which step failed, with its counts: so
+// fused returns nothing whenever a failure is possible (a selector that does
+// not parse, or no seed left), and run then applies the ordered steps, which
+// report that failure exactly. A non-empty result means every intermediate
+// set was non-empty, so no ordered step would have failed.
+func (d *decider) fused(p pass) []*Seed {
+	shoot, profile := d.shoot, d.profile
+	var f fusedPass
+	if profile.SeedSelector != nil {
+		if profile.selectorErr != nil {
+			return nil
+		}
+		if !profile.selector.Empty() {
+			f.cpSel = profile.selector
+		}
+	}
+	if sel := shoot.Spec.SeedSelector; sel != nil {
+		s, err := shootSelector(sel)
+		if err != nil {
+			return nil
+		}
+		if !s.Empty() {
+			f.shootSel = s
+		}
+	}
+	f.prov = newProviderRule(shoot.Spec.Provider.Type, profile.ProviderTypes())
+	f.zone = newZoneRule(shoot)
+
+	f.b = d.scratch()
+	if f.zone.kind == zoneWorkers {
+		f.c = d.scratch()
+	}
+	if p == passIndexed || p == passFast && len(d.snap.Seeds) >= minIndexed {
+		idx := indexFor(d.snap.Seeds)
+		if f.zone.kind != zoneWorkers {
+			// The candidates hold every usable seed of a matching provider,
+			// so B is complete.
+			idx.candidates(&f, false)
+			return f.b
+		}
+		// The candidates hold every seed that can be in C; B is only
+		// needed when C is empty, and then the full pass below builds it.
+		idx.candidates(&f, true)
+		if len(f.c) > 0 {
+			return f.c
+		}
+		f.b, f.c = f.b[:0], f.c[:0]
+	}
+	for _, s := range d.snap.Seeds {
+		f.add(s)
+	}
+	if len(f.c) > 0 {
+		return f.c
+	}
+	return f.b
+}
+
+// fusedPass is one run of the fused steps 1-5.
+type fusedPass struct {
+	cpSel, shootSel labels.Selector // nil when they match every seed
+	prov            providerRule
+	zone            zoneRule
+	b               []*Seed // the survivors; under worker-pool zones the Enforce set B
+	c               []*Seed // worker-pool zones only: the Prefer set C ⊆ B
+}
+
+// add files s under b and c if it passes steps 1-5.
+func (f *fusedPass) add(s *Seed) {
+	if !s.visible || !s.ready || !f.prov.matches(s) {
+		return
+	}
+	if f.cpSel != nil && !f.cpSel.Matches(s.labels) {
+		return
+	}
+	if f.shootSel != nil && !f.shootSel.Matches(s.labels) {
+		return
+	}
+	switch f.zone.kind {
+	case zoneNone:
+		f.b = append(f.b, s)
+	case zoneThree:
+		if len(s.zones) >= 3 {
+			f.b = append(f.b, s)
+		}
+	case zoneControlPlane:
+		if containsAll(s.zones, f.zone.cpZones) {
+			f.b = append(f.b, s)
+		}
+	case zoneWorkers:
+		switch s.zoneSel {
+		case zoneEnforce:
+			if f.zone.sharedBy(s) {
+				f.b = append(f.b, s)
+				f.c = append(f.c, s)
+			}
+		case zonePrefer:
+			f.b = append(f.b, s)
+			if f.zone.sharedBy(s) {
+				f.c = append(f.c, s)
+			}
+		default:
+			f.b = append(f.b, s)
+			f.c = append(f.c, s)
+		}
+	}
+}
+
+// providerRule is providerMatches with the accepted types hashed: without
+// providerTypes the seed's provider must be the Shoot's, otherwise one of
+// them, "*" for any.
+type providerRule struct {
+	any    bool
+	names  []string // the accepted types, hashes[i] = strHash(names[i]) for i < maxHashed
+	hashes [maxHashed]uint64
+	// one is the Shoot's type, the only accepted one when the profile lists
+	// none (names is nil then).
+	one string
+}
+
+// maxHashed bounds the hashes a rule keeps inline (no allocation per
+// decision); a rule with more names compares the rest as strings.
+const maxHashed = 8
+
+func newProviderRule(shootType string, enabled []string) providerRule {
+	if len(enabled) == 0 {
+		p := providerRule{one: shootType}
+		p.hashes[0] = strHash(shootType)
+		return p
+	}
+	if slices.Contains(enabled, "*") {
+		return providerRule{any: true}
+	}
+	p := providerRule{names: enabled}
+	for i, t := range enabled[:min(len(enabled), maxHashed)] {
+		p.hashes[i] = strHash(t)
+	}
+	return p
+}
+
+func (p *providerRule) matches(s *Seed) bool {
+	switch {
+	case p.any:
+		return true
+	case p.names == nil:
+		return s.providerHash == p.hashes[0] && s.providerType == p.one
+	}
+	for i, t := range p.names {
+		if (i >= maxHashed || s.providerHash == p.hashes[i]) && s.providerType == t {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesHash is matches on a seed's provider hash alone: true for every
+// seed matches accepts (and, on a collision, for another).
+func (p *providerRule) matchesHash(h uint64) bool {
+	switch {
+	case p.any || len(p.names) > maxHashed:
+		return true
+	case p.names == nil:
+		return h == p.hashes[0]
+	}
+	return slices.Contains(p.hashes[:len(p.names)], h)
+}
+
+// zoneRule is step 5 as fused applies it; selectZones and hasThreeZones are
+// the ordered version.
+type zoneRule struct {
+	kind    zoneKind
+	cpZones []string // zoneControlPlane: the control-plane zones
+	// zoneWorkers: the worker pools' zones, the first maxHashed inline with
+	// their hashes (comparing zones is most of the pass's work, and integers
+	// compare cheaper than strings), the rest in more.
+	n      int
+	names  [maxHashed]string
+	hashes [maxHashed]uint64
+	more   []string
+}
+
+type zoneKind uint8
+
+const (
+	zoneNone         zoneKind = iota // no zones asked for: every seed stays
+	zoneThree                        // failure tolerance "zone": at least 3 zones
+	zoneControlPlane                 // every control-plane zone offered
+	zoneWorkers                      // worker-pool zones steer (Enforce, Prefer)
+)
+
+func newZoneRule(shoot *api.Shoot) zoneRule {
+	if failureToleranceZone(shoot) {
+		return zoneRule{kind: zoneThree}
+	}
+	if cp := shoot.Spec.ControlPlane; cp != nil && len(cp.Zones) > 0 {
+		return zoneRule{kind: zoneControlPlane, cpZones: cp.Zones}
+	}
+	var z zoneRule
+	for _, w := range shoot.Spec.Provider.Workers {
+		for _, name := range w.Zones {
+			if z.n < maxHashed {
+				z.names[z.n], z.hashes[z.n] = name, strHash(name)
+				z.n++
+			} else {
+				z.more = append(z.more, name)
+			}
+		}
+	}
+	if z.n > 0 {
+		z.kind = zoneWorkers
+	}
+	return z
+}
+
+// sharedBy reports whether the seed offers one of the worker pools' zones.
+// Equal hashes are confirmed on the strings.
+func (z *zoneRule) sharedBy(s *Seed) bool {
+	inline := min(len(s.zones), inlineZones)
+	for i, h := range s.zoneHashes[:inline] {
+		for j, w := range z.hashes[:z.n] {
+			if h == w && s.zones[i] == z.names[j] {
+				return true
+			}
+		}
+	}
+	for _, zone := range s.zones[inline:] {
+		if slices.Contains(z.names[:z.n], zone) {
+			return true
+		}
+	}
+	for _, zone := range s.zones {
+		if slices.Contains(z.more, zone) {
+			return true
+		}
+	}
+	return false
+}
+
+// mask is the Bloom mask of the worker pools' zones: a seed can only share
+// one of them if its zoneBloom has one of these bits.
+func (z *zoneRule) mask() uint64 {
+	if len(z.more) > 0 {
+		return ^uint64(0)
+	}
+	var m uint64
+	for _, h := range z.hashes[:z.n] {
+		m |= bloomBit(h)
+	}
+	return m
+}
+
+// mayShare is sharedBy on a seed's zone fingerprints: true for every seed
+// sharedBy accepts (and, on a collision, for another).
+func (z *zoneRule) mayShare(r *seedRec) bool {
+	if r.nZones > inlineZones || len(z.more) > 0 {
+		return true
+	}
+	for _, fp := range r.zoneFP[:r.nZones] {
+		for _, h := range z.hashes[:z.n] {
+			if fp == fingerprint(h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsAll(have, want []string) bool {
+	for _, z := range want {
+		if !slices.Contains(have, z) {
+			return false
+		}
+	}
+	return true
+}
+
+// zoneSelection is a seed's settings.zoneSelection.mode as an enum.
+type zoneSelection uint8
+
+const (
+	zoneOther zoneSelection = iota // unset or another value: zone selection leaves the seed
+	zoneEnforce
+	zonePrefer
+)
+
+// inlineZones is how many zone hashes a Seed keeps inline; seeds with more
+// zones compare the rest as strings.
+const inlineZones = 4
+
+// hashKey is fixed for the process, so hashes digested into a Seed compare
+// with hashes of a Shoot's values taken at decision time. Equal hashes are
+// always confirmed on the strings (or, in the index, only widen what is
+// visited), so a collision costs time, never a wrong decision.
+var hashKey = maphash.MakeSeed()
+
+func strHash(v string) uint64 { return maphash.String(hashKey, v) }

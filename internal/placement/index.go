@@ -1,0 +1,190 @@
+package placement
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// seedIndex is a compact, contiguous digest of what the fused pass asks of
+// every seed first (usable, provider, zones), so that the pass scans flat
+// arrays instead of following a pointer to each Seed, and visits only the
+// seeds that pass the scan. Every visited seed is still checked in full by
+// fusedPass.add: the digest only narrows which seeds are visited (hash and
+// Bloom collisions only widen it), so it saves work but never changes a
+// result.
+//
+// It is cut into chunks of chunkLen seeds by position, so that the index of
+// a changed landscape shares the unchanged chunks with its predecessor: after
+// a Seed update (the commonest change) a decision builds one chunk, not a
+// digest of every seed.
+type seedIndex struct {
+	n      int
+	chunks []*indexChunk
+}
+
+const chunkLen = 64
+
+type indexChunk struct {
+	n     int
+	seeds [chunkLen]*Seed // the seeds digested (a copy, compared on use)
+	recs  [chunkLen]seedRec
+}
+
+func (idx *seedIndex) seed(i int) *Seed   { return idx.chunks[i/chunkLen].seeds[i%chunkLen] }
+func (idx *seedIndex) rec(i int) *seedRec { return &idx.chunks[i/chunkLen].recs[i%chunkLen] }
+
+// describes reports whether idx digests exactly these seeds.
+func (idx *seedIndex) describes(seeds []*Seed) bool {
+	if idx.n != len(seeds) {
+		return false
+	}
+	for k, c := range idx.chunks {
+		if !slices.Equal(c.seeds[:c.n], seeds[k*chunkLen:k*chunkLen+c.n]) {
+			return false
+		}
+	}
+	return true
+}
+
+type seedRec struct {
+	provider  uint64                  // Seed.providerHash
+	zoneBloom uint64                  // bloomBit of each zone's hash; all bits beyond inlineZones zones
+	zoneFP    [inlineZones]zoneFinger // fingerprint of each zone's hash
+	nZones    uint8                   // fingerprints set; more than inlineZones: always visited
+	flags     recFlags
+}
+
+// zoneFinger is 16 bits of a zone's hash: after the Bloom test, comparing
+// fingerprints spares visiting (a cache miss each) nearly all seeds that
+// share no zone.
+type zoneFinger uint16
+
+func fingerprint(h uint64) zoneFinger { return zoneFinger(h) }
+
+type recFlags uint8
+
+const (
+	recUsable   recFlags = 1 << iota // visible and ready
+	recZoneFree                      // zone selection neither Enforce nor Prefer: worker zones never drop it
+)
+
+func newSeedRec(s *Seed) seedRec {
+	r := seedRec{provider: s.providerHash}
+	if len(s.zones) > inlineZones {
+		r.zoneBloom, r.nZones = ^uint64(0), inlineZones+1
+	} else {
+		for i, h := range s.zoneHashes[:len(s.zones)] {
+			r.zoneBloom |= bloomBit(h)
+			r.zoneFP[i] = fingerprint(h)
+		}
+		r.nZones = uint8(len(s.zones))
+	}
+	if s.visible && s.ready {
+		r.flags |= recUsable
+	}
+	if s.zoneSel == zoneOther {
+		r.flags |= recZoneFree
+	}
+	return r
+}
+
+func bloomBit(h uint64) uint64 { return 1 << (h >> 58) }
+
+// minIndexed is the number of seeds from which the fused pass uses the
+// index. Below it the plain pass costs a microsecond or two, and tools and
+// tests that decide on many small snapshots in turn would rebuild the memo
+// each time.
+const minIndexed = 64
+
+// lastIndex is the index of the seeds most recently decided on. Snapshots
+// are immutable and change far less often than decisions are made, so one
+// entry serves almost every decision. It is a memo of a pure function of the
+// seeds: it is used only when its seeds are exactly the snapshot's (compared
+// pointer by pointer, well under a nanosecond per seed), so any number of
+// snapshots may be decided on concurrently; a decision on other seeds
+// replaces it, sharing what the two have in common (see buildIndex). It is
+// not a Snapshot field because whoever assembles a Snapshot (internal/cache,
+// which also copies it by value) would have to keep it in step with Seeds;
+// the memo needs nobody's cooperation. It keeps the last seeds reachable
+// until the next decision on other seeds.
+var lastIndex atomic.Pointer[seedIndex]
+
+func indexFor(seeds []*Seed) *seedIndex {
+	prev := lastIndex.Load()
+	if prev != nil && prev.describes(seeds) {
+		return prev
+	}
+	idx := buildIndex(seeds, prev)
+	lastIndex.Store(idx)
+	return idx
+}
+
+// buildIndex digests seeds, taking from prev what it can: a chunk of prev
+// that holds the same seeds at the same positions is shared, and the record
+// of a seed prev holds at the same position, or in the common suffix (shifted
+// by an addition or removal before it), is copied rather than digested again
+// (a record depends only on its Seed, which is immutable). So a seed replaced
+// costs one chunk, and one added or removed copies the records after it but
+// reads no other Seed.
+func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
+	idx := &seedIndex{n: len(seeds), chunks: make([]*indexChunk, (len(seeds)+chunkLen-1)/chunkLen)}
+	head, tail := 0, 0
+	if prev != nil {
+		n := min(prev.n, len(seeds))
+		for head < n && prev.seed(head) == seeds[head] {
+			head++
+		}
+		for tail < n-head && prev.seed(prev.n-1-tail) == seeds[len(seeds)-1-tail] {
+			tail++
+		}
+	}
+	for k := range idx.chunks {
+		lo, hi := k*chunkLen, min((k+1)*chunkLen, len(seeds))
+		if prev != nil && k < len(prev.chunks) {
+			if c := prev.chunks[k]; c.n == hi-lo && slices.Equal(c.seeds[:c.n], seeds[lo:hi]) {
+				idx.chunks[k] = c
+				continue
+			}
+		}
+		c := &indexChunk{n: hi - lo}
+		for i := lo; i < hi; i++ {
+			c.seeds[i-lo] = seeds[i]
+			switch {
+			case prev != nil && i < prev.n && prev.seed(i) == seeds[i]:
+				c.recs[i-lo] = *prev.rec(i)
+			case i >= len(seeds)-tail:
+				c.recs[i-lo] = *prev.rec(i + prev.n - len(seeds))
+			default:
+				c.recs[i-lo] = newSeedRec(seeds[i])
+			}
+		}
+		idx.chunks[k] = c
+	}
+	return idx
+}
+
+// candidates passes to f.add, in order, every usable seed whose provider
+// hash f accepts and, when zones is set, that zone selection never drops or
+// that may offer one of the worker pools' zones: a superset of the Prefer
+// set C.
+func (idx *seedIndex) candidates(f *fusedPass, zones bool) {
+	var zmask uint64
+	if zones {
+		zmask = f.zone.mask()
+	}
+	for _, c := range idx.chunks {
+		for i := range c.recs[:c.n] {
+			r := &c.recs[i]
+			if r.flags&recUsable == 0 {
+				continue
+			}
+			if zones && r.flags&recZoneFree == 0 && (r.zoneBloom&zmask == 0 || !f.zone.mayShare(r)) {
+				continue
+			}
+			if !f.prov.matchesHash(r.provider) {
+				continue
+			}
+			f.add(c.seeds[i])
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package placement
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/landscapegen"
+)
+
+// TestBuildIndexReusesRecords: an index built from its predecessor equals
+// one built from scratch, whatever changed in between (one seed replaced,
+// added or removed as the cache does, or arbitrary reshuffles, duplicates
+// and truncations, which it does not).
+func TestBuildIndexReusesRecords(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pool := make([]*Seed, 60)
+	for i := range pool {
+		pool[i] = NewSeed(landscapegen.Seed(i))
+	}
+	seeds := slices.Clone(pool[:20])
+	prev := buildIndex(seeds, nil)
+	for i := 0; i < 2000; i++ {
+		next := slices.Clone(seeds)
+		switch r.IntN(6) {
+		case 0:
+			if len(next) > 0 {
+				next[r.IntN(len(next))] = pool[r.IntN(len(pool))]
+			}
+		case 1:
+			next = slices.Insert(next, r.IntN(len(next)+1), pool[r.IntN(len(pool))])
+		case 2:
+			if len(next) > 0 {
+				j := r.IntN(len(next))
+				next = slices.Delete(next, j, j+1)
+			}
+		case 3:
+			r.Shuffle(len(next), func(i, j int) { next[i], next[j] = next[j], next[i] })
+		case 4:
+			next = next[:r.IntN(len(next)+1)]
+		case 5:
+			next = append(next, next...)
+		}
+		if len(next) > 200 {
+			next = next[:r.IntN(40)]
+		}
+		idx := buildIndex(next, prev)
+		require.Equal(t, buildIndex(next, nil), idx, "step %d", i)
+		seeds, prev = next, idx
+	}
+}
