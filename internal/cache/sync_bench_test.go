@@ -23,7 +23,7 @@ import (
 
 // BenchmarkCacheSync feeds 100,000 Shoots (and 1,000 Seeds) through the real
 // informer path — client-go's SharedIndexInformer with TransformShoot and the
-// Store's event handler, as controller-runtime's cache runs it — from a
+// Store's event handler, its watches tracked by Freshness, as serve runs it — from a
 // ListWatch that serves one list. It reports the time until the handler has
 // synced and the heap the informer and Store keep after GC.
 func BenchmarkCacheSync(b *testing.B) {
@@ -62,7 +62,8 @@ func BenchmarkCacheSync(b *testing.B) {
 				return watch.NewFake(), nil
 			},
 		}
-		inf := toolscache.NewSharedIndexInformer(lw, &api.Shoot{}, 0, toolscache.Indexers{})
+		// Through Freshness, as serve builds every informer.
+		inf := NewFreshness().NewInformer(lw, &api.Shoot{}, 0, toolscache.Indexers{})
 		if err := inf.SetTransform(TransformShoot); err != nil {
 			b.Fatal(err)
 		}
