@@ -37,22 +37,11 @@ type scenario struct {
 // and requires the reference's outcome: a seed among the tied ones, or
 // unschedulable exactly when the reference was.
 func TestConformance(t *testing.T) {
-	files, err := filepath.Glob("testdata/conformance/*.json")
-	require.NoError(t, err)
-	require.Len(t, files, 1200, "the corpus is copied whole")
-
+	scenarios := loadScenarios(t)
 	passed := 0
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		require.NoError(t, err)
-		var sc scenario
-		require.NoError(t, json.Unmarshal(raw, &sc), f)
-		objs, err := cache.DecodeObjects(sc.Objects)
-		require.NoError(t, err, f)
-
-		store := cache.NewStore(cache.Options{GardenNamespace: "garden"})
-		store.Load(objs)
-		d := store.Place(&sc.Shoot, placement.Options{Strategy: sc.Strategy, NetworkMode: sc.NetworkOverlap}, "")
+	for _, ls := range scenarios {
+		sc := ls.scenario
+		d := ls.store.Place(&sc.Shoot, placement.Options{Strategy: sc.Strategy, NetworkMode: sc.NetworkOverlap}, "")
 
 		switch {
 		case sc.Expect.Unschedulable && d.Schedulable():
@@ -66,5 +55,33 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	// Printed, not only logged, so plain `go test` output shows the count.
-	fmt.Printf("conformance: %d/%d scenarios agree with the reference\n", passed, len(files))
+	fmt.Printf("conformance: %d/%d scenarios agree with the reference\n", passed, len(scenarios))
+}
+
+// loadedScenario is a scenario with a Store loaded with its landscape.
+type loadedScenario struct {
+	scenario
+	store *cache.Store
+}
+
+// loadScenarios reads every scenario of testdata/conformance and loads its
+// landscape into a Store of its own.
+func loadScenarios(t *testing.T) []loadedScenario {
+	t.Helper()
+	files, err := filepath.Glob("testdata/conformance/*.json")
+	require.NoError(t, err)
+	require.Len(t, files, 1200, "the corpus is copied whole")
+	out := make([]loadedScenario, 0, len(files))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var sc scenario
+		require.NoError(t, json.Unmarshal(raw, &sc), f)
+		objs, err := cache.DecodeObjects(sc.Objects)
+		require.NoError(t, err, f)
+		store := cache.NewStore(cache.Options{GardenNamespace: "garden"})
+		store.Load(objs)
+		out = append(out, loadedScenario{scenario: sc, store: store})
+	}
+	return out
 }

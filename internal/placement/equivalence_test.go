@@ -1,11 +1,8 @@
 package placement_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -14,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -32,19 +28,9 @@ import (
 // index is also rebuilt from its predecessor.
 func TestFastPassMatchesOrdered(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
-		files, err := filepath.Glob("testdata/conformance/*.json")
-		require.NoError(t, err)
-		require.Len(t, files, 1200)
 		var st stats
-		for _, f := range files {
-			raw, err := os.ReadFile(f)
-			require.NoError(t, err)
-			var sc scenario
-			require.NoError(t, json.Unmarshal(raw, &sc), f)
-			objs, err := cache.DecodeObjects(sc.Objects)
-			require.NoError(t, err, f)
-			store := cache.NewStore(cache.Options{GardenNamespace: "garden"})
-			store.Load(objs)
+		for _, ls := range loadScenarios(t) {
+			sc, store := ls.scenario, ls.store
 			for _, strategy := range []placement.Strategy{placement.SameRegion, placement.MinimalDistance} {
 				for _, mode := range []placement.NetworkMode{placement.Disjoint, placement.AllowIPv4, ""} {
 					st.check(t, sc.Name, store.Snapshot(), &sc.Shoot, placement.Options{Strategy: strategy, NetworkMode: mode})
