@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -246,14 +247,34 @@ func (st *suite) logOnFailure(t *testing.T) {
 	})
 }
 
+// freePort is a port on 127.0.0.1 nothing listens on now, and that no
+// earlier call of this run returned.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		// The kernel may hand a port out again once it is closed: two
+		// replicas started together once got the same one, and the second
+		// could not listen.
+		if !handedOut[port] {
+			handedOut[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free port that was not handed out before")
 }
+
+// handedOut are the ports freePort has returned in this run.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
 
 // sizeLimitConfig is the resource-size part of the webhook's configuration.
 type sizeLimitConfig struct {
