@@ -94,14 +94,32 @@ func devCertDir(t *testing.T) string {
 	return certDir
 }
 
-// freePort returns a local TCP port that was free a moment ago.
+// freePort returns a local TCP port that was free a moment ago and that no
+// earlier call returned: the kernel may hand a closed port out again, and a
+// server given the same port for two listeners fails to start.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !handedOut[port] {
+			handedOut[port] = true
+			return port
+		}
+	}
+	t.Fatal("no free port that was not handed out before")
+	return 0
 }
+
+// handedOut are the ports freePort has returned in this test binary.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
 
 // Servers.
 
