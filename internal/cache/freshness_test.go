@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // fakeLW hands out the watches it is given, or fails when it has none.
@@ -39,17 +40,11 @@ func (l *fakeLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	}
 }
 
-func newTestFreshness(t0 time.Time) (*Freshness, *fakeClock) {
-	c := &fakeClock{t: t0}
+func newTestFreshness(t0 time.Time) (*Freshness, *clocktesting.FakeClock) {
+	c := clocktesting.NewFakeClock(t0)
 	f := NewFreshness()
 	f.now = c.Now
 	return f, c
-}
-
-func setClock(c *fakeClock, t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
 }
 
 // eventually waits for cond, for the watch forwarding goroutine.
@@ -86,7 +81,7 @@ func TestFreshnessFollowsWatches(t *testing.T) {
 	assert.Same(t, cm, ev.Object)
 
 	// The server ends the watch: stale from then.
-	setClock(clock, t0.Add(10*time.Second))
+	clock.SetTime(t0.Add(10 * time.Second))
 	fw.Stop()
 	_, open := <-w.ResultChan()
 	assert.False(t, open, "the closed watch is closed for the reflector too")
@@ -102,7 +97,7 @@ func TestFreshnessFollowsWatches(t *testing.T) {
 
 	// An error event ("resource version too old") makes it stale at once,
 	// before the reflector stops the watch; the event still arrives.
-	setClock(clock, t0.Add(20*time.Second))
+	clock.SetTime(t0.Add(20 * time.Second))
 	go fw2.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired})
 	ev = <-w2.ResultChan()
 	assert.Equal(t, watch.Error, ev.Type)
@@ -118,7 +113,7 @@ func TestFreshnessFollowsWatches(t *testing.T) {
 
 	// Stopped by the reflector (resync, shutdown) while an event waits.
 	fw3.Add(cm)
-	setClock(clock, t0.Add(30*time.Second))
+	clock.SetTime(t0.Add(30 * time.Second))
 	w3.Stop()
 	assert.Equal(t, 5*time.Second, f.StaleFor(t0.Add(35*time.Second)))
 	eventually(t, func() bool {
@@ -144,10 +139,10 @@ func TestFreshnessEarliestInformer(t *testing.T) {
 	fb, _ := open()
 	assert.Zero(t, f.StaleFor(t0))
 
-	setClock(clock, t0.Add(time.Second))
+	clock.SetTime(t0.Add(time.Second))
 	fa.Stop()
 	eventually(t, func() bool { return f.StaleFor(t0.Add(2*time.Second)) == time.Second }, "a's watch ended at 1s")
-	setClock(clock, t0.Add(3*time.Second))
+	clock.SetTime(t0.Add(3 * time.Second))
 	fb.Stop()
 	eventually(t, func() bool {
 		since, stale := f.Stale(t0.Add(4 * time.Second))

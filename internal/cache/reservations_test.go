@@ -166,20 +166,20 @@ func TestReservationTTL(t *testing.T) {
 	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
 	s.Apply(seed("a", 2))
 	require.NoError(t, s.Reserve("a", "k1"))
-	clock.Advance(10 * time.Second)
+	clock.Step(10 * time.Second)
 	require.NoError(t, s.Reserve("a", "k2"))
 	require.Error(t, s.Reserve("a", "k3"))
 
-	clock.Advance(19 * time.Second) // k1 at 29s, k2 at 19s
+	clock.Step(19 * time.Second) // k1 at 29s, k2 at 19s
 	snap := s.Snapshot()
 	assert.Equal(t, int64(2), snap.Usage(snap.Seeds[0]))
 
-	clock.Advance(time.Second) // k1 expires at exactly 30s
-	snap = s.Snapshot()        // Snapshot sweeps lazily
+	clock.Step(time.Second) // k1 expires at exactly 30s
+	snap = s.Snapshot()     // Snapshot sweeps lazily
 	assert.Equal(t, int64(1), snap.Usage(snap.Seeds[0]))
 	assert.Equal(t, []SeedStat{{Name: "a", Usage: 1, Allocatable: 2, HasAllocatable: true}}, s.SeedStats())
 
-	clock.Advance(10 * time.Second)
+	clock.Step(10 * time.Second)
 	assert.Equal(t, int64(0), s.Usage("a"))
 	assert.NoError(t, s.Reserve("a", "k1"), "an expired key can be reserved again")
 	assert.Equal(t, int64(1), s.Usage("a"))
@@ -190,7 +190,7 @@ func TestReservationTTLExpiresOnReserve(t *testing.T) {
 	s := NewStore(Options{Now: clock.Now}) // default TTL 30s
 	s.Apply(seed("a", 1))
 	require.NoError(t, s.Reserve("a", "k1"))
-	clock.Advance(31 * time.Second)
+	clock.Step(31 * time.Second)
 	assert.NoError(t, s.Reserve("a", "k2"), "the expired reservation no longer holds the place")
 }
 
@@ -397,7 +397,7 @@ func TestReleaseFastPath(t *testing.T) {
 	// An expired reservation is not swept by Release of another key, but
 	// no longer counts, and leaves the index when swept.
 	require.NoError(t, s.Reserve("a", "expiring"))
-	clock.Advance(31 * time.Second)
+	clock.Step(31 * time.Second)
 	s.mu.Lock()
 	assert.True(t, returns("never-reserved"), "a reservation due to expire does not make Release lock")
 	s.mu.Unlock()
@@ -407,7 +407,7 @@ func TestReleaseFastPath(t *testing.T) {
 
 	// Releasing an expired key that was not swept yet sweeps it.
 	require.NoError(t, s.Reserve("a", "expired"))
-	clock.Advance(31 * time.Second)
+	clock.Step(31 * time.Second)
 	s.Release("expired")
 	s.mu.Lock()
 	assert.Empty(t, s.reservations)

@@ -53,7 +53,7 @@ func TestReservationLookup(t *testing.T) {
 	got, ok := s.Reservation("k")
 	assert.True(t, ok)
 	assert.Equal(t, "a", got)
-	clock.Advance(10 * time.Second)
+	clock.Step(10 * time.Second)
 	_, ok = s.Reservation("k")
 	assert.False(t, ok, "expired")
 }

@@ -228,10 +228,10 @@ func TestSARAuthorizerCache(t *testing.T) {
 	assert.Equal(t, int32(7), c.calls.Load())
 
 	// Until the TTL passes.
-	clock.Advance(9 * time.Second)
+	clock.Step(9 * time.Second)
 	ask(jane, vNamespace, vName)
 	assert.Equal(t, int32(7), c.calls.Load())
-	clock.Advance(time.Second)
+	clock.Step(time.Second)
 	ask(jane, vNamespace, vName)
 	assert.Equal(t, int32(8), c.calls.Load(), "expired")
 

@@ -16,6 +16,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -50,7 +51,7 @@ func bindingLandscape() []*api.Seed {
 type bindingFixture struct {
 	v      *ShootBindingValidator
 	auth   *fakeAuthorizer
-	clock  *vClock
+	clock  *clocktesting.FakeClock
 	signer *placementtoken.Signer
 }
 
@@ -203,7 +204,7 @@ func TestShootBindingValidator(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newBindingFixture(t)
 			f.auth.err = tc.authErr
-			f.clock.Advance(tc.advance)
+			f.clock.Step(tc.advance)
 			resp := vServe(t, f.v, tc.review.body(t))
 			assert.Equal(t, testUID, string(resp.UID))
 			assert.Equal(t, tc.wantAllowed, resp.Allowed, vMessage(resp))

@@ -91,9 +91,9 @@ func TestShootMutatorSignsItsPlacement(t *testing.T) {
 			other := tc.subject
 			other.Seed = "aws-eu1"
 			assert.ErrorIs(t, signer.Verify(token, other), placementtoken.ErrMismatch)
-			clock.Advance(3 * time.Minute)
+			clock.Step(3 * time.Minute)
 			assert.ErrorIs(t, signer.Verify(token, tc.subject), placementtoken.ErrExpired)
-			clock.Advance(-3 * time.Minute)
+			clock.Step(-3 * time.Minute)
 		})
 	}
 }

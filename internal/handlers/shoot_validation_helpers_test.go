@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -39,29 +40,14 @@ const (
 	vName      = "crazy-botany"
 )
 
-// vClock is a settable clock for signers and caches.
-type vClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newVClock() *vClock { return &vClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *vClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *vClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newVClock is a settable clock (Now, Step, SetTime).
+func newVClock() *clocktesting.FakeClock {
+	return clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 var vKey = []byte("0123456789abcdef0123456789abcdef-test-key")
 
-func vSigner(t testing.TB, clock *vClock) *placementtoken.Signer {
+func vSigner(t testing.TB, clock *clocktesting.FakeClock) *placementtoken.Signer {
 	t.Helper()
 	s, err := placementtoken.NewSigner([][]byte{vKey}, 2*time.Minute, clock.Now)
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -28,24 +28,9 @@ const (
 	testTTL = 30 * time.Second
 )
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is a settable clock (Now, Step, SetTime).
+func newClock() *clocktesting.FakeClock {
+	return clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 func testScheme() *runtime.Scheme {
@@ -95,7 +80,7 @@ func landscape(seeds map[string]int64, shoots map[string]int) *cache.Store {
 	return s
 }
 
-func newTestReserver(t testing.TB, c client.Client, local LocalShoots, clk *clock, mod ...func(*Options)) *Reserver {
+func newTestReserver(t testing.TB, c client.Client, local LocalShoots, clk *clocktesting.FakeClock, mod ...func(*Options)) *Reserver {
 	t.Helper()
 	o := Options{Namespace: testNS, TTL: testTTL, Log: testr.New(t.(*testing.T))}
 	if clk != nil {

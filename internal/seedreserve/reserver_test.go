@@ -42,7 +42,7 @@ func TestReserveCountsAndDenies(t *testing.T) {
 	r := newTestReserver(t, c, local, clk)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 3))
-	clk.Advance(1500 * time.Millisecond)
+	clk.Step(1500 * time.Millisecond)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 3))
 	err := r.Reserve(ctx, "s", "garden-dev/c", 3)
 	capacityError(t, err, 1, 2, 3)
@@ -73,7 +73,7 @@ func TestReserveIsIdempotent(t *testing.T) {
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
-	clk.Advance(10 * time.Second)
+	clk.Step(10 * time.Second)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
 	assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:40Z"}, entries(t, c, "s"))
 	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), 0, 1, 1)
@@ -87,11 +87,11 @@ func TestReserveExpiry(t *testing.T) {
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
-	clk.Advance(20 * time.Second)
+	clk.Step(20 * time.Second)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 2))
 	capacityError(t, r.Reserve(ctx, "s", "garden-dev/c", 2), 0, 2, 2)
 
-	clk.Advance(10 * time.Second) // a's expiry: gone
+	clk.Step(10 * time.Second) // a's expiry: gone
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 2))
 	assert.Equal(t, map[string]string{
 		"garden-dev.b": "2026-03-01T12:00:50Z",
@@ -99,7 +99,7 @@ func TestReserveExpiry(t *testing.T) {
 	}, entries(t, c, "s"))
 
 	// Denials write nothing, not even the expiry of others.
-	clk.Advance(25 * time.Second) // b expired, c not
+	clk.Step(25 * time.Second) // b expired, c not
 	rv := resourceVersion(t, c, "s")
 	capacityError(t, r.Reserve(ctx, "s", "garden-dev/d", 1), 0, 1, 1)
 	assert.Equal(t, rv, resourceVersion(t, c, "s"))
@@ -146,11 +146,11 @@ func TestReservePrunesShootsThatArrived(t *testing.T) {
 	local.Apply(shootObj("garden-dev", "a", "s"))
 	local.Apply(shootObj("garden-dev", "b", "elsewhere"))
 
-	clk.Advance(4 * time.Second)
+	clk.Step(4 * time.Second)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 10))
 	assert.Len(t, entries(t, c, "s"), 3, "a is younger than PruneAfter")
 
-	clk.Advance(time.Second)
+	clk.Step(time.Second)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/d", 10))
 	assert.Equal(t, []string{"garden-dev.b", "garden-dev.c", "garden-dev.d"}, sortedKeys(entries(t, c, "s")),
 		"a is pruned; b's Shoot is not on this seed")
@@ -391,7 +391,7 @@ func TestReserveForeignEntries(t *testing.T) {
 		"nodot":              "2026-03-01T12:00:10Z",
 		"garden-dev.a":       "2026-03-01T12:00:30Z",
 	}, entries(t, c, "s"))
-	clk.Advance(30 * time.Second)
+	clk.Step(30 * time.Second)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 1))
 	assert.Equal(t, []string{"garden-dev.b"}, sortedKeys(entries(t, c, "s")))
 }
