@@ -494,12 +494,12 @@ func TestPendingShootRetried(t *testing.T) {
 	assert.Less(t, boundAfter, 5*time.Second, "bound within seconds")
 
 	eventually(t, 10*time.Second, func() error {
-		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonScheduled)
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
 		if err != nil {
 			return err
 		}
 		if len(evs) != 1 || !strings.Contains(evs[0].Note, seed) {
-			return fmt.Errorf("%s events: %+v", pending.ReasonScheduled, evs)
+			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
 		}
 		var s api.Shoot
 		if err := st.c.Get(ctx, key, &s); err != nil {

@@ -101,7 +101,7 @@ func TestServeClusterProduction(t *testing.T) {
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d", secure: true}
 health: {bindAddress: "127.0.0.1:%d"}
-placement: {keyFile: %s}
+placement: {keyFile: %s, mode: patch}
 certificate: {namespace: seedwarden, name: seedwarden-webhook}
 capacity: {coordination: apiserver}
 pendingShoots: {enabled: false}

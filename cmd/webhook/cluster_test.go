@@ -45,7 +45,7 @@ func TestServeCluster(t *testing.T) {
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
-placement: {keyFile: %s}
+placement: {keyFile: %s, mode: patch}
 # The CRDs have no binding subresource. A minute of backoff: a binding
 # within seconds can only come from the Seed event.
 pendingShoots: {bindMode: update, backoffBase: 1m}

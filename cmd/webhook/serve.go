@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -183,6 +185,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	// leader election, like the caches, metrics and probes. Only the retry
 	// controller waits for leadership.
 	srv := mgr.GetWebhookServer()
+	if !cfg.Announce() {
+		recordArrivals(store, mgr.GetEventRecorder(pending.EventRecorderName))
+	}
 	synced, err := cache.Register(ctx, mgr.GetCache(), store)
 	if err != nil {
 		return fmt.Errorf("watching the landscape: %w", err)
@@ -190,7 +195,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewCacheStaleness(func() time.Duration { return freshness.StaleFor(time.Now()) }))
 	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, log)
-	if err := setupPendingShoots(mgr, cfg, store, synced, staleness, opts, log); err != nil {
+	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, log); err != nil {
 		return err
 	}
 	if err := setupCertificateWatch(mgr, cfg, log); err != nil {
@@ -338,8 +343,12 @@ func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func
 // setupPendingShoots adds the retry controller for Shoots admitted without a
 // seed: it decides from the same Store (and reserves in it) as the webhooks,
 // and its metrics go to controller-runtime's registry with the others.
-func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, log logr.Logger) error {
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, signer *placementtoken.Signer, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, log logr.Logger) error {
 	if !cfg.PendingShootsEnabled() {
+		if cfg.Announce() {
+			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
+				config.PlacementModeBinding, config.PlacementModePatch)
+		}
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil
 	}
@@ -354,11 +363,16 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 			return stale
 		},
 	}
+	if signer != nil {
+		// Not a typed nil in the interface: without a key no announced
+		// seed is trusted.
+		r.Verifier = signer
+	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	pc := cfg.PendingConfig()
-	kv := []any{"bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
+	kv := []any{"placementMode", cfg.Placement.Mode, "bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
 	if opts.LeaderElection {
 		kv = append(kv, "leaderElection", true, "lease", opts.LeaderElectionNamespace+"/"+opts.LeaderElectionID)
 	} else {
@@ -378,6 +392,9 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
 	if cfg.PendingShootsEnabled() {
 		log.V(1).Info("No retry controller for pending Shoots in landscape mode: there is nothing to bind")
+	}
+	if cfg.Announce() {
+		log.Info("placement.mode binding in landscape mode: seeds are announced, never bound (set placement.mode: patch to see spec.seedName set)")
 	}
 
 	srv := newWebhookServer(cfg, deps.drain)
@@ -524,6 +541,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 		Placer:         store,
 		Options:        cfg.PlacementOptions(),
 		SchedulerName:  cfg.SchedulerName,
+		Announce:       cfg.Announce(),
 		Signer:         deps.signer,
 		Metrics:        m,
 		Log:            log.WithName("mutate-shoots"),
@@ -618,4 +636,14 @@ func (b *closeOnReadError) Read(p []byte) (int, error) {
 		b.w.Header().Set("Connection", "close")
 	}
 	return n, err
+}
+
+// recordArrivals records gardener-scheduler's success event on every Shoot
+// the mutating webhook of this replica placed by setting spec.seedName
+// (placement mode patch), once the Shoot exists: at admission there is no
+// object to record it on yet.
+func recordArrivals(store *cache.Store, rec pending.EventRecorder) {
+	store.OnArrival(func(shoot *api.Shoot, seed string) {
+		rec.Eventf(shoot, nil, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful, pending.ActionSchedule, "Scheduled to seed %q", seed)
+	})
 }

@@ -40,7 +40,10 @@ log: {level: debug, format: json}
 
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed)
-	assert.Contains(t, string(resp.Patch), `{"op":"add","path":"/spec/seedName","value":"aws-eu2"}`)
+	// The default placement mode announces the seed; nothing sets spec.seedName.
+	assert.Contains(t, string(resp.Patch), `"seedwarden.io/seed":"aws-eu2"`)
+	assert.NotContains(t, string(resp.Patch), "/spec/seedName")
+	assert.Equal(t, []string{`seedwarden: will be scheduled to seed "aws-eu2"`}, resp.Warnings)
 
 	resp = admit(t, client, url, "../../examples/shoot-unschedulable.yaml")
 	assert.True(t, resp.Allowed)
@@ -59,8 +62,8 @@ log: {level: debug, format: json}
 	// have added to them), per-seed usage (the placement reserved a place on
 	// aws-eu2: 2 shoots + 1) and controller-runtime's webhook metrics.
 	metrics := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
-	assert.Contains(t, metrics, `seedwarden_scheduling_decisions_total{result="scheduled",strategy="MinimalDistance"} `)
-	assert.Contains(t, metrics, `seedwarden_scheduling_decisions_total{result="unschedulable",strategy="MinimalDistance"} `)
+	assert.Contains(t, metrics, `seedwarden_scheduling_decisions_total{result="scheduled",strategy="SameRegion"} `)
+	assert.Contains(t, metrics, `seedwarden_scheduling_decisions_total{result="unschedulable",strategy="SameRegion"} `)
 	assert.Contains(t, metrics, `seedwarden_seed_usage{seed="aws-eu2"} 3`)
 	assert.Contains(t, metrics, `seedwarden_seed_allocatable{seed="gcp-us1"} 3`)
 	assert.Contains(t, metrics, `controller_runtime_webhook_requests_total{code="200",webhook="/mutate-shoots"}`)

@@ -15,7 +15,7 @@ func TestSimulateDirectory(t *testing.T) {
 	code, out, errOut := runCmd(t, "simulate", "-f", "testdata/scenarios")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, `{"name":"least-usage","seed":"seed-b"}
-{"name":"no-strategy","seed":"seed-a"}
+{"name":"no-strategy","unschedulable":true,"step":"Strategy","message":"no matching seed candidate found for Configuration (Cloud Profile 'aws', Region 'eu-west-1', SeedDeterminationStrategy 'SameRegion')","reasons":{"seed-a":"SameRegion: provider type or region differs from the shoot's"}}
 {"name":"tainted","unschedulable":true,"step":"Candidates","message":"0/2 seed cluster candidate(s) are eligible for scheduling","reasons":{"seed-a":"shoot does not tolerate the seed's taints","seed-b":"shoot does not tolerate the seed's taints"}}
 `, out)
 }

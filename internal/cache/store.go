@@ -82,6 +82,10 @@ type Store struct {
 	reservations      map[string]*reservation
 	expiries          reservationHeap
 
+	// arrived, when set, is told of every Shoot that arrives on the seed an
+	// admission of this Store reserved for it (see OnArrival).
+	arrived func(shoot *api.Shoot, seed string)
+
 	// reserved holds the keys of reservations (key -> struct{}), so that
 	// Release can skip the lock for a key without one (reservations.go).
 	// Written under mu: a key is added before it enters reservations and
@@ -330,6 +334,15 @@ func (s *Store) Remove(obj client.Object) {
 func shootKey(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
 func (s *Store) applyShoot(o *api.Shoot) {
+	spec, _ := placement.ChargedSeeds(o)
+	if s.countShoot(o) && s.arrived != nil {
+		s.arrived(o, spec)
+	}
+}
+
+// countShoot counts the Shoot; it reports whether the Shoot fulfilled a
+// reservation its admission took (the reservation annotation).
+func (s *Store) countShoot(o *api.Shoot) (fulfilled bool) {
 	key := shootKey(o)
 	spec, status := placement.ChargedSeeds(o)
 
@@ -351,8 +364,9 @@ func (s *Store) applyShoot(o *api.Shoot) {
 	}
 	s.shoots[key] = next
 	if spec != "" {
-		if k := o.Annotations[AnnotationReservation]; k != "" {
+		if k := o.Annotations[AnnotationReservation]; k != "" && s.reservations[k] != nil {
 			s.releaseLocked(k) // the Shoot itself now holds the place
+			fulfilled = true
 		}
 		// A manual placement (validated binding or spec.seedName set by a
 		// user) ends when the Shoot shows up on the seed it reserved; an
@@ -361,7 +375,15 @@ func (s *Store) applyShoot(o *api.Shoot) {
 			s.releaseLocked(r.key)
 		}
 	}
+	return fulfilled
 }
+
+// OnArrival sets f to be told, outside the Store's lock, of every Shoot that
+// shows up on a seed under the reservation an admission through this Store
+// took: once per placement, on the replica that made it. The placement mode
+// "patch" records its success event there, since the admission itself
+// happens before the Shoot exists. Set it before the Store is fed.
+func (s *Store) OnArrival(f func(shoot *api.Shoot, seed string)) { s.arrived = f }
 
 func (s *Store) removeShoot(o *api.Shoot) {
 	key := shootKey(o)

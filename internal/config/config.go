@@ -3,7 +3,7 @@
 //
 //	apiVersion: config.seedwarden.io/v1alpha1
 //	kind: WebhookConfiguration
-//	strategy: MinimalDistance
+//	strategy: SameRegion
 //	...
 //
 // Every field is optional; Default documents what an omitted field means.
@@ -32,6 +32,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -49,12 +50,12 @@ const (
 	// determination strategy (SchedulerConfiguration
 	// .schedulers.shoot.candidateDeterminationStrategy), so a landscape that
 	// never configured its scheduler gets the same placements from seedwarden.
-	DefaultStrategy = placement.MinimalDistance
+	DefaultStrategy = placement.SameRegion
 	// DefaultNetworkOverlap is the rule the seeds document: shoot and seed
 	// networks must not intersect, because of the VPN between them.
 	DefaultNetworkOverlap = placement.Disjoint
 	// DefaultSchedulerName is the value Gardener defaults spec.schedulerName to.
-	DefaultSchedulerName   = "default-scheduler"
+	DefaultSchedulerName   = api.DefaultSchedulerName
 	DefaultReservationTTL  = 30 * time.Second
 	DefaultMaxStaleness    = 30 * time.Second
 	DefaultPort            = 9443
@@ -102,13 +103,19 @@ type Config struct {
 	// GardenNamespace holds the region-config ConfigMaps. Default: garden.
 	GardenNamespace string `json:"gardenNamespace,omitempty"`
 	// Strategy is the candidate determination strategy: SameRegion or
-	// MinimalDistance. Default: MinimalDistance (Gardener's default).
+	// MinimalDistance. Default: SameRegion (Gardener's default).
 	Strategy placement.Strategy `json:"strategy,omitempty"`
 	// NetworkOverlap says which shoot networks must avoid the seed's: Disjoint
 	// (all of them) or AllowIPv4 (only IPv6 ones). Default: Disjoint.
 	NetworkOverlap placement.NetworkMode `json:"networkOverlap,omitempty"`
-	// SchedulerName: Shoots whose spec.schedulerName is empty or this are
-	// placed; others are left to their scheduler. Default: default-scheduler.
+	// SchedulerName is the scheduler seedwarden acts as. default-scheduler
+	// (the default): seedwarden replaces gardener-scheduler, which must be
+	// switched off. Another name (e.g. seedwarden): the mutating webhook
+	// claims the Shoots it takes on that name no scheduler or
+	// default-scheduler by writing this name into spec.schedulerName, so a
+	// gardener-scheduler running beside seedwarden leaves them alone (and
+	// still places those the webhook never saw). Shoots naming any other
+	// scheduler are left alone. Default: default-scheduler.
 	SchedulerName string `json:"schedulerName,omitempty"`
 	// ReservationTTL is how long a placement holds capacity on its seed until
 	// the Shoot appears in the watch. Default: 30s.

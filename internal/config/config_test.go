@@ -25,7 +25,7 @@ func TestDefault(t *testing.T) {
 		APIVersion:      APIVersion,
 		Kind:            Kind,
 		GardenNamespace: "garden",
-		Strategy:        placement.MinimalDistance,
+		Strategy:        placement.SameRegion,
 		NetworkOverlap:  placement.Disjoint,
 		SchedulerName:   "default-scheduler",
 		ReservationTTL:  NewDuration(30 * time.Second),
@@ -42,7 +42,7 @@ func TestDefault(t *testing.T) {
 		Health:      Endpoint{BindAddress: ":8081"},
 		Log:         Log{Level: "info", Format: "json"},
 		Certificate: Certificate{ExpiryWarning: NewDuration(7 * 24 * time.Hour)},
-		Placement:   Placement{TokenTTL: NewDuration(2 * time.Minute)},
+		Placement:   Placement{TokenTTL: NewDuration(2 * time.Minute), Mode: PlacementModeBinding},
 		Binding: Binding{
 			Enabled:               ptrTo(true),
 			AuthorizationCacheTTL: NewDuration(10 * time.Second),
@@ -67,7 +67,7 @@ func TestDefault(t *testing.T) {
 	assert.False(t, c.MetricsSecure())
 	assert.False(t, c.Certificate.Watched())
 	assert.False(t, c.Capacity.APIServer())
-	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint}, c.PlacementOptions())
+	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, c.PlacementOptions())
 }
 
 func TestParseMinimalIsDefault(t *testing.T) {
@@ -115,6 +115,7 @@ certificate:
 placement:
   keyFile: /etc/seedwarden/placement-key/key
   tokenTTL: 30s
+  mode: patch
 binding:
   enabled: false
   authorizationCacheTTL: 0s
@@ -170,7 +171,7 @@ cache:
 		Health:      Endpoint{BindAddress: "0"},
 		Log:         Log{Level: "debug", Format: "console"},
 		Certificate: Certificate{Namespace: "seedwarden", Name: "seedwarden-webhook", ExpiryWarning: NewDuration(720 * time.Hour)},
-		Placement:   Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second)},
+		Placement:   Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second), Mode: PlacementModePatch},
 		Binding: Binding{
 			Enabled:                  ptrTo(false),
 			AuthorizationCacheTTL:    NewDuration(0),
@@ -329,6 +330,9 @@ func TestFieldRules(t *testing.T) {
 		{"placement.tokenTTL short", "placement: {tokenTTL: 1s}", "placement.tokenTTL: 1s is shorter than the minimum 10s"},
 		{"placement.tokenTTL long", "placement: {tokenTTL: 2h}", "placement.tokenTTL: 2h0m0s is longer than the maximum 1h0m0s"},
 		{"placement.tokenTTL garbage", "placement: {tokenTTL: x}", `placement.tokenTTL: invalid value "x" (want a duration such as "30s")`},
+		{"placement.mode patch", "placement: {mode: patch}", ""},
+		{"placement.mode binding", "placement: {mode: binding}", ""},
+		{"placement.mode unknown", "placement: {mode: direct}", `placement.mode: unsupported value "direct" (want binding or patch)`},
 		{"binding.enabled string", "binding: {enabled: 'no'}", "binding.enabled: cannot use string here (want true or false)"},
 		{"binding.authorizationCacheTTL zero", "binding: {authorizationCacheTTL: 0s}", ""},
 		{"binding.authorizationCacheTTL negative", "binding: {authorizationCacheTTL: -1s}", "binding.authorizationCacheTTL: -1s is shorter than the minimum 0s"},

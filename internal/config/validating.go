@@ -53,9 +53,29 @@ type Placement struct {
 	KeyFile string `json:"keyFile,omitempty"`
 	// TokenTTL is how long a token verifies. It only has to outlive one
 	// admission (mutating, then validating webhooks) plus clock skew between
-	// replicas. Default: 2m; 10s to 1h.
+	// replicas, and in mode binding the retry controller's bind. Default:
+	// 2m; 10s to 1h.
 	TokenTTL Duration `json:"tokenTTL,omitempty"`
+	// Mode is who writes spec.seedName. "binding": the mutating webhook
+	// decides, reserves and announces the seed (annotations and a warning),
+	// and the retry controller binds it at once through shoots/binding with
+	// its own ServiceAccount; this works with gardener-apiserver, whose
+	// ShootValidator refuses a CREATE that sets spec.seedName unless its
+	// user may bind. "patch": the mutating webhook sets spec.seedName
+	// itself (Shoots served from a CRD, or clusters whose Shoot creators
+	// may bind). Default: binding.
+	Mode string `json:"mode,omitempty"`
 }
+
+// Placement modes.
+const (
+	PlacementModeBinding = "binding"
+	PlacementModePatch   = "patch"
+)
+
+// Announce reports whether the mutating webhook leaves spec.seedName to the
+// retry controller (placement.mode binding).
+func (c *Config) Announce() bool { return c.Placement.Mode == PlacementModeBinding }
 
 // Binding configures the binding webhook (/validate-shoot-binding).
 type Binding struct {
@@ -159,6 +179,7 @@ func (c *Config) applyValidatingDefaults() {
 	if !c.Placement.TokenTTL.set {
 		c.Placement.TokenTTL = NewDuration(DefaultTokenTTL)
 	}
+	setDefault(&c.Placement.Mode, PlacementModeBinding)
 	if !c.Binding.AuthorizationCacheTTL.set {
 		c.Binding.AuthorizationCacheTTL = NewDuration(DefaultAuthorizationCacheTTL)
 	}
@@ -182,6 +203,11 @@ func (c *Config) validateValidating(p *problems) {
 		p.add("placement.keyFile", "invalid value %q (want a file path)", c.Placement.KeyFile)
 	}
 	validateDurationRange(p, "placement.tokenTTL", c.Placement.TokenTTL, MinTokenTTL, MaxTokenTTL)
+	switch c.Placement.Mode {
+	case PlacementModeBinding, PlacementModePatch:
+	default:
+		p.add("placement.mode", "unsupported value %q (want %s or %s)", c.Placement.Mode, PlacementModeBinding, PlacementModePatch)
+	}
 	validateDurationRange(p, "binding.authorizationCacheTTL", c.Binding.AuthorizationCacheTTL, 0, MaxAuthorizationCacheTTL)
 	validateDurationRange(p, "binding.authorizationTimeout", c.Binding.AuthorizationTimeout, time.Millisecond, MaxAuthorizationTimeout)
 	validateSubjects(p, "binding.landscapeAllowedSubjects", c.Binding.LandscapeAllowedSubjects)

@@ -37,6 +37,10 @@ const AnnotationReservation = "seedwarden.io/reservation"
 // UnschedulableWarningPrefix starts the admission warning of a Shoot no seed fits.
 const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stays pending: "
 
+// AnnouncedWarningPrefix starts the admission warning naming the seed a Shoot
+// will be bound to (placement mode "binding"), followed by the quoted seed.
+const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
+
 // maxWarningRunes bounds one warning. The API server keeps warnings whole up
 // to 4096 runes in total per request (then cuts each to 256), so a longer one
 // would only be cut less predictably by it.
@@ -68,9 +72,18 @@ type Placer interface {
 type ShootMutator struct {
 	Placer  Placer
 	Options placement.Options
-	// SchedulerName: Shoots whose spec.schedulerName is empty or equal to
-	// this are placed; others belong to another scheduler.
+	// SchedulerName is the scheduler seedwarden acts as: Shoots naming it
+	// or the default scheduler are placed (api.Claimable), and unless it is
+	// the default scheduler it is written into spec.schedulerName of every
+	// Shoot the webhook takes on, so a gardener-scheduler running beside
+	// seedwarden leaves them alone.
 	SchedulerName string
+	// Announce is placement mode "binding": the chosen seed is recorded in
+	// annotations (placementtoken.SeedAnnotation with a token) and a
+	// warning, not in spec.seedName, and the retry controller binds it
+	// through shoots/binding. gardener-apiserver refuses a CREATE that sets
+	// spec.seedName unless its user may bind, so this is what works there.
+	Announce bool
 	// Signer signs placement tokens; nil adds none.
 	Signer *placementtoken.Signer
 	// Metrics may be nil.
@@ -194,11 +207,16 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 		}
 		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
 	}
-	if s := deref(shoot.Spec.SchedulerName); s != "" && s != m.SchedulerName {
+	if !api.Claimable(shoot, m.SchedulerName) {
+		s := deref(shoot.Spec.SchedulerName)
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
 		}
 		return shape.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped
+	}
+	// From here the Shoot is ours to place, now or by the retry controller.
+	if api.NeedsClaim(shoot, m.SchedulerName) {
+		shape.claim = m.SchedulerName
 	}
 
 	if err := ctx.Err(); err != nil {
@@ -238,7 +256,12 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	if m.Log.V(1).Enabled() {
 		m.logger(r, shoot).V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
 	}
-	return admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), shape.patches(d.Seed, key, token)...), metrics.ResultScheduled
+	ops := shape.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
+	if m.Announce {
+		return admission.Patched("seedwarden: will be scheduled to seed "+strconv.Quote(d.Seed), ops...).
+			WithWarnings(AnnouncedWarningPrefix + strconv.Quote(d.Seed)), metrics.ResultScheduled
+	}
+	return admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), ops...), metrics.ResultScheduled
 }
 
 // checkTarget rejects requests the webhook configuration should never send.
@@ -355,6 +378,8 @@ type patchShape struct {
 	hasSpec, hasMetadata, hasAnnotations bool
 	// hasPlacementToken: metadata.annotations holds placementtoken.Annotation.
 	hasPlacementToken bool
+	// claim, when set, is written into spec.schedulerName (api.NeedsClaim).
+	claim string
 }
 
 // shape reads the patch shape off the decoded object.
@@ -396,41 +421,81 @@ func lastWinsShape(raw []byte) (patchShape, error) {
 // unchanged admits the Shoot without placing it, removing a placement token
 // it carries (which the webhook did not write).
 func (s patchShape) unchanged(message string) admission.Response {
-	if !s.hasPlacementToken {
+	var ops []jsonpatch.JsonPatchOperation
+	if s.claim != "" {
+		ops = append(ops, s.specOp("schedulerName", s.claim))
+	}
+	if s.hasPlacementToken {
+		ops = append(ops, removeTokenOp())
+	}
+	if len(ops) == 0 {
 		return admission.Allowed(message)
 	}
-	return admission.Patched(message, removeTokenOp())
+	return admission.Patched(message, ops...)
+}
+
+// specOp sets one member of spec, creating spec when the object has none.
+func (s patchShape) specOp(member, value string) jsonpatch.JsonPatchOperation {
+	if s.hasSpec {
+		return jsonpatch.NewOperation("add", "/spec/"+member, value)
+	}
+	return jsonpatch.NewOperation("add", "/spec", map[string]string{member: value})
 }
 
 func removeTokenOp() jsonpatch.JsonPatchOperation {
 	return jsonpatch.NewOperation("remove", "/metadata/annotations/"+escapeJSONPointer(placementtoken.Annotation), nil)
 }
 
+// placementRecord is what a placement writes into the Shoot.
+type placementRecord struct {
+	seed, reservationKey, token string
+	// announce records the seed in placementtoken.SeedAnnotation instead
+	// of spec.seedName (ShootMutator.Announce).
+	announce bool
+}
+
 // patches writes the JSON patch directly instead of diffing a re-marshalled
 // object: api.Shoot models only a few fields, so a diff would drop all the
 // others. An "add" on an existing member replaces it, so an explicit
 // `seedName: ""` or a user-written reservation or placement annotation is
-// overwritten too. reservationKey == "" (dry-run) adds no reservation
-// annotation; token == "" (no Signer) adds no placement annotation and
+// overwritten too. An empty reservationKey (dry-run) adds no reservation
+// annotation; an empty token (no Signer) adds no placement annotation and
 // removes one the object carries.
-func (s patchShape) patches(seed, reservationKey, token string) []jsonpatch.JsonPatchOperation {
-	ops := make([]jsonpatch.JsonPatchOperation, 0, 3)
-	if s.hasSpec {
-		ops = append(ops, jsonpatch.NewOperation("add", "/spec/seedName", seed))
-	} else {
-		ops = append(ops, jsonpatch.NewOperation("add", "/spec", map[string]string{"seedName": seed}))
+func (s patchShape) patches(p placementRecord) []jsonpatch.JsonPatchOperation {
+	ops := make([]jsonpatch.JsonPatchOperation, 0, 5)
+	spec := map[string]string{}
+	if !p.announce {
+		spec["seedName"] = p.seed
+	}
+	if s.claim != "" {
+		spec["schedulerName"] = s.claim
+	}
+	switch {
+	case len(spec) == 0:
+	case s.hasSpec:
+		for _, member := range []string{"seedName", "schedulerName"} {
+			if v, ok := spec[member]; ok {
+				ops = append(ops, jsonpatch.NewOperation("add", "/spec/"+member, v))
+			}
+		}
+	default:
+		ops = append(ops, jsonpatch.NewOperation("add", "/spec", spec))
 	}
 	annotations := map[string]string{}
-	var keys []string // in a fixed order: reservation, then token
-	if reservationKey != "" {
-		annotations[AnnotationReservation] = reservationKey
+	var keys []string // in a fixed order: reservation, token, seed
+	if p.reservationKey != "" {
+		annotations[AnnotationReservation] = p.reservationKey
 		keys = append(keys, AnnotationReservation)
 	}
-	if token != "" {
-		annotations[placementtoken.Annotation] = token
+	if p.token != "" {
+		annotations[placementtoken.Annotation] = p.token
 		keys = append(keys, placementtoken.Annotation)
 	} else if s.hasPlacementToken {
 		ops = append(ops, removeTokenOp())
+	}
+	if p.announce {
+		annotations[placementtoken.SeedAnnotation] = p.seed
+		keys = append(keys, placementtoken.SeedAnnotation)
 	}
 	if len(keys) == 0 {
 		return ops

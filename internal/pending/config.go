@@ -89,6 +89,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 )
 
@@ -105,7 +106,7 @@ const (
 // Defaults of Config.
 const (
 	DefaultMode          = ModeBinding
-	DefaultSchedulerName = "default-scheduler"
+	DefaultSchedulerName = api.DefaultSchedulerName
 	DefaultBackoffBase   = time.Second
 	DefaultBackoffMax    = 5 * time.Minute
 	DefaultWorkers       = 5
@@ -120,7 +121,9 @@ const EventRecorderName = "seedwarden-scheduler"
 // Event reasons.
 const (
 	ReasonSchedulingFailed = "SchedulingFailed"
-	ReasonScheduled        = "Scheduled"
+	// ReasonSchedulingSuccessful is gardener-scheduler's reason, so alerts
+	// and queries written for it keep working.
+	ReasonSchedulingSuccessful = "SchedulingSuccessful"
 )
 
 // MaxMessageBytes bounds event notes and the lastOperation description
@@ -143,8 +146,9 @@ func ReservationKey(namespace, name string) string {
 type Config struct {
 	// Mode is ModeBinding (default) or ModeUpdate.
 	Mode Mode
-	// SchedulerName: Shoots whose spec.schedulerName is empty or this are
-	// placed (default "default-scheduler", like the webhook's).
+	// SchedulerName: Shoots without a seed whose spec.schedulerName is this
+	// are placed (api.Scheduled; empty counts as "default-scheduler", the
+	// default).
 	SchedulerName string
 	// BackoffBase is the wait after the first failed attempt (default 1s);
 	// it doubles per failure up to BackoffMax (default 5m).

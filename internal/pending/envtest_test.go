@@ -190,7 +190,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		s := getShoot(ctx, ct, c, "pending-1")
 		assert.Nil(ct, s.Status.LastOperation, "the controller's Create/Pending is removed, as the binding strategy would")
-		scheduled := events(ctx, ct, c, "pending-1", corev1.EventTypeNormal, ReasonScheduled)
+		scheduled := events(ctx, ct, c, "pending-1", corev1.EventTypeNormal, ReasonSchedulingSuccessful)
 		if assert.Len(ct, scheduled, 1) {
 			assert.Equal(ct, `Scheduled to seed "`+testSeed+`"`, scheduled[0].Note)
 		}
@@ -221,7 +221,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 		assert.Equal(t, "Schedule", e.Action, "only the unschedulable attempt warned; the conflict was quiet: %s", e.Note)
 	}
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.Len(ct, events(ctx, ct, c, "pending-2", corev1.EventTypeNormal, ReasonScheduled), 1)
+		assert.Len(ct, events(ctx, ct, c, "pending-2", corev1.EventTypeNormal, ReasonSchedulingSuccessful), 1)
 		assert.Equal(ct, int64(2), store.Usage(testSeed))
 	}, 10*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 0.0, gathered(reg, metrics.PendingShootsName, ""))

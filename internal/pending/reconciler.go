@@ -25,18 +25,25 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // Store is what the controller needs of cache.Store: placement with
 // reservations, and feeding it the object that triggered a retry.
 type Store interface {
 	Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision
+	PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool
 	Release(key string)
 	Apply(obj client.Object)
 	Remove(obj client.Object)
 }
 
 var _ Store = (*cache.Store)(nil)
+
+// TokenVerifier is placementtoken.Signer's verification.
+type TokenVerifier interface {
+	Verify(token string, s placementtoken.Subject) error
+}
 
 // EventRecorder is client-go's events.EventRecorder (what
 // manager.GetEventRecorder returns).
@@ -46,7 +53,7 @@ type EventRecorder interface {
 
 // Event actions (events.k8s.io/v1 requires one).
 const (
-	actionSchedule = "Schedule"
+	ActionSchedule = "Schedule"
 	actionBind     = "Bind"
 )
 
@@ -95,6 +102,11 @@ type Reconciler struct {
 	Stale func() bool
 	// Now is the clock for lastUpdateTime (default time.Now).
 	Now func() time.Time
+	// Verifier checks the placement token of a seed the mutating webhook
+	// announced (placement mode "binding"); such a Shoot is bound to that
+	// seed while it still fits. Nil: announced seeds are not trusted and
+	// every Shoot is decided here.
+	Verifier TokenVerifier
 
 	once       sync.Once
 	mu         sync.Mutex
@@ -207,7 +219,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	r.track(key)
 
 	resKey := ReservationKey(key.Namespace, key.Name)
-	d := r.Store.Place(shoot, r.Options, resKey)
+	d, kept := r.announced(ctx, shoot, resKey)
+	if !kept {
+		d = r.Store.Place(shoot, r.Options, resKey)
+	}
 	if !d.Schedulable() {
 		return r.unschedulable(ctx, shoot, &d), nil
 	}
@@ -219,8 +234,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case err == nil:
 		r.Metrics.ObserveRetry(metrics.ResultScheduled)
 		r.forget(key)
-		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonScheduled, actionSchedule, "Scheduled to seed %q", d.Seed)
-		log.Info("Scheduled pending Shoot", "seed", d.Seed, "attempts", attempts, "mode", r.Config.Mode)
+		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "Scheduled to seed %q", d.Seed)
+		log.Info("Scheduled pending Shoot", "seed", d.Seed, "announced", kept, "attempts", attempts, "mode", r.Config.Mode)
 		if r.Config.Mode == ModeUpdate {
 			r.clearPendingOperation(ctx, shoot)
 		}
@@ -249,6 +264,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 }
 
+// announced keeps the seed the mutating webhook announced for the Shoot, as
+// long as its token verifies and the seed still admits the Shoot (see
+// cache.Store.PlaceOn): the user was told that seed, and usage that moved
+// meanwhile is no reason to pick another. The admission's own reservation
+// becomes the binding's (key), so the Shoot is never counted twice.
+func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string) (placement.Decision, bool) {
+	seed := shoot.Annotations[placementtoken.SeedAnnotation]
+	admission := shoot.Annotations[cache.AnnotationReservation]
+	if seed == "" || r.Verifier == nil {
+		if admission != "" {
+			r.Store.Release(admission)
+		}
+		return placement.Decision{}, false
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("shoot", shoot.Namespace+"/"+shoot.Name, "announcedSeed", seed)
+	err := r.Verifier.Verify(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
+		Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: seed,
+	})
+	if err != nil {
+		log.V(1).Info("Announced seed not taken: its placement token does not verify; deciding again", "reason", err.Error())
+		if admission != "" {
+			r.Store.Release(admission)
+		}
+		return placement.Decision{}, false
+	}
+	if !r.Store.PlaceOn(shoot, r.Options, seed, admission, key) {
+		log.Info("Announced seed no longer admits the Shoot; deciding again")
+		return placement.Decision{}, false
+	}
+	return placement.Decision{Seed: seed}, true
+}
+
 // unschedulable reports a failed attempt and schedules the next one.
 func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *placement.Decision) reconcile.Result {
 	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
@@ -257,7 +304,7 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	wait := r.backoff.When(key)
 	msg := truncate(d.Summary())
 	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)
-	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionSchedule, "%s", msg)
+	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, ActionSchedule, "%s", msg)
 
 	if op := shoot.Status.LastOperation; op != nil && op.Type == lastOperationTypeCreate &&
 		op.State == lastOperationStatePending && op.Description == msg {
@@ -334,8 +381,7 @@ func (r *Reconciler) isPending(s *api.Shoot) bool {
 	if s == nil || s.DeletionTimestamp != nil || deref(s.Spec.SeedName) != "" {
 		return false
 	}
-	name := deref(s.Spec.SchedulerName)
-	return name == "" || name == r.Config.SchedulerName
+	return api.Scheduled(s, r.Config.SchedulerName)
 }
 
 func (r *Reconciler) track(key types.NamespacedName) {

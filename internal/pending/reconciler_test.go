@@ -45,6 +45,18 @@ type fakeStore struct {
 	releases []string
 	applied  []client.Object
 	removed  []client.Object
+	// placeOn answers PlaceOn (nil: false); placedOn records its calls.
+	placeOn  func(seed string) bool
+	placedOn []placeOnCall
+}
+
+type placeOnCall struct{ seed, from, to string }
+
+func (f *fakeStore) PlaceOn(_ *api.Shoot, _ placement.Options, seed, from, to string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.placedOn = append(f.placedOn, placeOnCall{seed, from, to})
+	return f.placeOn != nil && f.placeOn(seed)
 }
 
 func (f *fakeStore) Place(shoot *api.Shoot, _ placement.Options, key string) placement.Decision {
@@ -416,7 +428,7 @@ func TestReconcileBindingMode(t *testing.T) {
 	want["spec"].(map[string]any)["seedName"] = "aws-eu1"
 	assert.Equal(t, want, w.body, "the whole Shoot, with resourceVersion and unmodelled fields")
 
-	assert.Equal(t, []recordedEvent{{eventType: corev1.EventTypeNormal, reason: "Scheduled", action: "Schedule",
+	assert.Equal(t, []recordedEvent{{eventType: corev1.EventTypeNormal, reason: "SchedulingSuccessful", action: "Schedule",
 		note: `Scheduled to seed "aws-eu1"`, regarding: "garden-dev/s1"}}, f.recorder.Events())
 	assert.Empty(t, f.store.releases, "the reservation lasts until the bound Shoot is seen")
 	assert.Equal(t, 0, f.r.Pending())
@@ -466,7 +478,7 @@ func TestReconcileConflictIsQuiet(t *testing.T) {
 			assert.Zero(t, f.reconcile(t, "s1"))
 			events := f.recorder.Events()
 			require.Len(t, events, 1)
-			assert.Equal(t, "Scheduled", events[0].reason)
+			assert.Equal(t, "SchedulingSuccessful", events[0].reason)
 		})
 	}
 }

@@ -25,6 +25,24 @@ func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
 	return run(snap, shoot, opts, passExplain)
 }
 
+// Admits reports whether seed is among the final candidates Decide would
+// choose the least-used one from: it passes every filter and the strategy.
+// A Shoot announced to a seed (the binding placement mode) is bound there
+// as long as this holds, so that other placements shifting the usage in
+// between do not move it; the caller discounts the place the Shoot already
+// holds from the seed's usage.
+func Admits(snap *Snapshot, shoot *api.Shoot, opts Options, seed string) bool {
+	d := runWith(snap, shoot, opts, passFast, func(_ *Snapshot, seeds []*Seed) Decision {
+		for _, s := range seeds {
+			if s.Name == seed {
+				return Decision{Seed: seed}
+			}
+		}
+		return Decision{}
+	})
+	return d.Schedulable()
+}
+
 // pass says how run applies steps 1-5.
 type pass uint8
 
@@ -134,6 +152,12 @@ func (d *decider) fail(step Step, format string, args ...any) Decision {
 }
 
 func run(snap *Snapshot, shoot *api.Shoot, opts Options, p pass) Decision {
+	return runWith(snap, shoot, opts, p, leastUsed)
+}
+
+// runWith applies the filters and the strategy, then choose picks from the
+// seeds left (never none).
+func runWith(snap *Snapshot, shoot *api.Shoot, opts Options, p pass, choose func(*Snapshot, []*Seed) Decision) Decision {
 	explain := p == passExplain
 	d := &decider{snap: snap, shoot: shoot, opts: opts, explain: explain}
 	d.bufs = bufPool.Get().(*[3][]*Seed)
@@ -205,7 +229,7 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, p pass) Decision {
 	if len(seeds) == 0 {
 		return d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", profile.Name, shoot.Spec.Region, d.opts.Strategy)
 	}
-	return leastUsed(snap, seeds)
+	return choose(snap, seeds)
 }
 
 // ordered applies steps 1-5 one after the other. It returns the surviving

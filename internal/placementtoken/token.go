@@ -23,6 +23,11 @@ import (
 // Annotation carries the token on the Shoot.
 const Annotation = "seedwarden.io/placement"
 
+// SeedAnnotation names the seed the mutating webhook announced for a Shoot it
+// leaves to the retry controller to bind (placement mode "binding"). Only
+// trusted together with a token that verifies for that seed.
+const SeedAnnotation = "seedwarden.io/seed"
+
 const version = "v1"
 
 // MinKeyBytes is the shortest key accepted: HMAC-SHA256 wants 32 bytes.

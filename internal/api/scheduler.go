@@ -1,0 +1,36 @@
+package api
+
+// DefaultSchedulerName is the value Gardener defaults spec.schedulerName to:
+// the Shoots gardener-scheduler takes.
+const DefaultSchedulerName = "default-scheduler"
+
+// SchedulerNameOf is spec.schedulerName, with Gardener's default for none.
+func SchedulerNameOf(s *Shoot) string {
+	if s.Spec.SchedulerName == nil || *s.Spec.SchedulerName == "" {
+		return DefaultSchedulerName
+	}
+	return *s.Spec.SchedulerName
+}
+
+// Claimable reports whether a scheduler named ours places the Shoot at
+// admission: it names ours, or the default scheduler, which a scheduler of
+// another name claims by writing its own name into spec.schedulerName (see
+// NeedsClaim), so that a gardener-scheduler running beside it leaves the
+// Shoot alone.
+func Claimable(s *Shoot, ours string) bool {
+	name := SchedulerNameOf(s)
+	return name == ours || name == DefaultSchedulerName
+}
+
+// NeedsClaim reports whether admission must write ours into
+// spec.schedulerName for the Shoot to stay with a scheduler named ours.
+func NeedsClaim(s *Shoot, ours string) bool {
+	return ours != DefaultSchedulerName && SchedulerNameOf(s) != ours
+}
+
+// Scheduled reports whether a Shoot without a seed is for a scheduler named
+// ours to bind: it names ours (an unclaimed default-scheduler Shoot belongs
+// to gardener-scheduler unless ours is the default).
+func Scheduled(s *Shoot, ours string) bool {
+	return SchedulerNameOf(s) == ours
+}

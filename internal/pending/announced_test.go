@@ -1,0 +1,93 @@
+package pending
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// announcedShoot is a pending Shoot as the mutating webhook leaves it in
+// placement mode binding: the seed, its token and the admission's
+// reservation in annotations.
+func announcedShoot(t *testing.T, signer *placementtoken.Signer, name, seed, tokenSeed string) *unstructured.Unstructured {
+	u := fullShoot(name, nil)
+	token := signer.Sign(placementtoken.Subject{Namespace: "garden-dev", Name: name, Seed: tokenSeed})
+	require.NoError(t, unstructured.SetNestedStringMap(u.Object, map[string]string{
+		placementtoken.SeedAnnotation: seed,
+		placementtoken.Annotation:     token,
+		cache.AnnotationReservation:   "admission-uid",
+	}, "metadata", "annotations"))
+	return u
+}
+
+func testSigner(t *testing.T) *placementtoken.Signer {
+	s, err := placementtoken.NewSigner([][]byte{[]byte("0123456789abcdef0123456789abcdef")}, time.Minute, nil)
+	require.NoError(t, err)
+	return s
+}
+
+func TestReconcileAnnouncedSeed(t *testing.T) {
+	signer := testSigner(t)
+	otherSigner, err := placementtoken.NewSigner([][]byte{[]byte("fedcba9876543210fedcba9876543210")}, time.Minute, nil)
+	require.NoError(t, err)
+	// The fresh decision would pick aws-eu1; the announced seed is aws-eu2.
+	fresh := scheduled
+	tests := []struct {
+		name     string
+		shoot    *unstructured.Unstructured
+		verifier TokenVerifier
+		fits     bool
+		wantSeed string
+		// wantPlaceOn: PlaceOn was asked (the token verified).
+		wantPlaceOn bool
+		// wantReleased: the admission's reservation was given back here
+		// (PlaceOn gives it back itself).
+		wantReleased bool
+	}{
+		{name: "kept while it fits", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"), verifier: signer, fits: true,
+			wantSeed: "aws-eu2", wantPlaceOn: true},
+		{name: "decided again when it no longer fits", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"), verifier: signer,
+			wantSeed: fresh.Seed, wantPlaceOn: true},
+		{name: "token for another seed: not trusted", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu1"), verifier: signer, fits: true,
+			wantSeed: fresh.Seed, wantReleased: true},
+		{name: "token under another key: not trusted", shoot: announcedShoot(t, otherSigner, "s1", "aws-eu2", "aws-eu2"), verifier: signer, fits: true,
+			wantSeed: fresh.Seed, wantReleased: true},
+		{name: "no verifier: not trusted", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"), fits: true,
+			wantSeed: fresh.Seed, wantReleased: true},
+		{name: "nothing announced", shoot: fullShoot("s1", nil), verifier: signer, fits: true, wantSeed: fresh.Seed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, ModeBinding, tt.shoot)
+			f.r.Verifier = tt.verifier
+			f.store.decide = func(*api.Shoot) placement.Decision { return fresh }
+			f.store.placeOn = func(string) bool { return tt.fits }
+
+			assert.Zero(t, f.reconcile(t, "s1"))
+
+			writes := f.writes.Writes()
+			require.Len(t, writes, 1)
+			spec := writes[0].body["spec"].(map[string]any)
+			assert.Equal(t, tt.wantSeed, spec["seedName"])
+			if tt.wantPlaceOn {
+				assert.Equal(t, []placeOnCall{{seed: "aws-eu2", from: "admission-uid", to: ReservationKey("garden-dev", "s1")}}, f.store.placedOn)
+			} else {
+				assert.Empty(t, f.store.placedOn)
+			}
+			assert.Equal(t, tt.wantReleased, slices.Contains(f.store.releases, "admission-uid"), "releases: %v", f.store.releases)
+			decided := len(f.store.places) == 1
+			assert.Equal(t, tt.wantSeed == fresh.Seed, decided, "decided again")
+			assert.Equal(t, `Scheduled to seed "`+tt.wantSeed+`"`, f.recorder.Events()[0].note)
+			assert.Equal(t, ReasonSchedulingSuccessful, f.recorder.Events()[0].reason)
+		})
+	}
+}
