@@ -52,13 +52,17 @@ type handlerRun struct {
 	reg    *prometheus.Registry
 }
 
-// runMutator sends body to the handler made by mk for a fresh mutator.
-func runMutator(t *testing.T, d placement.Decision, signed bool, body, contentType string, mk func(*ShootMutator) http.Handler) handlerRun {
+// runMutator sends body to the handler made by mk for a fresh mutator,
+// configured further by setup unless it is nil.
+func runMutator(t *testing.T, d placement.Decision, signed bool, setup func(*ShootMutator), body, contentType string, mk func(*ShootMutator) http.Handler) handlerRun {
 	t.Helper()
 	run := handlerRun{placer: &fakePlacer{decision: d}, reg: prometheus.NewRegistry()}
 	m := newMutator(t, run.placer, run.reg)
 	if signed {
 		m.Signer = vSigner(t, newVClock())
+	}
+	if setup != nil {
+		setup(m)
 	}
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/mutate-shoots", strings.NewReader(body))
 	if contentType != "" {
@@ -89,6 +93,13 @@ func decisionCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
+// Mutator settings the equality test varies.
+var (
+	announce         = func(m *ShootMutator) { m.Announce = true }
+	claim            = func(m *ShootMutator) { m.SchedulerName = "seedwarden" }
+	claimAndAnnounce = func(m *ShootMutator) { announce(m); claim(m) }
+)
+
 func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 	const rv = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1",`
 	userToken := map[string]string{placementtoken.Annotation: "copied", "keep": "me"}
@@ -107,6 +118,7 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 		contentType string // default application/json; "-" for none
 		decision    *placement.Decision
 		signed      bool
+		setup       func(*ShootMutator)
 		wantFast    bool
 		refused     bool // as not admission.k8s.io/v1 AdmissionReview
 	}{
@@ -126,6 +138,14 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 		{name: "object keys are case-sensitive", body: review{object: `{"kind": "Shoot", "Spec": {"seedName": "x"}, "metadata": {"Annotations": {}}}`}.body(), wantFast: true},
 		{name: "escaped object keys", body: review{object: `{"kind": "Shoot", "sp\u0065c": {"region": "eu"}, "metadata": {"annot\u0061tions": {"seedwarden.io\/placement": "x"}}}`}.body(), wantFast: true},
 		{name: "leading whitespace", body: "\n\t " + review{}.body(), wantFast: true},
+		{name: "announced", body: review{}.body(), signed: true, setup: announce, wantFast: true},
+		{name: "announced, no spec", body: review{object: `{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot"}`}.body(), signed: true, setup: announce, wantFast: true},
+		{name: "announced, unschedulable", body: review{}.body(), decision: &unschedulable, signed: true, setup: announce, wantFast: true},
+		{name: "claimed", body: review{}.body(), signed: true, setup: claim, wantFast: true},
+		{name: "claimed and announced, no spec", body: review{object: `{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot"}`}.body(), setup: claimAndAnnounce, wantFast: true},
+		{name: "claimed, unschedulable", body: review{}.body(), decision: &unschedulable, setup: claim, wantFast: true},
+		{name: "claimed from default-scheduler", body: review{object: shootJSON("", `"schedulerName": "default-scheduler",`)}.body(), setup: claim, wantFast: true},
+		{name: "not claimed from another scheduler", body: review{object: shootJSON("", `"schedulerName": "custom",`)}.body(), setup: claimAndAnnounce, wantFast: true},
 
 		// Errors the decision reports
 		{name: "wrong kind", body: review{kind: "core.gardener.cloud/v1beta1/Seed", resource: "core.gardener.cloud/v1beta1/seeds"}.body(), wantFast: true},
@@ -197,11 +217,11 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 				ct = ""
 			}
 			var fast *mutatingHTTPHandler
-			got := runMutator(t, d, tc.signed, tc.body, ct, func(m *ShootMutator) http.Handler {
+			got := runMutator(t, d, tc.signed, tc.setup, tc.body, ct, func(m *ShootMutator) http.Handler {
 				fast = NewMutatingHTTPHandler(m, 8<<20).(*mutatingHTTPHandler)
 				return fast
 			})
-			want := runMutator(t, d, tc.signed, tc.body, ct, oracle)
+			want := runMutator(t, d, tc.signed, tc.setup, tc.body, ct, oracle)
 
 			assert.Equal(t, tc.wantFast, fast.slowServed.Load() == 0, "served by the fast path")
 			assert.Equal(t, tc.refused, strings.Contains(got.rec.Body.String(), refusal), "refused: %s", got.rec.Body)
@@ -238,7 +258,7 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 // through equality; here the patch itself.
 func TestMutatingHTTPHandlerAmbiguousObject(t *testing.T) {
 	object := `{"kind": "Shoot", "metadata": {"annotations": {"seedwarden.io/placement": "x"}}, "metadata": {"name": "n"}, "spec": {}, "spec": null}`
-	got := runMutator(t, scheduled, false, review{object: object}.body(), "application/json", func(m *ShootMutator) http.Handler {
+	got := runMutator(t, scheduled, false, nil, review{object: object}.body(), "application/json", func(m *ShootMutator) http.Handler {
 		return NewMutatingHTTPHandler(m, 0)
 	})
 	var ar admissionv1.AdmissionReview
