@@ -46,6 +46,8 @@ server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
 placement: {keyFile: %s, mode: patch}
+# No gardener-scheduler runs here: Shoots created without the webhook are ours.
+schedulerName: default-scheduler
 # The CRDs have no binding subresource. A minute of backoff: a binding
 # within seconds can only come from the Seed event.
 pendingShoots: {bindMode: update, backoffBase: 1m}

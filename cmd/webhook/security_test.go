@@ -318,7 +318,9 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 					require.Len(t, r.Warnings, 1)
 					assert.Contains(t, r.Warnings[0], tc.want.warning)
 				}
-				assert.Empty(t, r.Patch, "bad input placed a Shoot")
+				// At most the schedulerName claim: no seed set or announced.
+				assert.NotContains(t, string(r.Patch), "seedName", "bad input placed a Shoot")
+				assert.NotContains(t, string(r.Patch), "seedwarden.io/seed", "bad input placed a Shoot")
 				if tc.want.noUID {
 					assert.Empty(t, r.UID)
 				} else {

@@ -47,7 +47,8 @@ log: {level: debug, format: json}
 
 	resp = admit(t, client, url, "../../examples/shoot-unschedulable.yaml")
 	assert.True(t, resp.Allowed)
-	assert.Empty(t, resp.Patch)
+	// Claimed for the retry controller, not placed.
+	assert.JSONEq(t, `[{"op":"add","path":"/spec/schedulerName","value":"seedwarden"}]`, string(resp.Patch))
 	require.Len(t, resp.Warnings, 1)
 	assert.Contains(t, resp.Warnings[0], "aws-eu-restricted: shoot does not tolerate the seed's taints")
 

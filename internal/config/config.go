@@ -32,7 +32,6 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -54,8 +53,10 @@ const (
 	// DefaultNetworkOverlap is the rule the seeds document: shoot and seed
 	// networks must not intersect, because of the VPN between them.
 	DefaultNetworkOverlap = placement.Disjoint
-	// DefaultSchedulerName is the value Gardener defaults spec.schedulerName to.
-	DefaultSchedulerName   = api.DefaultSchedulerName
+	// DefaultSchedulerName is the name seedwarden claims Shoots with, so
+	// that the gardener-scheduler every Gardener landscape runs (only Shoots
+	// naming no scheduler or "default-scheduler" are its) leaves them alone.
+	DefaultSchedulerName   = "seedwarden"
 	DefaultReservationTTL  = 30 * time.Second
 	DefaultMaxStaleness    = 30 * time.Second
 	DefaultPort            = 9443
@@ -108,14 +109,14 @@ type Config struct {
 	// NetworkOverlap says which shoot networks must avoid the seed's: Disjoint
 	// (all of them) or AllowIPv4 (only IPv6 ones). Default: Disjoint.
 	NetworkOverlap placement.NetworkMode `json:"networkOverlap,omitempty"`
-	// SchedulerName is the scheduler seedwarden acts as. default-scheduler
-	// (the default): seedwarden replaces gardener-scheduler, which must be
-	// switched off. Another name (e.g. seedwarden): the mutating webhook
-	// claims the Shoots it takes on that name no scheduler or
-	// default-scheduler by writing this name into spec.schedulerName, so a
-	// gardener-scheduler running beside seedwarden leaves them alone (and
-	// still places those the webhook never saw). Shoots naming any other
-	// scheduler are left alone. Default: default-scheduler.
+	// SchedulerName is the scheduler seedwarden acts as. Any name but
+	// default-scheduler (default: seedwarden): the mutating webhook claims
+	// the Shoots it takes on that name no scheduler or default-scheduler by
+	// writing this name into spec.schedulerName, so the gardener-scheduler
+	// running beside seedwarden leaves them alone (and still places those
+	// the webhook never saw). default-scheduler: seedwarden replaces
+	// gardener-scheduler, which must not run. Shoots naming any other
+	// scheduler are left alone.
 	SchedulerName string `json:"schedulerName,omitempty"`
 	// ReservationTTL is how long a placement holds capacity on its seed until
 	// the Shoot appears in the watch. Default: 30s.

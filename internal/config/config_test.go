@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		GardenNamespace: "garden",
 		Strategy:        placement.SameRegion,
 		NetworkOverlap:  placement.Disjoint,
-		SchedulerName:   "default-scheduler",
+		SchedulerName:   "seedwarden",
 		ReservationTTL:  NewDuration(30 * time.Second),
 		Server: Server{
 			Port:            9443,
