@@ -1,13 +1,16 @@
 package pending
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -90,4 +93,33 @@ func TestReconcileAnnouncedSeed(t *testing.T) {
 			assert.Equal(t, ReasonSchedulingSuccessful, f.recorder.Events()[0].reason)
 		})
 	}
+}
+
+// A binding to the announced seed that is refused (here: full cluster-wide)
+// must not be retried on that seed for ever: the next attempt decides afresh.
+func TestReconcileAnnouncedSeedRefused(t *testing.T) {
+	signer := testSigner(t)
+	f := newFixture(t, ModeBinding, announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"))
+	f.r.Verifier = signer
+	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
+	f.store.placeOn = func(string) bool { return true }
+	refused := true
+	f.writes.fail = func(write) error {
+		if refused {
+			return apierrors.NewForbidden(schema.GroupResource{Group: api.GroupName, Resource: "shoots/binding"}, "s1", errors.New(`seed "aws-eu2" is full`))
+		}
+		return nil
+	}
+
+	assert.NotZero(t, f.reconcile(t, "s1"))
+	assert.Len(t, f.store.placedOn, 1)
+	assert.Empty(t, f.store.places, "the announced seed was tried first")
+
+	refused = false
+	assert.Zero(t, f.reconcile(t, "s1"))
+	assert.Len(t, f.store.placedOn, 1, "the announced seed is not tried again")
+	require.Len(t, f.store.places, 1)
+	writes := f.writes.Writes()
+	require.Len(t, writes, 2)
+	assert.Equal(t, scheduled.Seed, writes[1].body["spec"].(map[string]any)["seedName"])
 }

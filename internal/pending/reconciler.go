@@ -110,7 +110,9 @@ type Reconciler struct {
 
 	once       sync.Once
 	mu         sync.Mutex
-	pending    map[types.NamespacedName]struct{}
+	// pending maps each pending Shoot to whether binding it to its
+	// announced seed failed (then it is decided afresh).
+	pending    map[types.NamespacedName]bool
 	backoff    workqueue.TypedRateLimiter[types.NamespacedName]
 	conflicts  workqueue.TypedRateLimiter[types.NamespacedName]
 	controller controller.Controller
@@ -122,7 +124,7 @@ func (r *Reconciler) init() {
 		if r.Now == nil {
 			r.Now = time.Now
 		}
-		r.pending = map[types.NamespacedName]struct{}{}
+		r.pending = map[types.NamespacedName]bool{}
 		r.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](r.Config.BackoffBase, r.Config.BackoffMax)
 		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), r.Config.BackoffMax)
 	})
@@ -249,6 +251,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: wait}, nil
 	default:
 		r.Store.Release(resKey)
+		if kept {
+			// Refused (e.g. the seed is full cluster-wide): the next
+			// attempt is free to choose another seed.
+			r.distrustAnnounced(key)
+		}
 		r.Metrics.ObserveRetry(metrics.ResultError)
 		wait := r.backoff.When(key)
 		hint := ""
@@ -272,7 +279,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string) (placement.Decision, bool) {
 	seed := shoot.Annotations[placementtoken.SeedAnnotation]
 	admission := shoot.Annotations[cache.AnnotationReservation]
-	if seed == "" || r.Verifier == nil {
+	if seed == "" || r.Verifier == nil || r.announcedRefused(types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}) {
 		if admission != "" {
 			r.Store.Release(admission)
 		}
@@ -389,9 +396,24 @@ func (r *Reconciler) track(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.pending[key]; !ok {
-		r.pending[key] = struct{}{}
+		r.pending[key] = false
 		r.Metrics.SetPending(len(r.pending))
 	}
+}
+
+func (r *Reconciler) distrustAnnounced(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.pending[key]; ok {
+		r.pending[key] = true
+	}
+}
+
+func (r *Reconciler) announcedRefused(key types.NamespacedName) bool {
+	r.init()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pending[key]
 }
 
 // forget drops a Shoot that is no longer pending, with its backoff.
