@@ -323,7 +323,7 @@ func (st *suite) simulate(t *testing.T, shoot *unstructured.Unstructured) simRes
 
 // ---------------------------------------------------------------- usage
 
-// expectedUsage counts Shoots per seed from the API server as DESIGN.md
+// expectedUsage counts Shoots per seed from the API server as docs/design.md
 // defines usage: spec.seedName, plus status.seedName when it differs.
 func (st *suite) expectedUsage(ctx context.Context) (map[string]int64, error) {
 	var shoots api.ShootList

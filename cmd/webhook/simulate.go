@@ -16,7 +16,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
-// scenario is a scenario file (see DESIGN.md). Other keys, such as name and
+// scenario is a scenario file (docs/design.md, "Scenario files"). Other keys, such as name and
 // expect, are ignored.
 type scenario struct {
 	Strategy       placement.Strategy    `json:"strategy"`
