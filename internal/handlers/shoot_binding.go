@@ -80,8 +80,7 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 	tokenErr := verifyPlacement(v.Signer, c)
 	if tokenErr == nil {
 		// The webhook's own placement: placement already applied its rules
-		// (and, following the reference scheduler, may pick a deleting seed;
-		// see placement's usable). We do not second-guess our own decision.
+		// (a deleting seed among them). We do not second-guess our own decision.
 		log.V(1).Info("Own placement", "seed", c.newSeed)
 		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
 	}
