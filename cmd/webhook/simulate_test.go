@@ -180,3 +180,20 @@ func TestSimulateSkipsDeletingSeeds(t *testing.T) {
 		})
 	}
 }
+
+// A self-hosted Shoot (a worker pool with controlPlane) is not scheduled,
+// and simulate says so.
+func TestSimulateSelfHostedShoot(t *testing.T) {
+	profile := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile", "metadata": map[string]any{"name": "aws"}, "spec": map[string]any{"type": "aws"}}
+	shoot := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+		"metadata": map[string]any{"name": "new", "namespace": "garden-proj"},
+		"spec": map[string]any{"cloudProfileName": "aws", "region": "eu-west-1", "provider": map[string]any{"type": "aws",
+			"workers": []any{map[string]any{"name": "cp", "controlPlane": map[string]any{"backup": map[string]any{"provider": "aws"}}}}}}}
+	data, err := json.Marshal(map[string]any{"strategy": "SameRegion", "objects": []any{profile, readySeed("seed-a", "eu-west-1")}, "shoot": shoot})
+	require.NoError(t, err)
+	code, out, errOut := runCmd(t, "simulate", "-f", writeFile(t, "s.json", string(data)))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, []result{{Name: "s", Unschedulable: true, Step: placement.StepSelfHosted,
+		Message: `shoot is self-hosted (worker pool "cp" has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed`}},
+		decodeResults(t, out))
+}
