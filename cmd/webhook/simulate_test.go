@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 func TestSimulateDirectory(t *testing.T) {
@@ -147,4 +149,51 @@ func names(t *testing.T, out string) []string {
 		ns = append(ns, r.Name)
 	}
 	return ns
+}
+
+// A Seed with a deletionTimestamp is never chosen, even when it would win the
+// tie by name; with nothing else left the reason says it is being deleted.
+func TestSimulateSkipsDeletingSeeds(t *testing.T) {
+	deletingSeed := readySeed("seed-a", "eu-west-1")
+	deletingSeed["metadata"] = map[string]any{"name": "seed-a", "deletionTimestamp": "2026-01-01T00:00:00Z"}
+	profile := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile", "metadata": map[string]any{"name": "aws"}, "spec": map[string]any{"type": "aws"}}
+	shoot := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+		"metadata": map[string]any{"name": "new", "namespace": "garden-proj"},
+		"spec":     map[string]any{"cloudProfileName": "aws", "region": "eu-west-1", "provider": map[string]any{"type": "aws"}}}
+	tests := []struct {
+		name  string
+		seeds []any
+		want  result
+	}{
+		{"another seed wins", []any{deletingSeed, readySeed("seed-b", "eu-west-1")}, result{Name: "s", Seed: "seed-b"}},
+		{"only a deleting seed", []any{deletingSeed}, result{Name: "s", Unschedulable: true, Step: placement.StepUsable,
+			Message: "none of the 1 seeds is valid for scheduling (not deleting, visible and ready)",
+			Reasons: map[string]string{"seed-a": "seed is being deleted (metadata.deletionTimestamp is set)"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := json.Marshal(map[string]any{"strategy": "SameRegion", "objects": append([]any{profile}, tt.seeds...), "shoot": shoot})
+			require.NoError(t, err)
+			code, out, errOut := runCmd(t, "simulate", "-f", writeFile(t, "s.json", string(data)))
+			require.Equal(t, exitOK, code, errOut)
+			assert.Equal(t, []result{tt.want}, decodeResults(t, out))
+		})
+	}
+}
+
+// A self-hosted Shoot (a worker pool with controlPlane) is not scheduled,
+// and simulate says so.
+func TestSimulateSelfHostedShoot(t *testing.T) {
+	profile := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile", "metadata": map[string]any{"name": "aws"}, "spec": map[string]any{"type": "aws"}}
+	shoot := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+		"metadata": map[string]any{"name": "new", "namespace": "garden-proj"},
+		"spec": map[string]any{"cloudProfileName": "aws", "region": "eu-west-1", "provider": map[string]any{"type": "aws",
+			"workers": []any{map[string]any{"name": "cp", "controlPlane": map[string]any{"backup": map[string]any{"provider": "aws"}}}}}}}
+	data, err := json.Marshal(map[string]any{"strategy": "SameRegion", "objects": []any{profile, readySeed("seed-a", "eu-west-1")}, "shoot": shoot})
+	require.NoError(t, err)
+	code, out, errOut := runCmd(t, "simulate", "-f", writeFile(t, "s.json", string(data)))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, []result{{Name: "s", Unschedulable: true, Step: placement.StepSelfHosted,
+		Message: `shoot is self-hosted (worker pool "cp" has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed`}},
+		decodeResults(t, out))
 }

@@ -364,6 +364,39 @@ spec:
 		t.Error("unknown field status.observedGeneration was pruned")
 	}
 
+	// A self-hosted Shoot: workers[].controlPlane is kept, with its
+	// settings, under strict validation.
+	selfHosted := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`
+apiVersion: core.gardener.cloud/v1beta1
+kind: Shoot
+metadata: {name: self-hosted, namespace: garden}
+spec:
+  cloudProfile: {name: aws}
+  region: eu-west-1
+  provider:
+    type: aws
+    workers:
+    - name: cp
+      controlPlane: {backup: {provider: aws}}
+`), &selfHosted.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, selfHosted, strict); err != nil {
+		t.Fatalf("self-hosted Shoot: %v", err)
+	}
+	var shoot api.Shoot
+	if err := runtimeConvert(selfHosted, &shoot); err != nil {
+		t.Fatal(err)
+	}
+	if pool, ok := api.SelfHostedPool(&shoot); !ok || pool != "cp" {
+		t.Errorf("workers[].controlPlane not served: pool %q, self-hosted %v", pool, ok)
+	}
+	if workers, _, _ := unstructured.NestedSlice(selfHosted.Object, "spec", "provider", "workers"); len(workers) != 1 ||
+		!reflect.DeepEqual(workers[0].(map[string]any)["controlPlane"], map[string]any{"backup": map[string]any{"provider": "aws"}}) {
+		t.Errorf("workers[].controlPlane not kept whole: %v", workers)
+	}
+
 	// The status subresource: spec changes through it are ignored.
 	seed.Object["spec"].(map[string]any)["provider"].(map[string]any)["region"] = "changed"
 	if err := c.Status().Update(ctx, seed); err != nil {

@@ -34,3 +34,16 @@ func NeedsClaim(s *Shoot, ours string) bool {
 func Scheduled(s *Shoot, ours string) bool {
 	return SchedulerNameOf(s) == ours
 }
+
+// SelfHostedPool returns the first worker pool with controlPlane set, if any.
+// Such a Shoot is self-hosted: its control plane runs in its own cluster, so
+// no scheduler places it on a seed (Gardener's scheduler skips it, and its
+// API refuses a spec.seedName for it).
+func SelfHostedPool(s *Shoot) (pool string, ok bool) {
+	for _, w := range s.Spec.Provider.Workers {
+		if w.ControlPlane != nil {
+			return w.Name, true
+		}
+	}
+	return "", false
+}

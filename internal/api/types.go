@@ -87,11 +87,20 @@ type ShootProvider struct {
 	Workers []Worker `json:"workers,omitempty"`
 }
 
-// Worker is a worker pool; only its zones matter for placement.
+// Worker is a worker pool; its zones matter for placement, and whether it
+// runs the control plane (a self-hosted Shoot, which is not placed).
 type Worker struct {
 	Name  string   `json:"name"`
 	Zones []string `json:"zones,omitempty"`
+	// ControlPlane set makes the Shoot self-hosted: its control plane runs in
+	// this pool, in the Shoot's own cluster, not on a seed.
+	ControlPlane *WorkerControlPlane `json:"controlPlane,omitempty"`
 }
+
+// WorkerControlPlane is Gardener's worker control-plane settings (backup,
+// exposure). Only its presence matters here, so none of its fields is
+// modelled; decoding ignores them and the e2e CRDs keep them.
+type WorkerControlPlane struct{}
 
 // Networking is the Shoot's network configuration.
 type Networking struct {

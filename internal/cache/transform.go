@@ -9,8 +9,8 @@ import (
 
 // TransformShoot is a client-go TransformFunc that reduces a Shoot to what the
 // Store reads (identity, generation, deletion, spec.seedName, spec.schedulerName,
-// status.seedName, and the reservation annotation while status.seedName is
-// unset), so a watch of 100k Shoots stays small (about 550 bytes each).
+// status.seedName, the control-plane worker pool of a self-hosted Shoot, and
+// the reservation annotation while status.seedName is unset), so a watch of 100k Shoots stays small (about 550 bytes each).
 // The generation is kept for the pending-Shoot controller (internal/pending),
 // which retries a pending Shoot at once when its spec changes.
 // Anything that is not a Shoot passes through unchanged.
@@ -59,6 +59,11 @@ func reduceShoot(in *api.Shoot) *api.Shoot {
 			SchedulerName: in.Spec.SchedulerName,
 		},
 		Status: api.ShootStatus{SeedName: in.Status.SeedName},
+	}
+	// A self-hosted Shoot keeps its control-plane pool (name and marker
+	// only), so that the retry controller sees it is never pending.
+	if pool, ok := api.SelfHostedPool(in); ok {
+		out.Spec.Provider.Workers = []api.Worker{{Name: pool, ControlPlane: &api.WorkerControlPlane{}}}
 	}
 	// The annotation only matters on the event that brings a new Shoot in,
 	// before the gardenlet sets status.seedName; a one-entry map costs about

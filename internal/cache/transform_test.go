@@ -109,3 +109,21 @@ func TestTransformShootDeletedFinalStateUnknown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, out.(*toolscache.DeletedFinalStateUnknown))
 }
+
+// A self-hosted Shoot keeps its control-plane pool, and only that, so the
+// retry controller can tell it is never pending.
+func TestTransformShootKeepsSelfHostedPool(t *testing.T) {
+	in := fullShoot()
+	in.Spec.Provider.Workers = []api.Worker{
+		{Name: "a", Zones: []string{"z1"}},
+		{Name: "cp", Zones: []string{"z2"}, ControlPlane: &api.WorkerControlPlane{}},
+	}
+	out, err := TransformShoot(in)
+	require.NoError(t, err)
+	want := wantReduced(fullShoot())
+	want.Spec.Provider.Workers = []api.Worker{{Name: "cp", ControlPlane: &api.WorkerControlPlane{}}}
+	assert.Equal(t, want, out)
+	pool, ok := api.SelfHostedPool(out.(*api.Shoot))
+	assert.True(t, ok)
+	assert.Equal(t, "cp", pool)
+}

@@ -11,6 +11,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -21,6 +22,10 @@ type SnapshotSource interface {
 	Snapshot() *placement.Snapshot
 }
 
+// selfHostedSeedName is Gardener's validation message for a spec.seedName on
+// a self-hosted Shoot.
+const selfHostedSeedName = "cannot set seedName for self-hosted shoots"
+
 // ShootBindingValidator is the validating webhook guarding spec.seedName on
 // shoots CREATE/UPDATE and the shoots/binding subresource:
 //
@@ -30,6 +35,8 @@ type SnapshotSource interface {
 //   - Setting or changing the seed needs update on shoots/binding
 //     (SubjectAccessReview for the requesting user), except on a CREATE whose
 //     placement token verifies: the webhook's own placement.
+//   - A self-hosted Shoot (a worker pool with controlPlane) may not get a
+//     seed at all, as in Gardener.
 //   - A seed chosen by a user must exist and take the Shoot
 //     (placement.CheckSeedForShoot); moving to another seed needs backup on
 //     both seeds and the same internal domain.
@@ -76,12 +83,17 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 	if !needsCheck {
 		return admission.Allowed("seedwarden: spec.seedName unchanged")
 	}
+	if pool, ok := api.SelfHostedPool(c.shoot); ok {
+		// Gardener's API refuses this too; no token or permission makes
+		// a seed right for a Shoot whose control plane runs in itself.
+		log.Info("Denied seed choice for a self-hosted Shoot", "to", c.newSeed, "pool", pool)
+		return denied("seedwarden: spec.seedName: Invalid value: %q: %s (worker pool %q has controlPlane)", c.newSeed, selfHostedSeedName, pool)
+	}
 
 	tokenErr := verifyPlacement(v.Signer, c)
 	if tokenErr == nil {
 		// The webhook's own placement: placement already applied its rules
-		// (and, following the reference scheduler, may pick a deleting seed;
-		// see placement's usable). We do not second-guess our own decision.
+		// (a deleting seed among them). We do not second-guess our own decision.
 		log.V(1).Info("Own placement", "seed", c.newSeed)
 		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
 	}

@@ -80,6 +80,11 @@ func placed(token string) map[string]string {
 	return map[string]string{placementtoken.Annotation: token, AnnotationReservation: "mutating-uid"}
 }
 
+// selfHosted is vShoot whose worker pool runs the control plane.
+func selfHosted(seed string, annotations map[string]string) string {
+	return strings.Replace(vShoot(seed, annotations), `"name": "worker-k3x9q",`, `"name": "worker-k3x9q", "controlPlane": {},`, 1)
+}
+
 func TestShootBindingValidator(t *testing.T) {
 	f0 := newBindingFixture(t) // only for signing tokens; every case gets its own fixture with the same key and clock
 	own := f0.token(vNamespace, vName, "", "aws-eu1")
@@ -188,6 +193,16 @@ func TestShootBindingValidator(t *testing.T) {
 			wantMessage: []string{`the current seed "gone" is not found`}},
 		{name: "several violations in one message", review: as(binding("no-backup", "two-zones"), binderUser), wantAuth: 1,
 			wantMessage: []string{`cannot be placed on seed "two-zones": spec.controlPlane.highAvailability.failureTolerance.type "zone" needs a seed with at least 3 zones, seed "two-zones" has 2 ["eu-west-1a", "eu-west-1b"]; rescheduling from seed "no-backup" to seed "two-zones" needs backup on both seeds, seed "no-backup" has no spec.backup`}},
+
+		// Self-hosted Shoots get no seed, whoever asks.
+		{name: "self-hosted create without seed", review: vReview{object: selfHosted("", nil)}, wantAllowed: true},
+		{name: "self-hosted create with seed and permission", review: as(vReview{object: selfHosted("aws-eu1", nil)}, binderUser),
+			wantMessage: []string{`seedwarden: spec.seedName: Invalid value: "aws-eu1": cannot set seedName for self-hosted shoots (worker pool "worker-k3x9q" has controlPlane)`}},
+		{name: "self-hosted create with a valid token", review: vReview{object: selfHosted("aws-eu1", placed(own))},
+			wantMessage: []string{"cannot set seedName for self-hosted shoots"}},
+		{name: "self-hosted binding", review: as(vReview{operation: admissionv1.Update, subResource: "binding", object: selfHosted("aws-eu1", nil), oldObject: selfHosted("", nil)}, binderUser),
+			wantMessage: []string{"cannot set seedName for self-hosted shoots"}},
+		{name: "self-hosted update without seed", review: vReview{operation: admissionv1.Update, object: selfHosted("", nil), oldObject: selfHosted("", nil)}, wantAllowed: true},
 
 		// Authorizer errors fail closed.
 		{name: "SubjectAccessReview error", review: binding("", "aws-eu1"), authErr: errors.New("SubjectAccessReview: connection refused"), wantAuth: 1,

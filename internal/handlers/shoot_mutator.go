@@ -41,6 +41,10 @@ const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stay
 // will be bound to (placement mode "binding"), followed by the quoted seed.
 const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
 
+// selfHostedWarning is the admission warning (and allowed message) for a
+// self-hosted Shoot, with the name of its control-plane worker pool.
+const selfHostedWarning = "seedwarden: self-hosted Shoot (worker pool %q has controlPlane): not scheduled to a seed"
+
 // maxWarningRunes bounds one warning. The API server keeps warnings whole up
 // to 4096 runes in total per request (then cuts each to 256), so a longer one
 // would only be cut less predictably by it.
@@ -53,7 +57,8 @@ type Placer interface {
 }
 
 // ShootMutator is the mutating webhook for Shoot CREATE: it sets
-// spec.seedName of Shoots that have none.
+// spec.seedName of Shoots that have none. Self-hosted Shoots (a worker pool
+// with controlPlane) are never placed nor claimed: they get a warning.
 //
 // With a Signer, a placement (dry runs included: the token is no side effect,
 // and without it a server-side dry run would need binding permission) also
@@ -206,6 +211,15 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 			m.logger(r, shoot).V(2).Info("Shoot already has a seed", "seed", s)
 		}
 		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
+	}
+	if pool, ok := api.SelfHostedPool(shoot); ok {
+		// Its control plane runs in its own cluster: no scheduler places it
+		// (Gardener's API refuses a seedName for it), so it is not claimed.
+		if m.Log.V(1).Enabled() {
+			m.logger(r, shoot).V(1).Info("Self-hosted Shoot; not placing it", "pool", pool)
+		}
+		msg := warning(fmt.Sprintf(selfHostedWarning, pool))
+		return shape.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped
 	}
 	if !api.Claimable(shoot, m.SchedulerName) {
 		s := deref(shoot.Spec.SchedulerName)

@@ -82,6 +82,9 @@ func TestShootHandlerTracksPendingShoots(t *testing.T) {
 	deleting := reduced("deleting", "", "")
 	deleting.DeletionTimestamp = &metav1.Time{}
 	h.Create(ctx, event.CreateEvent{Object: deleting}, q)
+	selfHosted := reduced("self-hosted", "", "")
+	selfHosted.Spec.Provider.Workers = []api.Worker{{Name: "cp", ControlPlane: &api.WorkerControlPlane{}}}
+	h.Create(ctx, event.CreateEvent{Object: selfHosted}, q)
 
 	assert.Equal(t, []string{"p1", "p2"}, drain(q), "pending Shoots are reconciled")
 	assert.Equal(t, 2, r.Pending())

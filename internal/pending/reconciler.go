@@ -383,9 +383,13 @@ func (r *Reconciler) clearPendingOperation(ctx context.Context, shoot *api.Shoot
 	}
 }
 
-// isPending: no seed, our scheduler, not being deleted.
+// isPending: no seed, our scheduler, not being deleted, not self-hosted (its
+// control plane runs in its own cluster; no scheduler binds it to a seed).
 func (r *Reconciler) isPending(s *api.Shoot) bool {
 	if s == nil || s.DeletionTimestamp != nil || deref(s.Spec.SeedName) != "" {
+		return false
+	}
+	if _, selfHosted := api.SelfHostedPool(s); selfHosted {
 		return false
 	}
 	return api.Scheduled(s, r.Config.SchedulerName)

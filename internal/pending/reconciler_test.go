@@ -534,8 +534,11 @@ func TestReconcileSkipsShootsThatAreNotPending(t *testing.T) {
 	deleting := fullShoot("deleting", nil)
 	deleting.SetDeletionTimestamp(ptr(metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
 
-	f := newFixture(t, ModeBinding, withSeed, other, ours, deleting)
-	for _, name := range []string{"seeded", "other-scheduler", "deleting", "gone"} {
+	selfHosted := fullShoot("self-hosted", nil)
+	_ = unstructured.SetNestedSlice(selfHosted.Object, []any{map[string]any{"name": "cp", "controlPlane": map[string]any{}}}, "spec", "provider", "workers")
+
+	f := newFixture(t, ModeBinding, withSeed, other, ours, deleting, selfHosted)
+	for _, name := range []string{"seeded", "other-scheduler", "deleting", "self-hosted", "gone"} {
 		f.r.track(types.NamespacedName{Namespace: "garden-dev", Name: name})
 		assert.Zero(t, f.reconcile(t, name), name)
 	}

@@ -51,10 +51,8 @@ func unsupportedAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWit
 // A CloudProfile that cannot be resolved is reported as a violation too: the
 // selector cannot be checked without it.
 //
-// Unlike Decide, a deleting seed is a violation here: Decide follows the
-// reference scheduler, which places onto deleting seeds (see usable), but a
-// user binding a Shoot to a seed that is going away is refused, as Gardener's
-// admission does.
+// A deleting seed is a violation here as it is unusable in Decide (see
+// usable): a seed that is going away takes no new Shoots, whoever picks it.
 func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot) []string {
 	var v []string
 	if seed.deleting {

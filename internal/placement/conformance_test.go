@@ -16,7 +16,7 @@ import (
 )
 
 // scenario is a file of testdata/conformance, recorded from Gardener's own
-// scheduler (see its README). The files are copied verbatim from the shared
+// scheduler (see testdata/CONFORMANCE.md). The files are copied verbatim from the shared
 // corpus and never edited.
 type scenario struct {
 	Name           string                `json:"name"`
@@ -70,7 +70,7 @@ func loadScenarios(t *testing.T) []loadedScenario {
 	t.Helper()
 	files, err := filepath.Glob("testdata/conformance/*.json")
 	require.NoError(t, err)
-	require.Len(t, files, 1200, "the corpus is copied whole")
+	require.Len(t, files, corpusSize, "the corpus is copied whole")
 	out := make([]loadedScenario, 0, len(files))
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

@@ -174,6 +174,9 @@ func runWith(snap *Snapshot, shoot *api.Shoot, opts Options, p pass, choose func
 		d.opts.NetworkMode = Disjoint
 	}
 
+	if pool, ok := api.SelfHostedPool(shoot); ok {
+		return d.fail(StepSelfHosted, "shoot is self-hosted (worker pool %q has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed", pool)
+	}
 	profile, err := resolveCloudProfile(snap, shoot)
 	if err != nil {
 		return d.fail(StepCloudProfile, "%v", err)

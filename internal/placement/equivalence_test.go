@@ -20,7 +20,7 @@ import (
 // case the whole Decision (seed, tied, usage, failing step, message, reasons,
 // total) of each fast variant equals the ordered pass's, and Decide equals
 // the ordered pass replayed with explanations when unschedulable. The cases
-// are the 1200 recorded conformance scenarios under both strategies and every
+// are the 1229 recorded conformance scenarios under both strategies and every
 // network mode, and generated landscapes of 0 to 700 seeds whose seeds and
 // Shoots are mutated at random (unusable, deleting, other providers and
 // regions, labels, zones and zone modes, taints, capacity, ...), decided on

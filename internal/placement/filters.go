@@ -41,13 +41,14 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 	}
 }
 
-func isUsable(s *Seed) bool { return s.visible && s.ready }
+func isUsable(s *Seed) bool { return !s.deleting && s.visible && s.ready }
 
-// usable: visible to the scheduler and ready.
+// usable: not being deleted, visible to the scheduler and ready, like the
+// reference's usable seeds: a seed that is going away takes no new Shoots.
 func usable(s *Seed) string {
-	// A deletionTimestamp does not make a seed unusable: the recorded reference
-	// places onto deleting seeds (case-1-00010 and 14 others), so we do too.
 	switch {
+	case s.deleting:
+		return reasonDeleting
 	case !s.visible:
 		return "seed is not visible for scheduling"
 	case !s.ready:
@@ -55,6 +56,10 @@ func usable(s *Seed) string {
 	}
 	return ""
 }
+
+// reasonDeleting explains why a seed with a deletionTimestamp is dropped (and
+// why a user may not bind to it, see CheckSeedForShoot).
+const reasonDeleting = "seed is being deleted (metadata.deletionTimestamp is set)"
 
 func matchesSelector(sel labels.Selector, kind string) (func(*Seed) bool, func(*Seed) string) {
 	return func(s *Seed) bool { return sel.Matches(s.labels) },

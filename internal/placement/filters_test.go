@@ -17,7 +17,7 @@ func TestUsable(t *testing.T) {
 		ok   bool
 	}{
 		{"ready", readySeed("s"), true},
-		{"deleting seeds stay usable like in the reference", readySeed("s", func(s *api.Seed) { s.DeletionTimestamp = &now }), true},
+		{"deleting seeds are not usable, like in the reference", readySeed("s", func(s *api.Seed) { s.DeletionTimestamp = &now }), false},
 		{"invisible", readySeed("s", func(s *api.Seed) {
 			s.Spec.Settings = &api.SeedSettings{Scheduling: &api.SeedSettingScheduling{Visible: false}}
 		}), false},

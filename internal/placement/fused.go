@@ -87,7 +87,7 @@ type fusedPass struct {
 
 // add files s under b and c if it passes steps 1-5.
 func (f *fusedPass) add(s *Seed) {
-	if !s.visible || !s.ready || !f.prov.matches(s) {
+	if !isUsable(s) || !f.prov.matches(s) {
 		return
 	}
 	if f.cpSel != nil && !f.cpSel.Matches(s.labels) {

@@ -64,7 +64,7 @@ func fingerprint(h uint64) zoneFinger { return zoneFinger(h) }
 type recFlags uint8
 
 const (
-	recUsable   recFlags = 1 << iota // visible and ready
+	recUsable   recFlags = 1 << iota // isUsable: not deleting, visible and ready
 	recZoneFree                      // zone selection neither Enforce nor Prefer: worker zones never drop it
 )
 
@@ -79,7 +79,7 @@ func newSeedRec(s *Seed) seedRec {
 		}
 		r.nZones = uint8(len(s.zones))
 	}
-	if s.visible && s.ready {
+	if isUsable(s) {
 		r.flags |= recUsable
 	}
 	if s.zoneSel == zoneOther {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
 )
 
@@ -49,5 +50,21 @@ func TestBuildIndexReusesRecords(t *testing.T) {
 		idx := buildIndex(next, prev)
 		require.Equal(t, buildIndex(next, nil), idx, "step %d", i)
 		seeds, prev = next, idx
+	}
+}
+
+// TestSeedRecUsable: the index skips what isUsable rejects, a deleting seed
+// included, so the fast pass does not even visit it.
+func TestSeedRecUsable(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		seed *Seed
+		want bool
+	}{
+		{"ready", NewSeed(readySeed("s")), true},
+		{"deleting", NewSeed(readySeed("s", deleting)), false},
+		{"not ready", NewSeed(readySeed("s", func(s *api.Seed) { s.Status.LastOperation = nil })), false},
+	} {
+		require.Equal(t, tt.want, newSeedRec(tt.seed).flags&recUsable != 0, tt.name)
 	}
 }

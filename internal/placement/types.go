@@ -58,6 +58,9 @@ type Step string
 
 // The steps, in the order they run.
 const (
+	// StepSelfHosted: the Shoot is self-hosted (a worker pool has
+	// controlPlane) and is not scheduled at all, as in Gardener.
+	StepSelfHosted           Step = "SelfHosted"
 	StepCloudProfile         Step = "CloudProfile"
 	StepUsable               Step = "Usable"
 	StepCloudProfileSelector Step = "CloudProfileSeedSelector"
@@ -105,6 +108,9 @@ func (d *Decision) Schedulable() bool { return d.Seed != "" }
 func (d *Decision) Summary() string {
 	if d.Schedulable() {
 		return fmt.Sprintf("scheduled to seed %q", d.Seed)
+	}
+	if d.Step == StepSelfHosted {
+		return d.Message // no seed was considered
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "0/%d seeds eligible: ", d.Total)
