@@ -87,8 +87,16 @@
 //     counted once the caches see them.
 //
 // A reservation on one seed that is then retried onto another keeps its
-// first place until it expires (conservative). ConfigMaps of deleted seeds
-// are left behind (a few bytes each).
+// first place until it expires (conservative).
+//
+// Every write makes the Seed (core.gardener.cloud/v1beta1, with the UID this
+// replica's cache holds) the ConfigMap's owner, so the garbage collector
+// deletes the ConfigMap with its Seed; a reference to an earlier Seed of the
+// same name is replaced, or the collector would delete the new seed's
+// reservations. blockOwnerDeletion is not set: it would need update on
+// seeds/finalizers, and a Seed's deletion should not wait for it. A ConfigMap
+// written while the cache did not know the Seed's UID is adopted by the next
+// write.
 //
 // The mutating webhook still chooses from its own replica's view (its
 // reservations and the Shoots in its cache). When replicas race for a seed's
