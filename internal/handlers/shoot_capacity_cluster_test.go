@@ -193,6 +193,7 @@ func newReplicas(t *testing.T, n int, api client.Client, landscape func(*cache.S
 			r, err := seedreserve.New(api, store, seedreserve.Options{Namespace: "seedwarden", Log: logr.Discard()})
 			require.NoError(t, err)
 			c.capacity.Cluster = r
+			c.mutator.Placer = &ClusterPlacer{Local: store, Cluster: r}
 		}
 		out[i] = replica{store: store, chain: c}
 	}

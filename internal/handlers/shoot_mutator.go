@@ -48,8 +48,10 @@ const maxWarningRunes = 4096
 
 // Placer decides where a Shoot goes (the cache-backed placement in production).
 type Placer interface {
-	// Place decides for shoot; reservationKey == "" means dry-run (reserve nothing).
-	Place(shoot *api.Shoot, opts placement.Options, reservationKey string) placement.Decision
+	// Place decides for shoot; reservationKey == "" means dry-run (reserve
+	// nothing). It may reserve through the API server (ClusterPlacer), so
+	// it takes the request's context.
+	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) placement.Decision
 }
 
 // ShootMutator is the mutating webhook for Shoot CREATE: it sets
@@ -237,7 +239,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	if dryRun {
 		key = ""
 	}
-	d := m.Placer.Place(shoot, m.Options, key)
+	d := m.Placer.Place(ctx, shoot, m.Options, key)
 
 	if !d.Schedulable() {
 		m.logger(r, shoot).Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
