@@ -98,11 +98,14 @@
 // written while the cache did not know the Seed's UID is adopted by the next
 // write.
 //
-// The mutating webhook still chooses from its own replica's view (its
-// reservations and the Shoots in its cache). When replicas race for a seed's
-// last places, a Shoot it placed there can be refused by the capacity
-// webhook ("seed ... is full") instead of going to another seed; sent again,
-// it is placed from a view that has caught up.
+// The mutating webhook (handlers.ClusterPlacer) chooses from its own
+// replica's view and then reserves here under the same key before it
+// answers; a seed found full is left out and the choice made again (a few
+// seeds at most). The capacity webhook then renews that entry instead of
+// counting the Shoot twice. A Shoot with only generateName has no name (no
+// key) in the mutating webhook and is not reserved there: when replicas race
+// for a seed's last places, it can still be refused by the capacity webhook
+// ("seed ... is full").
 //
 // # Cost
 //
