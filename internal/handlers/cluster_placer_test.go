@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -189,4 +191,35 @@ func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 		}
 	}
 	return 0
+}
+
+// The fast path answers a placement that went to the next-best seed exactly
+// as controller-runtime's webhook does.
+func TestClusterPlacerFastPathMatchesAdmission(t *testing.T) {
+	for _, announce := range []bool{false, true} {
+		bodies := map[string]string{}
+		for name, mk := range map[string]func(*ShootMutator) http.Handler{
+			"fast":   func(m *ShootMutator) http.Handler { return NewMutatingHTTPHandler(m, 0) },
+			"oracle": oracle,
+		} {
+			store := vStore(vSeed("a", 10), vSeed("b", 10))
+			vShootsOn(store, "b", 1)
+			cluster := &seedCluster{full: map[string]bool{"a": true}}
+			m := &ShootMutator{
+				Placer:        &ClusterPlacer{Local: store, Cluster: cluster, Log: logr.Discard()},
+				Options:       placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
+				SchedulerName: "default-scheduler", Announce: announce, Log: logr.Discard(),
+			}
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/mutate-shoots",
+				strings.NewReader(vReview{uid: "uid-1", object: vShoot("", nil)}.body(t)))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			mk(m).ServeHTTP(rec, req)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			require.Len(t, cluster.calls, 2, name)
+			bodies[name] = rec.Body.String()
+		}
+		assert.Contains(t, bodies["fast"], `"allowed":true`)
+		assert.Equal(t, bodies["oracle"], bodies["fast"], "announce=%v", announce)
+	}
 }
