@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
@@ -190,10 +191,14 @@ func newReplicas(t *testing.T, n int, api client.Client, landscape func(*cache.S
 		landscape(store)
 		c := newChain(t, store, &fakeAuthorizer{allowed: map[string]bool{vBinder: true}})
 		if api != nil {
-			r, err := seedreserve.New(api, store, seedreserve.Options{Namespace: "seedwarden", Log: logr.Discard()})
+			// Timeouts far above what 300 concurrent requests take, even
+			// under the race detector on a loaded machine: a reservation
+			// abandoned after its batch was written holds its place until
+			// it expires, which would make the count below vary.
+			r, err := seedreserve.New(api, store, seedreserve.Options{Namespace: "seedwarden", Timeout: time.Minute, Log: logr.Discard()})
 			require.NoError(t, err)
 			c.capacity.Cluster = r
-			c.mutator.Placer = &ClusterPlacer{Local: store, Cluster: r}
+			c.mutator.Placer = &ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}
 		}
 		out[i] = replica{store: store, chain: c}
 	}
