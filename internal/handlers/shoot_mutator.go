@@ -46,7 +46,7 @@ const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
 // would only be cut less predictably by it.
 const maxWarningRunes = 4096
 
-// Placer decides where a Shoot goes (the cache-backed placement in production).
+// Placer decides where a Shoot goes (ClusterPlacer over the cache in production).
 type Placer interface {
 	// Place decides for shoot; reservationKey == "" means dry-run (reserve
 	// nothing). It may reserve through the API server (ClusterPlacer), so
