@@ -538,7 +538,9 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
 	srv.Register(MutateShootsPath, guardRequest(cfg.Server, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
-		Placer:         store,
+		// With capacity.coordination apiserver, a placement is reserved
+		// across replicas before the webhook answers.
+		Placer:         &handlers.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},
 		Options:        cfg.PlacementOptions(),
 		SchedulerName:  cfg.SchedulerName,
 		Announce:       cfg.Announce(),

@@ -80,7 +80,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	// As cmd/webhook registers it (minus the request timeouts of guardRequest,
 	// which do not cost CPU).
 	srv.Register(mutateShootsPath, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
-		Placer:        store,
+		Placer:        &handlers.ClusterPlacer{Local: store},
 		Options:       cfg.PlacementOptions(),
 		SchedulerName: cfg.SchedulerName,
 		Signer:        signer,

@@ -33,7 +33,7 @@ func newChain(t *testing.T, store *cache.Store, auth Authorizer) *chain {
 	signer := vSigner(t, newVClock())
 	return &chain{
 		mutator: &ShootMutator{
-			Placer:        store,
+			Placer:        &ClusterPlacer{Local: store},
 			Options:       placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
 			SchedulerName: "default-scheduler",
 			Signer:        signer,

@@ -351,7 +351,9 @@ func TestMutatingHTTPHandlerReadError(t *testing.T) {
 // panicPlacer panics in Place.
 type panicPlacer struct{}
 
-func (panicPlacer) Place(*api.Shoot, placement.Options, string) placement.Decision { panic("boom") }
+func (panicPlacer) Place(context.Context, *api.Shoot, placement.Options, string) placement.Decision {
+	panic("boom")
+}
 
 func TestMutatingHTTPHandlerRecoversPanics(t *testing.T) {
 	body := review{}.body()
@@ -546,7 +548,7 @@ func FuzzMutatingHTTPHandler(f *testing.F) {
 // benchPlacer places every Shoot on one seed without recording anything.
 type benchPlacer struct{}
 
-func (benchPlacer) Place(*api.Shoot, placement.Options, string) placement.Decision {
+func (benchPlacer) Place(context.Context, *api.Shoot, placement.Options, string) placement.Decision {
 	return placement.Decision{Seed: "aws-eu2", Tied: []string{"aws-eu2"}, Usage: 4, Total: 1000}
 }
 

@@ -50,10 +50,12 @@ const selfHostedWarning = "seedwarden: self-hosted Shoot (worker pool %q has con
 // would only be cut less predictably by it.
 const maxWarningRunes = 4096
 
-// Placer decides where a Shoot goes (the cache-backed placement in production).
+// Placer decides where a Shoot goes (ClusterPlacer over the cache in production).
 type Placer interface {
-	// Place decides for shoot; reservationKey == "" means dry-run (reserve nothing).
-	Place(shoot *api.Shoot, opts placement.Options, reservationKey string) placement.Decision
+	// Place decides for shoot; reservationKey == "" means dry-run (reserve
+	// nothing). It may reserve through the API server (ClusterPlacer), so
+	// it takes the request's context.
+	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) placement.Decision
 }
 
 // ShootMutator is the mutating webhook for Shoot CREATE: it sets
@@ -251,7 +253,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	if dryRun {
 		key = ""
 	}
-	d := m.Placer.Place(shoot, m.Options, key)
+	d := m.Placer.Place(ctx, shoot, m.Options, key)
 
 	if !d.Schedulable() {
 		m.logger(r, shoot).Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)

@@ -46,7 +46,7 @@ type placeCall struct {
 	key   string
 }
 
-func (f *fakePlacer) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
+func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, placeCall{shoot: shoot.DeepCopy(), opts: opts, key: key})
@@ -681,7 +681,7 @@ func TestEscapeJSONPointer(t *testing.T) {
 // arbitrary input.
 type fuzzPlacer struct{}
 
-func (fuzzPlacer) Place(shoot *api.Shoot, _ placement.Options, _ string) placement.Decision {
+func (fuzzPlacer) Place(_ context.Context, shoot *api.Shoot, _ placement.Options, _ string) placement.Decision {
 	if strings.HasSuffix(shoot.Spec.Region, "x") {
 		return placement.Decision{Total: 2, Message: shoot.Spec.Region, Reasons: map[string]string{
 			shoot.Name: shoot.Spec.Region, shoot.Spec.Provider.Type: shoot.Namespace,

@@ -40,6 +40,7 @@ const (
 	ValidationsTotalName       = "seedwarden_validations_total"
 	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
 	CacheStaleSecondsName      = "seedwarden_cache_stale_seconds"
+	ClusterConflictsTotalName  = "seedwarden_scheduling_cluster_capacity_conflicts_total"
 )
 
 // DurationBuckets span 1µs to 100ms: a decision from the in-memory cache costs
@@ -61,6 +62,7 @@ type Metrics struct {
 	duration    prometheus.Histogram
 	validations *prometheus.CounterVec
 	rejected    *prometheus.CounterVec
+	conflicts   prometheus.Counter
 }
 
 // New creates the collectors and registers them on reg (controller-runtime's
@@ -88,6 +90,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: RejectedResourcesTotalName,
 			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, namespace and reason (size, count).",
 		}, []string{"operation", "kind", "namespace", "reason"}),
+		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: ClusterConflictsTotalName,
+			Help: "Seeds the placing webhook chose from its replica's view that the cluster-wide reservation found full (capacity.coordination apiserver); each is followed by the next-best seed.",
+		}),
 	}
 	if reg == nil {
 		return m
@@ -96,6 +102,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.duration = Register(reg, m.duration)
 	m.validations = Register(reg, m.validations)
 	m.rejected = Register(reg, m.rejected)
+	m.conflicts = Register(reg, m.conflicts)
 	return m
 }
 
@@ -140,6 +147,15 @@ func (m *Metrics) ObserveRejectedResource(operation, kind, namespace, reason str
 		return
 	}
 	m.rejected.WithLabelValues(operation, kind, namespace, reason).Inc()
+}
+
+// ObserveClusterCapacityConflict counts one seed the placing webhook chose
+// that turned out full across replicas.
+func (m *Metrics) ObserveClusterCapacityConflict() {
+	if m == nil {
+		return
+	}
+	m.conflicts.Inc()
 }
 
 // SeedStat is the state of one seed at scrape time.

@@ -219,7 +219,7 @@ func runWith(snap *Snapshot, shoot *api.Shoot, opts Options, p pass, choose func
 	}
 
 	n = len(seeds)
-	c := candidateCheck{shoot: shoot, nets: newShootNetworks(shoot), mode: d.opts.NetworkMode, snap: snap}
+	c := candidateCheck{shoot: shoot, nets: newShootNetworks(shoot), mode: d.opts.NetworkMode, snap: snap, exclude: opts.Exclude}
 	seeds = d.filter(seeds, c.ok, c.why)
 	if len(seeds) == 0 {
 		return d.fail(StepCandidates, "0/%d seed cluster candidate(s) are eligible for scheduling", n)
@@ -304,9 +304,14 @@ type candidateCheck struct {
 	nets  *shootNetworks
 	mode  NetworkMode
 	snap  *Snapshot
+	// exclude are Options.Exclude: treated as full, whatever the usage.
+	exclude []string
 }
 
 func (c *candidateCheck) ok(s *Seed) bool {
+	if len(c.exclude) > 0 && slices.Contains(c.exclude, s.Name) {
+		return false
+	}
 	if c.nets != nil && c.nets.conflicts(s, c.mode) {
 		return false
 	}
@@ -317,6 +322,9 @@ func (c *candidateCheck) ok(s *Seed) bool {
 }
 
 func (c *candidateCheck) why(s *Seed) string {
+	if slices.Contains(c.exclude, s.Name) {
+		return ExcludedReason
+	}
 	if c.nets != nil {
 		if nc := c.nets.conflict(s, c.mode); nc.found() {
 			return nc.String()

@@ -20,6 +20,7 @@ func TestDecide(t *testing.T) {
 		seeds    []*api.Seed
 		usage    map[string]int64
 		shoot    *api.Shoot
+		exclude  []string // Options.Exclude
 		want     string
 		wantTied []string
 		wantStep Step
@@ -42,6 +43,27 @@ func TestDecide(t *testing.T) {
 			seeds: []*api.Seed{readySeed("a", withAllocatable(2)), readySeed("b", withAllocatable(10))},
 			usage: map[string]int64{"a": 2, "b": 5},
 			shoot: basicShoot(), want: "b", wantTied: []string{"b"},
+		},
+		{
+			name:  "excluded seed: the next best wins",
+			seeds: []*api.Seed{readySeed("a"), readySeed("b", withAllocatable(10)), readySeed("c")},
+			usage: map[string]int64{"a": 3, "b": 1, "c": 2},
+			shoot: basicShoot(), exclude: []string{"b"}, want: "c", wantTied: []string{"c"},
+		},
+		{
+			name:  "excluded seeds leave the others' ties",
+			seeds: []*api.Seed{readySeed("a"), readySeed("b"), readySeed("c")},
+			usage: map[string]int64{"a": 1, "b": 1, "c": 1},
+			shoot: basicShoot(), exclude: []string{"a", "unknown"}, want: "b", wantTied: []string{"b", "c"},
+		},
+		{
+			name:     "every candidate excluded: unschedulable at the candidates step",
+			seeds:    []*api.Seed{readySeed("a"), readySeed("b", withAllocatable(2))},
+			usage:    map[string]int64{"b": 2},
+			shoot:    basicShoot(),
+			exclude:  []string{"a"},
+			wantStep: StepCandidates,
+			reasons:  map[string]string{"a": ExcludedReason, "b": "capacity for shoots (usage 2, allocatable 2)"},
 		},
 		{
 			name:     "all full: per-seed reasons",
@@ -101,7 +123,9 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Decide(snapshotOf(tt.usage, sortedSeeds(tt.seeds)...), tt.shoot, opts)
+			o := opts
+			o.Exclude = tt.exclude
+			d := Decide(snapshotOf(tt.usage, sortedSeeds(tt.seeds)...), tt.shoot, o)
 			if tt.want != "" {
 				require.True(t, d.Schedulable(), d.Message)
 				assert.Equal(t, tt.want, d.Seed)

@@ -35,7 +35,15 @@ const (
 type Options struct {
 	Strategy    Strategy
 	NetworkMode NetworkMode
+	// Exclude names seeds to treat as full: they drop out at the
+	// candidates step (10) with ExcludedReason. The mutating webhook
+	// decides again without a seed its cluster-wide reservation found full
+	// (a few at most: the list is searched linearly). Not configuration.
+	Exclude []string
 }
+
+// ExcludedReason is why a seed in Options.Exclude is not a candidate.
+const ExcludedReason = "seed has no capacity left across replicas"
 
 // Validate names the offending field and value.
 func (o Options) Validate() error {

@@ -87,14 +87,25 @@
 //     counted once the caches see them.
 //
 // A reservation on one seed that is then retried onto another keeps its
-// first place until it expires (conservative). ConfigMaps of deleted seeds
-// are left behind (a few bytes each).
+// first place until it expires (conservative).
 //
-// The mutating webhook still chooses from its own replica's view (its
-// reservations and the Shoots in its cache). When replicas race for a seed's
-// last places, a Shoot it placed there can be refused by the capacity
-// webhook ("seed ... is full") instead of going to another seed; sent again,
-// it is placed from a view that has caught up.
+// Every write makes the Seed (core.gardener.cloud/v1beta1, with the UID this
+// replica's cache holds) the ConfigMap's owner, so the garbage collector
+// deletes the ConfigMap with its Seed; a reference to an earlier Seed of the
+// same name is replaced, or the collector would delete the new seed's
+// reservations. blockOwnerDeletion is not set: it would need update on
+// seeds/finalizers, and a Seed's deletion should not wait for it. A ConfigMap
+// written while the cache did not know the Seed's UID is adopted by the next
+// write.
+//
+// The mutating webhook (handlers.ClusterPlacer) chooses from its own
+// replica's view and then reserves here under the same key before it
+// answers; a seed found full is left out and the choice made again (a few
+// seeds at most). The capacity webhook then renews that entry instead of
+// counting the Shoot twice. A Shoot with only generateName has no name (no
+// key) in the mutating webhook and is not reserved there: when replicas race
+// for a seed's last places, it can still be refused by the capacity webhook
+// ("seed ... is full").
 //
 // # Cost
 //

@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 // ConfigMapPrefix starts the name of every reservation ConfigMap; the seed
@@ -55,6 +57,9 @@ type LocalShoots interface {
 	// of keys ("namespace/name"), whether that Shoot is one of them, both
 	// from one instant of the cache.
 	ShootsOnSeed(seed string, keys []string) (shoots int64, charged []bool)
+	// Seed returns the seed of that name; its Object's UID becomes the
+	// owner of the seed's reservation ConfigMap.
+	Seed(name string) (*placement.Seed, bool)
 }
 
 var _ LocalShoots = (*cache.Store)(nil)
@@ -370,24 +375,65 @@ func (r *Reserver) get(ctx context.Context, seed string) (cm *corev1.ConfigMap, 
 }
 
 // write creates the ConfigMap on first use, else updates it under the
-// resourceVersion it was read with.
+// resourceVersion it was read with. Either way the ConfigMap is owned by the
+// Seed (see ownedBySeed).
 func (r *Reserver) write(ctx context.Context, seed string, cm *corev1.ConfigMap, exists bool) error {
 	if exists {
+		cm.OwnerReferences = ownedBySeed(cm.OwnerReferences, r.seedOwner(seed))
 		if err := r.client.Update(ctx, cm); err != nil {
 			return wrapAPIError(err, "updating", r.namespace, seed)
 		}
 		return nil
 	}
 	cm.ObjectMeta = metav1.ObjectMeta{
-		Namespace:   r.namespace,
-		Name:        ConfigMapName(seed),
-		Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelComponent: Component},
-		Annotations: map[string]string{AnnotationSeedName: seed},
+		Namespace:       r.namespace,
+		Name:            ConfigMapName(seed),
+		Labels:          map[string]string{LabelManagedBy: ManagedBy, LabelComponent: Component},
+		Annotations:     map[string]string{AnnotationSeedName: seed},
+		OwnerReferences: ownedBySeed(nil, r.seedOwner(seed)),
 	}
 	if err := r.client.Create(ctx, cm); err != nil {
 		return wrapAPIError(err, "creating", r.namespace, seed)
 	}
 	return nil
+}
+
+// seedOwner is the ownerReference to seed's Seed as this replica's cache
+// knows it, or nil when the cache holds no UID for it. The garbage collector
+// deletes the ConfigMap once that Seed is gone. BlockOwnerDeletion stays
+// unset: setting it needs update on seeds/finalizers, and a reservation
+// ConfigMap has no business delaying a Seed's deletion.
+func (r *Reserver) seedOwner(seed string) *metav1.OwnerReference {
+	sd, ok := r.local.Seed(seed)
+	if !ok || sd.Object == nil || sd.Object.UID == "" {
+		return nil
+	}
+	return &metav1.OwnerReference{
+		APIVersion: api.SchemeGroupVersion.String(),
+		Kind:       seedKind,
+		Name:       seed,
+		UID:        sd.Object.UID,
+	}
+}
+
+const seedKind = "Seed"
+
+// ownedBySeed returns refs with owner as the only Seed owner. A reference to
+// an earlier Seed of the same name (deleted and created again) is replaced:
+// the garbage collector would otherwise delete the ConfigMap with the new
+// seed's reservations in it. A nil owner (the cache does not know the Seed)
+// leaves refs as they are.
+func ownedBySeed(refs []metav1.OwnerReference, owner *metav1.OwnerReference) []metav1.OwnerReference {
+	if owner == nil {
+		return refs
+	}
+	out := make([]metav1.OwnerReference, 0, len(refs)+1)
+	for _, ref := range refs {
+		if ref.Kind != seedKind || !strings.HasPrefix(ref.APIVersion, api.GroupName+"/") {
+			out = append(out, ref)
+		}
+	}
+	return append(out, *owner)
 }
 
 // wrapAPIError keeps the API status (apierrors.IsConflict and friends look

@@ -1,0 +1,156 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// Defaults of ClusterPlacer.
+const (
+	// DefaultClusterPlaceSeeds bounds the seeds one admission tries to
+	// reserve across replicas: each costs API round trips, and a landscape
+	// where three seeds in a row are full elsewhere is better left to the
+	// retry controller than to a slower webhook.
+	DefaultClusterPlaceSeeds = 3
+	// DefaultClusterPlaceTimeout bounds all tries together, inside the
+	// mutating webhook's timeoutSeconds (5).
+	DefaultClusterPlaceTimeout = 3 * time.Second
+)
+
+// LocalPlacer is what ClusterPlacer needs of this replica's cache
+// (cache.Store): deciding with a reservation held in memory, and the seeds.
+type LocalPlacer interface {
+	// Place decides for shoot and, unless key is empty (dry run), holds a
+	// place on the chosen seed under key.
+	Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision
+	Seed(name string) (*placement.Seed, bool)
+	Release(key string)
+}
+
+var _ LocalPlacer = (*cache.Store)(nil)
+
+// ClusterPlacer is the production Placer: Local decides and holds the place
+// in this replica's memory; with Cluster (capacity.coordination apiserver)
+// the place is then reserved across replicas before the webhook answers,
+// under the key the capacity webhook takes for the same Shoot
+// ("<namespace>/<name>", clusterReservationKey), so the Shoot is counted
+// once and that webhook admits it. A seed the cluster-wide reservation finds
+// full is left out (placement.Options.Exclude) and the decision made again,
+// up to Seeds seeds; then, or on any error of Cluster, the Shoot is left
+// unplaced (pending, for the retry controller) and nothing stays reserved
+// in memory. Dry runs check without reserving.
+//
+// A Shoot with only generateName has no name yet (the API server generates
+// it after the mutating webhooks), so its place cannot be reserved under
+// the key the capacity webhook will use: it is placed from Local's view
+// alone, as without Cluster.
+type ClusterPlacer struct {
+	Local LocalPlacer
+	// Cluster reserves across replicas; nil: Local alone decides.
+	Cluster ClusterReserver
+	// Seeds bounds the seeds tried. Default DefaultClusterPlaceSeeds.
+	Seeds int
+	// Timeout bounds the cluster-wide reservations of one placement.
+	// Default DefaultClusterPlaceTimeout.
+	Timeout time.Duration
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	Log     logr.Logger
+}
+
+var _ Placer = (*ClusterPlacer)(nil)
+
+// Place implements Placer.
+func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
+	if p.Cluster == nil || shoot.Name == "" || shoot.Namespace == "" {
+		return p.Local.Place(shoot, opts, key)
+	}
+	clusterKey := shoot.Namespace + "/" + shoot.Name
+	timeout, seeds := p.Timeout, p.Seeds
+	if timeout <= 0 {
+		timeout = DefaultClusterPlaceTimeout
+	}
+	if seeds <= 0 {
+		seeds = DefaultClusterPlaceSeeds
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var full []string // reasons of the seeds found full, in order
+	total := 0
+	opts.Exclude = slices.Clone(opts.Exclude)
+	for range seeds {
+		d := p.Local.Place(shoot, opts, key)
+		if !d.Schedulable() {
+			// Local reserved nothing.
+			return withFull(d, full)
+		}
+		total = d.Total
+		err := p.reserve(ctx, d.Seed, clusterKey, key == "")
+		if err == nil {
+			return d
+		}
+		if key != "" {
+			p.Local.Release(key)
+		}
+		var capErr *cache.CapacityError
+		if !errors.As(err, &capErr) {
+			p.Log.Info("Could not reserve a place across replicas; leaving the Shoot unplaced",
+				"namespace", shoot.Namespace, "name", shoot.Name, "seed", d.Seed, "error", err.Error())
+			return placement.Decision{
+				Step:    placement.StepCandidates,
+				Message: fmt.Sprintf("could not reserve a place on seed %q across replicas: %v", d.Seed, err),
+				Total:   d.Total,
+			}
+		}
+		p.Metrics.ObserveClusterCapacityConflict()
+		p.Log.V(1).Info("Chosen seed is full across replicas; deciding again without it",
+			"namespace", shoot.Namespace, "name", shoot.Name, "seed", d.Seed, "reason", capErr.Error())
+		full = append(full, capErr.Error())
+		opts.Exclude = append(opts.Exclude, d.Seed)
+	}
+	return placement.Decision{
+		Step: placement.StepCandidates,
+		Message: fmt.Sprintf("the %d seeds chosen in turn were full across replicas (%s); the Shoot stays pending and is placed again later",
+			len(full), strings.Join(full, "; ")),
+		Total: total,
+	}
+}
+
+// reserve takes (dryRun: checks) a place on seed across replicas; a seed
+// without allocatable shoots has no limit to share.
+func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool) error {
+	sd, ok := p.Local.Seed(seed)
+	if !ok {
+		// Gone since the decision: the capacity webhook denies it anyway.
+		return fmt.Errorf("seed %q is no longer in the cache", seed)
+	}
+	alloc, has := sd.Allocatable()
+	if !has {
+		return nil
+	}
+	if dryRun {
+		return p.Cluster.Check(ctx, seed, clusterKey, alloc)
+	}
+	return p.Cluster.Reserve(ctx, seed, clusterKey, alloc)
+}
+
+// withFull adds to an unschedulable decision the seeds found full across
+// replicas before it, which left the local view with no candidate.
+func withFull(d placement.Decision, full []string) placement.Decision {
+	if len(full) > 0 {
+		d.Message = fmt.Sprintf("%s (after %d seeds were found full across replicas: %s)", d.Message, len(full), strings.Join(full, "; "))
+	}
+	return d
+}
