@@ -16,6 +16,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
@@ -116,12 +117,16 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
-			Landscape:      store,
-			Authorizer:     deps.authorizer,
-			Signer:         deps.signer,
-			Metrics:        m,
-			Log:            log.WithName("validate-shoot-binding"),
-			StalenessGuard: deps.staleness,
+			Landscape:   store,
+			Authorizer:  deps.authorizer,
+			Signer:      deps.signer,
+			NetworkMode: cfg.NetworkOverlap,
+			// Shoots from a CRD have no binding subresource; the retry
+			// controller's bindMode says so.
+			BindThroughShoots: cfg.PendingShoots.BindMode == string(pending.ModeUpdate),
+			Metrics:           m,
+			Log:               log.WithName("validate-shoot-binding"),
+			StalenessGuard:    deps.staleness,
 		})
 	}
 	if cfg.CapacityEnabled() {

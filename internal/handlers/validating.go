@@ -58,9 +58,14 @@ type shootChange struct {
 	binding bool // through the shoots/binding subresource
 	dryRun  bool
 	// shoot is the object after the request, with the namespace filled in.
-	shoot            *api.Shoot
+	shoot *api.Shoot
+	// old is the object before an UPDATE, nil on CREATE.
+	old              *api.Shoot
 	namespace, name  string
 	oldSeed, newSeed string
+	// raw and oldRaw are the objects as sent, for comparing fields api.Shoot
+	// does not hold.
+	raw, oldRaw []byte
 }
 
 // decodeShootChange reads a CREATE or UPDATE of a Shoot or its binding. An
@@ -82,12 +87,14 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		namespace: shoot.Namespace,
 		name:      objectName(shoot.Name, req.Name),
 		newSeed:   deref(shoot.Spec.SeedName),
+		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
 		old, err := decodeShoot(req.OldObject.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("old object: %w", err)
 		}
+		c.old, c.oldRaw = old, req.OldObject.Raw
 		c.oldSeed = deref(old.Spec.SeedName)
 	}
 	return c, nil
