@@ -198,6 +198,29 @@ func (s Subjects) Match(u authenticationv1.UserInfo) bool {
 	return false
 }
 
+// MatchAsGardener is gardener-admission-controller's rule for its
+// unrestrictedSubjects: a service account (user name
+// system:serviceaccount:...) is matched by ServiceAccount subjects only, any
+// other user by User and Group subjects only, so {Group, "*"} exempts every
+// user but no service account (Match would take any group of either).
+// Group "*" matches a user even without groups. Names and namespaces are
+// matched as in Match ("*" globs); Gardener knows only a whole "*" name, and
+// a ServiceAccount namespace "*" there matches nothing.
+func (s Subjects) MatchAsGardener(u authenticationv1.UserInfo) bool {
+	sa := strings.HasPrefix(u.Username, serviceAccountPrefix)
+	for _, sub := range s {
+		switch {
+		case sa != (sub.Kind == SubjectServiceAccount):
+			continue
+		case sub.Kind == SubjectGroup && sub.Name == "*":
+			return true
+		case Subjects{sub}.Match(u):
+			return true
+		}
+	}
+	return false
+}
+
 // globMatch matches s against pattern, where "*" stands for any run of
 // characters and everything else for itself.
 func globMatch(pattern, s string) bool {
