@@ -26,6 +26,10 @@ func seedChoiceViolations(snap *placement.Snapshot, c *shootChange, mode placeme
 		return []string{fmt.Sprintf("seed %q not found", c.newSeed)}
 	}
 	problems := placement.CheckSeedForShoot(snap, seed, c.shoot, mode)
+	if zonalShoot(c.shoot) && controlPlaneZonesChanged(c) {
+		// Placement's rule skips these Shoots; Gardener's checks new zones.
+		problems = append(problems, placement.MissingControlPlaneZones(seed, controlPlaneZones(c.shoot))...)
+	}
 	if oldSel := oldSeedSelector(c); !apiequality.Semantic.DeepEqual(oldSel, c.shoot.Spec.SeedSelector) {
 		problems = append(problems, placement.CheckShootSelectorChange(seed, oldSel, c.shoot.Spec.SeedSelector)...)
 	}
@@ -46,7 +50,7 @@ func seedKeptViolations(snap *placement.Snapshot, c *shootChange) []string {
 	oldSel, newSel := c.old.Spec.SeedSelector, c.shoot.Spec.SeedSelector
 	selectorChanged := !apiequality.Semantic.DeepEqual(oldSel, newSel)
 	zones := controlPlaneZones(c.shoot)
-	zonesChanged := len(zones) > 0 && (!slices.Equal(zones, controlPlaneZones(c.old)) || c.shoot.Spec.Region != c.old.Spec.Region)
+	zonesChanged := controlPlaneZonesChanged(c)
 	if !selectorChanged && !zonesChanged {
 		return nil
 	}
@@ -62,6 +66,25 @@ func seedKeptViolations(snap *placement.Snapshot, c *shootChange) []string {
 		problems = append(problems, placement.MissingControlPlaneZones(seed, zones)...)
 	}
 	return problems
+}
+
+// controlPlaneZonesChanged is Gardener's trigger for checking
+// spec.controlPlane.zones against the seed: zones are set and differ from the
+// old ones (none on CREATE), or the region changed.
+func controlPlaneZonesChanged(c *shootChange) bool {
+	zones := controlPlaneZones(c.shoot)
+	if len(zones) == 0 {
+		return false
+	}
+	if c.old == nil {
+		return true
+	}
+	return !slices.Equal(zones, controlPlaneZones(c.old)) || c.shoot.Spec.Region != c.old.Spec.Region
+}
+
+func zonalShoot(s *api.Shoot) bool {
+	cp := s.Spec.ControlPlane
+	return cp != nil && cp.HighAvailability != nil && cp.HighAvailability.FailureTolerance.Type == api.FailureToleranceZone
 }
 
 func oldSeedSelector(c *shootChange) *api.SeedSelector {

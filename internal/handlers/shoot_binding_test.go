@@ -241,8 +241,15 @@ func TestShootBindingValidator(t *testing.T) {
 			wantMessage: []string{`spec.seedSelector 'env=dev' does not match the labels 'env=prod' of the Shoot's seed "labelled"`}},
 		{name: "create with a seed selector not matching the seed", review: edited(as(create("labelled", nil), binderUser), false, purpose, selector(`{"matchLabels": {"env": "dev"}}`)), wantAuth: 1,
 			wantMessage: []string{`spec.seedSelector 'env=dev' does not match`}},
-		{name: "binding to a seed lacking a pinned zone", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1,
+		{name: "binding to a seed lacking a pinned zone", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, `"controlPlane": {"zones": ["eu-west-1d"]}`), wantAuth: 1,
 			wantMessage: []string{`spec.controlPlane.zones[0]: zone "eu-west-1d" is not available in seed "aws-eu1" (it has ["eu-west-1a", "eu-west-1b", "eu-west-1c"])`}},
+		// Failure tolerance zone: placement (like gardener-scheduler) ignores
+		// pinned zones, so only zones that change are checked, as in Gardener.
+		{name: "zonal: binding with unchanged pinned zones the seed lacks", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1, wantAllowed: true},
+		{name: "zonal: binding that pins zones the seed lacks", review: edited(as(binding("", "aws-eu1"), binderUser), false, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1,
+			wantMessage: []string{`spec.controlPlane.zones[0]: zone "eu-west-1d" is not available in seed "aws-eu1"`}},
+		{name: "zonal: create with pinned zones the seed lacks", review: edited(as(create("aws-eu1", nil), binderUser), false, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1,
+			wantMessage: []string{`spec.controlPlane.zones[0]: zone "eu-west-1d" is not available in seed "aws-eu1"`}},
 		{name: "binding to a seed offering the pinned zones", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, pinned(`"eu-west-1c", "eu-west-1a"`)), wantAuth: 1, wantAllowed: true},
 		{name: "binding to a seed whose networks overlap", review: as(binding("", "overlapping"), binderUser), wantAuth: 1,
 			wantMessage: []string{`spec.networking: on seed "overlapping": shoot node network 10.250.0.0/16 intersects with seed pod network 10.250.0.0/16`}},

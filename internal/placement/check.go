@@ -48,7 +48,8 @@ func unsupportedAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWit
 //     for all), as Gardener's admission checks a chosen seed (Decide, step 4,
 //     also wants the Shoot's own provider type without providerTypes);
 //   - it has fewer than 3 zones for failure tolerance "zone" (step 5);
-//   - it lacks a zone of spec.controlPlane.zones (step 6);
+//   - it lacks a zone of spec.controlPlane.zones (step 6, which like
+//     gardener-scheduler skips Shoots with failure tolerance "zone");
 //   - the Shoot's networks intersect the seed's or a reserved range (step
 //     10, by mode).
 //
@@ -81,7 +82,7 @@ func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot, mode Networ
 		v = append(v, fmt.Sprintf("spec.controlPlane.highAvailability.failureTolerance.type %q needs a seed with at least 3 zones, seed %q has %d %s",
 			api.FailureToleranceZone, seed.Name, len(seed.zones), quoteList(seed.zones)))
 	}
-	if cp := shoot.Spec.ControlPlane; cp != nil {
+	if cp := shoot.Spec.ControlPlane; cp != nil && !failureToleranceZone(shoot) {
 		v = append(v, MissingControlPlaneZones(seed, cp.Zones)...)
 	}
 	if n := newShootNetworks(shoot); n != nil {

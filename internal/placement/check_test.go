@@ -128,6 +128,11 @@ func TestCheckSeedForShoot(t *testing.T) {
 		shoot: basicShoot(func(sh *api.Shoot) { sh.Spec.ControlPlane = &api.ControlPlane{Zones: []string{"a", "c"}} }),
 		want:  []string{`spec.controlPlane.zones[1]: zone "c" is not available in seed "s" (it has ["a", "b"])`},
 	}, {
+		// Placement skips the zone step for failure tolerance zone.
+		name:  "control-plane zone missing, failure tolerance zone",
+		seed:  readySeed("s", withZones("", "a", "b", "c")),
+		shoot: basicShoot(zonal, func(sh *api.Shoot) { sh.Spec.ControlPlane.Zones = []string{"d"} }),
+	}, {
 		name: "networks overlap",
 		seed: readySeed("s"),
 		shoot: basicShoot(func(sh *api.Shoot) {
