@@ -95,6 +95,13 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 		return denied("seedwarden: %s", denial)
 	}
 	if !needsCheck {
+		if !seedKeptNeedsCheck(c) {
+			return admission.Allowed("seedwarden: spec.seedName unchanged")
+		}
+		if d, stale := v.StaleBeyond(time.Now()); stale {
+			log.Info("Denied change on the current seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String())
+			return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
+		}
 		if problems := seedKeptViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
 			log.Info("Denied change on the current seed", "seed", c.newSeed, "problems", problems)
 			return denied("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))

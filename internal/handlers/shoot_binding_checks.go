@@ -44,16 +44,13 @@ func seedChoiceViolations(snap *placement.Snapshot, c *shootChange, mode placeme
 // a changed region with zones set) must be offered by it, as Gardener's
 // ShootValidator requires.
 func seedKeptViolations(snap *placement.Snapshot, c *shootChange) []string {
-	if c.old == nil || c.newSeed == "" || c.newSeed != c.oldSeed {
+	if !seedKeptNeedsCheck(c) {
 		return nil
 	}
 	oldSel, newSel := c.old.Spec.SeedSelector, c.shoot.Spec.SeedSelector
 	selectorChanged := !apiequality.Semantic.DeepEqual(oldSel, newSel)
 	zones := controlPlaneZones(c.shoot)
 	zonesChanged := controlPlaneZonesChanged(c)
-	if !selectorChanged && !zonesChanged {
-		return nil
-	}
 	seed := findSeed(snap, c.newSeed)
 	if seed == nil {
 		return []string{fmt.Sprintf("seed %q not found, so spec.seedSelector and spec.controlPlane.zones cannot be checked against it", c.newSeed)}
@@ -66,6 +63,15 @@ func seedKeptViolations(snap *placement.Snapshot, c *shootChange) []string {
 		problems = append(problems, placement.MissingControlPlaneZones(seed, zones)...)
 	}
 	return problems
+}
+
+// seedKeptNeedsCheck: an UPDATE that keeps a seed and changes the Shoot's
+// seedSelector or its control-plane zones (or region, with zones).
+func seedKeptNeedsCheck(c *shootChange) bool {
+	if c.old == nil || c.newSeed == "" || c.newSeed != c.oldSeed {
+		return false
+	}
+	return !apiequality.Semantic.DeepEqual(c.old.Spec.SeedSelector, c.shoot.Spec.SeedSelector) || controlPlaneZonesChanged(c)
 }
 
 // controlPlaneZonesChanged is Gardener's trigger for checking
