@@ -84,6 +84,64 @@ func placed(token string) map[string]string {
 	return map[string]string{placementtoken.Annotation: token, AnnotationReservation: "mutating-uid"}
 }
 
+// bindingCase is a request to the binding webhook and its expected answer.
+type bindingCase struct {
+	name        string
+	review      vReview
+	advance     time.Duration // of the clock before validating
+	authErr     error
+	wantAllowed bool
+	wantMessage []string // substrings
+	wantAuth    int32    // authorizer calls
+	// bindThroughShoots: Shoots from a CRD (no binding subresource).
+	bindThroughShoots bool
+	providerTypes     []string // of the CloudProfile's seedSelector
+}
+
+func reviewCreate(seed string, ann map[string]string) vReview {
+	return vReview{object: vShoot(seed, ann)}
+}
+
+func reviewUpdate(oldSeed, newSeed string, ann map[string]string) vReview {
+	return vReview{operation: admissionv1.Update, object: vShoot(newSeed, ann), oldObject: vShoot(oldSeed, nil)}
+}
+
+func reviewBinding(oldSeed, newSeed string) vReview {
+	return vReview{operation: admissionv1.Update, subResource: "binding", object: vShoot(newSeed, nil), oldObject: vShoot(oldSeed, nil)}
+}
+
+func asUser(r vReview, u *authenticationv1.UserInfo) vReview { r.user = u; return r }
+
+// runBindingCases serves each case to its own fixture.
+func runBindingCases(t *testing.T, tests []bindingCase) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newBindingFixture(t)
+			f.v.BindThroughShoots = tc.bindThroughShoots
+			if tc.providerTypes != nil {
+				f.v.Landscape.(*cache.Store).Apply(&api.CloudProfile{
+					TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
+					ObjectMeta: metav1.ObjectMeta{Name: "aws"},
+					Spec:       api.CloudProfileSpec{Type: "aws", SeedSelector: &api.SeedSelector{ProviderTypes: tc.providerTypes}},
+				})
+			}
+			f.auth.err = tc.authErr
+			f.clock.Step(tc.advance)
+			resp := vServe(t, f.v, tc.review.body(t))
+			assert.Equal(t, testUID, string(resp.UID))
+			assert.Equal(t, tc.wantAllowed, resp.Allowed, vMessage(resp))
+			for _, m := range tc.wantMessage {
+				assert.Contains(t, vMessage(resp), m)
+			}
+			if !resp.Allowed {
+				assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code, "a denial, so the user sees the message")
+			}
+			assert.Empty(t, resp.Patch)
+			assert.Equal(t, tc.wantAuth, f.auth.calls.Load(), "authorizer calls")
+		})
+	}
+}
+
 func TestShootBindingValidator(t *testing.T) {
 	f0 := newBindingFixture(t) // only for signing tokens; every case gets its own fixture with the same key and clock
 	own := f0.token(vNamespace, vName, "", "aws-eu1")
@@ -94,49 +152,9 @@ func TestShootBindingValidator(t *testing.T) {
 	forgedMAC := "v1." + strconv.FormatInt(f0.clock.Now().Add(time.Minute).Unix(), 10) + "." +
 		base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 
-	create := func(seed string, ann map[string]string) vReview {
-		return vReview{object: vShoot(seed, ann)}
-	}
-	update := func(oldSeed, newSeed string, ann map[string]string) vReview {
-		return vReview{operation: admissionv1.Update, object: vShoot(newSeed, ann), oldObject: vShoot(oldSeed, nil)}
-	}
-	binding := func(oldSeed, newSeed string) vReview {
-		return vReview{operation: admissionv1.Update, subResource: "binding", object: vShoot(newSeed, nil), oldObject: vShoot(oldSeed, nil)}
-	}
-	as := func(r vReview, u *authenticationv1.UserInfo) vReview { r.user = u; return r }
-	// edited replaces text in the review's new object (and in the old one
-	// when both is set), e.g. a spec field.
-	edited := func(r vReview, both bool, oldNew ...string) vReview {
-		rep := strings.NewReplacer(oldNew...)
-		r.object = rep.Replace(r.object)
-		if both {
-			r.oldObject = rep.Replace(r.oldObject)
-		}
-		return r
-	}
-	const (
-		controlPlane = `"controlPlane": {"highAvailability": {"failureTolerance": {"type": "zone"}}}`
-		purpose      = `"purpose": "evaluation"`
-		shootDomain  = `"dns": {"domain": "crazy-botany.dev.shoot.example.com"}`
-		seedDomain   = `"dns": {"domain": "crazy-botany.dev.seed.example.com"}`
-	)
-	pinned := func(zones string) string {
-		return `"controlPlane": {"highAvailability": {"failureTolerance": {"type": "zone"}}, "zones": [` + zones + `]}`
-	}
-	selector := func(sel string) string { return `"seedSelector": ` + sel + `, "purpose": "evaluation"` }
+	create, update, binding, as := reviewCreate, reviewUpdate, reviewBinding, asUser
 
-	tests := []struct {
-		name        string
-		review      vReview
-		advance     time.Duration // of the clock before validating
-		authErr     error
-		wantAllowed bool
-		wantMessage []string // substrings
-		wantAuth    int32    // authorizer calls
-		// bindThroughShoots: Shoots from a CRD (no binding subresource).
-		bindThroughShoots bool
-		providerTypes     []string // of the CloudProfile's seedSelector
-	}{
+	tests := []bindingCase{
 		// CREATE
 		{name: "create without seed", review: create("", nil), wantAllowed: true, wantMessage: []string{"unchanged"}},
 		{name: "create with seed, no binding permission", review: create("aws-eu1", nil), wantAuth: 1,
@@ -178,41 +196,6 @@ func TestShootBindingValidator(t *testing.T) {
 			wantMessage: []string{`seedwarden: spec.seedName: changing the seed from "aws-eu1" to "aws-eu2" through the shoots resource is not allowed; use the shoots/binding subresource`}},
 		{name: "update unsets seed", review: as(update("aws-eu1", "", nil), binderUser),
 			wantMessage: []string{`seedwarden: spec.seedName: unsetting the seed ("aws-eu1") is not allowed`}},
-		// Gardener: the first seed, too, is set through shoots/binding only.
-		{name: "update sets first seed without permission", review: update("", "aws-eu1", nil),
-			wantMessage: []string{`seedwarden: spec.seedName: setting the seed to "aws-eu1" through the shoots resource is not allowed; use the shoots/binding subresource`}},
-		{name: "update sets first seed with permission", review: as(update("", "aws-eu1", nil), binderUser),
-			wantMessage: []string{`setting the seed to "aws-eu1" through the shoots resource is not allowed`}},
-		{name: "update with a seed selector matching the current seed", review: edited(update("labelled", "labelled", nil), false, purpose, selector(`{"matchLabels": {"env": "prod"}}`)), wantAllowed: true},
-		{name: "update with a seed selector not matching the current seed", review: edited(update("labelled", "labelled", nil), false, purpose, selector(`{"matchLabels": {"env": "dev"}}`)),
-			wantMessage: []string{`seedwarden: Shoot "garden-dev/crazy-botany" cannot stay on seed "labelled": spec.seedSelector 'env=dev' does not match the labels 'env=prod' of the Shoot's seed "labelled"`}},
-		{name: "update with a seed selector listing another provider", review: edited(update("labelled", "labelled", nil), false, purpose, selector(`{"providerTypes": ["gcp"]}`)),
-			wantMessage: []string{`spec.seedSelector.providerTypes ["gcp"] do not include the provider type "aws" of the Shoot's seed "labelled"`}},
-		{name: "update removes the seed selector", review: func() vReview {
-			r := update("labelled", "labelled", nil)
-			r.oldObject = strings.Replace(r.oldObject, purpose, selector(`{"matchLabels": {"env": "prod"}}`), 1)
-			return r
-		}(),
-			wantMessage: []string{`spec.seedSelector: cannot be removed once set while the Shoot has seed "labelled"`}},
-		{name: "update keeps a seed selector that does not match", review: edited(update("labelled", "labelled", nil), true, purpose, selector(`{"matchLabels": {"env": "dev"}}`)), wantAllowed: true},
-		{name: "update sets a seed selector on a Shoot without seed", review: edited(update("", "", nil), false, purpose, selector(`{"matchLabels": {"env": "dev"}}`)), wantAllowed: true},
-		{name: "update pins control-plane zones the seed offers", review: edited(update("aws-eu1", "aws-eu1", nil), false, controlPlane, pinned(`"eu-west-1b"`)), wantAllowed: true},
-		{name: "update pins a control-plane zone the seed lacks", review: edited(update("aws-eu1", "aws-eu1", nil), false, controlPlane, pinned(`"eu-west-1b", "eu-west-1d"`)),
-			wantMessage: []string{`cannot stay on seed "aws-eu1": spec.controlPlane.zones[1]: zone "eu-west-1d" is not available in seed "aws-eu1"`}},
-		{name: "update keeps pinned zones", review: edited(update("aws-eu1", "aws-eu1", nil), true, controlPlane, pinned(`"eu-west-1d"`)), wantAllowed: true},
-
-		// Shoots from a CRD: an UPDATE of shoots stands in for the binding.
-		{name: "crd: update sets first seed with permission", review: as(update("", "aws-eu1", nil), binderUser), bindThroughShoots: true, wantAuth: 1, wantAllowed: true},
-		{name: "crd: update sets first seed without permission", review: update("", "aws-eu1", nil), bindThroughShoots: true, wantAuth: 1,
-			wantMessage: []string{`user "jane.doe@example.com" may not set spec.seedName to "aws-eu1": that needs permission to update shoots/binding`}},
-		{name: "crd: update sets first seed, seed does not fit", review: as(update("", "tainted", nil), binderUser), bindThroughShoots: true, wantAuth: 1,
-			wantMessage: []string{`do not tolerate the taints`}},
-		{name: "crd: update reschedules with permission", review: as(update("aws-eu1", "aws-eu2", nil), binderUser), bindThroughShoots: true, wantAuth: 1, wantAllowed: true},
-		{name: "crd: update reschedules and changes more", review: edited(as(update("aws-eu1", "aws-eu2", nil), binderUser), false, purpose, `"purpose": "production"`), bindThroughShoots: true,
-			wantMessage: []string{`may change only spec.seedName, but it also changes spec.purpose`}},
-		{name: "crd: update unsets seed", review: as(update("aws-eu1", "", nil), binderUser), bindThroughShoots: true,
-			wantMessage: []string{`unsetting the seed ("aws-eu1") is not allowed`}},
-		{name: "crd: update without seed change", review: update("aws-eu1", "aws-eu1", nil), bindThroughShoots: true, wantAllowed: true},
 
 		// Binding subresource
 		{name: "binding to same seed", review: as(binding("aws-eu1", "aws-eu1"), binderUser),
@@ -228,35 +211,6 @@ func TestShootBindingValidator(t *testing.T) {
 			wantMessage: []string{`seed "deleting" is being deleted (metadata.deletionTimestamp is set)`}},
 		{name: "binding to tainted seed", review: as(binding("", "tainted"), binderUser), wantAuth: 1,
 			wantMessage: []string{`spec.tolerations ["seed.gardener.cloud/protected", "team=platform"] do not tolerate the taints ["seed.gardener.cloud/protected", "dedicated=infra"] of seed "tainted"`}},
-		// Gardener checks the provider only against the CloudProfile's providerTypes.
-		{name: "binding to another provider, no providerTypes", review: as(binding("", "gcp-eu1"), binderUser), wantAuth: 1, wantAllowed: true},
-		{name: "binding to a provider not in providerTypes", review: as(binding("", "gcp-eu1"), binderUser), wantAuth: 1, providerTypes: []string{"aws"},
-			wantMessage: []string{`seed "gcp-eu1" has provider type "gcp", which is not in spec.seedSelector.providerTypes ["aws"] of CloudProfile "aws"`}},
-		{name: "binding to a provider in providerTypes", review: as(binding("", "gcp-eu1"), binderUser), wantAuth: 1, providerTypes: []string{"aws", "gcp"}, wantAllowed: true},
-		{name: "binding first seed and other changes", review: edited(as(binding("", "aws-eu1"), binderUser), false, purpose, `"purpose": "production"`), wantAuth: 1, wantAllowed: true},
-		{name: "rescheduling and other changes", review: edited(as(binding("aws-eu1", "aws-eu2"), binderUser), false, purpose, `"purpose": "production"`, `"region": "eu-west-1"`, `"region": "eu-west-2"`),
-			wantMessage: []string{`seedwarden: a binding that moves the Shoot from seed "aws-eu1" to "aws-eu2" may change only spec.seedName, but it also changes spec.purpose, spec.region`}},
-		{name: "rescheduling with metadata changes", review: edited(as(binding("aws-eu1", "aws-eu2"), binderUser), false, `"team": "platform"`, `"team": "infra"`), wantAuth: 1, wantAllowed: true},
-		{name: "binding with a seed selector not matching the seed", review: edited(as(binding("", "labelled"), binderUser), false, purpose, selector(`{"matchLabels": {"env": "dev"}}`)), wantAuth: 1,
-			wantMessage: []string{`spec.seedSelector 'env=dev' does not match the labels 'env=prod' of the Shoot's seed "labelled"`}},
-		{name: "create with a seed selector not matching the seed", review: edited(as(create("labelled", nil), binderUser), false, purpose, selector(`{"matchLabels": {"env": "dev"}}`)), wantAuth: 1,
-			wantMessage: []string{`spec.seedSelector 'env=dev' does not match`}},
-		{name: "binding to a seed lacking a pinned zone", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, `"controlPlane": {"zones": ["eu-west-1d"]}`), wantAuth: 1,
-			wantMessage: []string{`spec.controlPlane.zones[0]: zone "eu-west-1d" is not available in seed "aws-eu1" (it has ["eu-west-1a", "eu-west-1b", "eu-west-1c"])`}},
-		// Failure tolerance zone: placement (like gardener-scheduler) ignores
-		// pinned zones, so only zones that change are checked, as in Gardener.
-		{name: "zonal: binding with unchanged pinned zones the seed lacks", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1, wantAllowed: true},
-		{name: "zonal: binding that pins zones the seed lacks", review: edited(as(binding("", "aws-eu1"), binderUser), false, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1,
-			wantMessage: []string{`spec.controlPlane.zones[0]: zone "eu-west-1d" is not available in seed "aws-eu1"`}},
-		{name: "zonal: create with pinned zones the seed lacks", review: edited(as(create("aws-eu1", nil), binderUser), false, controlPlane, pinned(`"eu-west-1d"`)), wantAuth: 1,
-			wantMessage: []string{`spec.controlPlane.zones[0]: zone "eu-west-1d" is not available in seed "aws-eu1"`}},
-		{name: "binding to a seed offering the pinned zones", review: edited(as(binding("", "aws-eu1"), binderUser), true, controlPlane, pinned(`"eu-west-1c", "eu-west-1a"`)), wantAuth: 1, wantAllowed: true},
-		{name: "binding to a seed whose networks overlap", review: as(binding("", "overlapping"), binderUser), wantAuth: 1,
-			wantMessage: []string{`spec.networking: on seed "overlapping": shoot node network 10.250.0.0/16 intersects with seed pod network 10.250.0.0/16`}},
-		{name: "rescheduling away from the default domain", review: edited(as(binding("aws-eu1", "other-defaults"), binderUser), true, shootDomain, seedDomain), wantAuth: 1,
-			wantMessage: []string{`spec.dns.domain "crazy-botany.dev.seed.example.com" is under the default domain "seed.example.com" of seed "aws-eu1", which seed "other-defaults" does not serve (its default domains: ["other.example.com"])`}},
-		{name: "rescheduling with the default domain on both seeds", review: edited(as(binding("aws-eu1", "aws-eu2"), binderUser), true, shootDomain, seedDomain), wantAuth: 1, wantAllowed: true},
-		{name: "rescheduling with a custom domain", review: as(binding("aws-eu1", "other-defaults"), binderUser), wantAuth: 1, wantAllowed: true},
 		{name: "binding to two-zone seed", review: as(binding("", "two-zones"), binderUser), wantAuth: 1,
 			wantMessage: []string{`spec.controlPlane.highAvailability.failureTolerance.type "zone" needs a seed with at least 3 zones, seed "two-zones" has 2 ["eu-west-1a", "eu-west-1b"]`}},
 		{name: "binding to seed without access restriction", review: as(binding("", "no-access"), binderUser), wantAuth: 1,
@@ -285,32 +239,7 @@ func TestShootBindingValidator(t *testing.T) {
 		{name: "delete", review: vReview{operation: admissionv1.Delete, oldObject: vShoot("aws-eu1", nil)}, wantAllowed: true},
 		{name: "connect", review: vReview{operation: admissionv1.Connect}, wantAllowed: true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newBindingFixture(t)
-			f.v.BindThroughShoots = tc.bindThroughShoots
-			if tc.providerTypes != nil {
-				f.v.Landscape.(*cache.Store).Apply(&api.CloudProfile{
-					TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
-					ObjectMeta: metav1.ObjectMeta{Name: "aws"},
-					Spec:       api.CloudProfileSpec{Type: "aws", SeedSelector: &api.SeedSelector{ProviderTypes: tc.providerTypes}},
-				})
-			}
-			f.auth.err = tc.authErr
-			f.clock.Step(tc.advance)
-			resp := vServe(t, f.v, tc.review.body(t))
-			assert.Equal(t, testUID, string(resp.UID))
-			assert.Equal(t, tc.wantAllowed, resp.Allowed, vMessage(resp))
-			for _, m := range tc.wantMessage {
-				assert.Contains(t, vMessage(resp), m)
-			}
-			if !resp.Allowed {
-				assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code, "a denial, so the user sees the message")
-			}
-			assert.Empty(t, resp.Patch)
-			assert.Equal(t, tc.wantAuth, f.auth.calls.Load(), "authorizer calls")
-		})
-	}
+	runBindingCases(t, tests)
 }
 
 // The SubjectAccessReview is about the request's user and the Shoot.
