@@ -111,6 +111,14 @@ type webhookWant struct {
 const seedChangeCondition = "request.operation == 'CREATE' || request.?subResource.orValue('') == 'binding' || " +
 	"object.?spec.?seedName.orValue('') != oldObject.?spec.?seedName.orValue('')"
 
+// seedConstraintCondition is the binding webhook's matchCondition: also
+// the UPDATEs that change what the current seed must offer (the Shoot's
+// seedSelector, control-plane zones, region).
+const seedConstraintCondition = seedChangeCondition + " || " +
+	"object.?spec.?seedSelector != oldObject.?spec.?seedSelector || " +
+	"object.?spec.?controlPlane.?zones != oldObject.?spec.?controlPlane.?zones || " +
+	"object.?spec.?region.orValue('') != oldObject.?spec.?region.orValue('')"
+
 var shootRules = []rule{
 	{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
 	{gardenerGroup, gardenerVersion, "shoots/binding", "UPDATE", admissionregistrationv1.NamespacedScope},
@@ -125,7 +133,7 @@ var webhooks = map[string]webhookWant{
 	"binding.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootBinding,
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
-		rules: shootRules, conditions: []string{"may-change-seed"},
+		rules: shootRules, conditions: []string{"may-affect-seed"},
 	},
 	"capacity.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootCapacity,
@@ -521,6 +529,9 @@ func TestWebhookConfigurations(t *testing.T) {
 			conds = append(conds, c.Name)
 			if c.Name == "may-change-seed" && c.Expression != seedChangeCondition {
 				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedChangeCondition)
+			}
+			if c.Name == "may-affect-seed" && c.Expression != seedConstraintCondition {
+				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedConstraintCondition)
 			}
 		}
 		if !reflect.DeepEqual(conds, want.conditions) {

@@ -16,6 +16,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
@@ -116,12 +117,16 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
-			Landscape:      store,
-			Authorizer:     deps.authorizer,
-			Signer:         deps.signer,
-			Metrics:        m,
-			Log:            log.WithName("validate-shoot-binding"),
-			StalenessGuard: deps.staleness,
+			Landscape:   store,
+			Authorizer:  deps.authorizer,
+			Signer:      deps.signer,
+			NetworkMode: cfg.NetworkOverlap,
+			// Shoots from a CRD have no binding subresource; the retry
+			// controller's bindMode says so.
+			BindThroughShoots: cfg.PendingShoots.BindMode == string(pending.ModeUpdate),
+			Metrics:           m,
+			Log:               log.WithName("validate-shoot-binding"),
+			StalenessGuard:    deps.staleness,
 		})
 	}
 	if cfg.CapacityEnabled() {
@@ -135,7 +140,12 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			StalenessGuard:       deps.staleness,
 		})
 	}
-	register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, log.WithName("validate-resource-size")))
+	rsLog := log.WithName("validate-resource-size")
+	if ra := cfg.ResourceAdmission; ra != nil {
+		register(ValidateResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
+	} else {
+		register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
+	}
 	register(ValidateKubeconfigSecretPath, observed{webhookKubeconfigSecret, m, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
 		Log:           log.WithName("validate-kubeconfig-secret"),
@@ -195,6 +205,36 @@ func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *met
 	}
 	for _, c := range rs.Counts {
 		v.Counts = append(v.Counts, handlers.CountLimit{ResourceRule: rule(c.Resources), Count: *c.Count})
+	}
+	return v
+}
+
+// newResourceAdmissionValidator is the resource-size webhook configured by
+// Gardener's resourceAdmission section. Each entry becomes a size and a count
+// rule; the half it does not set limits nothing but still ends the search, so
+// the first matching entry decides both, as in Gardener.
+func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.Store, m *metrics.Metrics, log logr.Logger) *handlers.ResourceSizeValidator {
+	v := &handlers.ResourceSizeValidator{
+		Mode:    ra.Mode(),
+		Counter: store,
+		Metrics: m,
+		Log:     log,
+	}
+	for _, s := range ra.UnrestrictedSubjects {
+		v.UnrestrictedSubjects = append(v.UnrestrictedSubjects, handlers.Subject{Kind: s.Kind, Name: s.Name, Namespace: s.Namespace})
+	}
+	for _, l := range ra.Limits {
+		r := handlers.ResourceRule{APIGroups: l.APIGroups, APIVersions: l.APIVersions, Resources: l.Resources}
+		size := handlers.SizeLimit{ResourceRule: r, None: l.Size == nil}
+		if l.Size != nil {
+			size.Size, size.Bytes = l.Size.String(), l.Size.Value()
+		}
+		count := handlers.CountLimit{ResourceRule: r, None: l.Count == nil}
+		if l.Count != nil {
+			count.Count = *l.Count
+		}
+		v.Limits = append(v.Limits, size)
+		v.Counts = append(v.Counts, count)
 	}
 	return v
 }

@@ -143,6 +143,10 @@ type Config struct {
 	Capacity Capacity `json:"capacity,omitempty"`
 	// ResourceSize configures the resource-size webhook (/validate-resource-size).
 	ResourceSize ResourceSize `json:"resourceSize,omitempty"`
+	// ResourceAdmission configures the same webhook in the shape of
+	// gardener-admission-controller's resourceAdmissionConfiguration, instead
+	// of ResourceSize.
+	ResourceAdmission *ResourceAdmission `json:"resourceAdmission,omitempty"`
 	// KubeconfigSecret configures the kubeconfig Secret webhook
 	// (/validate-kubeconfig-secret).
 	KubeconfigSecret KubeconfigSecret `json:"kubeconfigSecret,omitempty"`
@@ -493,6 +497,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateCertificate(&p)
 	c.validateValidating(&p)
+	c.validateResourceAdmission(&p)
 	c.validatePending(&p)
 
 	if len(p.list) == 0 {

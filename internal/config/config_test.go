@@ -362,6 +362,50 @@ func TestFieldRules(t *testing.T) {
 		{"count other group", `resourceSize: {counts: [{apiGroups: ["*"], apiVersions: ["*"], resources: [seeds], count: 1}]}`,
 			`resourceSize.counts[0].apiGroups[0]: cannot count resources of group "*" (want core.gardener.cloud)`},
 
+		// resourceAdmission: gardener-admission-controller's section, pasted.
+		{"resourceAdmission pasted from Gardener", `resourceAdmission:
+  operationMode: log
+  limits:
+  - apiGroups: ["core.gardener.cloud"]
+    apiVersions: ["*"]
+    resources: ["shoots", "plants"]
+    size: 100k
+  - apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["secrets"]
+    size: 1048576
+  - apiGroups: ["core.gardener.cloud"]
+    apiVersions: ["v1beta1"]
+    resources: ["projects"]
+    count: 500
+  unrestrictedSubjects:
+  - kind: Group
+    name: gardener.cloud:system:seeds
+    apiGroup: rbac.authorization.k8s.io
+  - kind: User
+    name: admin
+    apiGroup: rbac.authorization.k8s.io
+  - kind: ServiceAccount
+    name: "*"
+    namespace: garden`, ""},
+		{"resourceAdmission with resourceSize", "resourceAdmission: {limits: []}\nresourceSize: {operationMode: log}", "resourceAdmission: cannot be combined with resourceSize"},
+		{"resourceAdmission operationMode", "resourceAdmission: {limits: [], operationMode: warn}", `resourceAdmission.operationMode: unsupported value "warn" (want block or log)`},
+		{"resourceAdmission user without apiGroup", "resourceAdmission: {limits: [], unrestrictedSubjects: [{kind: User, name: a}]}",
+			`resourceAdmission.unrestrictedSubjects[0].apiGroup: unsupported value "" for kind User (want rbac.authorization.k8s.io)`},
+		{"resourceAdmission service account with apiGroup", "resourceAdmission: {limits: [], unrestrictedSubjects: [{kind: ServiceAccount, name: a, namespace: b, apiGroup: rbac.authorization.k8s.io}]}",
+			`resourceAdmission.unrestrictedSubjects[0].apiGroup: "rbac.authorization.k8s.io" must be empty for kind ServiceAccount`},
+		{"resourceAdmission subject kind", "resourceAdmission: {limits: [], unrestrictedSubjects: [{kind: Team, name: a}]}",
+			`resourceAdmission.unrestrictedSubjects[0].kind: unsupported value "Team" (want User, Group or ServiceAccount)`},
+		{"resourceAdmission subject unknown field", "resourceAdmission: {limits: [], unrestrictedSubjects: [{kind: User, name: a, apiGroup: rbac.authorization.k8s.io, uid: x}]}",
+			"resourceAdmission.unrestrictedSubjects[0].uid: unknown field"},
+		{"resourceAdmission limit without size or count", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]}`, "resourceAdmission.limits[0]: needs size, count or both"},
+		{"resourceAdmission size zero", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: "0"}]}`, ""},
+		{"resourceAdmission size negative", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: "-1Ki"}]}`, `resourceAdmission.limits[0].size: "-1Ki" must not be negative`},
+		{"resourceAdmission size garbage", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: lots}]}`, `resourceAdmission.limits[0].size: invalid value "lots" (want a quantity of bytes such as 100Ki)`},
+		{"resourceAdmission uncountable", `resourceAdmission: {limits: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], count: 1}]}`,
+			`resourceAdmission.limits[0].resources: cannot count "shoots"`},
+		{"resourceAdmission limit unknown field", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: 1Ki, bytes: 1}]}`, "resourceAdmission.limits[0].bytes: unknown field"},
+
 		{"kubeconfigSecret.allowedFields ok", "kubeconfigSecret: {allowedFields: [client-certificate, client-key, as, as-groups, auth-provider, exec, token]}", ""},
 		{"kubeconfigSecret.allowedFields empty", "kubeconfigSecret: {allowedFields: []}", ""},
 		{"kubeconfigSecret.allowedFields unknown", "kubeconfigSecret: {allowedFields: [exec, tokenfile]}",

@@ -30,7 +30,8 @@ type PendingShoots struct {
 	// BindMode is how a placement is written: "binding" (the shoots/binding
 	// subresource, like gardener-scheduler) or "update" (a merge patch of
 	// spec.seedName, for Shoots served from a CRD, which has no binding
-	// subresource). Default: binding.
+	// subresource; the binding webhook then judges a spec.seedName change
+	// through shoots as a binding). Default: binding.
 	BindMode string `json:"bindMode,omitempty"`
 	// BackoffBase is the wait after a Shoot's first failed attempt; it
 	// doubles per failure up to BackoffMax. Defaults: 1s and 5m.

@@ -121,6 +121,14 @@ func TestShootBindingValidatorStaleCache(t *testing.T) {
 	assert.Contains(t, vMessage(resp), "unsetting the seed")
 	resp = vServe(t, f.v, vReview{object: vShoot("", nil)}.body(t))
 	assert.True(t, resp.Allowed)
+	// A seed selector change is checked against the current seed, from the cache.
+	withSelector := strings.Replace(vShoot("aws-eu1", nil), `"purpose": "evaluation"`, `"seedSelector": {"matchLabels": {"env": "prod"}}, "purpose": "evaluation"`, 1)
+	resp = vServe(t, f.v, vReview{operation: admissionv1.Update, object: withSelector, oldObject: vShoot("aws-eu1", nil)}.body(t))
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, vMessage(resp), `cannot check seed "aws-eu1": the placement cache is stale`)
+	// Updates that change nothing the seed must offer need no cache.
+	resp = vServe(t, f.v, vReview{operation: admissionv1.Update, object: withSelector, oldObject: withSelector}.body(t))
+	assert.True(t, resp.Allowed, vMessage(resp))
 
 	// Within the bound nothing changes.
 	f = newBindingFixture(t)

@@ -44,12 +44,17 @@ type SizeLimit struct {
 	// Size is the limit as configured (for messages), Bytes its value.
 	Size  string
 	Bytes int64
+	// None: the rule matches but limits nothing. A Gardener limit entry
+	// with a count but no size still ends the search for a size limit.
+	None bool
 }
 
 // CountLimit bounds how many objects of the selected resources may exist.
 type CountLimit struct {
 	ResourceRule
 	Count int64
+	// None: as for SizeLimit (an entry with a size but no count).
+	None bool
 }
 
 // ObjectCounter counts the objects of a resource from the cache
@@ -70,7 +75,9 @@ type ObjectCounter interface {
 //
 // Mode block denies; mode log admits with an admission warning and a log
 // line. seedwarden_rejected_resources_total counts both: what was and what
-// would have been rejected. UnrestrictedSubjects are never limited.
+// would have been rejected. UnrestrictedSubjects are never limited
+// (Subjects.MatchAsGardener). Limits match the resource and version the
+// client requested (RequestResource), as Gardener's do.
 type ResourceSizeValidator struct {
 	Mode                 string
 	Limits               []SizeLimit
@@ -103,15 +110,22 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 	if req.SubResource != "" {
 		return admission.Allowed("seedwarden: subresources are not limited")
 	}
-	limit := v.sizeLimitFor(req.Resource)
+	// The version the client asked for, as Gardener matches it: the API
+	// server may convert the object to another version (Resource) for a
+	// webhook registered with matchPolicy Equivalent.
+	gvr := req.Resource
+	if req.RequestResource != nil {
+		gvr = *req.RequestResource
+	}
+	limit := v.sizeLimitFor(gvr)
 	var count *CountLimit
 	if req.Operation == admissionv1.Create {
-		count = v.countLimitFor(req.Resource)
+		count = v.countLimitFor(gvr)
 	}
 	if limit == nil && count == nil {
 		return admission.Allowed("seedwarden: no limit applies")
 	}
-	if v.UnrestrictedSubjects.Match(req.UserInfo) {
+	if v.UnrestrictedSubjects.MatchAsGardener(req.UserInfo) {
 		return admission.Allowed("seedwarden: unrestricted subject")
 	}
 
@@ -175,6 +189,9 @@ func withinSize(raw []byte, limit int64) bool {
 func (v *ResourceSizeValidator) sizeLimitFor(gvr metav1.GroupVersionResource) *SizeLimit {
 	for i := range v.Limits {
 		if v.Limits[i].Matches(gvr) {
+			if v.Limits[i].None {
+				return nil
+			}
 			return &v.Limits[i]
 		}
 	}
@@ -184,6 +201,9 @@ func (v *ResourceSizeValidator) sizeLimitFor(gvr metav1.GroupVersionResource) *S
 func (v *ResourceSizeValidator) countLimitFor(gvr metav1.GroupVersionResource) *CountLimit {
 	for i := range v.Counts {
 		if v.Counts[i].Matches(gvr) {
+			if v.Counts[i].None {
+				return nil
+			}
 			return &v.Counts[i]
 		}
 	}

@@ -41,10 +41,15 @@ func newSizeValidator(log logr.Logger, mode string, reg prometheus.Registerer) *
 			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots", "seeds"}}, Size: "1Ki", Bytes: 1024},
 			{ResourceRule: ResourceRule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets", "configmaps"}}, Size: "100", Bytes: 100},
 			{ResourceRule: ResourceRule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"widgets"}}, Size: "10Ki", Bytes: 10240},
+			// A Gardener entry with a count only, then one that would limit its size.
+			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"cloudprofiles"}}, None: true},
+			{ResourceRule: ResourceRule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"cloudprofiles"}}, Size: "1", Bytes: 1},
 		},
 		Counts: []CountLimit{
 			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"seeds"}}, Count: 2},
 			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects"}}, Count: 1},
+			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"cloudprofiles"}}, None: true},
+			{ResourceRule: ResourceRule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"cloudprofiles"}}, Count: 0},
 		},
 		UnrestrictedSubjects: Subjects{
 			{Kind: SubjectUser, Name: "admin@example.com"},
@@ -98,6 +103,8 @@ func TestResourceSizeValidator(t *testing.T) {
 		wantMessage string
 		wantWarning string
 		wantMetrics map[string]float64 // "operation/kind/namespace/reason" -> count
+		// groupWildcard adds {Group, "*"} to the unrestricted subjects.
+		groupWildcard bool
 	}{
 		{name: "shoot at the limit", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 1024)), wantAllowed: true},
 		{name: "shoot over the limit", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 1025)),
@@ -132,7 +139,33 @@ func TestResourceSizeValidator(t *testing.T) {
 		{name: "unrestricted user", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), admin), wantAllowed: true},
 		{name: "unrestricted group by wildcard", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), op), wantAllowed: true},
 		{name: "unrestricted service account", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), gardenSA), wantAllowed: true},
-		{name: "unrestricted service account by user-name wildcard", review: as(req(gvrSecrets, "Secret", admissionv1.Create, sized(t, "Secret", "obj", 5000)), kubeSystemSA), wantAllowed: true},
+		// Gardener: a service account is exempted by ServiceAccount subjects only.
+		{name: "service account not exempted by a User subject", review: as(req(gvrSecrets, "Secret", admissionv1.Create, sized(t, "Secret", "obj", 5000)), kubeSystemSA),
+			wantMessage: "exceeds the limit"},
+		{name: "service account not exempted by Group *", groupWildcard: true, review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)),
+			&authenticationv1.UserInfo{Username: "system:serviceaccount:garden-dev:robot", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:garden-dev"}}),
+			wantMessage: "exceeds the limit"},
+		{name: "user exempted by Group *", groupWildcard: true, review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), &authenticationv1.UserInfo{Username: "carol"}), wantAllowed: true},
+		{name: "service account not exempted by its group", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)),
+			&authenticationv1.UserInfo{Username: "system:serviceaccount:garden-dev:robot", Groups: []string{"garden:operators"}}),
+			wantMessage: "exceeds the limit"},
+
+		// The version the client asked for decides, as in Gardener.
+		{name: "requested version has a limit, converted one not", review: func() vReview {
+			r := req(metaGVR("", "v2", "secrets"), "Secret", admissionv1.Create, sized(t, "Secret", "obj", 101))
+			r.requestResource = &gvrSecrets
+			return r
+		}(), wantMessage: "exceeds the limit of 100"},
+		{name: "converted version has a limit, requested one not", review: func() vReview {
+			r := req(gvrSecrets, "Secret", admissionv1.Create, sized(t, "Secret", "obj", 101))
+			v2 := metaGVR("", "v2", "secrets")
+			r.requestResource = &v2
+			return r
+		}(), wantAllowed: true},
+
+		// A Gardener entry with only a count (or only a size) ends the search.
+		{name: "entry without size hides later size limits", review: clusterReq(gvrProfiles, "CloudProfile", admissionv1.Update, sized(t, "CloudProfile", "obj", 5000)), wantAllowed: true},
+		{name: "entries without size or count hide later limits", review: clusterReq(gvrProfiles, "CloudProfile", admissionv1.Create, sized(t, "CloudProfile", "obj", 5000)), wantAllowed: true},
 		{name: "service account of another namespace is limited", review: as(req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 5000)), otherSA),
 			wantMessage: "exceeds the limit"},
 		{name: "unrestricted subjects skip counts too", review: as(clusterReq(gvrSeeds, "Seed", admissionv1.Create, sized(t, "Seed", "obj", 100)), admin), wantAllowed: true},
@@ -145,6 +178,7 @@ func TestResourceSizeValidator(t *testing.T) {
 		{name: "project count reached", review: clusterReq(gvrProjects, "Project", admissionv1.Create, sized(t, "Project", "obj", 100)),
 			wantMessage: `1 projects.core.gardener.cloud exist, the limit is 1`},
 		{name: "no count limit", review: clusterReq(gvrProfiles, "CloudProfile", admissionv1.Create, sized(t, "CloudProfile", "obj", 100)), wantAllowed: true},
+		{name: "no limit for a resource the rules do not name", review: clusterReq(metaGVR("core.gardener.cloud", "v1beta1", "exposureclasses"), "ExposureClass", admissionv1.Create, sized(t, "ExposureClass", "obj", 100000)), wantAllowed: true},
 		{name: "size and count at once", review: clusterReq(gvrSeeds, "Seed", admissionv1.Create, sized(t, "Seed", "obj", 4000)),
 			wantMessage: `seedwarden: resource size 4000 bytes exceeds the limit of 1Ki (1024 bytes) for seeds.core.gardener.cloud/v1beta1 "obj"; 2 seeds.core.gardener.cloud exist`,
 			wantMetrics: map[string]float64{"CREATE/Seed//count": 1, "CREATE/Seed//size": 1}},
@@ -168,6 +202,9 @@ func TestResourceSizeValidator(t *testing.T) {
 			}
 			reg := prometheus.NewRegistry()
 			v := newSizeValidator(vLog(t), mode, reg)
+			if tc.groupWildcard {
+				v.UnrestrictedSubjects = append(v.UnrestrictedSubjects, Subject{Kind: SubjectGroup, Name: "*"})
+			}
 			resp := vServe(t, v, tc.review.body(t))
 			assert.Equal(t, tc.wantAllowed, resp.Allowed, vMessage(resp))
 			if tc.wantMessage != "" {
@@ -286,6 +323,38 @@ func TestSubjectsMatch(t *testing.T) {
 	}
 	assert.False(t, Subjects(nil).Match(authenticationv1.UserInfo{Username: "alice"}))
 	assert.False(t, Subjects{{Kind: "Robot", Name: "*"}}.Match(authenticationv1.UserInfo{Username: "alice"}))
+}
+
+func TestSubjectsMatchAsGardener(t *testing.T) {
+	sa := func(ns, name string) authenticationv1.UserInfo {
+		return authenticationv1.UserInfo{Username: "system:serviceaccount:" + ns + ":" + name, Groups: []string{"system:serviceaccounts", "system:authenticated"}}
+	}
+	user := func(name string, groups ...string) authenticationv1.UserInfo {
+		return authenticationv1.UserInfo{Username: name, Groups: groups}
+	}
+	for _, tc := range []struct {
+		name string
+		subs Subjects
+		user authenticationv1.UserInfo
+		want bool
+	}{
+		{"user by name", Subjects{{Kind: SubjectUser, Name: "alice"}}, user("alice"), true},
+		{"user * matches users", Subjects{{Kind: SubjectUser, Name: "*"}}, user("bob"), true},
+		{"user * does not match service accounts", Subjects{{Kind: SubjectUser, Name: "*"}}, sa("garden", "robot"), false},
+		{"user name of a service account does not match it", Subjects{{Kind: SubjectUser, Name: "system:serviceaccount:garden:robot"}}, sa("garden", "robot"), false},
+		{"group", Subjects{{Kind: SubjectGroup, Name: "ops"}}, user("bob", "ops"), true},
+		{"group * matches a user without groups", Subjects{{Kind: SubjectGroup, Name: "*"}}, user("bob"), true},
+		{"group * does not match service accounts", Subjects{{Kind: SubjectGroup, Name: "*"}}, sa("garden", "robot"), false},
+		{"service account group does not match", Subjects{{Kind: SubjectGroup, Name: "system:serviceaccounts"}}, sa("garden", "robot"), false},
+		{"service account", Subjects{{Kind: SubjectServiceAccount, Namespace: "garden", Name: "robot"}}, sa("garden", "robot"), true},
+		{"service account * in its namespace", Subjects{{Kind: SubjectServiceAccount, Namespace: "garden", Name: "*"}}, sa("garden", "x"), true},
+		{"service account of another namespace", Subjects{{Kind: SubjectServiceAccount, Namespace: "garden", Name: "*"}}, sa("garden-dev", "x"), false},
+		{"service account subject does not match a user", Subjects{{Kind: SubjectServiceAccount, Namespace: "*", Name: "*"}}, user("bob"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.subs.MatchAsGardener(tc.user))
+		})
+	}
 }
 
 // FuzzResourceSize: arbitrary object bytes through objsize.Measure and the

@@ -27,11 +27,14 @@ type SnapshotSource interface {
 const selfHostedSeedName = "cannot set seedName for self-hosted shoots"
 
 // ShootBindingValidator is the validating webhook guarding spec.seedName on
-// shoots CREATE/UPDATE and the shoots/binding subresource:
+// shoots CREATE/UPDATE and the shoots/binding subresource, following
+// Gardener's ShootValidator:
 //
-//   - Through the main resource a seed may be set on CREATE or, on UPDATE,
-//     where there was none; changing it needs shoots/binding, and unsetting
-//     it is never allowed. A binding must change the seed.
+//   - Through the main resource a seed may only be set on CREATE; on UPDATE
+//     setting or changing it needs shoots/binding (but see
+//     BindThroughShoots), and unsetting it is never allowed. A binding must
+//     change the seed, and a binding that moves the Shoot to another seed
+//     may change nothing else in the spec.
 //   - Setting or changing the seed needs update on shoots/binding
 //     (SubjectAccessReview for the requesting user), except on a CREATE whose
 //     placement token verifies: the webhook's own placement.
@@ -39,7 +42,10 @@ const selfHostedSeedName = "cannot set seedName for self-hosted shoots"
 //     seed at all, as in Gardener.
 //   - A seed chosen by a user must exist and take the Shoot
 //     (placement.CheckSeedForShoot); moving to another seed needs backup on
-//     both seeds and the same internal domain.
+//     both seeds, the same internal domain, and the Shoot's default domain
+//     on the new seed.
+//   - While the Shoot has a seed, a changed spec.seedSelector must still
+//     select it and changed spec.controlPlane.zones must be offered by it.
 //
 // Requests for other kinds or subresources are errors (the webhook
 // configuration is wrong); operations other than CREATE and UPDATE are
@@ -50,6 +56,15 @@ type ShootBindingValidator struct {
 	// Signer verifies placement tokens; nil treats every seed choice as a
 	// user's.
 	Signer *placementtoken.Signer
+	// NetworkMode is the network overlap rule a seed chosen by a user must
+	// pass (placement's; zero: Disjoint).
+	NetworkMode placement.NetworkMode
+	// BindThroughShoots stands in for the binding subresource where Shoots
+	// are served from a CRD, which has none (pendingShoots.bindMode update):
+	// an UPDATE of shoots that sets or changes spec.seedName is then judged
+	// as a binding, so it needs the same update permission on
+	// shoots/binding and passes the same rules.
+	BindThroughShoots bool
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
 	Log     logr.Logger
@@ -74,13 +89,30 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 	if done != nil {
 		return *done
 	}
+	if v.BindThroughShoots && c.op == admissionv1.Update && c.newSeed != "" && c.newSeed != c.oldSeed {
+		c.binding = true
+	}
 
 	needsCheck, denial := classifySeedChange(c)
+	if denial == "" {
+		denial = bindingSpecChange(c)
+	}
 	if denial != "" {
 		log.Info("Denied seed change", "from", c.oldSeed, "to", c.newSeed, "reason", denial)
 		return denied("seedwarden: %s", denial)
 	}
 	if !needsCheck {
+		if !seedKeptNeedsCheck(c) {
+			return admission.Allowed("seedwarden: spec.seedName unchanged")
+		}
+		if d, stale := v.StaleBeyond(time.Now()); stale {
+			log.Info("Denied change on the current seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String())
+			return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
+		}
+		if problems := seedKeptViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
+			log.Info("Denied change on the current seed", "seed", c.newSeed, "problems", problems)
+			return denied("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+		}
 		return admission.Allowed("seedwarden: spec.seedName unchanged")
 	}
 	if pool, ok := api.SelfHostedPool(c.shoot); ok {
@@ -105,7 +137,7 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 	if resp, ok := v.authorize(ctx, req, c, tokenErr, log); !ok {
 		return resp
 	}
-	if problems := seedChoiceViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
+	if problems := seedChoiceViolations(v.Landscape.Snapshot(), c, v.NetworkMode); len(problems) > 0 {
 		log.Info("Denied seed choice", "from", c.oldSeed, "to", c.newSeed, "problems", problems)
 		return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
 	}
@@ -130,6 +162,8 @@ func classifySeedChange(c *shootChange) (needsCheck bool, denial string) {
 		return false, ""
 	case !c.binding && c.op == admissionv1.Update && c.oldSeed != "":
 		return false, fmt.Sprintf("spec.seedName: changing the seed from %q to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.oldSeed, c.newSeed)
+	case !c.binding && c.op == admissionv1.Update:
+		return false, fmt.Sprintf("spec.seedName: setting the seed to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.newSeed)
 	default:
 		return true, ""
 	}
@@ -162,44 +196,4 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 	}
 	log.Info("Denied seed choice without binding permission", "user", user.Username, "to", c.newSeed, "reason", reason, "token", tokenErr)
 	return admission.Denied(b.String()), false
-}
-
-// seedChoiceViolations lists why the new seed cannot take the Shoot.
-func seedChoiceViolations(snap *placement.Snapshot, c *shootChange) []string {
-	seed := findSeed(snap, c.newSeed)
-	if seed == nil {
-		return []string{fmt.Sprintf("seed %q not found", c.newSeed)}
-	}
-	problems := placement.CheckSeedForShoot(snap, seed, c.shoot)
-	if c.oldSeed != "" {
-		problems = append(problems, reschedulingViolations(snap, c.oldSeed, seed)...)
-	}
-	return problems
-}
-
-// reschedulingViolations: moving a Shoot's control plane to another seed
-// restores it from a backup, so both seeds need one, and the Shoot's internal
-// DNS records must stay valid, so both need the same internal domain.
-func reschedulingViolations(snap *placement.Snapshot, oldName string, to *placement.Seed) []string {
-	from := findSeed(snap, oldName)
-	if from == nil {
-		return []string{fmt.Sprintf("the current seed %q is not found, so moving the Shoot away from it cannot be checked", oldName)}
-	}
-	var problems []string
-	for _, s := range []*placement.Seed{from, to} {
-		if s.Object.Spec.Backup == nil {
-			problems = append(problems, fmt.Sprintf("rescheduling from seed %q to seed %q needs backup on both seeds, seed %q has no spec.backup", from.Name, to.Name, s.Name))
-		}
-	}
-	if fd, td := internalDomain(from), internalDomain(to); fd != td {
-		problems = append(problems, fmt.Sprintf("rescheduling needs the same spec.dns.internal.domain on both seeds: seed %q has %q, seed %q has %q", from.Name, fd, to.Name, td))
-	}
-	return problems
-}
-
-func internalDomain(s *placement.Seed) string {
-	if in := s.Object.Spec.DNS.Internal; in != nil {
-		return in.Domain
-	}
-	return ""
 }

@@ -56,17 +56,19 @@ func vSigner(t testing.TB, clock *clocktesting.FakeClock) *placementtoken.Signer
 
 // vReview is an AdmissionReview request for a validating webhook.
 type vReview struct {
-	uid         string
-	kind        metav1.GroupVersionKind     // default core.gardener.cloud/v1beta1 Shoot
-	resource    metav1.GroupVersionResource // default core.gardener.cloud/v1beta1 shoots
-	subResource string
-	operation   admissionv1.Operation // default CREATE
-	name        string                // default crazy-botany; "-" for none
-	namespace   string                // default garden-dev; "-" for none
-	object      string                // raw JSON; "" for none
-	oldObject   string                // raw JSON; "" for none
-	user        *authenticationv1.UserInfo
-	dryRun      bool
+	uid      string
+	kind     metav1.GroupVersionKind     // default core.gardener.cloud/v1beta1 Shoot
+	resource metav1.GroupVersionResource // default core.gardener.cloud/v1beta1 shoots
+	// requestResource is what the client asked for; default resource.
+	requestResource *metav1.GroupVersionResource
+	subResource     string
+	operation       admissionv1.Operation // default CREATE
+	name            string                // default crazy-botany; "-" for none
+	namespace       string                // default garden-dev; "-" for none
+	object          string                // raw JSON; "" for none
+	oldObject       string                // raw JSON; "" for none
+	user            *authenticationv1.UserInfo
+	dryRun          bool
 }
 
 func (r vReview) request() admissionv1.AdmissionRequest {
@@ -103,9 +105,12 @@ func (r vReview) request() admissionv1.AdmissionRequest {
 		user = *r.user
 	}
 	dry := r.dryRun
+	if r.requestResource == nil {
+		r.requestResource = &r.resource
+	}
 	req := admissionv1.AdmissionRequest{
 		UID: types.UID(r.uid), Kind: r.kind, Resource: r.resource, SubResource: r.subResource,
-		RequestKind: &r.kind, RequestResource: &r.resource, RequestSubResource: r.subResource,
+		RequestKind: &r.kind, RequestResource: r.requestResource, RequestSubResource: r.subResource,
 		Name: r.name, Namespace: r.namespace, Operation: r.operation, UserInfo: user, DryRun: &dry,
 	}
 	if r.object != "" {

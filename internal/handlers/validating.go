@@ -58,9 +58,14 @@ type shootChange struct {
 	binding bool // through the shoots/binding subresource
 	dryRun  bool
 	// shoot is the object after the request, with the namespace filled in.
-	shoot            *api.Shoot
+	shoot *api.Shoot
+	// old is the object before an UPDATE, nil on CREATE.
+	old              *api.Shoot
 	namespace, name  string
 	oldSeed, newSeed string
+	// raw and oldRaw are the objects as sent, for comparing fields api.Shoot
+	// does not hold.
+	raw, oldRaw []byte
 }
 
 // decodeShootChange reads a CREATE or UPDATE of a Shoot or its binding. An
@@ -82,12 +87,14 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		namespace: shoot.Namespace,
 		name:      objectName(shoot.Name, req.Name),
 		newSeed:   deref(shoot.Spec.SeedName),
+		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
 		old, err := decodeShoot(req.OldObject.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("old object: %w", err)
 		}
+		c.old, c.oldRaw = old, req.OldObject.Raw
 		c.oldSeed = deref(old.Spec.SeedName)
 	}
 	return c, nil
@@ -186,6 +193,29 @@ func (s Subjects) Match(u authenticationv1.UserInfo) bool {
 			if ok && globMatch(sub.Namespace, ns) && globMatch(sub.Name, name) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// MatchAsGardener is gardener-admission-controller's rule for its
+// unrestrictedSubjects: a service account (user name
+// system:serviceaccount:...) is matched by ServiceAccount subjects only, any
+// other user by User and Group subjects only, so {Group, "*"} exempts every
+// user but no service account (Match would take any group of either).
+// Group "*" matches a user even without groups. Names and namespaces are
+// matched as in Match ("*" globs); Gardener knows only a whole "*" name, and
+// a ServiceAccount namespace "*" there matches nothing.
+func (s Subjects) MatchAsGardener(u authenticationv1.UserInfo) bool {
+	sa := strings.HasPrefix(u.Username, serviceAccountPrefix)
+	for _, sub := range s {
+		switch {
+		case sa != (sub.Kind == SubjectServiceAccount):
+			continue
+		case sub.Kind == SubjectGroup && sub.Name == "*":
+			return true
+		case Subjects{sub}.Match(u):
+			return true
 		}
 	}
 	return false

@@ -108,8 +108,8 @@ type Reconciler struct {
 	// every Shoot is decided here.
 	Verifier TokenVerifier
 
-	once       sync.Once
-	mu         sync.Mutex
+	once sync.Once
+	mu   sync.Mutex
 	// pending maps each pending Shoot to whether binding it to its
 	// announced seed failed (then it is decided afresh).
 	pending    map[types.NamespacedName]bool

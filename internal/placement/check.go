@@ -44,16 +44,21 @@ func unsupportedAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWit
 //   - its taints are not tolerated (spec.tolerations);
 //   - it does not support the Shoot's access restrictions;
 //   - it does not match the CloudProfile's seedSelector: labels (step 2 of
-//     Decide) and provider (step 4: the Shoot's provider type without
-//     providerTypes, else listed there, "*" for all);
-//   - it has fewer than 3 zones for failure tolerance "zone" (step 5).
+//     Decide) and, only when the profile lists providerTypes, provider ("*"
+//     for all), as Gardener's admission checks a chosen seed (Decide, step 4,
+//     also wants the Shoot's own provider type without providerTypes);
+//   - it has fewer than 3 zones for failure tolerance "zone" (step 5);
+//   - it lacks a zone of spec.controlPlane.zones (step 6, which like
+//     gardener-scheduler skips Shoots with failure tolerance "zone");
+//   - the Shoot's networks intersect the seed's or a reserved range (step
+//     10, by mode).
 //
 // A CloudProfile that cannot be resolved is reported as a violation too: the
 // selector cannot be checked without it.
 //
 // A deleting seed is a violation here as it is unusable in Decide (see
 // usable): a seed that is going away takes no new Shoots, whoever picks it.
-func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot) []string {
+func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot, mode NetworkMode) []string {
 	var v []string
 	if seed.deleting {
 		v = append(v, fmt.Sprintf("seed %q is being deleted (metadata.deletionTimestamp is set)", seed.Name))
@@ -75,6 +80,53 @@ func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot) []string {
 		v = append(v, fmt.Sprintf("spec.controlPlane.highAvailability.failureTolerance.type %q needs a seed with at least 3 zones, seed %q has %d %s",
 			api.FailureToleranceZone, seed.Name, len(seed.zones), quoteList(seed.zones)))
 	}
+	if cp := shoot.Spec.ControlPlane; cp != nil && !failureToleranceZone(shoot) {
+		v = append(v, MissingControlPlaneZones(seed, cp.Zones)...)
+	}
+	if n := newShootNetworks(shoot); n != nil {
+		if c := n.conflict(seed, mode); c.found() {
+			v = append(v, fmt.Sprintf("spec.networking: on seed %q: %s", seed.Name, c))
+		}
+	}
+	return v
+}
+
+// MissingControlPlaneZones reports each of zones (spec.controlPlane.zones)
+// the seed does not offer.
+func MissingControlPlaneZones(seed *Seed, zones []string) []string {
+	var v []string
+	for i, z := range zones {
+		if !slices.Contains(seed.zones, z) {
+			v = append(v, fmt.Sprintf("spec.controlPlane.zones[%d]: zone %q is not available in seed %q (it has %s)", i, z, seed.Name, quoteList(seed.zones)))
+		}
+	}
+	return v
+}
+
+// CheckShootSelectorChange is Gardener's rule for a Shoot's own
+// spec.seedSelector changing while it has a seed (set on CREATE counts as a
+// change): it may not be removed, and the new one must still select the
+// seed, by labels and, when it lists providerTypes, by provider type (no
+// wildcard here, unlike the CloudProfile's).
+func CheckShootSelectorChange(seed *Seed, old, sel *api.SeedSelector) []string {
+	if sel == nil {
+		if old == nil {
+			return nil
+		}
+		return []string{fmt.Sprintf("spec.seedSelector: cannot be removed once set while the Shoot has seed %q", seed.Name)}
+	}
+	var v []string
+	switch selector, err := shootSelector(sel); {
+	case err != nil:
+		v = append(v, err.Error())
+	case !selector.Matches(seed.labels):
+		v = append(v, fmt.Sprintf("spec.seedSelector '%s' does not match the labels %s of the Shoot's seed %q",
+			selector, formatLabels(seed.labels), seed.Name))
+	}
+	if len(sel.ProviderTypes) > 0 && !slices.Contains(sel.ProviderTypes, seed.providerType) {
+		v = append(v, fmt.Sprintf("spec.seedSelector.providerTypes %s do not include the provider type %q of the Shoot's seed %q",
+			quoteList(sel.ProviderTypes), seed.providerType, seed.Name))
+	}
 	return v
 }
 
@@ -89,16 +141,12 @@ func profileViolations(profile *CloudProfile, seed *Seed, shoot *api.Shoot) []st
 				seed.Name, formatLabels(seed.labels), profile.selector, profile.Name))
 		}
 	}
+	// Without providerTypes Gardener's admission lets a user bind to a seed
+	// of any provider; only placement keeps to the Shoot's.
 	enabled := profile.ProviderTypes()
-	keep, _ := providerMatches(shoot.Spec.Provider.Type, enabled)
-	if !keep(seed) {
-		if len(enabled) == 0 {
-			v = append(v, fmt.Sprintf("seed %q has provider type %q, spec.provider.type is %q (CloudProfile %q lists no spec.seedSelector.providerTypes)",
-				seed.Name, seed.providerType, shoot.Spec.Provider.Type, profile.Name))
-		} else {
-			v = append(v, fmt.Sprintf("seed %q has provider type %q, which is not in spec.seedSelector.providerTypes %s of CloudProfile %q",
-				seed.Name, seed.providerType, quoteList(enabled), profile.Name))
-		}
+	if keep, _ := providerMatches(shoot.Spec.Provider.Type, enabled); len(enabled) > 0 && !keep(seed) {
+		v = append(v, fmt.Sprintf("seed %q has provider type %q, which is not in spec.seedSelector.providerTypes %s of CloudProfile %q",
+			seed.Name, seed.providerType, quoteList(enabled), profile.Name))
 	}
 	return v
 }

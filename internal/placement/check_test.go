@@ -109,10 +109,42 @@ func TestCheckSeedForShoot(t *testing.T) {
 			{Key: "env", Operator: "Near"}}}}),
 		want: []string{`cloudProfile "aws": spec.seedSelector: "Near" is not a valid label selector operator`},
 	}, {
-		name:  "provider differs",
+		// Gardener's admission checks the provider only against providerTypes.
+		name:  "provider differs, no providerTypes",
 		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
 		shoot: basicShoot(),
-		want:  []string{`seed "s" has provider type "gcp", spec.provider.type is "aws" (CloudProfile "aws" lists no spec.seedSelector.providerTypes)`},
+	}, {
+		name:  "provider differs, selector without providerTypes",
+		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
+		shoot: basicShoot(),
+		snap:  withProfile(&api.SeedSelector{}),
+	}, {
+		name:  "control-plane zones offered",
+		seed:  readySeed("s", withZones("", "a", "b", "c")),
+		shoot: basicShoot(func(sh *api.Shoot) { sh.Spec.ControlPlane = &api.ControlPlane{Zones: []string{"b"}} }),
+	}, {
+		name:  "control-plane zone missing",
+		seed:  readySeed("s", withZones("", "a", "b")),
+		shoot: basicShoot(func(sh *api.Shoot) { sh.Spec.ControlPlane = &api.ControlPlane{Zones: []string{"a", "c"}} }),
+		want:  []string{`spec.controlPlane.zones[1]: zone "c" is not available in seed "s" (it has ["a", "b"])`},
+	}, {
+		// Placement skips the zone step for failure tolerance zone.
+		name:  "control-plane zone missing, failure tolerance zone",
+		seed:  readySeed("s", withZones("", "a", "b", "c")),
+		shoot: basicShoot(zonal, func(sh *api.Shoot) { sh.Spec.ControlPlane.Zones = []string{"d"} }),
+	}, {
+		name: "networks overlap",
+		seed: readySeed("s"),
+		shoot: basicShoot(func(sh *api.Shoot) {
+			sh.Spec.Networking = &api.Networking{Nodes: ptr("10.200.0.0/24"), IPFamilies: []string{api.IPFamilyIPv4}}
+		}),
+		want: []string{`spec.networking: on seed "s": shoot node network 10.200.0.0/24 intersects with seed pod network 10.200.0.0/16`},
+	}, {
+		name: "networks apart",
+		seed: readySeed("s"),
+		shoot: basicShoot(func(sh *api.Shoot) {
+			sh.Spec.Networking = &api.Networking{Nodes: ptr("10.250.0.0/16"), IPFamilies: []string{api.IPFamilyIPv4}}
+		}),
 	}, {
 		name:  "provider not listed",
 		seed:  readySeed("s", withRegion("gcp", "europe-west1")),
@@ -151,7 +183,6 @@ func TestCheckSeedForShoot(t *testing.T) {
 			`seed "s" is being deleted (metadata.deletionTimestamp is set)`,
 			`spec.tolerations [] do not tolerate the taints ["t"] of seed "s"`,
 			`spec.accessRestrictions: seed "s" does not support ["r"] (it supports [])`,
-			`seed "s" has provider type "gcp", spec.provider.type is "aws" (CloudProfile "aws" lists no spec.seedSelector.providerTypes)`,
 			`spec.controlPlane.highAvailability.failureTolerance.type "zone" needs a seed with at least 3 zones, seed "s" has 0 []`,
 		},
 	}}
@@ -161,7 +192,44 @@ func TestCheckSeedForShoot(t *testing.T) {
 			if tc.snap != nil {
 				tc.snap(snap)
 			}
-			assert.Equal(t, tc.want, CheckSeedForShoot(snap, snap.Seeds[0], tc.shoot))
+			assert.Equal(t, tc.want, CheckSeedForShoot(snap, snap.Seeds[0], tc.shoot, Disjoint))
+		})
+	}
+}
+
+func TestCheckSeedForShootNetworkMode(t *testing.T) {
+	snap := snapshotOf(nil, readySeed("s"))
+	shoot := basicShoot(func(sh *api.Shoot) {
+		sh.Spec.Networking = &api.Networking{Nodes: ptr("10.200.0.0/24"), IPFamilies: []string{api.IPFamilyIPv4}}
+	})
+	assert.Len(t, CheckSeedForShoot(snap, snap.Seeds[0], shoot, Disjoint), 1)
+	assert.Empty(t, CheckSeedForShoot(snap, snap.Seeds[0], shoot, AllowIPv4), "IPv4 overlap allowed")
+}
+
+func TestCheckShootSelectorChange(t *testing.T) {
+	seed := NewSeed(readySeed("s", withLabels(map[string]string{"env": "prod"})))
+	sel := func(labels map[string]string, providers ...string) *api.SeedSelector {
+		return &api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: labels}, ProviderTypes: providers}
+	}
+	tests := []struct {
+		name     string
+		old, new *api.SeedSelector
+		want     []string
+	}{
+		{name: "none before or after"},
+		{name: "set, matching", new: sel(map[string]string{"env": "prod"})},
+		{name: "set, provider listed", new: sel(nil, "gcp", "aws")},
+		{name: "changed, not matching", old: sel(nil), new: sel(map[string]string{"env": "dev"}),
+			want: []string{`spec.seedSelector 'env=dev' does not match the labels 'env=prod' of the Shoot's seed "s"`}},
+		{name: "provider not listed, no wildcard", new: sel(nil, "*"),
+			want: []string{`spec.seedSelector.providerTypes ["*"] do not include the provider type "aws" of the Shoot's seed "s"`}},
+		{name: "removed", old: sel(nil), want: []string{`spec.seedSelector: cannot be removed once set while the Shoot has seed "s"`}},
+		{name: "invalid", new: &api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}}},
+			want: []string{`spec.seedSelector: "Near" is not a valid label selector operator`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, CheckShootSelectorChange(seed, tc.old, tc.new))
 		})
 	}
 }
