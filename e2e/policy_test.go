@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -77,4 +79,40 @@ func (st *suite) applyShootValidatorPolicy(ctx context.Context) error {
 // emulation.
 func isPolicyDenial(err error) bool {
 	return err != nil && strings.Contains(err.Error(), fmt.Sprintf("ValidatingAdmissionPolicy '%s'", shootValidatorPolicyName))
+}
+
+// TestShootValidatorEmulation checks the policy's UPDATE rules on a
+// landscape Shoot (dry runs, as the admin, who may bind): the seed is never
+// removed; a seed change may change nothing else in spec; an update that
+// leaves the seed alone may change the rest; a seed change alone passes the
+// policy (the webhooks then decide). The CREATE rule and a user who may not
+// bind are covered by TestBindingRBAC and TestPatchModeNeedsBindingPermission.
+func TestShootValidatorEmulation(t *testing.T) {
+	st := need(t)
+	ctx := context.Background()
+	cases := []struct {
+		name, patch string
+		denied      string // part of the policy's message; "" when the policy admits
+	}{
+		{"remove the seed", `{"spec":{"seedName":null}}`, "cannot be removed"},
+		{"change the seed and the purpose", `{"spec":{"seedName":"aws-eu2","purpose":"production"}}`, "may change nothing else in spec"},
+		{"change the seed and add a spec field", `{"spec":{"seedName":"aws-eu2","hibernation":{"enabled":true}}}`, "may change nothing else in spec"},
+		{"change the purpose only", `{"spec":{"purpose":"production"}}`, ""},
+		{"change the seed only", `{"spec":{"seedName":"aws-eu2"}}`, ""},
+	}
+	for _, tc := range cases {
+		sh := &unstructured.Unstructured{}
+		sh.SetGroupVersionKind(shootGVK)
+		sh.SetNamespace(projectNamespace)
+		sh.SetName("billing")
+		err := st.c.Patch(ctx, sh, client.RawPatch(types.MergePatchType, []byte(tc.patch)), dryRunAll)
+		if tc.denied == "" {
+			assert.False(t, isPolicyDenial(err), "%s: denied by the policy: %v", tc.name, err)
+			t.Logf("%s: %v", tc.name, err)
+			continue
+		}
+		if assert.True(t, isPolicyDenial(err), "%s: not denied by the policy: %v", tc.name, err) {
+			assert.Contains(t, err.Error(), tc.denied, tc.name)
+		}
+	}
 }
