@@ -51,11 +51,21 @@ unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless
 
 # kube-apiserver and etcd come from hack/e2e-tools.sh: built from the Go module
 # proxy once per machine (a few minutes), cached under .cache/e2e-tools.
-e2e: ## End-to-end tests: real kube-apiserver + etcd, the webhook as a process (e2e/README.md).
+# The suite runs once per placement mode (SEEDWARDEN_E2E_PLACEMENT): binding,
+# the default, and patch.
+E2E_PLACEMENT_MODES ?= binding patch
+
+e2e: ## End-to-end tests: real kube-apiserver + etcd, the webhook as a process, once per placement mode (e2e/README.md).
 	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
 	assets=$$(printf '%s\n' "$$assets" | tail -1); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
-	KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 $(GO) test -count=1 -v -timeout 20m ./e2e/...
+	failed=""; \
+	for mode in $(E2E_PLACEMENT_MODES); do \
+		echo "== e2e suite, placement mode $$mode"; \
+		KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_PLACEMENT=$$mode \
+			$(GO) test -count=1 -v -timeout 20m ./e2e/... || failed="$$failed $$mode"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "e2e failed in placement mode(s):$$failed"; exit 1; fi
 
 bench: ## Every benchmark of BENCHMARKS.md: the Go benchmarks (-benchmem), then the HTTP load test.
 	$(GO) test -run '^$$' -bench . -benchmem ./...

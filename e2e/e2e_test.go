@@ -21,10 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +61,6 @@ func TestPlacement(t *testing.T) {
 		{"examples/shoot.yaml", shootFromFile(t, t.Name(), "examples/shoot.yaml"), "aws-eu2"},
 		{"second eu-central-1 Shoot", newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b")), "aws-eu2"},
 		{"third eu-central-1 Shoot: usage tied, name decides", newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1c")), "aws-eu1"},
-		{"eu-west-1: its seed is tainted, the nearest others win", newShoot(t.Name(), awsShoot("eu-west-1", "eu-west-1a")), ""},
 		{"gcp europe-west1 (Enforce zones)", newShoot(t.Name(), gcpShoot("europe-west1", "europe-west1-b")), "gcp-eu1"},
 		{"purpose testing", newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"), withPurpose("testing")), ""},
 	}
@@ -74,13 +71,11 @@ func TestPlacement(t *testing.T) {
 			assert.Equal(t, tc.known, want.Seed, "%s: simulate on the example landscape", tc.name)
 		}
 		require.NoError(t, st.c.Create(ctx, tc.shoot), tc.name)
-		assert.Equal(t, want.Seed, seedName(tc.shoot), "%s: spec.seedName in the response", tc.name)
+		assert.Equal(t, want.Seed, admittedSeed(tc.shoot), "%s: the seed in the response (mode %s)", tc.name, placementMode)
 
-		stored := &unstructured.Unstructured{}
-		stored.SetGroupVersionKind(shootGVK)
-		require.NoError(t, st.c.Get(ctx, client.ObjectKeyFromObject(tc.shoot), stored))
-		assert.Equal(t, want.Seed, seedName(stored), "%s: stored spec.seedName", tc.name)
-		t.Logf("%s: %s/%s -> %s", tc.name, tc.shoot.GetNamespace(), tc.shoot.GetName(), seedName(stored))
+		bound := st.placedSeed(t, tc.shoot)
+		assert.Equal(t, want.Seed, bound, "%s: stored spec.seedName", tc.name)
+		t.Logf("%s: %s/%s -> %s", tc.name, tc.shoot.GetNamespace(), tc.shoot.GetName(), bound)
 	}
 }
 
@@ -99,6 +94,7 @@ func TestUnschedulableWarning(t *testing.T) {
 	}{
 		{"examples/shoot-unschedulable.yaml (only a tainted seed selected)", shootFromFile(t, t.Name(), "examples/shoot-unschedulable.yaml")},
 		{"us-central1 gcp: the only seed there is full", newShoot(t.Name(), gcpShoot("us-central1", "us-central1-a"))},
+		{"eu-west-1: its seed is tainted, and strategy SameRegion (the default) looks no further", newShoot(t.Name(), awsShoot("eu-west-1", "eu-west-1a"))},
 	}
 	for _, tc := range cases {
 		sim := st.simulate(t, tc.shoot)
@@ -107,7 +103,7 @@ func TestUnschedulableWarning(t *testing.T) {
 		warns.take()
 		require.NoError(t, c.Create(ctx, tc.shoot), tc.name)
 		got := warns.take()
-		assert.Empty(t, seedName(tc.shoot), tc.name)
+		assert.Empty(t, admittedSeed(tc.shoot), tc.name)
 		var ours []string
 		for _, w := range got {
 			if strings.HasPrefix(w, handlers.UnschedulableWarningPrefix) {
@@ -138,12 +134,18 @@ func (st *suite) requireWebhook(t *testing.T, names ...string) {
 	}
 }
 
-// requireDenied checks that err is an admission denial by one of the webhooks.
+// requireDenied checks that err is an admission denial by one of the
+// webhooks, or by the ShootValidator emulation when shootValidatorPolicyName
+// is among them (it runs before the validating webhooks, as ShootValidator
+// does in gardener-apiserver, so it answers first where both refuse).
 func requireDenied(t *testing.T, err error, webhooks ...string) {
 	t.Helper()
 	require.Error(t, err, "want a denial by %v", webhooks)
 	msg := err.Error()
 	for _, w := range webhooks {
+		if w == shootValidatorPolicyName && isPolicyDenial(err) {
+			return
+		}
 		if strings.Contains(msg, fmt.Sprintf("admission webhook %q denied the request", w)) {
 			return
 		}
@@ -152,116 +154,59 @@ func requireDenied(t *testing.T, err error, webhooks ...string) {
 }
 
 // TestBindingRBAC: setting spec.seedName needs update on shoots/binding. A
-// user who may create Shoots but not bind them gets their Shoot placed by the
-// webhook, but cannot choose the seed; a user with the binding permission can.
+// user who may create Shoots but not bind them cannot choose the seed, on
+// CREATE or by an UPDATE (the ShootValidator emulation refuses first, the
+// binding webhook would too); a user with the binding permission can. In
+// placement mode binding, the webhook's own placement of that user's Shoot
+// goes through (the retry controller binds it); mode patch cannot place it
+// (TestPatchModeNeedsBindingPermission).
 func TestBindingRBAC(t *testing.T) {
 	st := need(t)
 	st.requireWebhook(t, webhookBinding)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	ctx := context.Background()
+	dev, op := st.projectUsers(t)
 
-	const developer, operator = "e2e-developer@example.com", "e2e-operator@example.com"
-	rbac := []client.Object{
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: "e2e-shoot-editor", Namespace: projectNamespace},
-			Rules: []rbacv1.PolicyRule{{
-				APIGroups: []string{api.GroupName}, Resources: []string{"shoots"},
-				Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"},
-			}},
-		},
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: "e2e-shoot-binder", Namespace: projectNamespace},
-			Rules: []rbacv1.PolicyRule{{
-				APIGroups: []string{api.GroupName}, Resources: []string{"shoots/binding"}, Verbs: []string{"update"},
-			}},
-		},
-		roleBinding("e2e-developer-edit", "e2e-shoot-editor", developer),
-		roleBinding("e2e-operator-edit", "e2e-shoot-editor", operator),
-		roleBinding("e2e-operator-bind", "e2e-shoot-binder", operator),
+	if bindingMode() {
+		placed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+		want := st.simulate(t, placed)
+		require.NoError(t, dev.c.Create(ctx, placed), "the webhook's own placement must pass the binding check")
+		assert.Equal(t, want.Seed, st.placedSeed(t, placed))
 	}
-	for _, o := range rbac {
-		require.NoError(t, st.c.Create(ctx, o))
-		t.Cleanup(func() { _ = st.c.Delete(context.Background(), o) })
-	}
-	dev, _ := st.clientAs(t, developer)
-	op, _ := st.clientAs(t, operator)
-	// RBAC reaches the authorizer through its informer: wait until it answers
-	// as the Roles say.
-	eventually(t, 10*time.Second, func() error {
-		for _, c := range []struct {
-			user, subresource string
-			verb              string
-			want              bool
-		}{
-			{developer, "", "create", true},
-			{developer, "binding", "update", false},
-			{operator, "", "create", true},
-			{operator, "binding", "update", true},
-		} {
-			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: c.user, Groups: []string{"system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Namespace: projectNamespace, Verb: c.verb, Group: api.GroupName, Resource: "shoots", Subresource: c.subresource,
-				},
-			}}
-			if err := st.c.Create(ctx, sar); err != nil {
-				return err
-			}
-			if sar.Status.Allowed != c.want {
-				return fmt.Errorf("%s %s shoots/%s: allowed=%t, want %t", c.user, c.verb, c.subresource, sar.Status.Allowed, c.want)
-			}
-		}
-		return nil
-	}, "the e2e Roles do not take effect")
-
-	// The developer's Shoot is placed by the webhook: its own placement needs
-	// no binding permission.
-	placed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
-	want := st.simulate(t, placed)
-	require.NoError(t, dev.Create(ctx, placed), "the webhook's own placement must pass the binding check")
-	assert.Equal(t, want.Seed, seedName(placed))
 
 	// Choosing the seed needs update on shoots/binding.
 	chosen := newShoot(t.Name(), withName("e2e-chosen-by-developer"), withSeed("aws-eu1"))
-	err := dev.Create(ctx, chosen)
-	requireDenied(t, err, webhookBinding)
+	err := dev.c.Create(ctx, chosen)
+	requireDenied(t, err, webhookBinding, shootValidatorPolicyName)
 	assert.True(t, apierrors.IsForbidden(err), "want 403 Forbidden, got %v", err)
 	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(chosen), &api.Shoot{})), "the Shoot must not exist")
 	t.Logf("developer setting spec.seedName: %v", err)
 
 	bound := newShoot(t.Name(), withSeed("aws-eu1"))
-	require.NoError(t, op.Create(ctx, bound), "a user with update on shoots/binding may choose the seed")
+	require.NoError(t, op.c.Create(ctx, bound), "a user with update on shoots/binding may choose the seed")
 	assert.Equal(t, "aws-eu1", seedName(bound))
 
 	// Nor may the developer set the seed of a pending Shoot by an update.
 	// The retry controller writes the pending Shoot's status meanwhile, so
 	// an update may first lose on the resourceVersion; it is sent again
-	// until the webhook answers.
+	// until admission answers.
 	pending := shootFromFile(t, t.Name(), "examples/shoot-unschedulable.yaml")
-	require.NoError(t, dev.Create(ctx, pending))
+	require.NoError(t, dev.c.Create(ctx, pending))
 	require.Empty(t, seedName(pending))
 	err = retry.OnError(retry.DefaultRetry, apierrors.IsConflict, func() error {
 		cur := &unstructured.Unstructured{}
 		cur.SetGroupVersionKind(shootGVK)
-		if err := dev.Get(ctx, client.ObjectKeyFromObject(pending), cur); err != nil {
+		if err := dev.c.Get(ctx, client.ObjectKeyFromObject(pending), cur); err != nil {
 			return err
 		}
 		if err := unstructured.SetNestedField(cur.Object, "aws-eu1", "spec", "seedName"); err != nil {
 			return err
 		}
-		return dev.Update(ctx, cur)
+		return dev.c.Update(ctx, cur)
 	})
-	requireDenied(t, err, webhookBinding)
+	requireDenied(t, err, webhookBinding, shootValidatorPolicyName)
 	t.Logf("developer setting spec.seedName by an update: %v", err)
-}
-
-func roleBinding(name, role, user string) *rbacv1.RoleBinding {
-	return &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: projectNamespace},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
 }
 
 // TestFullSeedRejectsManualPlacement: gcp-us1 of the example landscape holds
@@ -368,8 +313,8 @@ func TestSeedNotReadyStopsPlacements(t *testing.T) {
 			if err := st.c.Create(context.Background(), sh, dryRunAll); err != nil {
 				return err
 			}
-			if seedName(sh) != want.Seed {
-				return fmt.Errorf("placed on %q, simulate says %q", seedName(sh), want.Seed)
+			if admittedSeed(sh) != want.Seed {
+				return fmt.Errorf("placed on %q, simulate says %q", admittedSeed(sh), want.Seed)
 			}
 			return nil
 		})
@@ -381,7 +326,7 @@ func TestSeedNotReadyStopsPlacements(t *testing.T) {
 	for time.Since(changed) < bound {
 		sh := shoot()
 		require.NoError(t, st.c.Create(ctx, sh))
-		if got := seedName(sh); got != target {
+		if got := admittedSeed(sh); got != target {
 			require.NotEmpty(t, got, "the Shoot was not placed at all")
 			avoided = time.Since(changed)
 			break
@@ -394,8 +339,8 @@ func TestSeedNotReadyStopsPlacements(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		sh := shoot()
 		require.NoError(t, st.c.Create(ctx, sh))
-		assert.NotEqual(t, target, seedName(sh))
-		assert.NotEmpty(t, seedName(sh))
+		assert.NotEqual(t, target, admittedSeed(sh))
+		assert.NotEmpty(t, admittedSeed(sh))
 	}
 }
 
@@ -422,7 +367,7 @@ func TestPendingShootRetried(t *testing.T) {
 	require.True(t, sim.Unschedulable, "simulate places it on %s", sim.Seed)
 	warns.take()
 	require.NoError(t, c.Create(ctx, shoot))
-	require.Empty(t, seedName(shoot), "admitted without a seed")
+	require.Empty(t, admittedSeed(shoot), "admitted without a seed")
 	assert.True(t, slices.ContainsFunc(warns.take(), func(w string) bool {
 		return strings.HasPrefix(w, handlers.UnschedulableWarningPrefix) && strings.Contains(w, seed)
 	}), "the admission warning gives %s's reason", seed)
@@ -531,7 +476,7 @@ func TestSeedUnchangedUpdatesSkipShootGuards(t *testing.T) {
 
 	shoot := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"))
 	require.NoError(t, st.c.Create(ctx, shoot))
-	require.NotEmpty(t, seedName(shoot))
+	st.placedSeed(t, shoot)
 	guards := func() (binding, capacity float64) {
 		samples, err := scrape(st.metricsURL())
 		require.NoError(t, err)
@@ -751,9 +696,10 @@ func TestSecondReplica(t *testing.T) {
 		OldObject: k8sruntime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + projectNamespace + `"}}`)},
 	})
 	assert.False(t, resp.Allowed, "the second replica lets %s be deleted", projectNamespace)
-	resp = review(t, hc, base+"/mutate-shoots", shootCreate(t, "replica-2-shoot", newShoot(t.Name(), withName("e2e-replica-2"))))
+	replicaShoot := newShoot(t.Name(), withName("e2e-replica-2"))
+	resp = review(t, hc, base+"/mutate-shoots", shootCreate(t, "replica-2-shoot", replicaShoot))
 	assert.True(t, resp.Allowed)
-	assert.Contains(t, string(resp.Patch), "/spec/seedName", "the second replica places Shoots")
+	assert.NotEmpty(t, patchedSeed(t, replicaShoot, resp.Patch), "the second replica places Shoots")
 
 	// It waits for the Lease: past a few retry periods the first still holds it.
 	time.Sleep(3 * time.Second)
@@ -847,7 +793,7 @@ func TestCertificateRotation(t *testing.T) {
 				switch {
 				case err != nil:
 					failures = append(failures, fmt.Sprintf("%s: %v", time.Since(start).Round(time.Millisecond), err))
-				case seedName(sh) == "":
+				case admittedSeed(sh) == "":
 					unplaced = append(unplaced, fmt.Sprintf("%s: %s", time.Since(start).Round(time.Millisecond), sh.GetName()))
 				default:
 					created.Add(1)
@@ -913,7 +859,7 @@ func TestCertificateRotation(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		sh := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"))
 		require.NoError(t, st.c.Create(ctx, sh))
-		assert.NotEmpty(t, seedName(sh), "placed with only the new CA in the bundle")
+		assert.NotEmpty(t, admittedSeed(sh), "placed with only the new CA in the bundle")
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -973,7 +919,7 @@ func TestRestart(t *testing.T) {
 		t.Logf("webhook down: Shoot refused: %.300v", err)
 	} else {
 		require.NoError(t, err, "with the webhook down, the mutating webhook (failurePolicy Ignore) admits")
-		assert.Empty(t, seedName(sh))
+		assert.Empty(t, admittedSeed(sh))
 	}
 
 	held := st.proxy != nil
@@ -1038,7 +984,8 @@ func TestRestart(t *testing.T) {
 	placed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"))
 	want := st.simulate(t, placed)
 	require.NoError(t, st.c.Create(ctx, placed))
-	assert.Equal(t, want.Seed, seedName(placed))
+	assert.Equal(t, want.Seed, admittedSeed(placed))
+	assert.Equal(t, want.Seed, st.placedSeed(t, placed))
 }
 
 // failClosedShootWebhooks are the registered webhooks with failurePolicy
@@ -1162,7 +1109,7 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 			if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
 				return err
 			}
-			if seedName(sh) == "" {
+			if admittedSeed(sh) == "" {
 				return errors.New("dry run not placed")
 			}
 			return nil
@@ -1175,7 +1122,7 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
 			return err
 		}
-		if seedName(sh) == "" {
+		if admittedSeed(sh) == "" {
 			return errors.New("dry run not placed")
 		}
 		if conns := lb.Connections(); slices.Min(conns) == 0 {
@@ -1218,7 +1165,7 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 			defer cancel()
 			t0 := time.Now()
 			err := c.Create(cctx, sh)
-			results[i] = result{took: time.Since(t0), seed: seedName(sh), err: err}
+			results[i] = result{took: time.Since(t0), seed: admittedSeed(sh), err: err}
 		}()
 	}
 	burst := time.Now()
@@ -1264,6 +1211,23 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 		return on, total
 	}
 	onSeeds, total := count()
+	if bindingMode() {
+		// The announced Shoots are bound by the leader's retry controller,
+		// one reconcile each, as long as the seed has room: each replica
+		// announces from its own reservations (the capacity webhook, which
+		// coordinates the replicas, sees no seed at CREATE), so together
+		// they may announce more than fits, and the surplus is decided again
+		// and stays pending. Wait until every place is taken.
+		want := min(placed, seeds*perSeed)
+		eventually(t, 30*time.Second, func() error {
+			if onSeeds, total = count(); total < want {
+				return fmt.Errorf("%d of the %d announced Shoots bound (%d places)", total, placed, seeds*perSeed)
+			}
+			return nil
+		}, "the retry controller does not bind the announced Shoots")
+		t.Logf("announced Shoots bound %s after the burst: %d of %d announced (%d announced beyond the places, left pending)",
+			(time.Since(burst) - wall).Round(time.Millisecond), total, placed, placed-total)
+	}
 	time.Sleep(2 * time.Second)
 	onSeedsLater, totalLater := count()
 
@@ -1276,7 +1240,7 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 		conflicts += counterSum(samples, "seedwarden_capacity_reservation_conflicts_total", nil)
 	}
 
-	t.Logf("3 replicas, %d seeds x %d free places, %d concurrent Shoot CREATEs in %s: %d admitted onto a seed, %d denied (seed full), %d admitted without a seed, %d other errors",
+	t.Logf("3 replicas, %d seeds x %d free places, %d concurrent Shoot CREATEs in %s: %d admitted onto (mode binding: announced for) a seed, %d denied (seed full), %d admitted without a seed, %d other errors",
 		seeds, perSeed, requests, wall.Round(time.Millisecond), placed, denied, unplaced, len(other))
 	t.Logf("create latency: p50 %s, p90 %s, p99 %s, max %s", q(.5), q(.9), q(.99), lat[len(lat)-1].Round(time.Millisecond))
 	t.Logf("on the seeds (API server): %d %v right after the burst, %d %v 2s later (the retry controller binds what fits)", total, onSeeds, totalLater, onSeedsLater)
@@ -1293,9 +1257,11 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 	}
 	assert.LessOrEqual(t, total, seeds*perSeed)
 	assert.LessOrEqual(t, totalLater, seeds*perSeed)
-	assert.GreaterOrEqual(t, total, placed, "Shoots admitted onto a seed that the API server does not hold there")
 	assert.Equal(t, requests, placed+denied+unplaced+len(other))
-	assert.Positive(t, denied, "with 300 requests for 100 places, the capacity webhook must have denied some")
+	if !bindingMode() {
+		assert.GreaterOrEqual(t, total, placed, "Shoots admitted onto a seed that the API server does not hold there")
+		assert.Positive(t, denied, "with 300 requests for 100 places, the capacity webhook must have denied some")
+	}
 	assert.Empty(t, other, "requests that failed other than by a capacity denial")
 	for i, n := range served {
 		assert.Positive(t, n, "replica %d served no webhook request", i+1)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,7 @@ import (
 	syaml "sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 var dryRunAll = client.DryRunAll
@@ -612,4 +614,78 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// ---------------------------------------------------------------- placement modes
+
+// admittedSeed is the seed the mutating webhook chose for u, read off the
+// object the API server returned for a CREATE: spec.seedName in placement
+// mode patch, the announced seed (placementtoken.SeedAnnotation) in mode
+// binding, where spec.seedName is only set by the retry controller's bind.
+func admittedSeed(u *unstructured.Unstructured) string {
+	if bindingMode() {
+		return u.GetAnnotations()[placementtoken.SeedAnnotation]
+	}
+	return seedName(u)
+}
+
+// placedSeed is the seed a Shoot the webhook placed at CREATE (u, as the API
+// server returned it) ends up bound to: at once in mode patch; in mode
+// binding once the retry controller has bound it (within bindTimeout). It
+// fails t if the Shoot was not placed or not bound.
+func (st *suite) placedSeed(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	announced := admittedSeed(u)
+	require.NotEmpty(t, announced, "Shoot %s/%s was admitted without a seed", u.GetNamespace(), u.GetName())
+	if !bindingMode() {
+		return announced
+	}
+	require.Empty(t, seedName(u), "placement mode binding: the mutating webhook set spec.seedName of %s itself", u.GetName())
+	var bound string
+	eventually(t, bindTimeout, func() error {
+		bound = seedNameOf(t, client.ObjectKeyFromObject(u))
+		if bound == "" {
+			return fmt.Errorf("Shoot %s/%s (announced seed %q) not bound yet", u.GetNamespace(), u.GetName(), announced)
+		}
+		return nil
+	}, "the retry controller does not bind the announced Shoot")
+	return bound
+}
+
+// bindTimeout bounds how long the retry controller may take to bind an
+// announced Shoot (it does so at once, in milliseconds).
+const bindTimeout = 10 * time.Second
+
+// patchedSeed is the seed an admission response's JSON patch gives the
+// Shoot it was computed for (obj): spec.seedName, or in mode binding the
+// announced seed. "" when the patch places nothing.
+func patchedSeed(t *testing.T, obj *unstructured.Unstructured, patch []byte) string {
+	t.Helper()
+	seed, err := seedFromPatch(obj, patch)
+	require.NoError(t, err)
+	return seed
+}
+
+// seedFromPatch is patchedSeed for goroutines other than the test's.
+func seedFromPatch(obj *unstructured.Unstructured, patch []byte) (string, error) {
+	if len(patch) == 0 {
+		return "", nil
+	}
+	raw, err := json.Marshal(obj.Object)
+	if err != nil {
+		return "", err
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return "", fmt.Errorf("admission patch %s: %w", patch, err)
+	}
+	out, err := p.Apply(raw)
+	if err != nil {
+		return "", fmt.Errorf("applying admission patch %s: %w", patch, err)
+	}
+	res := &unstructured.Unstructured{}
+	if err := json.Unmarshal(out, &res.Object); err != nil {
+		return "", err
+	}
+	return admittedSeed(res), nil
 }

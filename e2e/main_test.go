@@ -42,6 +42,11 @@ const EnableEnv = "SEEDWARDEN_E2E"
 // webhook's initial lists back and checks less).
 const DirectEnv = "SEEDWARDEN_E2E_DIRECT"
 
+// PlacementEnv selects placement.mode of the webhooks under test: "binding"
+// (the default, as in internal/config) or "patch". `make e2e` runs the suite
+// once in each.
+const PlacementEnv = "SEEDWARDEN_E2E_PLACEMENT"
+
 // Namespaces the suite creates. projectNamespace belongs to Project "dev" of
 // examples/landscape.yaml.
 const (
@@ -108,6 +113,13 @@ func runSuite(m *testing.M) (code int) {
 	// without a logger controller-runtime complains after 30s.
 	ctrllog.SetLogger(logr.Discard())
 	st := &suite{}
+	mode, err := placementModeFromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	placementMode = mode
+	logf("placement mode %q (%s)", placementMode, PlacementEnv)
 	var once sync.Once
 	teardown := func() { once.Do(st.teardown) }
 	defer teardown()
@@ -227,6 +239,9 @@ func (st *suite) setup() error {
 		return err
 	}
 	if err := st.applyShippedRBAC(ctx); err != nil {
+		return err
+	}
+	if err := st.applyShootValidatorPolicy(ctx); err != nil {
 		return err
 	}
 	if err := st.writeKubeconfig(); err != nil {

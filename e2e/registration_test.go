@@ -168,7 +168,7 @@ func (st *suite) waitWebhooksEffective(ctx context.Context) error {
 		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
 			return err
 		}
-		if seedName(sh) == "" {
+		if admittedSeed(sh) == "" {
 			return fmt.Errorf("dry-run Shoot was not placed (mutating webhook not called yet)")
 		}
 		samples, err := st.apiserverMetrics(ctx)

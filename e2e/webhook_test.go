@@ -322,6 +322,26 @@ leaderElection:
   id: seedwarden-pending-shoots
 `
 
+// placementMode is placement.mode of every webhook process the suite starts
+// (PlacementEnv).
+var placementMode = config.PlacementModeBinding
+
+// placementModeFromEnv reads PlacementEnv.
+func placementModeFromEnv() (string, error) {
+	switch v := os.Getenv(PlacementEnv); v {
+	case "":
+		return config.PlacementModeBinding, nil
+	case config.PlacementModeBinding, config.PlacementModePatch:
+		return v, nil
+	default:
+		return "", fmt.Errorf("%s=%q: want %q or %q", PlacementEnv, v, config.PlacementModeBinding, config.PlacementModePatch)
+	}
+}
+
+// bindingMode reports whether the webhooks announce seeds and the retry
+// controller binds them (placement.mode binding).
+func bindingMode() bool { return placementMode == config.PlacementModeBinding }
+
 // webhookConfig is the configuration file of the webhook under test.
 //
 // reservationTTL is short: a placement whose Shoot is then refused by a
@@ -362,12 +382,13 @@ log:
 		_, err := config.Parse([]byte(base + snippet))
 		return err == nil
 	}
-	// The HMAC key of the placement token (binding webhook).
-	if key := fmt.Sprintf("placement:\n  keyFile: %s\n", keyFile); accepted(key) {
-		base += key
-	} else {
-		logf("internal/config has no placement.keyFile: none configured")
+	// The HMAC key of the placement token (binding webhook) and the
+	// placement mode (PlacementEnv).
+	placement := fmt.Sprintf("placement:\n  keyFile: %s\n  mode: %s\n", keyFile, placementMode)
+	if _, err := config.Parse([]byte(base + placement)); err != nil {
+		return "", nil, fmt.Errorf("placement configuration: %w", err)
 	}
+	base += placement
 	// Capacity across replicas.
 	if accepted(capacityConfig) {
 		base += capacityConfig

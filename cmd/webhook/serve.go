@@ -289,11 +289,19 @@ func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, log logr.Logger
 	}).SetupWithManager(mgr)
 }
 
+// restConfig loads --kubeconfig, else what controller-runtime finds. Both
+// leave client-side rate limiting off (QPS -1), relying on the API server's
+// priority and fairness: ctrl.GetConfig does so itself, and a kubeconfig
+// alone would get client-go's 5 requests/s, at which the retry controller
+// (a read, a patch and an event per bind) binds about two Shoots a second.
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {
 		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		if c.QPS == 0 {
+			c.QPS = -1
 		}
 		return c, nil
 	}

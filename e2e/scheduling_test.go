@@ -1,0 +1,330 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/pending"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// Users of the project namespace that the scheduling tests impersonate: both
+// may create and edit Shoots; only the operator may update shoots/binding.
+const (
+	developer = "e2e-developer@example.com"
+	operator  = "e2e-operator@example.com"
+)
+
+// projectUser is an impersonating client and the warnings of its responses.
+type projectUser struct {
+	c     client.Client
+	warns *warnings
+}
+
+// projectUsers creates the Roles and RoleBindings of developer and operator
+// for t (removed when it ends) and waits until the authorizer answers as
+// they say.
+func (st *suite) projectUsers(t *testing.T) (dev, op projectUser) {
+	t.Helper()
+	ctx := context.Background()
+	rbac := []client.Object{
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-shoot-editor", Namespace: projectNamespace},
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{api.GroupName}, Resources: []string{"shoots"},
+				Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"},
+			}},
+		},
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-shoot-binder", Namespace: projectNamespace},
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{api.GroupName}, Resources: []string{"shoots/binding"}, Verbs: []string{"update"},
+			}},
+		},
+		roleBinding("e2e-developer-edit", "e2e-shoot-editor", developer),
+		roleBinding("e2e-operator-edit", "e2e-shoot-editor", operator),
+		roleBinding("e2e-operator-bind", "e2e-shoot-binder", operator),
+	}
+	for _, o := range rbac {
+		require.NoError(t, st.c.Create(ctx, o))
+		t.Cleanup(func() { _ = st.c.Delete(context.Background(), o) })
+	}
+	dev.c, dev.warns = st.clientAs(t, developer)
+	op.c, op.warns = st.clientAs(t, operator)
+	// RBAC reaches the authorizer through its informer: wait until it answers
+	// as the Roles say.
+	eventually(t, 10*time.Second, func() error {
+		for _, c := range []struct {
+			user, subresource string
+			verb              string
+			want              bool
+		}{
+			{developer, "", "create", true},
+			{developer, "binding", "update", false},
+			{operator, "", "create", true},
+			{operator, "binding", "update", true},
+		} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: c.user, Groups: []string{"system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: projectNamespace, Verb: c.verb, Group: api.GroupName, Resource: "shoots", Subresource: c.subresource,
+				},
+			}}
+			if err := st.c.Create(ctx, sar); err != nil {
+				return err
+			}
+			if sar.Status.Allowed != c.want {
+				return fmt.Errorf("%s %s shoots/%s: allowed=%t, want %t", c.user, c.verb, c.subresource, sar.Status.Allowed, c.want)
+			}
+		}
+		return nil
+	}, "the e2e Roles do not take effect")
+	return dev, op
+}
+
+func roleBinding(name, role, user string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: projectNamespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+}
+
+// TestAnnouncedSeedBound (placement mode binding): a user who may not bind
+// creates a Shoot; the webhook announces a seed (annotation, warning) without
+// setting spec.seedName, so the ShootValidator emulation lets the CREATE
+// through, and the retry controller binds exactly that seed and records
+// SchedulingSuccessful.
+func TestAnnouncedSeedBound(t *testing.T) {
+	st := need(t)
+	if !bindingMode() {
+		t.Skipf("placement mode %q: the webhook sets spec.seedName itself (TestPatchModeNeedsBindingPermission)", placementMode)
+	}
+	st.requireWebhook(t, webhookPlace)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	dev, _ := st.projectUsers(t)
+
+	shoot := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"))
+	want := st.simulate(t, shoot)
+	require.False(t, want.Unschedulable, "simulate finds no seed: %s", want.Message)
+	dev.warns.take()
+	require.NoError(t, dev.c.Create(ctx, shoot), "the developer's CREATE carries no spec.seedName: ShootValidator has nothing to refuse")
+	announced := shoot.GetAnnotations()[placementtoken.SeedAnnotation]
+	assert.Equal(t, want.Seed, announced, "annotation %s", placementtoken.SeedAnnotation)
+	assert.NotEmpty(t, shoot.GetAnnotations()[placementtoken.Annotation], "annotation %s (the token)", placementtoken.Annotation)
+	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
+	warning := handlers.AnnouncedWarningPrefix + strconv.Quote(announced)
+	assert.Contains(t, dev.warns.take(), warning, "the admission warning announcing the seed")
+
+	bound := st.placedSeed(t, shoot)
+	assert.Equal(t, announced, bound, "bound to the announced seed")
+	key := client.ObjectKeyFromObject(shoot)
+	eventually(t, 10*time.Second, func() error {
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || !strings.Contains(evs[0].Note, bound) {
+			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
+		}
+		return nil
+	}, "no %s event naming %s", pending.ReasonSchedulingSuccessful, bound)
+	t.Logf("developer's Shoot %s: announced %s (warning %q), bound to %s", key, announced, warning, bound)
+}
+
+// TestPatchModeNeedsBindingPermission (placement mode patch): the webhook
+// writes spec.seedName into the CREATE, so the ShootValidator emulation,
+// which runs after it, refuses the CREATE of a user who may not bind (as
+// gardener-apiserver would), while a user who may bind gets the Shoot placed.
+func TestPatchModeNeedsBindingPermission(t *testing.T) {
+	st := need(t)
+	if bindingMode() {
+		t.Skipf("placement mode %q: the webhook leaves spec.seedName to the retry controller (TestAnnouncedSeedBound)", placementMode)
+	}
+	st.requireWebhook(t, webhookPlace)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	dev, op := st.projectUsers(t)
+
+	refused := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"), withName("e2e-patch-mode-developer"))
+	err := dev.c.Create(ctx, refused)
+	requireDenied(t, err, shootValidatorPolicyName)
+	assert.True(t, apierrors.IsForbidden(err), "want 403 Forbidden, got %v", err)
+	assert.Contains(t, err.Error(), "spec.seedName")
+	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(refused), &api.Shoot{})), "the Shoot must not exist")
+	t.Logf("developer's CREATE, placed by the webhook in mode patch: %v", err)
+
+	placed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"))
+	want := st.simulate(t, placed)
+	require.False(t, want.Unschedulable, "simulate finds no seed: %s", want.Message)
+	require.NoError(t, op.c.Create(ctx, placed), "a user who may bind")
+	assert.Equal(t, want.Seed, seedName(placed), "spec.seedName set by the webhook")
+	assert.Equal(t, want.Seed, seedNameOf(t, client.ObjectKeyFromObject(placed)), "stored spec.seedName")
+}
+
+// TestDeletingSeedNeverChosen: a Seed with a deletionTimestamp (kept by a
+// finalizer) takes no new Shoot, neither at admission nor from the retry
+// controller, although it has room and is the only seed the Shoot selects.
+//
+// NOTE: the exclusion of deleting seeds from placement is being added on
+// another branch; before it is merged this test fails here (the webhook
+// still places onto the deleting seed).
+func TestDeletingSeedNeverChosen(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookPlace)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	const (
+		label     = "e2e.seedwarden.io/deleting-seed-test"
+		name      = "e2e-deleting"
+		finalizer = "e2e.seedwarden.io/hold"
+	)
+	selective := func() *unstructured.Unstructured {
+		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), func(u *unstructured.Unstructured) {
+			must(unstructured.SetNestedStringMap(u.Object, map[string]string{label: "true"}, "spec", "seedSelector", "matchLabels"))
+		})
+	}
+
+	var tmpl api.Seed
+	require.NoError(t, st.c.Get(ctx, keyOf("", "aws-eu2"), &tmpl))
+	sd := &api.Seed{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Finalizers: []string{finalizer},
+			Labels: map[string]string{label: "true", testLabel: labelValue(t.Name())},
+		},
+		Spec:   *tmpl.Spec.DeepCopy(),
+		Status: *tmpl.Status.DeepCopy(),
+	}
+	sd.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: *resource.NewQuantity(10, resource.DecimalSI)}
+	require.NoError(t, createWithStatus(ctx, st.c, sd))
+	// The Shoots go first (cleanupShoots runs last), then the finalizer is
+	// removed and the Seed disappears.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+		if err := st.c.Patch(ctx, &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch); client.IgnoreNotFound(err) != nil {
+			t.Errorf("removing the finalizer of seed %s: %v", name, err)
+		}
+		if err := st.c.Delete(ctx, &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting seed %s: %v", name, err)
+		}
+	})
+
+	// Alive, the seed takes the Shoot: it is the only reason it fits.
+	eventually(t, 10*time.Second, func() error {
+		sh := selective()
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if got := admittedSeed(sh); got != name {
+			return fmt.Errorf("dry run placed on %q, want %s", got, name)
+		}
+		return nil
+	}, "the webhook does not place onto the new seed %s", name)
+
+	require.NoError(t, st.c.Delete(ctx, &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	var deleting api.Seed
+	require.NoError(t, st.c.Get(ctx, keyOf("", name), &deleting))
+	require.NotNil(t, deleting.DeletionTimestamp, "seed %s has no deletionTimestamp", name)
+	deletedAt := time.Now()
+
+	// Within a second of the deletion the webhook stops choosing it (its
+	// cache has the update by then).
+	eventually(t, 5*time.Second, func() error {
+		sh := selective()
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if got := admittedSeed(sh); got != "" {
+			return fmt.Errorf("dry run %s after the deletion placed on %q, a seed being deleted",
+				time.Since(deletedAt).Round(time.Millisecond), got)
+		}
+		return nil
+	}, "the webhook still places onto seed %s, which is being deleted (exclusion of deleting seeds not in this branch?)", name)
+
+	shoot := selective()
+	require.NoError(t, st.c.Create(ctx, shoot))
+	assert.Empty(t, admittedSeed(shoot), "admitted onto seed %s, which is being deleted", name)
+	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
+	// The retry controller (which takes such a Shoot at once) must not bind
+	// it either.
+	key := client.ObjectKeyFromObject(shoot)
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		require.Empty(t, seedNameOf(t, key), "the retry controller bound %s to seed %s, which is being deleted", key, name)
+		time.Sleep(200 * time.Millisecond)
+	}
+	evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+	require.NoError(t, err)
+	assert.Empty(t, evs, "%s events for a Shoot only a deleting seed could take", pending.ReasonSchedulingSuccessful)
+}
+
+// TestSelfHostedShootNeverBound: a Shoot with a control-plane worker pool
+// (spec.provider.workers[].controlPlane) runs its control plane itself and
+// has no seed: it is admitted without one (no spec.seedName, no announced
+// seed) and the retry controller never binds it, though seeds have room.
+//
+// NOTE: the Shoot CRD field and the webhook's skip of self-hosted Shoots
+// are being added on another branch; before they are merged this test fails
+// here (the Shoot is placed like any other).
+func TestSelfHostedShootNeverBound(t *testing.T) {
+	st := need(t)
+	st.requireWebhook(t, webhookPlace)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+
+	selfHosted := func(u *unstructured.Unstructured) {
+		workers, _, err := unstructured.NestedSlice(u.Object, "spec", "provider", "workers")
+		must(err)
+		workers[0].(map[string]any)["controlPlane"] = map[string]any{}
+		must(unstructured.SetNestedSlice(u.Object, workers, "spec", "provider", "workers"))
+	}
+	ordinary := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+	require.False(t, st.simulate(t, ordinary).Unschedulable, "an ordinary Shoot like it must have a seed")
+
+	shoot := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), selfHosted)
+	require.NoError(t, st.c.Create(ctx, shoot))
+	key := client.ObjectKeyFromObject(shoot)
+	workers, _, _ := unstructured.NestedSlice(shoot.Object, "spec", "provider", "workers")
+	require.NotEmpty(t, workers)
+	_, kept := workers[0].(map[string]any)["controlPlane"]
+	require.True(t, kept, "the API server dropped spec.provider.workers[0].controlPlane (Shoot CRD)")
+	assert.Empty(t, admittedSeed(shoot), "a self-hosted Shoot was placed at admission")
+	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
+
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		require.Empty(t, seedNameOf(t, key), "the retry controller bound the self-hosted Shoot %s", key)
+		time.Sleep(200 * time.Millisecond)
+	}
+	evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+	require.NoError(t, err)
+	assert.Empty(t, evs, "%s events for a self-hosted Shoot", pending.ReasonSchedulingSuccessful)
+}
