@@ -188,10 +188,6 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 // TestDeletingSeedNeverChosen: a Seed with a deletionTimestamp (kept by a
 // finalizer) takes no new Shoot, neither at admission nor from the retry
 // controller, although it has room and is the only seed the Shoot selects.
-//
-// NOTE: the exclusion of deleting seeds from placement is being added on
-// another branch; before it is merged this test fails here (the webhook
-// still places onto the deleting seed).
 func TestDeletingSeedNeverChosen(t *testing.T) {
 	st := need(t)
 	st.requireWebhook(t, webhookPlace)
@@ -288,10 +284,6 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 // (spec.provider.workers[].controlPlane) runs its control plane itself and
 // has no seed: it is admitted without one (no spec.seedName, no announced
 // seed) and the retry controller never binds it, though seeds have room.
-//
-// NOTE: the Shoot CRD field and the webhook's skip of self-hosted Shoots
-// are being added on another branch; before they are merged this test fails
-// here (the Shoot is placed like any other).
 func TestSelfHostedShootNeverBound(t *testing.T) {
 	st := need(t)
 	st.requireWebhook(t, webhookPlace)
