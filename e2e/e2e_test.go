@@ -496,11 +496,12 @@ func TestSeedUnchangedUpdatesSkipShootGuards(t *testing.T) {
 	assert.Equal(t, b0, b1, "label updates reached the binding webhook")
 	assert.Equal(t, c0, c1, "label updates reached the capacity webhook")
 
-	// Changing the seed through the main resource reaches it, and unsetting
-	// it is denied. (Moving it to another seed would be judged as a binding:
-	// the e2e API server serves Shoots from a CRD, so seedwarden runs with
-	// bindMode update, and the admin may bind.)
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"seedName":null}}`))
+	// Changing the seed through the main resource reaches it. The e2e API
+	// server serves Shoots from a CRD, so seedwarden runs with bindMode
+	// update and judges the change as a binding; the admin may bind (so the
+	// ShootValidator policy, which runs first, lets it through), but not to
+	// a seed that does not exist.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"seedName":"no-such-seed"}}`))
 	err := st.c.Patch(ctx, shoot, patch)
 	requireDenied(t, err, webhookBinding, webhookCapacity)
 	b2, _ := guards()
