@@ -156,7 +156,8 @@ func TestAnnouncedSeedBound(t *testing.T) {
 // TestPatchModeNeedsBindingPermission (placement mode patch): the webhook
 // writes spec.seedName into the CREATE, so the ShootValidator emulation,
 // which runs after it, refuses the CREATE of a user who may not bind (as
-// gardener-apiserver would), while a user who may bind gets the Shoot placed.
+// gardener-apiserver would), while a user who may bind gets the Shoot placed
+// and, once it exists, a SchedulingSuccessful event.
 func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	st := need(t)
 	if bindingMode() {
@@ -182,7 +183,20 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	require.False(t, want.Unschedulable, "simulate finds no seed: %s", want.Message)
 	require.NoError(t, op.c.Create(ctx, placed), "a user who may bind")
 	assert.Equal(t, want.Seed, seedName(placed), "spec.seedName set by the webhook")
-	assert.Equal(t, want.Seed, seedNameOf(t, client.ObjectKeyFromObject(placed)), "stored spec.seedName")
+	key := client.ObjectKeyFromObject(placed)
+	assert.Equal(t, want.Seed, seedNameOf(t, key), "stored spec.seedName")
+	// At admission the Shoot does not exist yet; the placing replica records
+	// gardener-scheduler's success event once it shows up in the watch.
+	eventually(t, 10*time.Second, func() error {
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || !strings.Contains(evs[0].Note, want.Seed) {
+			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
+		}
+		return nil
+	}, "no %s event naming %s", pending.ReasonSchedulingSuccessful, want.Seed)
 }
 
 // TestDeletingSeedNeverChosen: a Seed with a deletionTimestamp (kept by a
