@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,12 +29,14 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	syaml "sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
@@ -550,6 +553,48 @@ func (st *suite) shootEvents(ctx context.Context, shoot types.NamespacedName, ev
 		}
 	}
 	return out, nil
+}
+
+// waitScheduledEvent waits for the one SchedulingSuccessful event of a Shoot,
+// naming seed.
+func (st *suite) waitScheduledEvent(t *testing.T, shoot types.NamespacedName, seed string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		evs, err := st.shootEvents(context.Background(), shoot, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || !strings.Contains(evs[0].Note, seed) {
+			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
+		}
+		return nil
+	}, "no %s event naming %s", pending.ReasonSchedulingSuccessful, seed)
+}
+
+// createManifests creates every object of a YAML (or JSON) file of the
+// repository, in order, and reports how many.
+func (st *suite) createManifests(ctx context.Context, rel string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(st.root, rel))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return n, nil
+		} else if err != nil {
+			return n, fmt.Errorf("%s: %w", rel, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if err := st.c.Create(ctx, u); err != nil {
+			return n, fmt.Errorf("%s: %s %s: %w", rel, u.GetKind(), u.GetName(), err)
+		}
+		n++
+	}
 }
 
 // seedNameOf is the stored spec.seedName of a Shoot.

@@ -1,13 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -33,28 +27,12 @@ const (
 // effect asynchronously, so a request they must deny (removing the seed of
 // a landscape Shoot, as a dry run) is sent until it is denied.
 func (st *suite) applyShootValidatorPolicy(ctx context.Context) error {
-	data, err := os.ReadFile(filepath.Join(st.root, shootValidatorPolicyFile))
-	if err != nil {
+	if _, err := st.createManifests(ctx, shootValidatorPolicyFile); err != nil {
 		return err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return fmt.Errorf("%s: %w", shootValidatorPolicyFile, err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := st.c.Create(ctx, u); err != nil {
-			return fmt.Errorf("%s: %s %s: %w", shootValidatorPolicyFile, u.GetKind(), u.GetName(), err)
-		}
 	}
 	start := time.Now()
 	probe := keyOf(projectNamespace, "billing") // a landscape Shoot on aws-eu1
-	err = poll(ctx, 30*time.Second, 100*time.Millisecond, func() error {
+	err := poll(ctx, 30*time.Second, 100*time.Millisecond, func() error {
 		sh := &unstructured.Unstructured{}
 		sh.SetGroupVersionKind(shootGVK)
 		sh.SetNamespace(probe.Namespace)

@@ -1,19 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 )
 
@@ -42,26 +36,11 @@ var shippedRBACFiles = []string{
 func (st *suite) applyShippedRBAC(ctx context.Context) error {
 	n := 0
 	for _, rel := range shippedRBACFiles {
-		data, err := os.ReadFile(filepath.Join(st.root, rel))
+		created, err := st.createManifests(ctx, rel)
 		if err != nil {
 			return err
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return fmt.Errorf("%s: %w", rel, err)
-			}
-			if len(u.Object) == 0 {
-				continue
-			}
-			if err := st.c.Create(ctx, u); err != nil {
-				return fmt.Errorf("%s: %s %s: %w", rel, u.GetKind(), u.GetName(), err)
-			}
-			n++
-		}
+		n += created
 	}
 	const bindModeUpdate = "seedwarden-e2e-bind-mode-update"
 	extra := []any{

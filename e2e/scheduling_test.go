@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -140,16 +139,7 @@ func TestAnnouncedSeedBound(t *testing.T) {
 	bound := st.placedSeed(t, shoot)
 	assert.Equal(t, announced, bound, "bound to the announced seed")
 	key := client.ObjectKeyFromObject(shoot)
-	eventually(t, 10*time.Second, func() error {
-		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
-		if err != nil {
-			return err
-		}
-		if len(evs) != 1 || !strings.Contains(evs[0].Note, bound) {
-			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
-		}
-		return nil
-	}, "no %s event naming %s", pending.ReasonSchedulingSuccessful, bound)
+	st.waitScheduledEvent(t, key, bound)
 	t.Logf("developer's Shoot %s: announced %s (warning %q), bound to %s", key, announced, warning, bound)
 }
 
@@ -187,16 +177,7 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	assert.Equal(t, want.Seed, seedNameOf(t, key), "stored spec.seedName")
 	// At admission the Shoot does not exist yet; the placing replica records
 	// gardener-scheduler's success event once it shows up in the watch.
-	eventually(t, 10*time.Second, func() error {
-		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
-		if err != nil {
-			return err
-		}
-		if len(evs) != 1 || !strings.Contains(evs[0].Note, want.Seed) {
-			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
-		}
-		return nil
-	}, "no %s event naming %s", pending.ReasonSchedulingSuccessful, want.Seed)
+	st.waitScheduledEvent(t, key, want.Seed)
 }
 
 // TestDeletingSeedNeverChosen: a Seed with a deletionTimestamp (kept by a
