@@ -118,7 +118,7 @@ func TestConcurrentCreatesNeverOverfill(t *testing.T) {
 		if seed, ok := store.Reservation(fmt.Sprintf("uid-%03d", i)); ok {
 			sh := &api.Shoot{}
 			sh.Namespace, sh.Name, sh.Spec.SeedName = vNamespace, name, &seed
-			sh.Annotations = map[string]string{AnnotationReservation: fmt.Sprintf("uid-%03d", i)}
+			sh.Annotations = map[string]string{cache.AnnotationReservation: fmt.Sprintf("uid-%03d", i)}
 			store.Apply(sh)
 		}
 	}

@@ -94,7 +94,7 @@ var _ admission.Handler = (*ResourceSizeValidator)(nil)
 // Handle implements admission.Handler.
 func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request) admission.Response {
 	resp := v.handle(req)
-	v.Metrics.ObserveValidation(WebhookResourceSize, validationResult(resp))
+	v.Metrics.ObserveValidation(WebhookResourceSize, ValidationResult(resp))
 	return resp
 }
 

@@ -79,7 +79,7 @@ var _ admission.Handler = (*ShootBindingValidator)(nil)
 // Handle implements admission.Handler.
 func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookBinding, validationResult(resp))
+	v.Metrics.ObserveValidation(WebhookBinding, ValidationResult(resp))
 	return resp
 }
 

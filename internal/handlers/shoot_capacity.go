@@ -88,7 +88,7 @@ var _ admission.Handler = (*ShootCapacityValidator)(nil)
 // Handle implements admission.Handler.
 func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookCapacity, validationResult(resp))
+	v.Metrics.ObserveValidation(WebhookCapacity, ValidationResult(resp))
 	return resp
 }
 
@@ -141,7 +141,7 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 func (v *ShootCapacityValidator) reservationKey(c *shootChange, uid string) (key string, held bool) {
 	if c.op == admissionv1.Create && !c.binding {
 		own := verifyPlacement(v.Signer, c) == nil
-		if k := c.shoot.Annotations[AnnotationReservation]; k != "" && (own || v.Signer == nil) {
+		if k := c.shoot.Annotations[cache.AnnotationReservation]; k != "" && (own || v.Signer == nil) {
 			seed, ok := v.Store.Reservation(k)
 			if ok && seed == c.newSeed {
 				return k, true

@@ -24,15 +24,11 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
-
-// AnnotationReservation marks a Shoot placed by the webhook with the UID of the
-// admission request that reserved capacity for it, so the cache can release
-// the reservation when the Shoot shows up in the watch.
-const AnnotationReservation = "seedwarden.io/reservation"
 
 // UnschedulableWarningPrefix starts the admission warning of a Shoot no seed fits.
 const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stays pending: "
@@ -280,22 +276,10 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	return admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), ops...), metrics.ResultScheduled
 }
 
-// checkTarget rejects requests the webhook configuration should never send.
+// checkTarget rejects requests the mutating webhook configuration should
+// never send: anything but Shoots through the main resource.
 func checkTarget(r *shootRequest) error {
-	k, res := r.Kind, r.Resource
-	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
-		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
-			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), r.Operation)
-	}
-	if res.Group != shootGVK.group || res.Resource != shootGVK.resource || r.SubResource != "" {
-		got := res.Resource
-		if r.SubResource != "" {
-			got += "/" + r.SubResource
-		}
-		return fmt.Errorf("seedwarden: expected resource %s in group %s without subresource, got %q in group %q (operation %q); check the webhook configuration",
-			shootGVK.resource, shootGVK.group, got, res.Group, r.Operation)
-	}
-	return nil
+	return checkShootTarget(r.Kind, r.Resource, r.SubResource, r.Operation, false)
 }
 
 // decodeShoot decodes the admitted object. encoding/json ignores the many
@@ -500,8 +484,8 @@ func (s patchShape) patches(p placementRecord) []jsonpatch.JsonPatchOperation {
 	annotations := map[string]string{}
 	var keys []string // in a fixed order: reservation, token, seed
 	if p.reservationKey != "" {
-		annotations[AnnotationReservation] = p.reservationKey
-		keys = append(keys, AnnotationReservation)
+		annotations[cache.AnnotationReservation] = p.reservationKey
+		keys = append(keys, cache.AnnotationReservation)
 	}
 	if p.token != "" {
 		annotations[placementtoken.Annotation] = p.token

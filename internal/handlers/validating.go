@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -33,23 +34,33 @@ const (
 )
 
 // checkShootValidationTarget rejects requests the validating webhook
-// configuration should never send: anything but core.gardener.cloud/v1beta1
-// Shoots through the main resource or the binding subresource.
+// configuration should never send: anything but Shoots through the main
+// resource or the binding subresource.
 func checkShootValidationTarget(req admission.Request) error {
-	k, r := req.Kind, req.Resource
+	return checkShootTarget(req.Kind, req.Resource, req.SubResource, req.Operation, true)
+}
+
+// checkShootTarget rejects a request that is not about core.gardener.cloud/v1beta1
+// Shoots through the main resource or, when binding is allowed, the binding
+// subresource. Such a request means the webhook configuration is wrong.
+func checkShootTarget(k metav1.GroupVersionKind, res metav1.GroupVersionResource, sub string, op admissionv1.Operation, binding bool) error {
 	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
 		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
-			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), req.Operation)
+			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), op)
 	}
-	if r.Group != shootGVK.group || r.Resource != shootGVK.resource || (req.SubResource != "" && req.SubResource != SubresourceBinding) {
-		got := r.Resource
-		if req.SubResource != "" {
-			got += "/" + req.SubResource
-		}
+	if res.Group == shootGVK.group && res.Resource == shootGVK.resource && (sub == "" || binding && sub == SubresourceBinding) {
+		return nil
+	}
+	got := res.Resource
+	if sub != "" {
+		got += "/" + sub
+	}
+	if binding {
 		return fmt.Errorf("seedwarden: expected resource %s or %s/%s in group %s, got %q in group %q (operation %q); check the webhook configuration",
-			shootGVK.resource, shootGVK.resource, SubresourceBinding, shootGVK.group, got, r.Group, req.Operation)
+			shootGVK.resource, shootGVK.resource, SubresourceBinding, shootGVK.group, got, res.Group, op)
 	}
-	return nil
+	return fmt.Errorf("seedwarden: expected resource %s in group %s without subresource, got %q in group %q (operation %q); check the webhook configuration",
+		shootGVK.resource, shootGVK.group, got, res.Group, op)
 }
 
 // shootChange is what a Shoot request does to spec.seedName.
@@ -256,8 +267,10 @@ func invalidRequest(err error) admission.Response {
 	return admission.Errored(http.StatusBadRequest, err)
 }
 
-// validationResult maps a response to the result label of the metric.
-func validationResult(r admission.Response) string {
+// ValidationResult maps a response to the result label of
+// seedwarden_validations_total: allowed, denied (403), or error (a request
+// the handler could not judge).
+func ValidationResult(r admission.Response) string {
 	switch {
 	case r.Allowed:
 		return metrics.ValidationAllowed
