@@ -2,6 +2,7 @@ package cache
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -666,20 +667,15 @@ func (s *Store) removeRegionConfig(name string) {
 
 func cloneMapWith[V any](m map[string]V, k string, v V) map[string]V {
 	out := make(map[string]V, len(m)+1)
-	for key, val := range m {
-		out[key] = val
-	}
+	maps.Copy(out, m)
 	out[k] = v
 	return out
 }
 
 func cloneMapWithout[V any](m map[string]V, k string) map[string]V {
 	out := make(map[string]V, len(m))
-	for key, val := range m {
-		if key != k {
-			out[key] = val
-		}
-	}
+	maps.Copy(out, m)
+	delete(out, k)
 	return out
 }
 

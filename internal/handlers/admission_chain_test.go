@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -70,7 +71,7 @@ func (c *chain) admitCreate(t testing.TB, uid, name, object string, user *authen
 	}
 	var shoot api.Shoot
 	require.NoError(t, json.Unmarshal([]byte(object), &shoot))
-	return deref(shoot.Spec.SeedName), true, ""
+	return ptr.Deref(shoot.Spec.SeedName, ""), true, ""
 }
 
 func namedShoot(name, seed string) string {

@@ -20,6 +20,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kjson "sigs.k8s.io/json"
 
@@ -204,7 +205,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 		m.logger(r, shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
 	}
 
-	if s := deref(shoot.Spec.SeedName); s != "" {
+	if s := ptr.Deref(shoot.Spec.SeedName, ""); s != "" {
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot already has a seed", "seed", s)
 		}
@@ -220,7 +221,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 		return shape.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped
 	}
 	if !api.Claimable(shoot, m.SchedulerName) {
-		s := deref(shoot.Spec.SchedulerName)
+		s := ptr.Deref(shoot.Spec.SchedulerName, "")
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
 		}
@@ -558,11 +559,4 @@ func shootName(shoot *api.Shoot, r *shootRequest) string {
 		// generateName is resolved only after admission.
 		return shoot.GenerateName
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

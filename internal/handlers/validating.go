@@ -11,6 +11,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -97,7 +98,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		shoot:     shoot,
 		namespace: shoot.Namespace,
 		name:      objectName(shoot.Name, req.Name),
-		newSeed:   deref(shoot.Spec.SeedName),
+		newSeed:   ptr.Deref(shoot.Spec.SeedName, ""),
 		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
@@ -106,7 +107,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 			return nil, fmt.Errorf("old object: %w", err)
 		}
 		c.old, c.oldRaw = old, req.OldObject.Raw
-		c.oldSeed = deref(old.Spec.SeedName)
+		c.oldSeed = ptr.Deref(old.Spec.SeedName, "")
 	}
 	return c, nil
 }
