@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -36,14 +37,6 @@ type Options struct {
 	ReservationTTL time.Duration
 	// Now is the clock (default time.Now); tests inject one.
 	Now func() time.Time
-}
-
-// SeedStat is one seed's usage for metrics and debugging.
-type SeedStat struct {
-	Name           string
-	Usage          int64
-	Allocatable    int64
-	HasAllocatable bool
 }
 
 // Store is the landscape every decision reads. All methods are safe for
@@ -251,13 +244,13 @@ func (s *Store) ProjectForNamespace(ns string) (name string, deleting, ok bool) 
 
 // SeedStats returns usage and allocatable of every known Seed, sorted by name.
 // Seeds that Shoots point to but that do not exist are left out.
-func (s *Store) SeedStats() []SeedStat {
+func (s *Store) SeedStats() []metrics.SeedStat {
 	s.maybeSweep()
 	l := s.land.Load()
-	out := make([]SeedStat, 0, len(l.snap.Seeds))
+	out := make([]metrics.SeedStat, 0, len(l.snap.Seeds))
 	for _, sd := range l.snap.Seeds {
 		alloc, has := sd.Allocatable()
-		out = append(out, SeedStat{Name: sd.Name, Usage: l.usage(sd), Allocatable: alloc, HasAllocatable: has})
+		out = append(out, metrics.SeedStat{Name: sd.Name, Usage: l.usage(sd), Allocatable: alloc, HasAllocatable: has})
 	}
 	return out
 }
