@@ -217,25 +217,6 @@ func KubeconfigViolations(cfg *clientcmdapi.Config, allowed []string) []string {
 	return out
 }
 
-// checkCoreV1Target rejects requests for anything but the core/v1 kind and
-// resource (main resource) a handler serves: they mean the webhook
-// configuration is wrong.
-func checkCoreV1Target(req admission.Request, kind, resource string) error {
-	k, r := req.Kind, req.Resource
-	if k.Group != "" || k.Version != "v1" || k.Kind != kind {
-		return fmt.Errorf("seedwarden: expected kind v1 %s, got %q (operation %q); check the webhook configuration", kind, k.String(), req.Operation)
-	}
-	if r.Group != "" || r.Resource != resource || req.SubResource != "" {
-		got := r.Resource
-		if req.SubResource != "" {
-			got += "/" + req.SubResource
-		}
-		return fmt.Errorf("seedwarden: expected resource %s in the core group without subresource, got %q in group %q (operation %q); check the webhook configuration",
-			resource, got, r.Group, req.Operation)
-	}
-	return nil
-}
-
 func ksDecodeSecret(raw []byte) (*corev1.Secret, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return nil, fmt.Errorf("seedwarden: admission request carries no object")

@@ -84,8 +84,7 @@ func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Reques
 }
 
 func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
-	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
-	c, done := shootChangeOf(req, log)
+	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
 		return *done
 	}

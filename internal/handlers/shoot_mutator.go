@@ -280,7 +280,8 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 // checkTarget rejects requests the mutating webhook configuration should
 // never send: anything but Shoots through the main resource.
 func checkTarget(r *shootRequest) error {
-	return checkShootTarget(r.Kind, r.Resource, r.SubResource, r.Operation, false)
+	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, ""}
+	return t.check(r.Kind, r.Resource, r.SubResource, r.Operation)
 }
 
 // decodeShoot decodes the admitted object. encoding/json ignores the many

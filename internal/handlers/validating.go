@@ -10,7 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -38,30 +37,8 @@ const (
 // configuration should never send: anything but Shoots through the main
 // resource or the binding subresource.
 func checkShootValidationTarget(req admission.Request) error {
-	return checkShootTarget(req.Kind, req.Resource, req.SubResource, req.Operation, true)
-}
-
-// checkShootTarget rejects a request that is not about core.gardener.cloud/v1beta1
-// Shoots through the main resource or, when binding is allowed, the binding
-// subresource. Such a request means the webhook configuration is wrong.
-func checkShootTarget(k metav1.GroupVersionKind, res metav1.GroupVersionResource, sub string, op admissionv1.Operation, binding bool) error {
-	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
-		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
-			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), op)
-	}
-	if res.Group == shootGVK.group && res.Resource == shootGVK.resource && (sub == "" || binding && sub == SubresourceBinding) {
-		return nil
-	}
-	got := res.Resource
-	if sub != "" {
-		got += "/" + sub
-	}
-	if binding {
-		return fmt.Errorf("seedwarden: expected resource %s or %s/%s in group %s, got %q in group %q (operation %q); check the webhook configuration",
-			shootGVK.resource, shootGVK.resource, SubresourceBinding, shootGVK.group, got, res.Group, op)
-	}
-	return fmt.Errorf("seedwarden: expected resource %s in group %s without subresource, got %q in group %q (operation %q); check the webhook configuration",
-		shootGVK.resource, shootGVK.group, got, res.Group, op)
+	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, SubresourceBinding}
+	return t.check(req.Kind, req.Resource, req.SubResource, req.Operation)
 }
 
 // shootChange is what a Shoot request does to spec.seedName.
@@ -292,22 +269,24 @@ func statusMessage(r admission.Response) string {
 
 // shootChangeOf is what both Shoot validators do first: refuse requests that
 // are not about Shoots, let operations other than CREATE and UPDATE through,
-// and decode the old and new seed. A non-nil response ends the request.
-func shootChangeOf(req admission.Request, log logr.Logger) (*shootChange, *admission.Response) {
+// and decode the old and new seed. It also returns base with the request's
+// identity for the validator's logs. A non-nil response ends the request.
+func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.Logger, *admission.Response) {
+	log := base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
 	if err := checkShootValidationTarget(req); err != nil {
 		log.Error(err, "Rejecting admission request")
 		r := invalidRequest(err)
-		return nil, &r
+		return nil, log, &r
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		r := admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
-		return nil, &r
+		return nil, log, &r
 	}
 	c, err := decodeShootChange(req)
 	if err != nil {
 		log.Error(err, "Rejecting admission request")
 		r := invalidRequest(err)
-		return nil, &r
+		return nil, log, &r
 	}
-	return c, nil
+	return c, log, nil
 }
