@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -258,12 +259,7 @@ func locateIn(raw json.RawMessage, err error, typeOf func(string) (reflect.Type,
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return "", err
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		ft, ok := typeOf(k)
 		if !ok {
 			continue

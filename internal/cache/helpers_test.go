@@ -7,12 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
-
-func ptr[T any](v T) *T { return &v }
 
 // seed returns a Seed that passes every placement filter for shoot(): ready,
 // visible, aws in eu-west-1 with three zones. alloc < 0 means no allocatable.
@@ -47,10 +46,10 @@ func shoot(ns, name, specSeed, statusSeed string) *api.Shoot {
 		},
 	}
 	if specSeed != "" {
-		s.Spec.SeedName = ptr(specSeed)
+		s.Spec.SeedName = ptr.To(specSeed)
 	}
 	if statusSeed != "" {
-		s.Status.SeedName = ptr(statusSeed)
+		s.Status.SeedName = ptr.To(statusSeed)
 	}
 	return s
 }
@@ -67,7 +66,7 @@ func project(name, ns string) *api.Project {
 	return &api.Project{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "Project"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       api.ProjectSpec{Namespace: ptr(ns)},
+		Spec:       api.ProjectSpec{Namespace: ptr.To(ns)},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -177,7 +178,7 @@ func TestReservationTTL(t *testing.T) {
 	clock.Step(time.Second) // k1 expires at exactly 30s
 	snap = s.Snapshot()     // Snapshot sweeps lazily
 	assert.Equal(t, int64(1), snap.Usage(snap.Seeds[0]))
-	assert.Equal(t, []SeedStat{{Name: "a", Usage: 1, Allocatable: 2, HasAllocatable: true}}, s.SeedStats())
+	assert.Equal(t, []metrics.SeedStat{{Name: "a", Usage: 1, Allocatable: 2, HasAllocatable: true}}, s.SeedStats())
 
 	clock.Step(10 * time.Second)
 	assert.Equal(t, int64(0), s.Usage("a"))

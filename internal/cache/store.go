@@ -2,6 +2,7 @@ package cache
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -35,14 +37,6 @@ type Options struct {
 	ReservationTTL time.Duration
 	// Now is the clock (default time.Now); tests inject one.
 	Now func() time.Time
-}
-
-// SeedStat is one seed's usage for metrics and debugging.
-type SeedStat struct {
-	Name           string
-	Usage          int64
-	Allocatable    int64
-	HasAllocatable bool
 }
 
 // Store is the landscape every decision reads. All methods are safe for
@@ -250,13 +244,13 @@ func (s *Store) ProjectForNamespace(ns string) (name string, deleting, ok bool) 
 
 // SeedStats returns usage and allocatable of every known Seed, sorted by name.
 // Seeds that Shoots point to but that do not exist are left out.
-func (s *Store) SeedStats() []SeedStat {
+func (s *Store) SeedStats() []metrics.SeedStat {
 	s.maybeSweep()
 	l := s.land.Load()
-	out := make([]SeedStat, 0, len(l.snap.Seeds))
+	out := make([]metrics.SeedStat, 0, len(l.snap.Seeds))
 	for _, sd := range l.snap.Seeds {
 		alloc, has := sd.Allocatable()
-		out = append(out, SeedStat{Name: sd.Name, Usage: l.usage(sd), Allocatable: alloc, HasAllocatable: has})
+		out = append(out, metrics.SeedStat{Name: sd.Name, Usage: l.usage(sd), Allocatable: alloc, HasAllocatable: has})
 	}
 	return out
 }
@@ -666,20 +660,15 @@ func (s *Store) removeRegionConfig(name string) {
 
 func cloneMapWith[V any](m map[string]V, k string, v V) map[string]V {
 	out := make(map[string]V, len(m)+1)
-	for key, val := range m {
-		out[key] = val
-	}
+	maps.Copy(out, m)
 	out[k] = v
 	return out
 }
 
 func cloneMapWithout[V any](m map[string]V, k string) map[string]V {
 	out := make(map[string]V, len(m))
-	for key, val := range m {
-		if key != k {
-			out[key] = val
-		}
-	}
+	maps.Copy(out, m)
+	delete(out, k)
 	return out
 }
 

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -122,7 +123,7 @@ func TestShootBeforeSeed(t *testing.T) {
 	snap := s.Snapshot()
 	require.Len(t, snap.Seeds, 1)
 	assert.Equal(t, int64(2), snap.Usage(snap.Seeds[0]))
-	assert.Equal(t, []SeedStat{{Name: "a", Usage: 2, Allocatable: 10, HasAllocatable: true}}, s.SeedStats())
+	assert.Equal(t, []metrics.SeedStat{{Name: "a", Usage: 2, Allocatable: 10, HasAllocatable: true}}, s.SeedStats())
 
 	// Removing the Seed keeps counting its Shoots.
 	s.Remove(seed("a", 10))

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -24,9 +25,9 @@ func fullShoot() *api.Shoot {
 	sh.Annotations = map[string]string{AnnotationReservation: "req-1", "other": "x"}
 	sh.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	sh.Finalizers = []string{"gardener"}
-	sh.Spec.SchedulerName = ptr("seedwarden")
-	sh.Spec.Purpose = ptr("production")
-	sh.Spec.Networking = &api.Networking{Pods: ptr("10.0.0.0/16")}
+	sh.Spec.SchedulerName = ptr.To("seedwarden")
+	sh.Spec.Purpose = ptr.To("production")
+	sh.Spec.Networking = &api.Networking{Pods: ptr.To("10.0.0.0/16")}
 	sh.Status.Networking = &api.NetworkingStatus{Pods: []string{"10.0.0.0/16"}}
 	sh.Status.LastOperation = &api.LastOperation{State: "Succeeded"}
 	return sh
@@ -41,8 +42,8 @@ func wantReduced(in *api.Shoot) *api.Shoot {
 			Name: in.Name, Namespace: in.Namespace, UID: in.UID, ResourceVersion: in.ResourceVersion,
 			Generation: in.Generation, DeletionTimestamp: in.DeletionTimestamp,
 		},
-		Spec:   api.ShootSpec{SeedName: ptr("seed-b"), SchedulerName: ptr("seedwarden")},
-		Status: api.ShootStatus{SeedName: ptr("seed-a")},
+		Spec:   api.ShootSpec{SeedName: ptr.To("seed-b"), SchedulerName: ptr.To("seedwarden")},
+		Status: api.ShootStatus{SeedName: ptr.To("seed-a")},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -70,7 +71,7 @@ func (c *chain) admitCreate(t testing.TB, uid, name, object string, user *authen
 	}
 	var shoot api.Shoot
 	require.NoError(t, json.Unmarshal([]byte(object), &shoot))
-	return deref(shoot.Spec.SeedName), true, ""
+	return ptr.Deref(shoot.Spec.SeedName, ""), true, ""
 }
 
 func namedShoot(name, seed string) string {
@@ -118,7 +119,7 @@ func TestConcurrentCreatesNeverOverfill(t *testing.T) {
 		if seed, ok := store.Reservation(fmt.Sprintf("uid-%03d", i)); ok {
 			sh := &api.Shoot{}
 			sh.Namespace, sh.Name, sh.Spec.SeedName = vNamespace, name, &seed
-			sh.Annotations = map[string]string{AnnotationReservation: fmt.Sprintf("uid-%03d", i)}
+			sh.Annotations = map[string]string{cache.AnnotationReservation: fmt.Sprintf("uid-%03d", i)}
 			store.Apply(sh)
 		}
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -30,8 +30,8 @@ type SubjectAccessReviewCreator interface {
 
 // maxAuthorizationCacheEntries bounds the SubjectAccessReview cache. Keys are
 // per user and Shoot, so a burst of distinct ones (many users, many Shoots)
-// must not grow it without limit; when full and nothing has expired, it
-// starts over.
+// must not grow it without limit; when full, the least recently used answer
+// goes.
 const maxAuthorizationCacheEntries = 10000
 
 // SARAuthorizer asks the API server with a SubjectAccessReview and caches
@@ -47,9 +47,7 @@ type SARAuthorizer struct {
 	cacheTTL time.Duration
 	timeout  time.Duration
 	now      func() time.Time
-
-	mu    sync.Mutex
-	cache map[string]sarAnswer
+	cache    *utilcache.LRUExpireCache // of sarAnswer; nil when cacheTTL <= 0
 }
 
 type sarAnswer struct {
@@ -64,8 +62,17 @@ func NewSARAuthorizer(client SubjectAccessReviewCreator, cacheTTL, timeout time.
 	if now == nil {
 		now = time.Now
 	}
-	return &SARAuthorizer{client: client, cacheTTL: cacheTTL, timeout: timeout, now: now, cache: map[string]sarAnswer{}}
+	a := &SARAuthorizer{client: client, cacheTTL: cacheTTL, timeout: timeout, now: now}
+	if cacheTTL > 0 {
+		a.cache = utilcache.NewLRUExpireCacheWithClock(maxAuthorizationCacheEntries, clockFunc(now))
+	}
+	return a
 }
+
+// clockFunc lets a func() time.Time serve as the cache's clock.
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }
 
 // Allowed implements Authorizer.
 func (a *SARAuthorizer) Allowed(ctx context.Context, user authenticationv1.UserInfo, namespace, name string) (bool, string, error) {
@@ -100,41 +107,29 @@ func (a *SARAuthorizer) Allowed(ctx context.Context, user authenticationv1.UserI
 }
 
 func (a *SARAuthorizer) cached(key string) (sarAnswer, bool) {
-	if a.cacheTTL <= 0 {
+	if a.cache == nil {
 		return sarAnswer{}, false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ans, ok := a.cache[key]
+	v, ok := a.cache.Get(key)
 	if !ok {
 		return sarAnswer{}, false
 	}
+	ans := v.(sarAnswer)
+	// The cache keeps an answer through the instant it expires; an answer is
+	// good for strictly less than cacheTTL.
 	if !a.now().Before(ans.expires) {
-		delete(a.cache, key)
+		a.cache.Remove(key)
 		return sarAnswer{}, false
 	}
 	return ans, true
 }
 
 func (a *SARAuthorizer) store(key string, ans sarAnswer) {
-	if a.cacheTTL <= 0 {
+	if a.cache == nil {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	if len(a.cache) >= maxAuthorizationCacheEntries {
-		for k, v := range a.cache {
-			if !now.Before(v.expires) {
-				delete(a.cache, k)
-			}
-		}
-		if len(a.cache) >= maxAuthorizationCacheEntries {
-			clear(a.cache)
-		}
-	}
-	ans.expires = now.Add(a.cacheTTL)
-	a.cache[key] = ans
+	ans.expires = a.now().Add(a.cacheTTL)
+	a.cache.Add(key, ans, a.cacheTTL)
 }
 
 // authorizationCacheKey encodes user, namespace and name unambiguously (JSON

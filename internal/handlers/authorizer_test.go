@@ -258,9 +258,7 @@ func TestSARAuthorizerCacheIsBounded(t *testing.T) {
 		_, _, err := a.Allowed(t.Context(), authenticationv1.UserInfo{Username: fmt.Sprint("user-", i)}, "ns", "n")
 		require.NoError(t, err)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	assert.LessOrEqual(t, len(a.cache), maxAuthorizationCacheEntries)
+	assert.LessOrEqual(t, len(a.cache.Keys()), maxAuthorizationCacheEntries)
 }
 
 func TestAuthorizationCacheKeyIsUnambiguous(t *testing.T) {
@@ -304,4 +302,26 @@ func TestShootBindingValidatorWithSARAuthorizer(t *testing.T) {
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
 	assert.Contains(t, vMessage(resp), "seedwarden: cannot verify binding permission: SubjectAccessReview: etcd is down")
+}
+
+// A full cache drops the least recently used answer, not every answer: a
+// user asking again and again keeps being served from it.
+func TestSARAuthorizerCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	c := &countingCreator{allowed: map[string]bool{}}
+	a := NewSARAuthorizer(c, time.Minute, time.Second, nil)
+	ask := func(user string) {
+		t.Helper()
+		_, _, err := a.Allowed(t.Context(), authenticationv1.UserInfo{Username: user}, "ns", "n")
+		require.NoError(t, err)
+	}
+	for i := range maxAuthorizationCacheEntries {
+		ask(fmt.Sprint("user-", i))
+	}
+	ask("user-0") // now the most recently used
+	ask("one-more")
+	calls := c.calls.Load()
+	ask("user-0")
+	assert.Equal(t, calls, c.calls.Load(), "user-0 is still cached")
+	ask("user-1")
+	assert.Equal(t, calls+1, c.calls.Load(), "user-1, the least recently used, was evicted")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -136,7 +137,7 @@ func TestShootMutatorReservesAcrossReplicas(t *testing.T) {
 				require.True(t, resp.Allowed, vMessage(resp))
 				shoot := patched(t, object, resp.Patch)
 
-				seed := deref(shoot.Spec.SeedName)
+				seed := ptr.Deref(shoot.Spec.SeedName, "")
 				if announce {
 					assert.Empty(t, seed, "binding mode leaves spec.seedName alone")
 					seed = shoot.Annotations[placementtoken.SeedAnnotation]

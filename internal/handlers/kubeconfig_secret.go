@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -176,7 +176,7 @@ func KubeconfigViolations(cfg *clientcmdapi.Config, allowed []string) []string {
 			out = append(out, fmt.Sprintf("%s %q uses field %q, which is not allowed", kind, name, field))
 		}
 	}
-	for _, name := range ksSortedKeys(cfg.AuthInfos) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.AuthInfos)) {
 		ai := cfg.AuthInfos[name]
 		if ai == nil {
 			continue
@@ -209,40 +209,12 @@ func KubeconfigViolations(cfg *clientcmdapi.Config, allowed []string) []string {
 			deny("user", name, KubeconfigFieldExec)
 		}
 	}
-	for _, name := range ksSortedKeys(cfg.Clusters) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Clusters)) {
 		if c := cfg.Clusters[name]; c != nil && c.CertificateAuthority != "" {
 			deny("cluster", name, KubeconfigFieldCertificateAuthority)
 		}
 	}
 	return out
-}
-
-func ksSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// checkCoreV1Target rejects requests for anything but the core/v1 kind and
-// resource (main resource) a handler serves: they mean the webhook
-// configuration is wrong.
-func checkCoreV1Target(req admission.Request, kind, resource string) error {
-	k, r := req.Kind, req.Resource
-	if k.Group != "" || k.Version != "v1" || k.Kind != kind {
-		return fmt.Errorf("seedwarden: expected kind v1 %s, got %q (operation %q); check the webhook configuration", kind, k.String(), req.Operation)
-	}
-	if r.Group != "" || r.Resource != resource || req.SubResource != "" {
-		got := r.Resource
-		if req.SubResource != "" {
-			got += "/" + req.SubResource
-		}
-		return fmt.Errorf("seedwarden: expected resource %s in the core group without subresource, got %q in group %q (operation %q); check the webhook configuration",
-			resource, got, r.Group, req.Operation)
-	}
-	return nil
 }
 
 func ksDecodeSecret(raw []byte) (*corev1.Secret, error) {

@@ -57,6 +57,9 @@ type CountLimit struct {
 	None bool
 }
 
+func (l SizeLimit) limitsNothing() bool  { return l.None }
+func (l CountLimit) limitsNothing() bool { return l.None }
+
 // ObjectCounter counts the objects of a resource from the cache
 // (cache.Store.Count); ok is false for resources it does not know.
 type ObjectCounter interface {
@@ -94,7 +97,7 @@ var _ admission.Handler = (*ResourceSizeValidator)(nil)
 // Handle implements admission.Handler.
 func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request) admission.Response {
 	resp := v.handle(req)
-	v.Metrics.ObserveValidation(WebhookResourceSize, validationResult(resp))
+	v.Metrics.ObserveValidation(WebhookResourceSize, ValidationResult(resp))
 	return resp
 }
 
@@ -117,10 +120,10 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 	if req.RequestResource != nil {
 		gvr = *req.RequestResource
 	}
-	limit := v.sizeLimitFor(gvr)
+	limit := limitFor(v.Limits, gvr)
 	var count *CountLimit
 	if req.Operation == admissionv1.Create {
-		count = v.countLimitFor(gvr)
+		count = limitFor(v.Counts, gvr)
 	}
 	if limit == nil && count == nil {
 		return admission.Allowed("seedwarden: no limit applies")
@@ -186,25 +189,18 @@ func withinSize(raw []byte, limit int64) bool {
 	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}'
 }
 
-func (v *ResourceSizeValidator) sizeLimitFor(gvr metav1.GroupVersionResource) *SizeLimit {
-	for i := range v.Limits {
-		if v.Limits[i].Matches(gvr) {
-			if v.Limits[i].None {
+// limitFor returns the first of limits that selects gvr, or nil when none
+// does or the first that does limits nothing.
+func limitFor[L interface {
+	Matches(metav1.GroupVersionResource) bool
+	limitsNothing() bool
+}](limits []L, gvr metav1.GroupVersionResource) *L {
+	for i := range limits {
+		if limits[i].Matches(gvr) {
+			if limits[i].limitsNothing() {
 				return nil
 			}
-			return &v.Limits[i]
-		}
-	}
-	return nil
-}
-
-func (v *ResourceSizeValidator) countLimitFor(gvr metav1.GroupVersionResource) *CountLimit {
-	for i := range v.Counts {
-		if v.Counts[i].Matches(gvr) {
-			if v.Counts[i].None {
-				return nil
-			}
-			return &v.Counts[i]
+			return &limits[i]
 		}
 	}
 	return nil

@@ -79,13 +79,12 @@ var _ admission.Handler = (*ShootBindingValidator)(nil)
 // Handle implements admission.Handler.
 func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookBinding, validationResult(resp))
+	v.Metrics.ObserveValidation(WebhookBinding, ValidationResult(resp))
 	return resp
 }
 
 func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
-	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
-	c, done := shootChangeOf(req, log)
+	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
 		return *done
 	}

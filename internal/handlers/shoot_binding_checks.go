@@ -10,6 +10,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -139,13 +140,13 @@ func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
 		return nil, err
 	}
 	var changed []string
-	seen := map[string]bool{"seedName": true}
+	seen := sets.New("seedName")
 	for _, spec := range []map[string]any{o.Spec, n.Spec} {
 		for k := range spec {
-			if seen[k] {
+			if seen.Has(k) {
 				continue
 			}
-			seen[k] = true
+			seen.Insert(k)
 			if !reflect.DeepEqual(o.Spec[k], n.Spec[k]) {
 				changed = append(changed, "spec."+k)
 			}

@@ -81,7 +81,7 @@ func (f *bindingFixture) token(ns, name, generateName, seed string) string {
 }
 
 func placed(token string) map[string]string {
-	return map[string]string{placementtoken.Annotation: token, AnnotationReservation: "mutating-uid"}
+	return map[string]string{placementtoken.Annotation: token, cache.AnnotationReservation: "mutating-uid"}
 }
 
 // selfHosted is vShoot whose worker pool runs the control plane.

@@ -88,13 +88,12 @@ var _ admission.Handler = (*ShootCapacityValidator)(nil)
 // Handle implements admission.Handler.
 func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookCapacity, validationResult(resp))
+	v.Metrics.ObserveValidation(WebhookCapacity, ValidationResult(resp))
 	return resp
 }
 
 func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Request) admission.Response {
-	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
-	c, done := shootChangeOf(req, log)
+	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
 		return *done
 	}
@@ -141,7 +140,7 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 func (v *ShootCapacityValidator) reservationKey(c *shootChange, uid string) (key string, held bool) {
 	if c.op == admissionv1.Create && !c.binding {
 		own := verifyPlacement(v.Signer, c) == nil
-		if k := c.shoot.Annotations[AnnotationReservation]; k != "" && (own || v.Signer == nil) {
+		if k := c.shoot.Annotations[cache.AnnotationReservation]; k != "" && (own || v.Signer == nil) {
 			seed, ok := v.Store.Reservation(k)
 			if ok && seed == c.newSeed {
 				return k, true

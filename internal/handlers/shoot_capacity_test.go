@@ -50,8 +50,8 @@ func newCapacityFixture(t *testing.T) *capacityFixture {
 
 func (f *capacityFixture) ownPlacement(seed string) map[string]string {
 	return map[string]string{
-		placementtoken.Annotation: f.signer.Sign(placementtoken.Subject{Namespace: vNamespace, Name: vName, Seed: seed}),
-		AnnotationReservation:     mutatingUID,
+		placementtoken.Annotation:   f.signer.Sign(placementtoken.Subject{Namespace: vNamespace, Name: vName, Seed: seed}),
+		cache.AnnotationReservation: mutatingUID,
 	}
 }
 
@@ -176,7 +176,7 @@ func TestShootCapacityValidator(t *testing.T) {
 			require.NoError(t, f.store.Reserve("small", mutatingUID)) // someone else's placement
 		},
 		review: func(f *capacityFixture) vReview {
-			return vReview{object: vShoot("small", map[string]string{placementtoken.Annotation: "forged", AnnotationReservation: mutatingUID})}
+			return vReview{object: vShoot("small", map[string]string{placementtoken.Annotation: "forged", cache.AnnotationReservation: mutatingUID})}
 		},
 		wantMessage: `seed "small" is full: usage 2 (1 shoots + 1 reservations) + 1 would exceed allocatable shoots 2`,
 	}, {
@@ -272,7 +272,7 @@ func TestShootCapacityValidatorWithoutSigner(t *testing.T) {
 	f := newCapacityFixture(t)
 	f.v.Signer = nil
 	require.NoError(t, f.store.Reserve("small", mutatingUID))
-	ann := map[string]string{AnnotationReservation: mutatingUID}
+	ann := map[string]string{cache.AnnotationReservation: mutatingUID}
 	resp := vServe(t, f.v, vReview{object: vShoot("small", ann)}.body(t))
 	assert.True(t, resp.Allowed, vMessage(resp))
 	assert.Equal(t, int64(2), f.store.Usage("small"))

@@ -20,19 +20,16 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
-
-// AnnotationReservation marks a Shoot placed by the webhook with the UID of the
-// admission request that reserved capacity for it, so the cache can release
-// the reservation when the Shoot shows up in the watch.
-const AnnotationReservation = "seedwarden.io/reservation"
 
 // UnschedulableWarningPrefix starts the admission warning of a Shoot no seed fits.
 const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stays pending: "
@@ -208,7 +205,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 		m.logger(r, shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
 	}
 
-	if s := deref(shoot.Spec.SeedName); s != "" {
+	if s := ptr.Deref(shoot.Spec.SeedName, ""); s != "" {
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot already has a seed", "seed", s)
 		}
@@ -224,7 +221,7 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 		return shape.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped
 	}
 	if !api.Claimable(shoot, m.SchedulerName) {
-		s := deref(shoot.Spec.SchedulerName)
+		s := ptr.Deref(shoot.Spec.SchedulerName, "")
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
 		}
@@ -280,22 +277,11 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	return admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), ops...), metrics.ResultScheduled
 }
 
-// checkTarget rejects requests the webhook configuration should never send.
+// checkTarget rejects requests the mutating webhook configuration should
+// never send: anything but Shoots through the main resource.
 func checkTarget(r *shootRequest) error {
-	k, res := r.Kind, r.Resource
-	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
-		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
-			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), r.Operation)
-	}
-	if res.Group != shootGVK.group || res.Resource != shootGVK.resource || r.SubResource != "" {
-		got := res.Resource
-		if r.SubResource != "" {
-			got += "/" + r.SubResource
-		}
-		return fmt.Errorf("seedwarden: expected resource %s in group %s without subresource, got %q in group %q (operation %q); check the webhook configuration",
-			shootGVK.resource, shootGVK.group, got, res.Group, r.Operation)
-	}
-	return nil
+	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, ""}
+	return t.check(r.Kind, r.Resource, r.SubResource, r.Operation)
 }
 
 // decodeShoot decodes the admitted object. encoding/json ignores the many
@@ -500,8 +486,8 @@ func (s patchShape) patches(p placementRecord) []jsonpatch.JsonPatchOperation {
 	annotations := map[string]string{}
 	var keys []string // in a fixed order: reservation, token, seed
 	if p.reservationKey != "" {
-		annotations[AnnotationReservation] = p.reservationKey
-		keys = append(keys, AnnotationReservation)
+		annotations[cache.AnnotationReservation] = p.reservationKey
+		keys = append(keys, cache.AnnotationReservation)
 	}
 	if p.token != "" {
 		annotations[placementtoken.Annotation] = p.token
@@ -574,11 +560,4 @@ func shootName(shoot *api.Shoot, r *shootRequest) string {
 		// generateName is resolved only after admission.
 		return shoot.GenerateName
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

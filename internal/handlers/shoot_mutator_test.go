@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -273,7 +274,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 			{"op":"add","path":"/metadata/annotations/seedwarden.io~1reservation","value":"` + testUID + `"}]`,
 		want: func() map[string]any {
 			o := withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2")
-			return withAnnotations(o, map[string]any{"gardener.cloud/created-by": "jane.doe@example.com", AnnotationReservation: testUID})
+			return withAnnotations(o, map[string]any{"gardener.cloud/created-by": "jane.doe@example.com", cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "annotations absent",
@@ -282,7 +283,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations","value":{"seedwarden.io/reservation":"` + testUID + `"}}]`,
 		want: func() map[string]any {
-			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "annotations empty",
@@ -291,7 +292,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations/seedwarden.io~1reservation","value":"` + testUID + `"}]`,
 		want: func() map[string]any {
-			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "annotations null",
@@ -300,7 +301,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations","value":{"seedwarden.io/reservation":"` + testUID + `"}}]`,
 		want: func() map[string]any {
-			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "user-written reservation annotation is overwritten",
@@ -309,7 +310,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations/seedwarden.io~1reservation","value":"` + testUID + `"}]`,
 		want: func() map[string]any {
-			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "empty seedName is replaced",
@@ -318,7 +319,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations","value":{"seedwarden.io/reservation":"` + testUID + `"}}]`,
 		want: func() map[string]any {
-			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "our schedulerName",
@@ -328,7 +329,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 			{"op":"add","path":"/metadata/annotations","value":{"seedwarden.io/reservation":"` + testUID + `"}}]`,
 		want: func() map[string]any {
 			o := withSeed(decodeJSON(t, shootJSON("", `"schedulerName": "default-scheduler",`)), "aws-eu2")
-			return withAnnotations(o, map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(o, map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:      "dry-run reserves nothing",
@@ -345,7 +346,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations","value":{"seedwarden.io/reservation":"` + testUID + `"}}]`,
 		want: func() map[string]any {
-			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{AnnotationReservation: testUID})
+			return withAnnotations(withSeed(decodeJSON(t, shootJSON("", "")), "aws-eu2"), map[string]any{cache.AnnotationReservation: testUID})
 		},
 	}, {
 		name:    "no spec, no metadata",
@@ -672,7 +673,7 @@ func TestWarning(t *testing.T) {
 }
 
 func TestEscapeJSONPointer(t *testing.T) {
-	assert.Equal(t, "seedwarden.io~1reservation", escapeJSONPointer(AnnotationReservation))
+	assert.Equal(t, "seedwarden.io~1reservation", escapeJSONPointer(cache.AnnotationReservation))
 	assert.Equal(t, "a~0b~1c", escapeJSONPointer("a~b/c"))
 }
 

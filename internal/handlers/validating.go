@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -33,23 +34,11 @@ const (
 )
 
 // checkShootValidationTarget rejects requests the validating webhook
-// configuration should never send: anything but core.gardener.cloud/v1beta1
-// Shoots through the main resource or the binding subresource.
+// configuration should never send: anything but Shoots through the main
+// resource or the binding subresource.
 func checkShootValidationTarget(req admission.Request) error {
-	k, r := req.Kind, req.Resource
-	if k.Group != shootGVK.group || k.Version != shootGVK.version || k.Kind != shootGVK.kind {
-		return fmt.Errorf("seedwarden: expected kind %s/%s %s, got %q (operation %q); check the webhook configuration",
-			shootGVK.group, shootGVK.version, shootGVK.kind, k.String(), req.Operation)
-	}
-	if r.Group != shootGVK.group || r.Resource != shootGVK.resource || (req.SubResource != "" && req.SubResource != SubresourceBinding) {
-		got := r.Resource
-		if req.SubResource != "" {
-			got += "/" + req.SubResource
-		}
-		return fmt.Errorf("seedwarden: expected resource %s or %s/%s in group %s, got %q in group %q (operation %q); check the webhook configuration",
-			shootGVK.resource, shootGVK.resource, SubresourceBinding, shootGVK.group, got, r.Group, req.Operation)
-	}
-	return nil
+	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, SubresourceBinding}
+	return t.check(req.Kind, req.Resource, req.SubResource, req.Operation)
 }
 
 // shootChange is what a Shoot request does to spec.seedName.
@@ -86,7 +75,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		shoot:     shoot,
 		namespace: shoot.Namespace,
 		name:      objectName(shoot.Name, req.Name),
-		newSeed:   deref(shoot.Spec.SeedName),
+		newSeed:   ptr.Deref(shoot.Spec.SeedName, ""),
 		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
@@ -95,7 +84,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 			return nil, fmt.Errorf("old object: %w", err)
 		}
 		c.old, c.oldRaw = old, req.OldObject.Raw
-		c.oldSeed = deref(old.Spec.SeedName)
+		c.oldSeed = ptr.Deref(old.Spec.SeedName, "")
 	}
 	return c, nil
 }
@@ -256,8 +245,10 @@ func invalidRequest(err error) admission.Response {
 	return admission.Errored(http.StatusBadRequest, err)
 }
 
-// validationResult maps a response to the result label of the metric.
-func validationResult(r admission.Response) string {
+// ValidationResult maps a response to the result label of
+// seedwarden_validations_total: allowed, denied (403), or error (a request
+// the handler could not judge).
+func ValidationResult(r admission.Response) string {
 	switch {
 	case r.Allowed:
 		return metrics.ValidationAllowed
@@ -278,22 +269,24 @@ func statusMessage(r admission.Response) string {
 
 // shootChangeOf is what both Shoot validators do first: refuse requests that
 // are not about Shoots, let operations other than CREATE and UPDATE through,
-// and decode the old and new seed. A non-nil response ends the request.
-func shootChangeOf(req admission.Request, log logr.Logger) (*shootChange, *admission.Response) {
+// and decode the old and new seed. It also returns base with the request's
+// identity for the validator's logs. A non-nil response ends the request.
+func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.Logger, *admission.Response) {
+	log := base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
 	if err := checkShootValidationTarget(req); err != nil {
 		log.Error(err, "Rejecting admission request")
 		r := invalidRequest(err)
-		return nil, &r
+		return nil, log, &r
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		r := admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
-		return nil, &r
+		return nil, log, &r
 	}
 	c, err := decodeShootChange(req)
 	if err != nil {
 		log.Error(err, "Rejecting admission request")
 		r := invalidRequest(err)
-		return nil, &r
+		return nil, log, &r
 	}
-	return c, nil
+	return c, log, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Results of one admission of the mutating webhook (label "result").
@@ -201,12 +202,12 @@ func (c *seedCollector) Collect(ch chan<- prometheus.Metric) {
 	stats := c.list()
 	// A duplicate name would fail the whole scrape ("collected before with
 	// the same name and label values"); keep the first.
-	seen := make(map[string]struct{}, len(stats))
+	seen := sets.New[string]()
 	for _, s := range stats {
-		if _, dup := seen[s.Name]; dup {
+		if seen.Has(s.Name) {
 			continue
 		}
-		seen[s.Name] = struct{}{}
+		seen.Insert(s.Name)
 		// NewConstMetric only fails for label values that are not valid
 		// UTF-8, which seed names (DNS labels) never are; skipping such a
 		// seed beats failing every scrape.

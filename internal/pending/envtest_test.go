@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -71,7 +72,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	// The landscape: one aws seed with room for one Shoot, which is taken.
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace}}))
 	require.NoError(t, c.Create(ctx, &api.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}, Spec: api.CloudProfileSpec{Type: "aws"}}))
-	require.NoError(t, c.Create(ctx, &api.Project{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: api.ProjectSpec{Namespace: ptr(testNamespace)}}))
+	require.NoError(t, c.Create(ctx, &api.Project{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: api.ProjectSpec{Namespace: ptr.To(testNamespace)}}))
 	seed := &api.Seed{
 		ObjectMeta: metav1.ObjectMeta{Name: testSeed},
 		Spec: api.SeedSpec{
@@ -98,7 +99,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 		LeaderElectionID:              "seedwarden-pending-test",
 		LeaderElectionNamespace:       "default",
 		LeaderElectionReleaseOnCancel: true,
-		Controller:                    crconfig.Controller{SkipNameValidation: ptr(true)},
+		Controller:                    crconfig.Controller{SkipNameValidation: ptr.To(true)},
 		Logger:                        testr.NewWithOptions(t, testr.Options{Verbosity: 1}),
 	})
 	require.NoError(t, err)
@@ -183,7 +184,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.NoError(t, c.Status().Update(ctx, seed))
 	raised := time.Now()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.Equal(ct, ptr(testSeed), getShoot(ctx, ct, c, "pending-1").Spec.SeedName)
+		assert.Equal(ct, ptr.To(testSeed), getShoot(ctx, ct, c, "pending-1").Spec.SeedName)
 	}, 10*time.Second, 20*time.Millisecond)
 	t.Logf("bound %s after the seed's allocatable was raised", time.Since(raised).Round(time.Millisecond))
 
@@ -214,7 +215,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.NoError(t, c.Delete(ctx, testShoot("existing", "")))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		s := getShoot(ctx, ct, c, "pending-2")
-		assert.Equal(ct, ptr(testSeed), s.Spec.SeedName)
+		assert.Equal(ct, ptr.To(testSeed), s.Spec.SeedName)
 		assert.Equal(ct, "true", s.Labels["changed-under-the-controller"], "the conflict was provoked")
 		assert.Equal(ct, 1.0, gathered(reg, metrics.SchedulingRetriesName, metrics.ResultConflict))
 		assert.Equal(ct, 2.0, gathered(reg, metrics.SchedulingRetriesName, metrics.ResultScheduled))
@@ -240,7 +241,7 @@ func testShoot(name, seedName string) *api.Shoot {
 		},
 	}
 	if seedName != "" {
-		s.Spec.SeedName = ptr(seedName)
+		s.Spec.SeedName = ptr.To(seedName)
 	}
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -43,10 +44,10 @@ func drain(q queue) []string {
 func reduced(name, specSeed, statusSeed string) *api.Shoot {
 	s := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: name, Generation: 1, ResourceVersion: "1"}}
 	if specSeed != "" {
-		s.Spec.SeedName = ptr(specSeed)
+		s.Spec.SeedName = ptr.To(specSeed)
 	}
 	if statusSeed != "" {
-		s.Status.SeedName = ptr(statusSeed)
+		s.Status.SeedName = ptr.To(statusSeed)
 	}
 	return s
 }
@@ -77,7 +78,7 @@ func TestShootHandlerTracksPendingShoots(t *testing.T) {
 		h.Create(ctx, event.CreateEvent{Object: s}, q)
 	}
 	other := reduced("other", "", "")
-	other.Spec.SchedulerName = ptr("custom-scheduler")
+	other.Spec.SchedulerName = ptr.To("custom-scheduler")
 	h.Create(ctx, event.CreateEvent{Object: other}, q)
 	deleting := reduced("deleting", "", "")
 	deleting.DeletionTimestamp = &metav1.Time{}
@@ -139,7 +140,7 @@ func TestShootHandlerRetriesAllWhenCapacityFrees(t *testing.T) {
 	}{
 		{name: "bound Shoot deleted", old: reduced("b", "seed-a", "seed-a"), retry: true},
 		{name: "migrating Shoot deleted", old: reduced("b", "seed-b", "seed-a"), retry: true},
-		{name: "unbound other-scheduler Shoot deleted", old: func() *api.Shoot { s := reduced("b", "", ""); s.Spec.SchedulerName = ptr("x"); return s }(), retry: false},
+		{name: "unbound other-scheduler Shoot deleted", old: func() *api.Shoot { s := reduced("b", "", ""); s.Spec.SchedulerName = ptr.To("x"); return s }(), retry: false},
 		{name: "migration finished", old: reduced("b", "seed-b", "seed-a"), new: reduced("b", "seed-b", "seed-b"), retry: true},
 		{name: "migration started", old: reduced("b", "seed-a", "seed-a"), new: reduced("b", "seed-b", "seed-a"), retry: false},
 		{name: "moved", old: reduced("b", "seed-a", ""), new: reduced("b", "seed-b", ""), retry: true},

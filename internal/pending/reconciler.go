@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -386,7 +387,7 @@ func (r *Reconciler) clearPendingOperation(ctx context.Context, shoot *api.Shoot
 // isPending: no seed, our scheduler, not being deleted, not self-hosted (its
 // control plane runs in its own cluster; no scheduler binds it to a seed).
 func (r *Reconciler) isPending(s *api.Shoot) bool {
-	if s == nil || s.DeletionTimestamp != nil || deref(s.Spec.SeedName) != "" {
+	if s == nil || s.DeletionTimestamp != nil || ptr.Deref(s.Spec.SeedName, "") != "" {
 		return false
 	}
 	if _, selfHosted := api.SelfHostedPool(s); selfHosted {
@@ -459,11 +460,4 @@ func truncate(s string) string {
 		cut--
 	}
 	return s[:cut] + ellipsis
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

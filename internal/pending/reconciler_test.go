@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -532,7 +533,7 @@ func TestReconcileSkipsShootsThatAreNotPending(t *testing.T) {
 	ours := fullShoot("our-scheduler", nil)
 	_ = unstructured.SetNestedField(ours.Object, "default-scheduler", "spec", "schedulerName")
 	deleting := fullShoot("deleting", nil)
-	deleting.SetDeletionTimestamp(ptr(metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
+	deleting.SetDeletionTimestamp(ptr.To(metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
 
 	selfHosted := fullShoot("self-hosted", nil)
 	_ = unstructured.SetNestedSlice(selfHosted.Object, []any{map[string]any{"name": "cp", "controlPlane": map[string]any{}}}, "spec", "provider", "workers")
@@ -630,7 +631,7 @@ func TestReservationKeyIsTheCapacityWebhooksKey(t *testing.T) {
 	require.NoError(t, store.Reserve("seed-a", ReservationKey("garden-dev", "s1")), "the controller takes the last place")
 	assert.NoError(t, store.Reserve("seed-a", cache.ManualReservationKey("garden-dev", "s1")), "the webhook finds it held")
 	assert.Error(t, store.Reserve("seed-a", cache.ManualReservationKey("garden-dev", "other")), "and the seed is full for others")
-	bound := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "s1"}, Spec: api.ShootSpec{SeedName: ptr("seed-a")}}
+	bound := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "s1"}, Spec: api.ShootSpec{SeedName: ptr.To("seed-a")}}
 	store.Apply(bound)
 	assert.Equal(t, int64(1), store.Usage("seed-a"), "the bound Shoot ends the reservation")
 }
@@ -648,5 +649,3 @@ func TestConfig(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -177,11 +178,7 @@ func formatLabels(l map[string]string) string {
 	if len(l) == 0 {
 		return "none"
 	}
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(l))
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = k + "=" + l[k]

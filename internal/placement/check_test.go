@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -22,9 +23,9 @@ func TestExportedTaintsTolerated(t *testing.T) {
 		{"no taints", nil, nil, true},
 		{"key tolerated", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("a", nil)}, true},
 		{"key missing", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("b", nil)}, false},
-		{"value needed", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", nil)}, false},
-		{"value matches", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("x"))}, true},
-		{"last value wins", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("x")), tol("a", ptr("y"))}, false},
+		{"value needed", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", nil)}, false},
+		{"value matches", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("x"))}, true},
+		{"last value wins", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("x")), tol("a", ptr.To("y"))}, false},
 		{"more taints than tolerations", []api.SeedTaint{taint("a", nil), taint("a", nil)}, []api.Toleration{tol("a", nil)}, false},
 	}
 	for _, tc := range tests {
@@ -77,9 +78,9 @@ func TestCheckSeedForShoot(t *testing.T) {
 		want:  []string{`seed "s" is being deleted (metadata.deletionTimestamp is set)`},
 	}, {
 		name: "taints",
-		seed: readySeed("s", withTaints(api.SeedTaint{Key: "protected"}, api.SeedTaint{Key: "team", Value: ptr("a")})),
+		seed: readySeed("s", withTaints(api.SeedTaint{Key: "protected"}, api.SeedTaint{Key: "team", Value: ptr.To("a")})),
 		shoot: basicShoot(func(sh *api.Shoot) {
-			sh.Spec.Tolerations = []api.Toleration{{Key: "protected"}, {Key: "team", Value: ptr("b")}}
+			sh.Spec.Tolerations = []api.Toleration{{Key: "protected"}, {Key: "team", Value: ptr.To("b")}}
 		}),
 		want: []string{`spec.tolerations ["protected", "team=b"] do not tolerate the taints ["protected", "team=a"] of seed "s"`},
 	}, {
@@ -136,14 +137,14 @@ func TestCheckSeedForShoot(t *testing.T) {
 		name: "networks overlap",
 		seed: readySeed("s"),
 		shoot: basicShoot(func(sh *api.Shoot) {
-			sh.Spec.Networking = &api.Networking{Nodes: ptr("10.200.0.0/24"), IPFamilies: []string{api.IPFamilyIPv4}}
+			sh.Spec.Networking = &api.Networking{Nodes: ptr.To("10.200.0.0/24"), IPFamilies: []string{api.IPFamilyIPv4}}
 		}),
 		want: []string{`spec.networking: on seed "s": shoot node network 10.200.0.0/24 intersects with seed pod network 10.200.0.0/16`},
 	}, {
 		name: "networks apart",
 		seed: readySeed("s"),
 		shoot: basicShoot(func(sh *api.Shoot) {
-			sh.Spec.Networking = &api.Networking{Nodes: ptr("10.250.0.0/16"), IPFamilies: []string{api.IPFamilyIPv4}}
+			sh.Spec.Networking = &api.Networking{Nodes: ptr.To("10.250.0.0/16"), IPFamilies: []string{api.IPFamilyIPv4}}
 		}),
 	}, {
 		name:  "provider not listed",
@@ -164,7 +165,7 @@ func TestCheckSeedForShoot(t *testing.T) {
 	}, {
 		name:  "cloud profile missing",
 		seed:  readySeed("s"),
-		shoot: basicShoot(func(sh *api.Shoot) { sh.Spec.CloudProfileName = ptr("nope") }),
+		shoot: basicShoot(func(sh *api.Shoot) { sh.Spec.CloudProfileName = ptr.To("nope") }),
 		want:  []string{`spec.cloudProfile: CloudProfile "nope" not found`},
 	}, {
 		name:  "two zones for failure tolerance zone",
@@ -200,7 +201,7 @@ func TestCheckSeedForShoot(t *testing.T) {
 func TestCheckSeedForShootNetworkMode(t *testing.T) {
 	snap := snapshotOf(nil, readySeed("s"))
 	shoot := basicShoot(func(sh *api.Shoot) {
-		sh.Spec.Networking = &api.Networking{Nodes: ptr("10.200.0.0/24"), IPFamilies: []string{api.IPFamilyIPv4}}
+		sh.Spec.Networking = &api.Networking{Nodes: ptr.To("10.200.0.0/24"), IPFamilies: []string{api.IPFamilyIPv4}}
 	})
 	assert.Len(t, CheckSeedForShoot(snap, snap.Seeds[0], shoot, Disjoint), 1)
 	assert.Empty(t, CheckSeedForShoot(snap, snap.Seeds[0], shoot, AllowIPv4), "IPv4 overlap allowed")

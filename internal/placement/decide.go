@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 )
 
@@ -209,7 +211,7 @@ func runWith(snap *Snapshot, shoot *api.Shoot, opts Options, p pass, choose func
 		return d.fail(StepDomain, "%v", err)
 	}
 	if len(seeds) == 0 {
-		return d.fail(StepDomain, "none of the %d seeds support the domain %q configured in the shoot specification", n, deref(shoot.Spec.DNS.Domain))
+		return d.fail(StepDomain, "none of the %d seeds support the domain %q configured in the shoot specification", n, ptr.Deref(shoot.Spec.DNS.Domain, ""))
 	}
 
 	n = len(seeds)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -112,7 +113,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:     "unknown cloud profile",
 			seeds:    []*api.Seed{readySeed("a")},
-			shoot:    basicShoot(func(s *api.Shoot) { s.Spec.CloudProfileName = ptr("nope") }),
+			shoot:    basicShoot(func(s *api.Shoot) { s.Spec.CloudProfileName = ptr.To("nope") }),
 			wantStep: StepCloudProfile,
 		},
 		{
@@ -218,9 +219,9 @@ func FuzzDecide(f *testing.F) {
 	}
 	snap := snapshotOf(map[string]int64{"a": 1},
 		readySeed("a", withZones(api.ZoneSelectionPrefer, "z1", "z2", "z3"), withAllocatable(5)),
-		readySeed("b", withTaints(api.SeedTaint{Key: "k", Value: ptr("v")}), func(s *api.Seed) {
+		readySeed("b", withTaints(api.SeedTaint{Key: "k", Value: ptr.To("v")}), func(s *api.Seed) {
 			s.Spec.DNS.Defaults = []api.SeedDNSProviderConfig{{Domain: "example.com"}}
-			s.Spec.Networks.ShootDefaults = &api.ShootNetworks{Pods: ptr("10.9.0.0/16"), Services: ptr("bogus")}
+			s.Spec.Networks.ShootDefaults = &api.ShootNetworks{Pods: ptr.To("10.9.0.0/16"), Services: ptr.To("bogus")}
 		}),
 		readySeed("c", withRegion("gcp", "us-east1"), withZones(api.ZoneSelectionEnforce, "z9")),
 	)

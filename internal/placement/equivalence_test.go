@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
@@ -217,7 +218,7 @@ func genSnapshot(r *rand.Rand, n int) (*placement.Snapshot, map[string]int64) {
 			s.Annotations = map[string]string{api.AnnotationEmergencyStop: "true"}
 		}
 		if hit(8) {
-			s.Spec.Taints = []api.SeedTaint{{Key: "dedicated", Value: ptr("team")}}
+			s.Spec.Taints = []api.SeedTaint{{Key: "dedicated", Value: ptr.To("team")}}
 		}
 		if hit(9) {
 			s.Spec.AccessRestrictions = []api.AccessRestriction{{Name: "eu-access-only"}}
@@ -359,21 +360,19 @@ func genShoot(r *rand.Rand) *api.Shoot {
 		sh.Spec.SeedSelector = &api.SeedSelector{ProviderTypes: []string{"gcp"}} // plays no part, as in the reference
 	}
 	if r.IntN(10) == 0 {
-		sh.Spec.Purpose = ptr(api.PurposeTesting)
+		sh.Spec.Purpose = ptr.To(api.PurposeTesting)
 	}
 	if r.IntN(10) == 0 {
 		sh.Spec.Networking = nil
 	}
 	if r.IntN(4) == 0 {
-		sh.Spec.Tolerations = []api.Toleration{{Key: "dedicated", Value: ptr("team")}, {Key: "seed.gardener.cloud/protected"}}
+		sh.Spec.Tolerations = []api.Toleration{{Key: "dedicated", Value: ptr.To("team")}, {Key: "seed.gardener.cloud/protected"}}
 	}
 	if r.IntN(10) == 0 {
 		sh.Spec.AccessRestrictions = []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}}
 	}
 	if r.IntN(10) == 0 {
-		sh.Spec.DNS = &api.DNS{Domain: ptr([]string{"new.dev.example.com", "custom.example.org"}[r.IntN(2)])}
+		sh.Spec.DNS = &api.DNS{Domain: ptr.To([]string{"new.dev.example.com", "custom.example.org"}[r.IntN(2)])}
 	}
 	return sh
 }
-
-func ptr[T any](v T) *T { return &v }

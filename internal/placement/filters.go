@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -15,7 +16,7 @@ import (
 // CloudProfile by default, or a NamespacedCloudProfile in the Shoot's
 // namespace) or the deprecated spec.cloudProfileName.
 func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error) {
-	kind, name := api.KindCloudProfile, deref(shoot.Spec.CloudProfileName)
+	kind, name := api.KindCloudProfile, ptr.Deref(shoot.Spec.CloudProfileName, "")
 	if ref := shoot.Spec.CloudProfile; ref != nil {
 		name = ref.Name
 		if ref.Kind != "" {
@@ -240,7 +241,7 @@ func taintsTolerated(taints []api.SeedTaint, tolerations []api.Toleration) bool 
 		for _, tol := range tolerations {
 			if tol.Key == t.Key {
 				found = true
-				value = deref(tol.Value)
+				value = ptr.Deref(tol.Value, "")
 			}
 		}
 		if !found {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -80,12 +81,12 @@ func TestTaintsTolerated(t *testing.T) {
 	}{
 		{"no taints", nil, nil, true},
 		{"untolerated key", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("b", nil)}, false},
-		{"key tolerated, taint without value", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("a", ptr("x"))}, true},
-		{"value must match", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("y"))}, false},
-		{"value matches", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("x"))}, true},
-		{"valued taint, toleration without value", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", nil)}, false},
+		{"key tolerated, taint without value", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("a", ptr.To("x"))}, true},
+		{"value must match", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("y"))}, false},
+		{"value matches", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("x"))}, true},
+		{"valued taint, toleration without value", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", nil)}, false},
 		{"more taints than tolerations fails outright", []api.SeedTaint{taint("a", nil), taint("a", nil)}, []api.Toleration{tol("a", nil)}, false},
-		{"last toleration of a key wins", []api.SeedTaint{taint("a", ptr("x"))}, []api.Toleration{tol("a", ptr("x")), tol("a", ptr("y"))}, false},
+		{"last toleration of a key wins", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("x")), tol("a", ptr.To("y"))}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,11 +159,11 @@ func TestMatchDomain(t *testing.T) {
 		wantErr bool
 	}{
 		{"no domain", nil, "garden-proj", []string{"a", "b", "c"}, false},
-		{"custom domain keeps all", ptr("my.custom.io"), "garden-proj", []string{"a", "b", "c"}, false},
-		{"managed domain keeps the seeds giving it", ptr("shoot.proj.example.com"), "garden-proj", []string{"a"}, false},
-		{"managed suffix with wrong project keeps none", ptr("shoot.other.example.com"), "garden-proj", []string{}, false},
-		{"managed suffix with wrong shoot name keeps none", ptr("x.proj.example.com"), "garden-proj", []string{}, false},
-		{"managed domain without project is an error", ptr("shoot.proj.example.com"), "garden-none", nil, true},
+		{"custom domain keeps all", ptr.To("my.custom.io"), "garden-proj", []string{"a", "b", "c"}, false},
+		{"managed domain keeps the seeds giving it", ptr.To("shoot.proj.example.com"), "garden-proj", []string{"a"}, false},
+		{"managed suffix with wrong project keeps none", ptr.To("shoot.other.example.com"), "garden-proj", []string{}, false},
+		{"managed suffix with wrong shoot name keeps none", ptr.To("x.proj.example.com"), "garden-proj", []string{}, false},
+		{"managed domain without project is an error", ptr.To("shoot.proj.example.com"), "garden-none", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,11 +4,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
-
-func ptr[T any](v T) *T { return &v }
 
 // readySeed is a usable aws seed in eu-west-1 with disjoint 10.x networks.
 func readySeed(name string, mods ...func(*api.Seed)) *api.Seed {
@@ -57,7 +56,7 @@ func basicShoot(mods ...func(*api.Shoot)) *api.Shoot {
 	sh := &api.Shoot{
 		ObjectMeta: metav1.ObjectMeta{Name: "shoot", Namespace: "garden-proj"},
 		Spec: api.ShootSpec{
-			CloudProfileName: ptr("aws"),
+			CloudProfileName: ptr.To("aws"),
 			Region:           "eu-west-1",
 			Provider:         api.ShootProvider{Type: "aws", Workers: []api.Worker{{Name: "pool"}}},
 		},

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -91,7 +92,7 @@ func NewSeed(obj *api.Seed) *Seed {
 		zones:         obj.Spec.Provider.Zones,
 		emergencyStop: obj.Annotations[api.AnnotationEmergencyStop] == "true",
 		taints:        obj.Spec.Taints,
-		nodes:         parseCIDR(deref(obj.Spec.Networks.Nodes)),
+		nodes:         parseCIDR(ptr.Deref(obj.Spec.Networks.Nodes, "")),
 		hasNodes:      obj.Spec.Networks.Nodes != nil,
 		pods:          parseCIDR(obj.Spec.Networks.Pods),
 		services:      parseCIDR(obj.Spec.Networks.Services),
@@ -317,11 +318,4 @@ func (c *cidr) intersects(o *cidr) bool {
 		return c.fam == o.fam && (c.contains(o) || o.contains(c))
 	}
 	return c.net.Contains(o.net.IP) || o.net.Contains(c.net.IP)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

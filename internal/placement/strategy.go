@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agnivade/levenshtein"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -12,7 +13,7 @@ import (
 func (d *decider) applyStrategy(seeds []*Seed) ([]*Seed, error) {
 	shoot := d.shoot
 	switch {
-	case deref(shoot.Spec.Purpose) == api.PurposeTesting:
+	case ptr.Deref(shoot.Spec.Purpose, "") == api.PurposeTesting:
 		return d.filter(seeds, func(s *Seed) bool { return s.providerType == shoot.Spec.Provider.Type },
 			func(*Seed) string { return "testing shoots stay on seeds of their provider type" }), nil
 	case d.opts.Strategy == SameRegion:

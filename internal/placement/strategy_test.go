@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -78,7 +79,7 @@ func TestStrategies(t *testing.T) {
 		{"SameRegion keeps provider and region", SameRegion, basicShoot(), nil, []string{"aws-eu-west"}, ""},
 		{"SameRegion with no seed in the region is empty", SameRegion, basicShoot(func(s *api.Shoot) { s.Spec.Region = "ap-jp-1" }), nil, []string{}, ""},
 		{"testing purpose keeps the provider, any region", SameRegion, basicShoot(func(s *api.Shoot) {
-			s.Spec.Purpose = ptr(api.PurposeTesting)
+			s.Spec.Purpose = ptr.To(api.PurposeTesting)
 			s.Spec.Region = "ap-jp-1"
 		}), nil, []string{"aws-eu-central", "aws-eu-west", "aws-us-east"}, ""},
 		{"MinimalDistance by name distance, provider breaks the tie", MinimalDistance, basicShoot(), nil, []string{"aws-eu-west"}, ""},

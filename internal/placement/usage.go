@@ -1,13 +1,17 @@
 package placement
 
-import "github.com/seedwarden/seedwarden/internal/api"
+import (
+	"k8s.io/utils/ptr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
 
 // ChargedSeeds returns the seeds a Shoot counts against: spec.seedName, and
 // status.seedName too when it differs (a migrating Shoot occupies both).
 // Either result may be empty. The cache keeps usage from this one rule.
 func ChargedSeeds(shoot *api.Shoot) (spec, status string) {
-	spec = deref(shoot.Spec.SeedName)
-	status = deref(shoot.Status.SeedName)
+	spec = ptr.Deref(shoot.Spec.SeedName, "")
+	status = ptr.Deref(shoot.Status.SeedName, "")
 	if status == spec {
 		status = ""
 	}
