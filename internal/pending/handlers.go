@@ -104,10 +104,10 @@ func (r *Reconciler) enqueueAll(q queue) {
 }
 
 // freesCapacity reports whether some seed charged for old is not charged for
-// new (see placement.ChargedSeeds): a Shoot moved away or finished migrating.
-func freesCapacity(old, new *api.Shoot) bool {
+// updated (see placement.ChargedSeeds): a Shoot moved away or finished migrating.
+func freesCapacity(old, updated *api.Shoot) bool {
 	oldSpec, oldStatus := placement.ChargedSeeds(old)
-	newSpec, newStatus := placement.ChargedSeeds(new)
+	newSpec, newStatus := placement.ChargedSeeds(updated)
 	for _, seed := range [2]string{oldSpec, oldStatus} {
 		if seed != "" && seed != newSpec && seed != newStatus {
 			return true
@@ -147,6 +147,6 @@ func viewOf(s *api.Seed) seedView {
 }
 
 // seedChanged reports whether placement could decide differently.
-func seedChanged(old, new *api.Seed) bool {
-	return !equality.Semantic.DeepEqual(viewOf(old), viewOf(new))
+func seedChanged(old, updated *api.Seed) bool {
+	return !equality.Semantic.DeepEqual(viewOf(old), viewOf(updated))
 }

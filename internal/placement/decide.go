@@ -341,17 +341,17 @@ func (c *candidateCheck) why(s *Seed) string {
 // leastUsed picks the seed with the least usage; seeds come sorted by name, so
 // the first minimum is the name-order tie-break.
 func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
-	best, min := 0, snap.usage(seeds[0])
+	best, least := 0, snap.usage(seeds[0])
 	for i, s := range seeds[1:] {
-		if u := snap.usage(s); u < min {
-			best, min = i+1, u
+		if u := snap.usage(s); u < least {
+			best, least = i+1, u
 		}
 	}
 	var tied []string
 	for _, s := range seeds[best:] {
-		if snap.usage(s) == min {
+		if snap.usage(s) == least {
 			tied = append(tied, s.Name)
 		}
 	}
-	return Decision{Seed: seeds[best].Name, Tied: tied, Usage: min, Total: len(snap.Seeds)}
+	return Decision{Seed: seeds[best].Name, Tied: tied, Usage: least, Total: len(snap.Seeds)}
 }

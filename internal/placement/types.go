@@ -23,10 +23,10 @@ const (
 type NetworkMode string
 
 const (
-	// Disjoint: no shoot network may intersect a seed network (what the seed
+	// Disjoint means no shoot network may intersect a seed network (what the seed
 	// documents require, because of the VPN).
 	Disjoint NetworkMode = "Disjoint"
-	// AllowIPv4: only IPv6 shoot networks must avoid the seed's networks
+	// AllowIPv4 means only IPv6 shoot networks must avoid the seed's networks
 	// (current Gardener without HA VPN).
 	AllowIPv4 NetworkMode = "AllowIPv4"
 )
