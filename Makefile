@@ -16,7 +16,7 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # landscape, certificates from ./certs, ports on localhost.
 SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
 
-.PHONY: help build certs run demo test tools unit unit-with-apiserver e2e bench lint fuzz generate clean
+.PHONY: help build certs run demo test tools unit unit-with-apiserver e2e bench lint golangci fuzz generate clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -75,6 +75,12 @@ lint: ## Check formatting (gofmt) and vet.
 	@files=$$(gofmt -l $$(find . -name '*.go' -not -path './.cache/*' -not -path './bin/*')); \
 	if [ -n "$$files" ]; then echo "gofmt would change:"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
+
+GOLANGCI_LINT_VERSION := v2.15.0
+
+golangci: ## golangci-lint (.golangci.yml), built from source into .cache/tools on first use.
+	@test -x .cache/tools/bin/golangci-lint || GOBIN=$(CURDIR)/.cache/tools/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	.cache/tools/bin/golangci-lint run ./...
 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
 	@set -e; for pkg in $$($(GO) list ./...); do \
