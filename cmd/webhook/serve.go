@@ -117,7 +117,7 @@ func checkLandscapeConfig(cfg *config.Config) error {
 	var problems []string
 	if cfg.CapacityEnabled() && cfg.Capacity.APIServer() {
 		problems = append(problems, fmt.Sprintf("capacity.coordination: %q reserves through the API server, which --landscape does not have; use %q (one process)",
-			seedreserve.CoordinationAPIServer, seedreserve.CoordinationLocal))
+			config.CoordinationAPIServer, config.CoordinationLocal))
 	}
 	if cfg.MetricsSecure() && cfg.Metrics.BindAddress != config.Disabled {
 		problems = append(problems, "metrics.secure: true authenticates and authorizes scrapers through the API server, which --landscape does not have; "+
@@ -140,7 +140,7 @@ func reservationNamespace(cfg *config.Config, podNamespace func() string, log lo
 		log.Info("capacity.coordination is apiserver but the capacity webhook is disabled (capacity.enabled: false): nothing is reserved")
 		return "", nil
 	}
-	return cfg.Capacity.Namespace(podNamespace)
+	return reserveConfig(cfg).Namespace(podNamespace)
 }
 
 // serveCluster runs a controller-runtime manager: informers feed the Store,
@@ -361,9 +361,9 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		return nil
 	}
 	r := &pending.Reconciler{
-		Config:  cfg.PendingConfig(),
+		Config:  pendingConfig(cfg),
 		Store:   store,
-		Options: cfg.PlacementOptions(),
+		Options: placementOptions(cfg),
 		Metrics: metrics.NewPending(ctrlmetrics.Registry),
 		Synced:  synced,
 		Stale: func() bool {
@@ -379,7 +379,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	pc := cfg.PendingConfig()
+	pc := pendingConfig(cfg)
 	kv := []any{"placementMode", cfg.Placement.Mode, "bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
 	if opts.LeaderElection {
 		kv = append(kv, "leaderElection", true, "lease", opts.LeaderElectionNamespace+"/"+opts.LeaderElectionID)
@@ -549,7 +549,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 		// With capacity.coordination apiserver, a placement is reserved
 		// across replicas before the webhook answers.
 		Placer:         &handlers.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},
-		Options:        cfg.PlacementOptions(),
+		Options:        placementOptions(cfg),
 		SchedulerName:  cfg.SchedulerName,
 		Announce:       cfg.Announce(),
 		Signer:         deps.signer,
