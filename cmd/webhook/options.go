@@ -10,7 +10,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
-	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // internal/config is plain data that imports no other package of
@@ -35,14 +34,6 @@ func pendingConfig(cfg *config.Config) pending.Config {
 		BackoffBase:   cfg.PendingShoots.BackoffBase.Duration,
 		BackoffMax:    cfg.PendingShoots.BackoffMax.Duration,
 		Workers:       cfg.PendingShoots.Workers,
-	}
-}
-
-// reserveConfig is the capacity section as internal/seedreserve reads it.
-func reserveConfig(cfg *config.Config) seedreserve.Config {
-	return seedreserve.Config{
-		Coordination:         seedreserve.Coordination(cfg.Capacity.Coordination),
-		ReservationNamespace: cfg.Capacity.ReservationNamespace,
 	}
 }
 

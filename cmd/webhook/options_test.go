@@ -12,7 +12,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
-	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // TestConfigChecks has one row per rule that configChecks add to config's
@@ -80,15 +79,6 @@ func TestOptionsAcceptConfigValues(t *testing.T) {
 	}
 	assert.Equal(t, pending.ModeUpdate, pending.Mode(config.BindModeUpdate))
 
-	for _, c := range []struct {
-		value     string
-		apiserver bool
-	}{{config.CoordinationLocal, false}, {config.CoordinationAPIServer, true}} {
-		cfg := config.Default()
-		cfg.Capacity.Coordination = c.value
-		require.NoError(t, cfg.Validate())
-		assert.Equal(t, c.apiserver, reserveConfig(cfg).APIServer(), c.value)
-	}
 }
 
 func TestOptionsFromConfig(t *testing.T) {
@@ -96,7 +86,6 @@ func TestOptionsFromConfig(t *testing.T) {
 strategy: MinimalDistance
 networkOverlap: AllowIPv4
 schedulerName: my-scheduler
-capacity: {coordination: apiserver, reservationNamespace: seedwarden}
 pendingShoots: {bindMode: update, backoffBase: 500ms, backoffMax: 1m, workers: 2}
 `), configChecks...)
 	require.NoError(t, err)
@@ -105,9 +94,7 @@ pendingShoots: {bindMode: update, backoffBase: 500ms, backoffMax: 1m, workers: 2
 		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
 		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
 	}, pendingConfig(cfg))
-	assert.Equal(t, seedreserve.Config{Coordination: seedreserve.CoordinationAPIServer, ReservationNamespace: "seedwarden"}, reserveConfig(cfg))
 
 	def := config.Default()
 	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, placementOptions(def))
-	assert.Equal(t, seedreserve.Config{Coordination: seedreserve.CoordinationLocal}, reserveConfig(def))
 }

@@ -99,7 +99,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
-	reservationNS, err := reservationNamespace(cfg, seedreserve.PodNamespace, log)
+	reservationNS, err := reservationNamespace(cfg, podNamespace, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: invalid configuration: %v\n", err)
 		return exitUsage
@@ -127,20 +127,6 @@ func checkLandscapeConfig(cfg *config.Config) error {
 		return nil
 	}
 	return &config.Error{Problems: problems}
-}
-
-// reservationNamespace is the namespace of the cluster-wide capacity
-// reservations with capacity.coordination apiserver, or "" when each replica
-// reserves in its own memory (local, or no capacity webhook).
-func reservationNamespace(cfg *config.Config, podNamespace func() string, log logr.Logger) (string, error) {
-	if !cfg.Capacity.APIServer() {
-		return "", nil
-	}
-	if !cfg.CapacityEnabled() {
-		log.Info("capacity.coordination is apiserver but the capacity webhook is disabled (capacity.enabled: false): nothing is reserved")
-		return "", nil
-	}
-	return reserveConfig(cfg).Namespace(podNamespace)
 }
 
 // serveCluster runs a controller-runtime manager: informers feed the Store,
@@ -268,7 +254,7 @@ func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.S
 		return nil, err
 	}
 	log.Info("Seed capacity is reserved across replicas through the API server",
-		"coordination", seedreserve.CoordinationAPIServer, "namespace", namespace, "reservationTTL", cfg.ReservationTTL.Duration)
+		"coordination", config.CoordinationAPIServer, "namespace", namespace, "reservationTTL", cfg.ReservationTTL.Duration)
 	return r, nil
 }
 
