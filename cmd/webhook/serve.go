@@ -264,14 +264,10 @@ func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, log logr.Logger
 	if !cfg.Certificate.Watched() {
 		return nil
 	}
-	warn := cfg.Certificate.ExpiryWarning.Duration
-	if warn == 0 {
-		warn = -1 // "0s" turns the warning off; certwatch reads 0 as its default
-	}
 	return certwatch.New(cfg.Certificate.Namespace, cfg.Certificate.Name, certwatch.Options{
 		Registerer:    ctrlmetrics.Registry,
 		Log:           log.WithName("certwatch"),
-		ExpiryWarning: warn,
+		ExpiryWarning: cfg.Certificate.ExpiryWarning.Duration, // "0s": never
 	}).SetupWithManager(mgr)
 }
 
