@@ -15,6 +15,12 @@
 // comment giving its default), default it in (*Config).applyDefaults, check it
 // in (*Config).Validate with v.add("path", ...), add a row to the tests, and
 // document it in examples/config.yaml and README.md.
+//
+// The package is plain data and imports no other package of seedwarden
+// (TestImportsNoSeedwardenPackage): it owns the defaults it documents, and
+// cmd/webhook converts a Config into each package's options. A rule that
+// needs another package's knowledge is a Check that cmd/webhook passes to
+// Load.
 package config
 
 import (
