@@ -2,7 +2,6 @@ package config
 
 import (
 	"strings"
-
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
