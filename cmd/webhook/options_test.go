@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -78,6 +79,11 @@ func TestOptionsAcceptConfigValues(t *testing.T) {
 		assert.NoError(t, pendingConfig(cfg).Validate(), m)
 	}
 	assert.Equal(t, pending.ModeUpdate, pending.Mode(config.BindModeUpdate))
+	assert.Equal(t, pending.ModeBinding, pending.Mode(config.BindModeBinding))
+
+	// The resource-size validator takes operationMode as it is written.
+	assert.Equal(t, handlers.OperationModeBlock, config.OperationModeBlock)
+	assert.Equal(t, handlers.OperationModeLog, config.OperationModeLog)
 
 }
 
