@@ -26,6 +26,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
+	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
@@ -106,7 +107,7 @@ certificate: {namespace: seedwarden, name: seedwarden-webhook}
 capacity: {coordination: apiserver}
 pendingShoots: {enabled: false}
 `, port, certDir, metricsPort, healthPort, keyFile))
-	t.Setenv(seedreserve.PodNamespaceEnv, "seedwarden")
+	t.Setenv(config.PodNamespaceEnv, "seedwarden")
 	srv := startCluster(ctx, t, cfg, kubeconfigPath, healthPort)
 
 	// Metrics: HTTPS with the serving certificate, tokens checked.

@@ -34,5 +34,5 @@ func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
 		return config.Default(), nil
 	}
-	return config.Load(path)
+	return config.Load(path, configChecks...)
 }

@@ -194,7 +194,17 @@ func TestReservationNamespace(t *testing.T) {
 	assert.Empty(t, ns, "no capacity webhook, nothing to reserve")
 	_, err = reservationNamespace(parse("capacity: {coordination: apiserver}"), pod(""), logr.Discard())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "capacity.reservationNamespace: required with coordination apiserver")
+	assert.Equal(t, "capacity.reservationNamespace: required with coordination apiserver when $POD_NAMESPACE is not set and the pod's namespace is unknown", err.Error())
+	_, err = reservationNamespace(parse("capacity: {coordination: apiserver}"), nil, logr.Discard())
+	require.Error(t, err)
+	ns, err = reservationNamespace(parse("capacity: {coordination: apiserver}"), pod(" seedwarden\n"), logr.Discard())
+	require.NoError(t, err)
+	assert.Equal(t, "seedwarden", ns)
+	_, err = reservationNamespace(parse("capacity: {coordination: apiserver}"), pod("Bad"), logr.Discard())
+	require.ErrorContains(t, err, `capacity.reservationNamespace: the pod's namespace "Bad" is not valid`)
+
+	t.Setenv(config.PodNamespaceEnv, "from-env")
+	assert.Equal(t, "from-env", podNamespace())
 
 	// The capacity webhook gets no reserver at all (not a typed nil) for local.
 	r, err := newClusterReserver(parse(""), nil, nil, "", logr.Discard())

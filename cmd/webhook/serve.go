@@ -99,7 +99,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error(err, "Webhook server failed")
 		return exitError
 	}
-	reservationNS, err := reservationNamespace(cfg, seedreserve.PodNamespace, log)
+	reservationNS, err := reservationNamespace(cfg, podNamespace, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: invalid configuration: %v\n", err)
 		return exitUsage
@@ -117,7 +117,7 @@ func checkLandscapeConfig(cfg *config.Config) error {
 	var problems []string
 	if cfg.CapacityEnabled() && cfg.Capacity.APIServer() {
 		problems = append(problems, fmt.Sprintf("capacity.coordination: %q reserves through the API server, which --landscape does not have; use %q (one process)",
-			seedreserve.CoordinationAPIServer, seedreserve.CoordinationLocal))
+			config.CoordinationAPIServer, config.CoordinationLocal))
 	}
 	if cfg.MetricsSecure() && cfg.Metrics.BindAddress != config.Disabled {
 		problems = append(problems, "metrics.secure: true authenticates and authorizes scrapers through the API server, which --landscape does not have; "+
@@ -127,20 +127,6 @@ func checkLandscapeConfig(cfg *config.Config) error {
 		return nil
 	}
 	return &config.Error{Problems: problems}
-}
-
-// reservationNamespace is the namespace of the cluster-wide capacity
-// reservations with capacity.coordination apiserver, or "" when each replica
-// reserves in its own memory (local, or no capacity webhook).
-func reservationNamespace(cfg *config.Config, podNamespace func() string, log logr.Logger) (string, error) {
-	if !cfg.Capacity.APIServer() {
-		return "", nil
-	}
-	if !cfg.CapacityEnabled() {
-		log.Info("capacity.coordination is apiserver but the capacity webhook is disabled (capacity.enabled: false): nothing is reserved")
-		return "", nil
-	}
-	return cfg.Capacity.Namespace(podNamespace)
 }
 
 // serveCluster runs a controller-runtime manager: informers feed the Store,
@@ -268,7 +254,7 @@ func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.S
 		return nil, err
 	}
 	log.Info("Seed capacity is reserved across replicas through the API server",
-		"coordination", seedreserve.CoordinationAPIServer, "namespace", namespace, "reservationTTL", cfg.ReservationTTL.Duration)
+		"coordination", config.CoordinationAPIServer, "namespace", namespace, "reservationTTL", cfg.ReservationTTL.Duration)
 	return r, nil
 }
 
@@ -278,14 +264,10 @@ func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, log logr.Logger
 	if !cfg.Certificate.Watched() {
 		return nil
 	}
-	warn := cfg.Certificate.ExpiryWarning.Duration
-	if warn == 0 {
-		warn = -1 // "0s" turns the warning off; certwatch reads 0 as its default
-	}
 	return certwatch.New(cfg.Certificate.Namespace, cfg.Certificate.Name, certwatch.Options{
 		Registerer:    ctrlmetrics.Registry,
 		Log:           log.WithName("certwatch"),
-		ExpiryWarning: warn,
+		ExpiryWarning: cfg.Certificate.ExpiryWarning.Duration, // "0s": never
 	}).SetupWithManager(mgr)
 }
 
@@ -361,9 +343,9 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		return nil
 	}
 	r := &pending.Reconciler{
-		Config:  cfg.PendingConfig(),
+		Config:  pendingConfig(cfg),
 		Store:   store,
-		Options: cfg.PlacementOptions(),
+		Options: placementOptions(cfg),
 		Metrics: metrics.NewPending(ctrlmetrics.Registry),
 		Synced:  synced,
 		Stale: func() bool {
@@ -379,7 +361,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	pc := cfg.PendingConfig()
+	pc := pendingConfig(cfg)
 	kv := []any{"placementMode", cfg.Placement.Mode, "bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
 	if opts.LeaderElection {
 		kv = append(kv, "leaderElection", true, "lease", opts.LeaderElectionNamespace+"/"+opts.LeaderElectionID)
@@ -549,7 +531,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 		// With capacity.coordination apiserver, a placement is reserved
 		// across replicas before the webhook answers.
 		Placer:         &handlers.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},
-		Options:        cfg.PlacementOptions(),
+		Options:        placementOptions(cfg),
 		SchedulerName:  cfg.SchedulerName,
 		Announce:       cfg.Announce(),
 		Signer:         deps.signer,

@@ -142,7 +142,7 @@ func simulateFile(cfg *config.Config, path string) result {
 }
 
 func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, placement.Options, error) {
-	opts := cfg.PlacementOptions()
+	opts := placementOptions(cfg)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, opts, err
@@ -195,7 +195,7 @@ func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) resu
 	}
 	store := newStore(cfg)
 	store.Load(objs)
-	return newResult(shoot.Name, store.Place(shoot, cfg.PlacementOptions(), ""))
+	return newResult(shoot.Name, store.Place(shoot, placementOptions(cfg), ""))
 }
 
 // decodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot.

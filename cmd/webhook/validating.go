@@ -71,7 +71,7 @@ func newPlacementSigner(cfg *config.Config, landscape bool, log logr.Logger) (*p
 	ttl := cfg.Placement.TokenTTL.Duration
 	switch {
 	case cfg.Placement.KeyFile != "":
-		keys, err := cfg.Placement.ReadKeys()
+		keys, err := readPlacementKeys(cfg.Placement)
 		if err != nil {
 			return nil, err
 		}
@@ -120,10 +120,10 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			Landscape:   store,
 			Authorizer:  deps.authorizer,
 			Signer:      deps.signer,
-			NetworkMode: cfg.NetworkOverlap,
+			NetworkMode: placementOptions(cfg).NetworkMode,
 			// Shoots from a CRD have no binding subresource; the retry
 			// controller's bindMode says so.
-			BindThroughShoots: cfg.PendingShoots.BindMode == string(pending.ModeUpdate),
+			BindThroughShoots: pendingConfig(cfg).Mode == pending.ModeUpdate,
 			Metrics:           m,
 			Log:               log.WithName("validate-shoot-binding"),
 			StalenessGuard:    deps.staleness,

@@ -27,6 +27,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
@@ -80,8 +81,9 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	// As cmd/webhook registers it (minus the request timeouts of guardRequest,
 	// which do not cost CPU).
 	srv.Register(mutateShootsPath, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
-		Placer:        &handlers.ClusterPlacer{Local: store},
-		Options:       cfg.PlacementOptions(),
+		Placer: &handlers.ClusterPlacer{Local: store},
+		// As cmd/webhook's placementOptions converts the configuration.
+		Options:       placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap)},
 		SchedulerName: cfg.SchedulerName,
 		Signer:        signer,
 		Metrics:       metrics.New(ctrlmetrics.Registry),

@@ -62,7 +62,6 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultExpiryWarning = 7 * 24 * time.Hour
 	DefaultRetryInterval = 30 * time.Second
 	DefaultSyncTimeout   = time.Minute
 )
@@ -75,8 +74,8 @@ func AddToScheme(s *runtime.Scheme) error {
 // Options tune a Watcher. The zero value is usable.
 type Options struct {
 	// ExpiryWarning: a warning is logged once per certificate (notAfter) when
-	// status.notAfter is this close; 0 means DefaultExpiryWarning, a negative
-	// value turns the warning off.
+	// status.notAfter is this close; 0 or negative: never. The configuration
+	// owns the default (certificate.expiryWarning).
 	ExpiryWarning time.Duration
 	// Registerer receives the collectors (controller-runtime's
 	// metrics.Registry in production). Identical collectors already there
@@ -137,9 +136,6 @@ var (
 // collectors on opts.Registerer. Reconcile works at once (given
 // opts.Reader); SetupWithManager makes it watch.
 func New(namespace, name string, opts Options) *Watcher {
-	if opts.ExpiryWarning == 0 {
-		opts.ExpiryWarning = DefaultExpiryWarning
-	}
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = DefaultRetryInterval
 	}
@@ -404,7 +400,7 @@ func (w *Watcher) observe(cert *cmv1.Certificate) time.Duration {
 	}
 	w.st.observed, w.st.found, w.st.ready, w.st.unavailable = true, true, ready, ""
 
-	if notAfter.IsZero() || w.opts.ExpiryWarning < 0 {
+	if notAfter.IsZero() || w.opts.ExpiryWarning <= 0 {
 		return 0
 	}
 	left := notAfter.Sub(w.opts.Now())

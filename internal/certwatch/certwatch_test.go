@@ -91,15 +91,20 @@ type fixture struct {
 	now time.Time
 }
 
+// testExpiryWarning is the window the fixture's watcher warns within, as
+// configured by default.
+const testExpiryWarning = 7 * 24 * time.Hour
+
 func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	f := &fixture{t: t, reg: prometheus.NewRegistry(), log: &logSink{}, now: time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)}
 	f.c = fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&cmv1.Certificate{}).Build()
 	f.w = New(testNamespace, testName, Options{
-		Registerer: f.reg,
-		Log:        f.log.logger(),
-		Reader:     f.c,
-		Now:        func() time.Time { return f.now },
+		Registerer:    f.reg,
+		Log:           f.log.logger(),
+		Reader:        f.c,
+		Now:           func() time.Time { return f.now },
+		ExpiryWarning: testExpiryWarning,
 	})
 	return f
 }
@@ -160,7 +165,7 @@ func TestReadyNotReadyReady(t *testing.T) {
 	f.expectMetrics(1, notAfter.Unix())
 	f.expectLogs([]string{`"msg"="Certificate is ready"`, `"certificate"="seedwarden/seedwarden-webhook"`, `"notAfter"="2026-10-30T12:00:00Z"`})
 	// Next look: when the 7-day warning window opens.
-	assert.Equal(t, notAfter.Add(-DefaultExpiryWarning).Sub(f.now), res.RequeueAfter)
+	assert.Equal(t, notAfter.Add(-testExpiryWarning).Sub(f.now), res.RequeueAfter)
 
 	// Status updates that change nothing log nothing.
 	f.reconcile()
@@ -267,6 +272,7 @@ func TestExpiryWarningOptions(t *testing.T) {
 		{window: 24 * time.Hour, warn: false, requeue: 24 * time.Hour},
 		{window: 72 * time.Hour, warn: true, requeue: 48 * time.Hour},
 		{window: -1, warn: false, requeue: 0}, // off
+		{window: 0, warn: false, requeue: 0},  // off
 	} {
 		t.Run(tc.window.String(), func(t *testing.T) {
 			f := newFixture(t, certificate(notAfter, readyCond(cmmeta.ConditionTrue, "Ready", "")))

@@ -15,6 +15,12 @@
 // comment giving its default), default it in (*Config).applyDefaults, check it
 // in (*Config).Validate with v.add("path", ...), add a row to the tests, and
 // document it in examples/config.yaml and README.md.
+//
+// The package is plain data and imports no other package of seedwarden
+// (TestImportsNoSeedwardenPackage): it owns the defaults it documents, and
+// cmd/webhook converts a Config into each package's options. A rule that
+// needs another package's knowledge is a Check that cmd/webhook passes to
+// Load.
 package config
 
 import (
@@ -31,15 +37,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
-
-	"github.com/seedwarden/seedwarden/internal/certwatch"
-	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 // APIVersion and Kind identify the configuration file format.
 const (
 	APIVersion = "config.seedwarden.io/v1alpha1"
 	Kind       = "WebhookConfiguration"
+)
+
+// Values of strategy and networkOverlap: those of internal/placement's
+// Strategy and NetworkMode, to which cmd/webhook converts them.
+const (
+	StrategySameRegion      = "SameRegion"
+	StrategyMinimalDistance = "MinimalDistance"
+	NetworkOverlapDisjoint  = "Disjoint"
+	NetworkOverlapAllowIPv4 = "AllowIPv4"
 )
 
 // Defaults of the configuration file.
@@ -49,10 +61,10 @@ const (
 	// determination strategy (SchedulerConfiguration
 	// .schedulers.shoot.candidateDeterminationStrategy), so a landscape that
 	// never configured its scheduler gets the same placements from seedwarden.
-	DefaultStrategy = placement.SameRegion
+	DefaultStrategy = StrategySameRegion
 	// DefaultNetworkOverlap is the rule the seeds document: shoot and seed
 	// networks must not intersect, because of the VPN between them.
-	DefaultNetworkOverlap = placement.Disjoint
+	DefaultNetworkOverlap = NetworkOverlapDisjoint
 	// DefaultSchedulerName is the name seedwarden claims Shoots with, so
 	// that the gardener-scheduler every Gardener landscape runs (only Shoots
 	// naming no scheduler or "default-scheduler" are its) leaves them alone.
@@ -77,6 +89,9 @@ const (
 	DefaultHealthAddress  = ":8081"
 	DefaultLogLevel       = "info"
 	DefaultLogFormat      = "json"
+	// DefaultExpiryWarning is certificate.expiryWarning's default: a week
+	// leaves time to look into a renewal cert-manager failed.
+	DefaultExpiryWarning = 7 * 24 * time.Hour
 )
 
 // Limits that Validate enforces.
@@ -105,10 +120,10 @@ type Config struct {
 	GardenNamespace string `json:"gardenNamespace,omitempty"`
 	// Strategy is the candidate determination strategy: SameRegion or
 	// MinimalDistance. Default: SameRegion (Gardener's default).
-	Strategy placement.Strategy `json:"strategy,omitempty"`
+	Strategy string `json:"strategy,omitempty"`
 	// NetworkOverlap says which shoot networks must avoid the seed's: Disjoint
 	// (all of them) or AllowIPv4 (only IPv6 ones). Default: Disjoint.
-	NetworkOverlap placement.NetworkMode `json:"networkOverlap,omitempty"`
+	NetworkOverlap string `json:"networkOverlap,omitempty"`
 	// SchedulerName is the scheduler seedwarden acts as. Any name but
 	// default-scheduler (default: seedwarden): the mutating webhook claims
 	// the Shoots it takes on that name no scheduler or default-scheduler by
@@ -289,7 +304,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Log.Level, DefaultLogLevel)
 	setDefault(&c.Log.Format, DefaultLogFormat)
 	if !c.Certificate.ExpiryWarning.set {
-		c.Certificate.ExpiryWarning = NewDuration(certwatch.DefaultExpiryWarning)
+		c.Certificate.ExpiryWarning = NewDuration(DefaultExpiryWarning)
 	}
 	if !c.Cache.MaxStaleness.set {
 		c.Cache.MaxStaleness = NewDuration(DefaultMaxStaleness)
@@ -305,27 +320,29 @@ func setDefault[T comparable](field *T, def T) {
 	}
 }
 
-// PlacementOptions are the decision options the configuration sets.
-func (c *Config) PlacementOptions() placement.Options {
-	return placement.Options{Strategy: c.Strategy, NetworkMode: c.NetworkOverlap}
-}
+// Check is a rule that needs what another package accepts (this package
+// imports none of seedwarden's): it returns problems as "path: problem"
+// lines, like Validate's. cmd/webhook passes its checks to Load.
+type Check func(*Config) []string
 
-// Load reads, decodes, defaults and validates a configuration file.
-func Load(path string) (*Config, error) {
+// Load reads, decodes, defaults and validates a configuration file, with
+// Validate and the checks.
+func Load(path string, checks ...Check) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Parse(data)
+	c, err := Parse(data, checks...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
 
-// Parse decodes, defaults and validates a configuration (YAML or JSON).
-// Unknown fields and invalid values are reported together.
-func Parse(data []byte) (*Config, error) {
+// Parse decodes, defaults and validates a configuration (YAML or JSON),
+// with Validate and the checks. Unknown fields and invalid values are
+// reported together.
+func Parse(data []byte, checks ...Check) (*Config, error) {
 	c, unknown, err := decode(data)
 	if err != nil {
 		return nil, err
@@ -336,6 +353,9 @@ func Parse(data []byte) (*Config, error) {
 	var invalid *Error
 	if err := c.Validate(); errors.As(err, &invalid) {
 		problems = append(problems, invalid.Problems...)
+	}
+	for _, check := range checks {
+		problems = append(problems, check(c)...)
 	}
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
@@ -436,14 +456,14 @@ func (c *Config) Validate() error {
 		p.add("gardenNamespace", "invalid value %q: %s", c.GardenNamespace, strings.Join(errs, "; "))
 	}
 	switch c.Strategy {
-	case placement.SameRegion, placement.MinimalDistance:
+	case StrategySameRegion, StrategyMinimalDistance:
 	default:
-		p.add("strategy", "unsupported value %q (want %s or %s)", c.Strategy, placement.SameRegion, placement.MinimalDistance)
+		p.add("strategy", "unsupported value %q (want %s or %s)", c.Strategy, StrategySameRegion, StrategyMinimalDistance)
 	}
 	switch c.NetworkOverlap {
-	case placement.Disjoint, placement.AllowIPv4:
+	case NetworkOverlapDisjoint, NetworkOverlapAllowIPv4:
 	default:
-		p.add("networkOverlap", "unsupported value %q (want %s or %s)", c.NetworkOverlap, placement.Disjoint, placement.AllowIPv4)
+		p.add("networkOverlap", "unsupported value %q (want %s or %s)", c.NetworkOverlap, NetworkOverlapDisjoint, NetworkOverlapAllowIPv4)
 	}
 	if c.SchedulerName == "" || len(c.SchedulerName) > 253 || strings.ContainsFunc(c.SchedulerName, isSpaceOrControl) {
 		p.add("schedulerName", "invalid value %q (want a name without spaces, at most 253 characters)", c.SchedulerName)

@@ -10,10 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/seedwarden/seedwarden/internal/pending"
-	"github.com/seedwarden/seedwarden/internal/placement"
-	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 const header = "apiVersion: config.seedwarden.io/v1alpha1\nkind: WebhookConfiguration\n"
@@ -25,8 +21,8 @@ func TestDefault(t *testing.T) {
 		APIVersion:      APIVersion,
 		Kind:            Kind,
 		GardenNamespace: "garden",
-		Strategy:        placement.SameRegion,
-		NetworkOverlap:  placement.Disjoint,
+		Strategy:        StrategySameRegion,
+		NetworkOverlap:  NetworkOverlapDisjoint,
 		SchedulerName:   "seedwarden",
 		ReservationTTL:  NewDuration(30 * time.Second),
 		Server: Server{
@@ -48,7 +44,7 @@ func TestDefault(t *testing.T) {
 			AuthorizationCacheTTL: NewDuration(10 * time.Second),
 			AuthorizationTimeout:  NewDuration(3 * time.Second),
 		},
-		Capacity:     Capacity{Enabled: ptrTo(true), Config: seedreserve.Config{Coordination: seedreserve.CoordinationLocal}},
+		Capacity:     Capacity{Enabled: ptrTo(true), Coordination: CoordinationLocal},
 		ResourceSize: ResourceSize{OperationMode: "block"},
 		PendingShoots: PendingShoots{
 			Enabled:     ptrTo(true),
@@ -67,7 +63,6 @@ func TestDefault(t *testing.T) {
 	assert.False(t, c.MetricsSecure())
 	assert.False(t, c.Certificate.Watched())
 	assert.False(t, c.Capacity.APIServer())
-	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, c.PlacementOptions())
 }
 
 func TestParseMinimalIsDefault(t *testing.T) {
@@ -161,8 +156,8 @@ cache:
 		APIVersion:      APIVersion,
 		Kind:            Kind,
 		GardenNamespace: "garden-ops",
-		Strategy:        placement.SameRegion,
-		NetworkOverlap:  placement.AllowIPv4,
+		Strategy:        StrategySameRegion,
+		NetworkOverlap:  NetworkOverlapAllowIPv4,
 		SchedulerName:   "my-scheduler",
 		ReservationTTL:  NewDuration(90 * time.Second),
 		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
@@ -181,7 +176,7 @@ cache:
 		Capacity: Capacity{Enabled: ptrTo(false), UnrestrictedSubjects: []Subject{
 			{Kind: "Group", Name: "garden:operators"},
 			{Kind: "ServiceAccount", Namespace: "garden", Name: "*"},
-		}, Config: seedreserve.Config{Coordination: seedreserve.CoordinationAPIServer, ReservationNamespace: "seedwarden"}},
+		}, Coordination: CoordinationAPIServer, ReservationNamespace: "seedwarden"},
 		ResourceSize: ResourceSize{
 			OperationMode: "log",
 			Limits: []SizeLimit{
@@ -211,10 +206,6 @@ cache:
 	assert.True(t, c.MetricsSecure())
 	assert.True(t, c.Certificate.Watched())
 	assert.True(t, c.Capacity.APIServer())
-	assert.Equal(t, pending.Config{
-		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
-		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
-	}, c.PendingConfig())
 	n, err := c.ResourceSize.Limits[0].Bytes()
 	require.NoError(t, err)
 	assert.Equal(t, int64(102400), n)
@@ -357,8 +348,6 @@ func TestFieldRules(t *testing.T) {
 		{"count ok", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, cloudprofiles], count: 0}]}`, ""},
 		{"count missing", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds]}]}`, "resourceSize.counts[0].count: required"},
 		{"count negative", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds], count: -1}]}`, "resourceSize.counts[0].count: -1 must not be negative"},
-		{"count uncountable", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, shoots, "*"], count: 1}]}`,
-			`resourceSize.counts[0].resources: cannot count "shoots", "*" (countable: cloudprofiles, projects, seeds of core.gardener.cloud)`},
 		{"count other group", `resourceSize: {counts: [{apiGroups: ["*"], apiVersions: ["*"], resources: [seeds], count: 1}]}`,
 			`resourceSize.counts[0].apiGroups[0]: cannot count resources of group "*" (want core.gardener.cloud)`},
 
@@ -402,14 +391,7 @@ func TestFieldRules(t *testing.T) {
 		{"resourceAdmission size zero", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: "0"}]}`, ""},
 		{"resourceAdmission size negative", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: "-1Ki"}]}`, `resourceAdmission.limits[0].size: "-1Ki" must not be negative`},
 		{"resourceAdmission size garbage", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: lots}]}`, `resourceAdmission.limits[0].size: invalid value "lots" (want a quantity of bytes such as 100Ki)`},
-		{"resourceAdmission uncountable", `resourceAdmission: {limits: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], count: 1}]}`,
-			`resourceAdmission.limits[0].resources: cannot count "shoots"`},
 		{"resourceAdmission limit unknown field", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], size: 1Ki, bytes: 1}]}`, "resourceAdmission.limits[0].bytes: unknown field"},
-
-		{"kubeconfigSecret.allowedFields ok", "kubeconfigSecret: {allowedFields: [client-certificate, client-key, as, as-groups, auth-provider, exec, token]}", ""},
-		{"kubeconfigSecret.allowedFields empty", "kubeconfigSecret: {allowedFields: []}", ""},
-		{"kubeconfigSecret.allowedFields unknown", "kubeconfigSecret: {allowedFields: [exec, tokenfile]}",
-			`kubeconfigSecret.allowedFields: unknown kubeconfig field(s) "tokenfile" (want any of client-certificate, client-key, tokenFile,`},
 
 		{"pendingShoots.bindMode binding", "pendingShoots: {bindMode: binding}", ""},
 		{"pendingShoots.bindMode update", "pendingShoots: {bindMode: update}", ""},
@@ -508,7 +490,7 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, os.WriteFile(good, []byte(header+"strategy: SameRegion\n"), 0o600))
 	c, err := Load(good)
 	require.NoError(t, err)
-	assert.Equal(t, placement.SameRegion, c.Strategy)
+	assert.Equal(t, StrategySameRegion, c.Strategy)
 
 	bad := filepath.Join(dir, "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte(header+"strategy: Nearest\n"), 0o600))

@@ -2,24 +2,29 @@ package config
 
 import (
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/seedwarden/seedwarden/internal/handlers"
-	"github.com/seedwarden/seedwarden/internal/pending"
 )
 
 // Defaults of the retry controller and of leader election.
 const (
-	DefaultBindMode         = string(pending.DefaultMode)
-	DefaultBackoffBase      = pending.DefaultBackoffBase
-	DefaultBackoffMax       = pending.DefaultBackoffMax
-	DefaultWorkers          = pending.DefaultWorkers
+	DefaultBindMode         = BindModeBinding
+	DefaultBackoffBase      = time.Second
+	DefaultBackoffMax       = 5 * time.Minute
+	DefaultWorkers          = 5
 	DefaultLeaderElectionID = "seedwarden-pending-shoots"
 	// PodNamespaceEnv names the environment variable (set from the downward
 	// API in deploy/manifests) whose value is the default leader-election
 	// namespace.
 	PodNamespaceEnv = "POD_NAMESPACE"
+)
+
+// Values of pendingShoots.bindMode: those of internal/pending's Mode, to
+// which cmd/webhook converts them.
+const (
+	BindModeBinding = "binding"
+	BindModeUpdate  = "update"
 )
 
 // PendingShoots configures the retry controller for Shoots admitted without
@@ -87,17 +92,6 @@ func (c *Config) LeaderElectionNamespace(getenv func(string) string) string {
 	return c.GardenNamespace
 }
 
-// PendingConfig is the retry controller's configuration.
-func (c *Config) PendingConfig() pending.Config {
-	return pending.Config{
-		Mode:          pending.Mode(c.PendingShoots.BindMode),
-		SchedulerName: c.SchedulerName,
-		BackoffBase:   c.PendingShoots.BackoffBase.Duration,
-		BackoffMax:    c.PendingShoots.BackoffMax.Duration,
-		Workers:       c.PendingShoots.Workers,
-	}
-}
-
 func (c *Config) applyPendingDefaults() {
 	if c.PendingShoots.Enabled == nil {
 		c.PendingShoots.Enabled = ptrTo(true)
@@ -116,20 +110,11 @@ func (c *Config) applyPendingDefaults() {
 	setDefault(&c.LeaderElection.ID, DefaultLeaderElectionID)
 }
 
-// pendingFieldNames maps the field names in pending.Config's errors to the
-// configuration file's.
-var pendingFieldNames = map[string]string{
-	"mode":        "bindMode",
-	"backoffBase": "backoffBase",
-	"backoffMax":  "backoffMax",
-	"workers":     "workers",
-}
-
 func (c *Config) validatePending(p *problems) {
 	ps := c.PendingShoots
-	// A duration that did not parse cannot be handed to pending.Config:
-	// report it here and let it stand in for its partner, so the relation
-	// between the two is only judged on values that were written.
+	// A duration that did not parse is reported here and stands in for its
+	// partner, so the relation between the two is only judged on values
+	// that were written.
 	base, max := ps.BackoffBase, ps.BackoffMax
 	for _, d := range []struct {
 		path string
@@ -139,28 +124,28 @@ func (c *Config) validatePending(p *problems) {
 			p.add(d.path, "invalid value %s (want a duration such as \"30s\")", d.d.invalid)
 		}
 	}
-	pc := c.PendingConfig()
+	baseD, maxD := base.Duration, max.Duration
 	switch {
 	case base.invalid != "" && max.invalid != "":
-		pc.BackoffBase, pc.BackoffMax = DefaultBackoffBase, DefaultBackoffMax
+		baseD, maxD = DefaultBackoffBase, DefaultBackoffMax
 	case base.invalid != "":
-		pc.BackoffBase = pc.BackoffMax
+		baseD = maxD
 	case max.invalid != "":
-		pc.BackoffMax = pc.BackoffBase
+		maxD = baseD
 	}
-	if pc.SchedulerName == "" {
-		pc.SchedulerName = pending.DefaultSchedulerName // reported as schedulerName
+	switch ps.BindMode {
+	case BindModeBinding, BindModeUpdate:
+	default:
+		p.add("pendingShoots.bindMode", "unsupported value %q (want %q or %q)", ps.BindMode, BindModeBinding, BindModeUpdate)
 	}
-	// pending.Config.Validate is the controller's own check; its messages
-	// name the field and the value.
-	for _, err := range unjoin(pc.Validate()) {
-		msg := err.Error()
-		field, rest, ok := strings.Cut(msg, ": ")
-		if name, known := pendingFieldNames[field]; ok && known {
-			p.add("pendingShoots."+name, "%s", rest)
-		} else {
-			p.add("pendingShoots", "%s", msg)
-		}
+	if baseD <= 0 {
+		p.add("pendingShoots.backoffBase", "%s must be positive", baseD)
+	}
+	if maxD < baseD {
+		p.add("pendingShoots.backoffMax", "%s must not be less than backoffBase %s", maxD, baseD)
+	}
+	if ps.Workers < 1 {
+		p.add("pendingShoots.workers", "%d must be at least 1", ps.Workers)
 	}
 
 	le := c.LeaderElection
@@ -172,19 +157,4 @@ func (c *Config) validatePending(p *problems) {
 	if errs := validation.IsDNS1123Subdomain(le.ID); len(errs) > 0 {
 		p.add("leaderElection.id", "invalid value %q (the name of a Lease): %s", le.ID, strings.Join(errs, "; "))
 	}
-
-	if err := handlers.ValidateKubeconfigAllowedFields(c.KubeconfigSecret.AllowedFields); err != nil {
-		p.add("kubeconfigSecret.allowedFields", "%v", err)
-	}
-}
-
-// unjoin splits an errors.Join result into its errors.
-func unjoin(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

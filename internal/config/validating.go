@@ -1,18 +1,12 @@
 package config
 
 import (
-	"encoding/base64"
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/seedwarden/seedwarden/internal/cache"
-	"github.com/seedwarden/seedwarden/internal/placementtoken"
-	"github.com/seedwarden/seedwarden/internal/seedreserve"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Defaults and limits of the validating webhooks' settings.
@@ -47,7 +41,7 @@ type Placement struct {
 	// base64 (standard alphabet, padding optional, surrounding whitespace
 	// ignored) when it decodes as such, otherwise taken as raw bytes; either
 	// way it must give at least 32 bytes. Several base64 keys, one per line:
-	// the first signs, all verify (see ReadKeys). Required when serving a cluster
+	// the first signs, all verify (cmd/webhook reads them). Required when serving a cluster
 	// with the binding webhook enabled; without it, --landscape mode uses a
 	// random in-memory key (fine for one replica only).
 	KeyFile string `json:"keyFile,omitempty"`
@@ -101,13 +95,29 @@ type Capacity struct {
 	// UnrestrictedSubjects may place Shoots on full seeds (binding RBAC
 	// still applies to them).
 	UnrestrictedSubjects []Subject `json:"unrestrictedSubjects,omitempty"`
-	// Config holds coordination (local, the default: reservations in each
-	// replica's memory; apiserver: through ConfigMaps in
-	// reservationNamespace, so that replicas never overfill a seed together)
-	// and reservationNamespace (default: the pod's namespace). See
-	// internal/seedreserve.
-	seedreserve.Config `json:",inline"`
+	// Coordination is how replicas share seed capacity: local (reservations
+	// in each replica's memory: right for one replica and for --landscape)
+	// or apiserver (through ConfigMaps in ReservationNamespace, so that any
+	// number of replicas never overfill a seed together; see
+	// internal/seedreserve). Default: local.
+	Coordination string `json:"coordination,omitempty"`
+	// ReservationNamespace holds the seedwarden-capacity-<seed> ConfigMaps
+	// (apiserver only). Default: the pod's namespace ($POD_NAMESPACE, else
+	// the service account's namespace file), resolved when serving.
+	ReservationNamespace string `json:"reservationNamespace,omitempty"`
 }
+
+// Values of capacity.coordination.
+const (
+	CoordinationLocal     = "local"
+	CoordinationAPIServer = "apiserver"
+	// DefaultCoordination is local: a single replica (and --landscape)
+	// needs no API round trips. deploy/manifests sets apiserver.
+	DefaultCoordination = CoordinationLocal
+)
+
+// APIServer reports whether reservations go through the API server.
+func (c Capacity) APIServer() bool { return c.Coordination == CoordinationAPIServer }
 
 // ResourceSize configures the resource-size webhook (/validate-resource-size).
 type ResourceSize struct {
@@ -193,7 +203,7 @@ func (c *Config) applyValidatingDefaults() {
 	if c.Capacity.Enabled == nil {
 		c.Capacity.Enabled = ptrTo(true)
 	}
-	c.Capacity.Config.ApplyDefaults()
+	setDefault(&c.Capacity.Coordination, DefaultCoordination)
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -212,7 +222,16 @@ func (c *Config) validateValidating(p *problems) {
 	validateDurationRange(p, "binding.authorizationTimeout", c.Binding.AuthorizationTimeout, time.Millisecond, MaxAuthorizationTimeout)
 	validateSubjects(p, "binding.landscapeAllowedSubjects", c.Binding.LandscapeAllowedSubjects)
 	validateSubjects(p, "capacity.unrestrictedSubjects", c.Capacity.UnrestrictedSubjects)
-	p.list = append(p.list, c.Capacity.Config.Validate("capacity")...)
+	switch c.Capacity.Coordination {
+	case CoordinationLocal, CoordinationAPIServer:
+	default:
+		p.add("capacity.coordination", "unsupported value %q (want %s or %s)", c.Capacity.Coordination, CoordinationLocal, CoordinationAPIServer)
+	}
+	if ns := c.Capacity.ReservationNamespace; ns != "" {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			p.add("capacity.reservationNamespace", "invalid value %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
 
 	rs := c.ResourceSize
 	switch rs.OperationMode {
@@ -278,22 +297,14 @@ func validateResources(p *problems, path string, r Resources) {
 	check("resources", r.Resources, false)
 }
 
-// validateCountable rejects count limits on anything the cache cannot count.
+// validateCountable rejects count limits on groups the cache does not count
+// from. Which resources of the group it counts, cmd/webhook checks (a
+// Check with internal/cache's list).
 func validateCountable(p *problems, path string, r Resources) {
 	for j, g := range r.APIGroups {
 		if g != GardenerGroup {
 			p.add(fmt.Sprintf("%s.apiGroups[%d]", path, j), "cannot count resources of group %q (want %s)", g, GardenerGroup)
 		}
-	}
-	countable := cache.CountableResources()
-	var bad []string
-	for _, res := range r.Resources {
-		if !slices.Contains(countable, res) {
-			bad = append(bad, fmt.Sprintf("%q", res))
-		}
-	}
-	if len(bad) > 0 {
-		p.add(path+".resources", "cannot count %s (countable: %s of %s)", strings.Join(bad, ", "), strings.Join(countable, ", "), GardenerGroup)
 	}
 }
 
@@ -316,75 +327,4 @@ func validateSubjects(p *problems, path string, subjects []Subject) {
 			p.add(at+".name", "required (\"*\" matches every name)")
 		}
 	}
-}
-
-// ReadKeys reads placement.keyFile: one key, or several, one per line, of
-// which the first signs placement tokens and every one verifies them (key
-// rotation: see placementtoken.NewSigner). A key in base64 (standard
-// alphabet, with or without padding, surrounding whitespace ignored) is
-// decoded, such as the output of `head -c 32 /dev/urandom | base64`. A file
-// whose lines are not all base64 is one key of raw bytes. Every key must
-// have at least MinKeyBytes. Errors never contain key material.
-func (p Placement) ReadKeys() ([][]byte, error) {
-	data, err := os.ReadFile(p.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("placement.keyFile: %w", err)
-	}
-	keys, ok := decodeKeyLines(data)
-	if !ok {
-		keys = [][]byte{decodeKey(data)}
-	}
-	for i, key := range keys {
-		if len(key) < MinKeyBytes {
-			at := ""
-			if len(keys) > 1 {
-				at = fmt.Sprintf("line %d: ", i+1)
-			}
-			return nil, fmt.Errorf("placement.keyFile %s: %s%d bytes of key material, need at least %d (create it with: head -c 32 /dev/urandom | base64)",
-				p.KeyFile, at, len(key), MinKeyBytes)
-		}
-	}
-	return keys, nil
-}
-
-// decodeKeyLines decodes a file of several base64 keys, one per line (blank
-// lines ignored); false if it has fewer than two or a line is not base64.
-func decodeKeyLines(data []byte) ([][]byte, bool) {
-	var keys [][]byte
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		key, ok := decodeBase64(line)
-		if !ok {
-			return nil, false
-		}
-		keys = append(keys, key)
-	}
-	return keys, len(keys) > 1
-}
-
-// MinKeyBytes is the shortest placement key accepted (HMAC-SHA256).
-const MinKeyBytes = placementtoken.MinKeyBytes
-
-func decodeKey(data []byte) []byte {
-	if key, ok := decodeBase64(string(data)); ok {
-		return key
-	}
-	return data
-}
-
-// decodeBase64 decodes text, surrounding whitespace ignored, with or
-// without padding; false if it is empty or not base64.
-func decodeBase64(text string) ([]byte, bool) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil, false
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
-		if key, err := enc.DecodeString(text); err == nil {
-			return key, true
-		}
-	}
-	return nil, false
 }

@@ -31,7 +31,7 @@
 // Each failed attempt (no seed fits, or the binding failed) requeues the Shoot
 // with RequeueAfter from a per-Shoot exponential backoff
 // (workqueue.NewTypedItemExponentialFailureRateLimiter: base, 2·base, 4·base,
-// … up to the cap; defaults 1s and 5m), kept by the reconciler rather than the
+// … up to the cap: pendingShoots.backoffBase and backoffMax), kept by the reconciler rather than the
 // controller's queue: so a retry triggered by an event (which bypasses the
 // wait) still counts as an attempt, and nothing needs the deprecated
 // Result.Requeue or has to be reported as an error. Binding conflicts (409)
@@ -103,14 +103,8 @@ const (
 	ModeUpdate Mode = "update"
 )
 
-// Defaults of Config.
-const (
-	DefaultMode          = ModeBinding
-	DefaultSchedulerName = api.DefaultSchedulerName
-	DefaultBackoffBase   = time.Second
-	DefaultBackoffMax    = 5 * time.Minute
-	DefaultWorkers       = 5
-)
+// DefaultSchedulerName is Config.SchedulerName's default.
+const DefaultSchedulerName = api.DefaultSchedulerName
 
 // ControllerName names the controller (logs, controller-runtime metrics).
 const ControllerName = "pending-shoots"
@@ -142,39 +136,29 @@ func ReservationKey(namespace, name string) string {
 	return cache.ManualReservationKey(namespace, name)
 }
 
-// Config configures the controller. The zero value means every default.
+// Config configures the controller. Mode, the backoffs and Workers are
+// required: cmd/webhook passes the configuration's pendingShoots, whose
+// defaults internal/config defines.
 type Config struct {
-	// Mode is ModeBinding (default) or ModeUpdate.
+	// Mode is ModeBinding or ModeUpdate.
 	Mode Mode
 	// SchedulerName: Shoots without a seed whose spec.schedulerName is this
 	// are placed (api.Scheduled; empty counts as "default-scheduler", the
 	// default).
 	SchedulerName string
-	// BackoffBase is the wait after the first failed attempt (default 1s);
-	// it doubles per failure up to BackoffMax (default 5m).
+	// BackoffBase is the wait after the first failed attempt; it doubles
+	// per failure up to BackoffMax.
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
-	// Workers is the number of concurrent reconciles (default 5). Placement
+	// Workers is the number of concurrent reconciles. Placement
 	// reserves atomically, so workers never overfill a seed.
 	Workers int
 }
 
-// Default fills in unset fields.
+// Default fills in SchedulerName when unset.
 func (c *Config) Default() {
-	if c.Mode == "" {
-		c.Mode = DefaultMode
-	}
 	if c.SchedulerName == "" {
 		c.SchedulerName = DefaultSchedulerName
-	}
-	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultBackoffBase
-	}
-	if c.BackoffMax == 0 {
-		c.BackoffMax = DefaultBackoffMax
-	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
 	}
 }
 

@@ -271,7 +271,7 @@ func newFixture(t *testing.T, mode Mode, objs ...*unstructured.Unstructured) *fi
 		f.reader.objs[client.ObjectKeyFromObject(o)] = o
 	}
 	f.r = &Reconciler{
-		Config:    Config{Mode: mode},
+		Config:    testConfig(mode),
 		Store:     f.store,
 		Options:   placement.Options{Strategy: placement.MinimalDistance},
 		Client:    f.writes.client(t),
@@ -636,14 +636,28 @@ func TestReservationKeyIsTheCapacityWebhooksKey(t *testing.T) {
 	assert.Equal(t, int64(1), store.Usage("seed-a"), "the bound Shoot ends the reservation")
 }
 
+// testConfig is a complete Config, with the configuration's default backoffs
+// and workers.
+func testConfig(mode Mode) Config {
+	return Config{Mode: mode, BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 5}
+}
+
 func TestConfig(t *testing.T) {
-	var c Config
+	c := testConfig(ModeBinding)
 	c.Default()
 	assert.Equal(t, Config{Mode: ModeBinding, SchedulerName: "default-scheduler", BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 5}, c)
 	require.NoError(t, c.Validate())
 
+	var zero Config
+	zero.Default()
+	err := zero.Validate()
+	require.Error(t, err, "mode, backoffs and workers are required")
+	for _, want := range []string{`mode: unsupported value ""`, "backoffBase: 0s must be positive", "workers: 0 must be at least 1"} {
+		assert.Contains(t, err.Error(), want)
+	}
+
 	bad := Config{Mode: "patch", BackoffBase: -time.Second, BackoffMax: -2 * time.Second, Workers: -1}
-	err := bad.Validate()
+	err = bad.Validate()
 	require.Error(t, err)
 	for _, want := range []string{`mode: unsupported value "patch"`, "backoffBase: -1s must be positive", "backoffMax: -2s must not be less than backoffBase -1s", "workers: -1 must be at least 1"} {
 		assert.Contains(t, err.Error(), want)

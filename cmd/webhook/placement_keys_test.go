@@ -1,4 +1,4 @@
-package config
+package main
 
 import (
 	"bytes"
@@ -9,9 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/config"
 )
 
-func TestReadKeys(t *testing.T) {
+func TestReadPlacementKeys(t *testing.T) {
 	raw := bytes.Repeat([]byte{0xfe, 0x01, 'k', 0x00}, 10) // 40 bytes, not base64
 	rawLines := append(append(append([]byte{}, raw...), '\n'), raw...)
 	secret32 := []byte("0123456789abcdef0123456789ABCDEF")
@@ -37,7 +39,7 @@ func TestReadKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "key")
 			require.NoError(t, os.WriteFile(path, tc.content, 0o600))
-			keys, err := Placement{KeyFile: path}.ReadKeys()
+			keys, err := readPlacementKeys(config.Placement{KeyFile: path})
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "placement.keyFile "+path+": "+tc.wantErr)
@@ -48,7 +50,7 @@ func TestReadKeys(t *testing.T) {
 			assert.Equal(t, tc.want, keys)
 		})
 	}
-	_, err := Placement{KeyFile: filepath.Join(t.TempDir(), "missing")}.ReadKeys()
+	_, err := readPlacementKeys(config.Placement{KeyFile: filepath.Join(t.TempDir(), "missing")})
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), "placement.keyFile: open ")
 }

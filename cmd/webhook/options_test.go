@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/pending"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// TestConfigChecks has one row per rule that configChecks add to config's
+// validation: the YAML after the header, and the problem expected (empty
+// means valid).
+func TestConfigChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"count uncountable", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, shoots, "*"], count: 1}]}`,
+			`resourceSize.counts[0].resources: cannot count "shoots", "*" (countable: cloudprofiles, projects, seeds of core.gardener.cloud)`},
+		{"resourceAdmission uncountable", `resourceAdmission: {limits: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], count: 1}]}`,
+			`resourceAdmission.limits[0].resources: cannot count "shoots"`},
+		{"kubeconfigSecret.allowedFields ok", "kubeconfigSecret: {allowedFields: [client-certificate, client-key, as, as-groups, auth-provider, exec, token]}", ""},
+		{"kubeconfigSecret.allowedFields empty", "kubeconfigSecret: {allowedFields: []}", ""},
+		{"kubeconfigSecret.allowedFields unknown", "kubeconfigSecret: {allowedFields: [exec, tokenfile]}",
+			`kubeconfigSecret.allowedFields: unknown kubeconfig field(s) "tokenfile" (want any of client-certificate, client-key, tokenFile,`},
+		{"resourceAdmission size only is not counted", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: [shoots], size: 1Ki}]}`, ""},
+		{"count ok", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, cloudprofiles], count: 0}]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Parse([]byte(configHeader+tc.yaml+"\n"), configChecks...)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// loadConfig reports the checks' problems with config's own, all at once.
+func TestLoadConfigRunsChecks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(configHeader+"strategy: Nearest\nkubeconfigSecret: {allowedFields: [tokenfile]}\n"), 0o600))
+	_, err := loadConfig(path)
+	var cfgErr *config.Error
+	require.ErrorAs(t, err, &cfgErr)
+	require.Len(t, cfgErr.Problems, 2, "%v", cfgErr.Problems)
+	assert.Equal(t, `strategy: unsupported value "Nearest" (want SameRegion or MinimalDistance)`, cfgErr.Problems[0])
+	assert.Contains(t, cfgErr.Problems[1], `kubeconfigSecret.allowedFields: unknown kubeconfig field(s) "tokenfile"`)
+}
+
+// Every value config accepts is one the package it is converted for
+// accepts: the conversions rely on the same spelling.
+func TestOptionsAcceptConfigValues(t *testing.T) {
+	for _, s := range []string{config.StrategySameRegion, config.StrategyMinimalDistance} {
+		for _, n := range []string{config.NetworkOverlapDisjoint, config.NetworkOverlapAllowIPv4} {
+			cfg := config.Default()
+			cfg.Strategy, cfg.NetworkOverlap = s, n
+			require.NoError(t, cfg.Validate())
+			assert.NoError(t, placementOptions(cfg).Validate(), "%s, %s", s, n)
+		}
+	}
+	cfg := config.Default()
+	cfg.Strategy = "Nearest"
+	assert.Error(t, placementOptions(cfg).Validate(), "the check can fail")
+
+	for _, m := range []string{config.BindModeBinding, config.BindModeUpdate} {
+		cfg := config.Default()
+		cfg.PendingShoots.BindMode = m
+		require.NoError(t, cfg.Validate())
+		assert.NoError(t, pendingConfig(cfg).Validate(), m)
+	}
+	assert.Equal(t, pending.ModeUpdate, pending.Mode(config.BindModeUpdate))
+	assert.Equal(t, pending.ModeBinding, pending.Mode(config.BindModeBinding))
+
+	// The resource-size validator takes operationMode as it is written.
+	assert.Equal(t, handlers.OperationModeBlock, config.OperationModeBlock)
+	assert.Equal(t, handlers.OperationModeLog, config.OperationModeLog)
+
+}
+
+func TestOptionsFromConfig(t *testing.T) {
+	cfg, err := config.Parse([]byte(configHeader+`
+strategy: MinimalDistance
+networkOverlap: AllowIPv4
+schedulerName: my-scheduler
+pendingShoots: {bindMode: update, backoffBase: 500ms, backoffMax: 1m, workers: 2}
+`), configChecks...)
+	require.NoError(t, err)
+	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.AllowIPv4}, placementOptions(cfg))
+	assert.Equal(t, pending.Config{
+		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
+		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
+	}, pendingConfig(cfg))
+
+	def := config.Default()
+	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, placementOptions(def))
+}
