@@ -523,7 +523,7 @@ func newWebhookServer(cfg *config.Config, drain *drainer) webhook.Server {
 // collectors on controller-runtime's metrics registry.
 func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, log logr.Logger) {
 	m := metrics.New(ctrlmetrics.Registry)
-	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(seedStats(store)))
+	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(store.SeedStats))
 	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
@@ -554,17 +554,6 @@ func mustRegisterReplacing(reg prometheus.Registerer, c prometheus.Collector) {
 	}
 	if err != nil {
 		panic(err)
-	}
-}
-
-func seedStats(store *cache.Store) func() []metrics.SeedStat {
-	return func() []metrics.SeedStat {
-		stats := store.SeedStats()
-		out := make([]metrics.SeedStat, len(stats))
-		for i, s := range stats {
-			out[i] = metrics.SeedStat(s)
-		}
-		return out
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net/http"
 
 	"github.com/go-logr/logr"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
@@ -170,21 +169,8 @@ type observed struct {
 
 func (o observed) Handle(ctx context.Context, req admission.Request) admission.Response {
 	resp := o.h.Handle(ctx, req)
-	o.m.ObserveValidation(o.webhook, validationResult(resp))
+	o.m.ObserveValidation(o.webhook, handlers.ValidationResult(resp))
 	return resp
-}
-
-// validationResult is the result label: allowed, denied (403), or error
-// (a request the handler could not judge).
-func validationResult(r admission.Response) string {
-	switch {
-	case r.Allowed:
-		return metrics.ValidationAllowed
-	case r.Result != nil && r.Result.Code != 0 && r.Result.Code != http.StatusForbidden:
-		return metrics.ValidationError
-	default:
-		return metrics.ValidationDenied
-	}
 }
 
 func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Metrics, log logr.Logger) *handlers.ResourceSizeValidator {

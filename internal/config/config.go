@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -298,7 +299,7 @@ func (c *Config) applyDefaults() {
 	}
 	setDefault(&c.Metrics.BindAddress, DefaultMetricsAddress)
 	if c.Metrics.Secure == nil {
-		c.Metrics.Secure = ptrTo(false)
+		c.Metrics.Secure = ptr.To(false)
 	}
 	setDefault(&c.Health.BindAddress, DefaultHealthAddress)
 	setDefault(&c.Log.Level, DefaultLogLevel)

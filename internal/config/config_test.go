@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 )
 
 const header = "apiVersion: config.seedwarden.io/v1alpha1\nkind: WebhookConfiguration\n"
@@ -34,26 +35,26 @@ func TestDefault(t *testing.T) {
 			ReadTimeout:     NewDuration(10 * time.Second),
 			WriteTimeout:    NewDuration(30 * time.Second),
 		},
-		Metrics:     Metrics{BindAddress: "127.0.0.1:8080", Secure: ptrTo(false)},
+		Metrics:     Metrics{BindAddress: "127.0.0.1:8080", Secure: ptr.To(false)},
 		Health:      Endpoint{BindAddress: ":8081"},
 		Log:         Log{Level: "info", Format: "json"},
 		Certificate: Certificate{ExpiryWarning: NewDuration(7 * 24 * time.Hour)},
 		Placement:   Placement{TokenTTL: NewDuration(2 * time.Minute), Mode: PlacementModeBinding},
 		Binding: Binding{
-			Enabled:               ptrTo(true),
+			Enabled:               ptr.To(true),
 			AuthorizationCacheTTL: NewDuration(10 * time.Second),
 			AuthorizationTimeout:  NewDuration(3 * time.Second),
 		},
-		Capacity:     Capacity{Enabled: ptrTo(true), Coordination: CoordinationLocal},
+		Capacity:     Capacity{Enabled: ptr.To(true), Coordination: CoordinationLocal},
 		ResourceSize: ResourceSize{OperationMode: "block"},
 		PendingShoots: PendingShoots{
-			Enabled:     ptrTo(true),
+			Enabled:     ptr.To(true),
 			BindMode:    "binding",
 			BackoffBase: NewDuration(time.Second),
 			BackoffMax:  NewDuration(5 * time.Minute),
 			Workers:     5,
 		},
-		LeaderElection: LeaderElection{Enabled: ptrTo(true), ID: "seedwarden-pending-shoots"},
+		LeaderElection: LeaderElection{Enabled: ptr.To(true), ID: "seedwarden-pending-shoots"},
 		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
 	}, c)
 	assert.True(t, c.BindingEnabled())
@@ -162,18 +163,18 @@ cache:
 		ReservationTTL:  NewDuration(90 * time.Second),
 		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
 			ReadTimeout: NewDuration(2 * time.Second), WriteTimeout: NewDuration(20 * time.Second)},
-		Metrics:     Metrics{BindAddress: ":9090", Secure: ptrTo(true)},
+		Metrics:     Metrics{BindAddress: ":9090", Secure: ptr.To(true)},
 		Health:      Endpoint{BindAddress: "0"},
 		Log:         Log{Level: "debug", Format: "console"},
 		Certificate: Certificate{Namespace: "seedwarden", Name: "seedwarden-webhook", ExpiryWarning: NewDuration(720 * time.Hour)},
 		Placement:   Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second), Mode: PlacementModePatch},
 		Binding: Binding{
-			Enabled:                  ptrTo(false),
+			Enabled:                  ptr.To(false),
 			AuthorizationCacheTTL:    NewDuration(0),
 			AuthorizationTimeout:     NewDuration(1500 * time.Millisecond),
 			LandscapeAllowedSubjects: []Subject{{Kind: "User", Name: "admin"}},
 		},
-		Capacity: Capacity{Enabled: ptrTo(false), UnrestrictedSubjects: []Subject{
+		Capacity: Capacity{Enabled: ptr.To(false), UnrestrictedSubjects: []Subject{
 			{Kind: "Group", Name: "garden:operators"},
 			{Kind: "ServiceAccount", Namespace: "garden", Name: "*"},
 		}, Coordination: CoordinationAPIServer, ReservationNamespace: "seedwarden"},
@@ -184,19 +185,19 @@ cache:
 				{Resources: Resources{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"*"}}, Size: "1M"},
 			},
 			Counts: []CountLimit{
-				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects", "seeds"}}, Count: ptrTo(int64(100))},
+				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects", "seeds"}}, Count: ptr.To(int64(100))},
 			},
 			UnrestrictedSubjects: []Subject{{Kind: "User", Name: "system:serviceaccount:garden:*"}},
 		},
 		KubeconfigSecret: KubeconfigSecret{AllowedFields: []string{"tokenFile", "exec"}},
 		PendingShoots: PendingShoots{
-			Enabled:     ptrTo(false),
+			Enabled:     ptr.To(false),
 			BindMode:    "update",
 			BackoffBase: NewDuration(500 * time.Millisecond),
 			BackoffMax:  NewDuration(time.Minute),
 			Workers:     2,
 		},
-		LeaderElection: LeaderElection{Enabled: ptrTo(false), Namespace: "seedwarden", ID: "my-lease"},
+		LeaderElection: LeaderElection{Enabled: ptr.To(false), Namespace: "seedwarden", ID: "my-lease"},
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
 	}, c)
 	assert.False(t, c.BindingEnabled())

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 )
 
 // Defaults of the retry controller and of leader election.
@@ -94,7 +95,7 @@ func (c *Config) LeaderElectionNamespace(getenv func(string) string) string {
 
 func (c *Config) applyPendingDefaults() {
 	if c.PendingShoots.Enabled == nil {
-		c.PendingShoots.Enabled = ptrTo(true)
+		c.PendingShoots.Enabled = ptr.To(true)
 	}
 	setDefault(&c.PendingShoots.BindMode, DefaultBindMode)
 	if !c.PendingShoots.BackoffBase.set {
@@ -105,7 +106,7 @@ func (c *Config) applyPendingDefaults() {
 	}
 	setDefault(&c.PendingShoots.Workers, DefaultWorkers)
 	if c.LeaderElection.Enabled == nil {
-		c.LeaderElection.Enabled = ptrTo(true)
+		c.LeaderElection.Enabled = ptr.To(true)
 	}
 	setDefault(&c.LeaderElection.ID, DefaultLeaderElectionID)
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 )
 
 // Defaults and limits of the validating webhooks' settings.
@@ -198,15 +199,13 @@ func (c *Config) applyValidatingDefaults() {
 	}
 	setDefault(&c.ResourceSize.OperationMode, OperationModeBlock)
 	if c.Binding.Enabled == nil {
-		c.Binding.Enabled = ptrTo(true)
+		c.Binding.Enabled = ptr.To(true)
 	}
 	if c.Capacity.Enabled == nil {
-		c.Capacity.Enabled = ptrTo(true)
+		c.Capacity.Enabled = ptr.To(true)
 	}
 	setDefault(&c.Capacity.Coordination, DefaultCoordination)
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func (c *Config) validateValidating(p *problems) {
 	if c.Placement.KeyFile != "" && strings.TrimSpace(c.Placement.KeyFile) == "" {
