@@ -156,45 +156,67 @@ func (m *ShootMutator) logger(r *shootRequest, shoot *api.Shoot) logr.Logger {
 }
 
 func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.Response, string) {
-	var shoot *api.Shoot
-	fail := func(code int32, err error) (admission.Response, string) {
-		m.logger(r, shoot).Error(err, "Rejecting admission request")
-		return admission.Errored(code, err), metrics.ResultError
+	if resp, result, done := m.screen(r); done {
+		return resp, result
 	}
+	shoot, shape, err := m.readShoot(r)
+	if err != nil {
+		return m.fail(r, nil, http.StatusBadRequest, err)
+	}
+	if resp, result, skipped := m.skip(r, shoot, &shape); skipped {
+		return resp, result
+	}
+	return m.place(ctx, r, shoot, shape)
+}
 
+// fail answers a request the webhook cannot judge.
+func (m *ShootMutator) fail(r *shootRequest, shoot *api.Shoot, code int32, err error) (admission.Response, string) {
+	m.logger(r, shoot).Error(err, "Rejecting admission request")
+	return admission.Errored(code, err), metrics.ResultError
+}
+
+// screen answers, before the object is read, requests there is nothing to
+// place for (done): the wrong target, not a CREATE, no UID.
+func (m *ShootMutator) screen(r *shootRequest) (resp admission.Response, result string, done bool) {
 	if err := checkTarget(r); err != nil {
-		return fail(http.StatusBadRequest, err)
+		resp, result = m.fail(r, nil, http.StatusBadRequest, err)
+		return resp, result, true
 	}
 	if r.Operation != admissionv1.Create {
-		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Operation)), metrics.ResultSkipped
+		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Operation)), metrics.ResultSkipped, true
 	}
 	if r.UID == "" {
 		// The reservation is keyed by the UID, and the API server rejects a
 		// response whose UID does not match its request anyway.
-		return fail(http.StatusBadRequest, fmt.Errorf("seedwarden: admission request has no uid"))
+		resp, result = m.fail(r, nil, http.StatusBadRequest, fmt.Errorf("seedwarden: admission request has no uid"))
+		return resp, result, true
 	}
+	return admission.Response{}, "", false
+}
 
+// readShoot decodes the object and computes the patch shape, before
+// placing, so that nothing can fail between reserving capacity and
+// admitting the Shoot.
+func (m *ShootMutator) readShoot(r *shootRequest) (*api.Shoot, patchShape, error) {
 	if !r.decoded {
 		obj, err := decodeShootObject(r.raw)
 		if err != nil {
-			return fail(http.StatusBadRequest, err)
+			return nil, patchShape{}, err
 		}
 		r.object, r.ambiguous, r.decoded = obj, inspectObject(r.raw), true
 	}
 	if err := r.object.check(); err != nil {
-		return fail(http.StatusBadRequest, err)
+		return nil, patchShape{}, err
 	}
-	// Computed before placing, so that nothing can fail between reserving
-	// capacity and admitting the Shoot.
 	shape := r.object.shape()
 	if r.ambiguous {
 		var err error
 		if shape, err = lastWinsShape(r.raw); err != nil {
 			// Unreachable: the object decoded from the same bytes.
-			return fail(http.StatusBadRequest, err)
+			return nil, patchShape{}, err
 		}
 	}
-	shoot = r.object.toShoot()
+	shoot := r.object.toShoot()
 	// The API server fills in the namespace from the URL before admission;
 	// this only guards placement (project, NamespacedCloudProfile lookups)
 	// against an object that omits it.
@@ -204,12 +226,18 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 	if shape.hasPlacementToken {
 		m.logger(r, shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
 	}
+	return shoot, shape, nil
+}
 
+// skip admits unchanged (skipped) the Shoots that are not for this webhook
+// to place: with a seed, self-hosted, of another scheduler. Otherwise it
+// sets the schedulerName claim on shape where one is needed.
+func (m *ShootMutator) skip(r *shootRequest, shoot *api.Shoot, shape *patchShape) (resp admission.Response, result string, skipped bool) {
 	if s := ptr.Deref(shoot.Spec.SeedName, ""); s != "" {
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot already has a seed", "seed", s)
 		}
-		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped
+		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped, true
 	}
 	if pool, ok := api.SelfHostedPool(shoot); ok {
 		// Its control plane runs in its own cluster: no scheduler places it
@@ -218,25 +246,30 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 			m.logger(r, shoot).V(1).Info("Self-hosted Shoot; not placing it", "pool", pool)
 		}
 		msg := warning(fmt.Sprintf(selfHostedWarning, pool))
-		return shape.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped
+		return shape.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped, true
 	}
 	if !api.Claimable(shoot, m.SchedulerName) {
 		s := ptr.Deref(shoot.Spec.SchedulerName, "")
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
 		}
-		return shape.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped
+		return shape.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped, true
 	}
 	// From here the Shoot is ours to place, now or by the retry controller.
 	if api.NeedsClaim(shoot, m.SchedulerName) {
 		shape.claim = m.SchedulerName
 	}
+	return admission.Response{}, "", false
+}
 
+// place decides and reserves (nothing for a dry run), and answers with the
+// placement or, when nothing fits or the cache is stale, without one.
+func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Shoot, shape patchShape) (admission.Response, string) {
 	if err := ctx.Err(); err != nil {
-		return fail(http.StatusServiceUnavailable, fmt.Errorf("seedwarden: request abandoned before placement: %w", err))
+		return m.fail(r, shoot, http.StatusServiceUnavailable, fmt.Errorf("seedwarden: request abandoned before placement: %w", err))
 	}
 	if m.Placer == nil {
-		return fail(http.StatusInternalServerError, fmt.Errorf("seedwarden: no placer configured"))
+		return m.fail(r, shoot, http.StatusInternalServerError, fmt.Errorf("seedwarden: no placer configured"))
 	}
 
 	dryRun := r.DryRun != nil && *r.DryRun
