@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -22,10 +23,10 @@ import (
 // that key ends because the Shoot itself is now counted.
 const AnnotationReservation = "seedwarden.io/reservation"
 
-// Defaults for Options.
+// Defaults for Options: the configuration file's, defined there once.
 const (
-	DefaultGardenNamespace = "garden"
-	DefaultReservationTTL  = 30 * time.Second
+	DefaultGardenNamespace = config.DefaultGardenNamespace
+	DefaultReservationTTL  = config.DefaultReservationTTL
 )
 
 // Options configure a Store.
