@@ -189,7 +189,7 @@ func seedName(u *unstructured.Unstructured) string {
 func labelValue(test string) string {
 	b := []byte(test)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '.' {
 			b[i] = '_'
 		}
 	}

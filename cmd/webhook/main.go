@@ -69,7 +69,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version":
 		return versionCommand(args, stdout, stderr)
 	case "help":
-		fmt.Fprint(stdout, usage)
+		if _, err := fmt.Fprint(stdout, usage); err != nil {
+			return exitError
+		}
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "webhook: unknown command %q\n\n%s", cmd, usage)

@@ -150,7 +150,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	// Follows the informers' watches; the webhooks, the retry controller
 	// and /readyz read it (see handlers.StalenessGuard).
 	freshness := cache.NewFreshness()
-	cacheOpts := cache.CacheOptions(cfg.GardenNamespace)
+	cacheOpts := cache.InformerOptions(cfg.GardenNamespace)
 	cacheOpts.NewInformer = freshness.NewInformer
 	opts := ctrl.Options{
 		Scheme:                  cache.NewScheme(),

@@ -61,9 +61,9 @@ func (f *Freshness) Track(lw toolscache.ListerWatcher) toolscache.ListerWatcher 
 	return t
 }
 
-// Stale reports whether some tracked informer has no open watch at now and
+// Stale reports whether some tracked informer has no open watch now, and
 // since when (the earliest such informer lost or never had its watch).
-func (f *Freshness) Stale(now time.Time) (since time.Time, stale bool) {
+func (f *Freshness) Stale() (since time.Time, stale bool) {
 	if f == nil {
 		return time.Time{}, false
 	}
@@ -79,7 +79,7 @@ func (f *Freshness) Stale(now time.Time) (since time.Time, stale bool) {
 
 // StaleFor is how long the cache has been stale at now; 0 when fresh.
 func (f *Freshness) StaleFor(now time.Time) time.Duration {
-	since, stale := f.Stale(now)
+	since, stale := f.Stale()
 	if !stale {
 		return 0
 	}

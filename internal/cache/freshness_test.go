@@ -145,7 +145,7 @@ func TestFreshnessEarliestInformer(t *testing.T) {
 	clock.SetTime(t0.Add(3 * time.Second))
 	fb.Stop()
 	eventually(t, func() bool {
-		since, stale := f.Stale(t0.Add(4 * time.Second))
+		since, stale := f.Stale()
 		return stale && since.Equal(t0.Add(time.Second))
 	}, "stale since the earliest end")
 }

@@ -24,22 +24,22 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
-// CacheOptions returns controller-runtime cache options for the Store's
-// informers; see ConfigureCacheOptions. Scheme is left for the manager to fill.
-func CacheOptions(gardenNamespace string) crcache.Options {
+// InformerOptions returns controller-runtime cache options for the Store's
+// informers; see ConfigureInformerOptions. Scheme is left for the manager to fill.
+func InformerOptions(gardenNamespace string) crcache.Options {
 	var o crcache.Options
-	ConfigureCacheOptions(&o, gardenNamespace)
+	ConfigureInformerOptions(&o, gardenNamespace)
 	return o
 }
 
-// ConfigureCacheOptions restricts ConfigMaps to region configs in the garden
+// ConfigureInformerOptions restricts ConfigMaps to region configs in the garden
 // namespace (the only ones the Store reads; caching all ConfigMaps would cost
 // memory and RBAC), reduces Shoots with TransformShoot, and strips
 // managedFields from everything else.
 //
 // Consequence for other code: the manager's cached client sees only those
 // ConfigMaps and reduced Shoots.
-func ConfigureCacheOptions(o *crcache.Options, gardenNamespace string) {
+func ConfigureInformerOptions(o *crcache.Options, gardenNamespace string) {
 	if gardenNamespace == "" {
 		gardenNamespace = DefaultGardenNamespace
 	}

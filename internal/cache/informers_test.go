@@ -26,8 +26,8 @@ func TestNewScheme(t *testing.T) {
 	}
 }
 
-func TestCacheOptions(t *testing.T) {
-	o := CacheOptions("my-garden")
+func TestInformerOptions(t *testing.T) {
+	o := InformerOptions("my-garden")
 	require.Len(t, o.ByObject, 2)
 	for obj, by := range o.ByObject {
 		switch obj.(type) {
@@ -52,7 +52,7 @@ func TestCacheOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, out.(*api.Seed).ManagedFields)
 
-	for obj, by := range CacheOptions("").ByObject {
+	for obj, by := range InformerOptions("").ByObject {
 		if _, ok := obj.(*corev1.ConfigMap); ok {
 			assert.Equal(t, []string{"garden"}, keys(by.Namespaces), "default garden namespace")
 		}

@@ -42,7 +42,7 @@ func BenchmarkCacheSync(b *testing.B) {
 		lw := &toolscache.ListWatch{
 			// The list is built on demand, as if it came from the API server,
 			// so the heap measured below holds only what the cache keeps.
-			ListFunc: func(metav1.ListOptions) (k8sruntime.Object, error) {
+			ListWithContextFunc: func(context.Context, metav1.ListOptions) (k8sruntime.Object, error) {
 				if listed.Swap(true) {
 					return &api.ShootList{}, nil
 				}
@@ -53,7 +53,7 @@ func BenchmarkCacheSync(b *testing.B) {
 				}
 				return list, nil
 			},
-			WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				if o.SendInitialEvents != nil && *o.SendInitialEvents {
 					// Decline streaming lists, as an older API server would;
 					// the reflector falls back to list + watch.

@@ -46,7 +46,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON implements json.Marshaler.
 func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(d.Duration.String())
+	return json.Marshal(d.String())
 }
 
 func (d Duration) validate(p *problems, path string, limit time.Duration) {

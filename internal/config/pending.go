@@ -116,22 +116,22 @@ func (c *Config) validatePending(p *problems) {
 	// A duration that did not parse is reported here and stands in for its
 	// partner, so the relation between the two is only judged on values
 	// that were written.
-	base, max := ps.BackoffBase, ps.BackoffMax
+	base, ceiling := ps.BackoffBase, ps.BackoffMax
 	for _, d := range []struct {
 		path string
 		d    Duration
-	}{{"pendingShoots.backoffBase", base}, {"pendingShoots.backoffMax", max}} {
+	}{{"pendingShoots.backoffBase", base}, {"pendingShoots.backoffMax", ceiling}} {
 		if d.d.invalid != "" {
 			p.add(d.path, "invalid value %s (want a duration such as \"30s\")", d.d.invalid)
 		}
 	}
-	baseD, maxD := base.Duration, max.Duration
+	baseD, maxD := base.Duration, ceiling.Duration
 	switch {
-	case base.invalid != "" && max.invalid != "":
+	case base.invalid != "" && ceiling.invalid != "":
 		baseD, maxD = DefaultBackoffBase, DefaultBackoffMax
 	case base.invalid != "":
 		baseD = maxD
-	case max.invalid != "":
+	case ceiling.invalid != "":
 		maxD = baseD
 	}
 	switch ps.BindMode {

@@ -41,7 +41,7 @@ type ResourceLimit struct {
 	Count *int64 `json:"count,omitempty"`
 }
 
-// ResourceAdmissionMode is the operation mode of resourceAdmission.
+// Mode is the operation mode of resourceAdmission (default block).
 func (r *ResourceAdmission) Mode() string {
 	if r.OperationMode == nil {
 		return OperationModeBlock

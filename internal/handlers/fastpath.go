@@ -99,7 +99,8 @@ func (h *mutatingHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		h.slow.ServeHTTP(w, r)
 		return
 	}
-	defer r.Body.Close()
+	// The server closes the body too; a close error changes nothing here.
+	defer func() { _ = r.Body.Close() }()
 
 	bp := bodyBuffers.Get().(*[]byte)
 	body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBytes), *bp, r.ContentLength)

@@ -92,7 +92,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	// The manager, as serve.go builds it, plus the controller.
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         cache.CacheOptions("garden"),
+		Cache:                         cache.InformerOptions("garden"),
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
 		LeaderElection:                true,

@@ -132,7 +132,7 @@ func (r *Reconciler) init() {
 }
 
 // SetupWithManager registers the controller. The manager's cache must hold
-// Shoots and Seeds (cache.ConfigureCacheOptions) and the Store must be fed by
+// Shoots and Seeds (cache.ConfigureInformerOptions) and the Store must be fed by
 // the same cache (cache.Register).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.init()
