@@ -26,7 +26,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
-	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // Store is what the controller needs of cache.Store: placement with
@@ -40,11 +39,6 @@ type Store interface {
 }
 
 var _ Store = (*cache.Store)(nil)
-
-// TokenVerifier is placementtoken.Signer's verification.
-type TokenVerifier interface {
-	Verify(token string, s placementtoken.Subject) error
-}
 
 // EventRecorder is client-go's events.EventRecorder (what
 // manager.GetEventRecorder returns).
@@ -272,38 +266,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 }
 
-// announced keeps the seed the mutating webhook announced for the Shoot, as
-// long as its token verifies and the seed still admits the Shoot (see
-// cache.Store.PlaceOn): the user was told that seed, and usage that moved
-// meanwhile is no reason to pick another. The admission's own reservation
-// becomes the binding's (key), so the Shoot is never counted twice.
-func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string) (placement.Decision, bool) {
-	seed := shoot.Annotations[placementtoken.SeedAnnotation]
-	admission := shoot.Annotations[cache.AnnotationReservation]
-	if seed == "" || r.Verifier == nil || r.announcedRefused(types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}) {
-		if admission != "" {
-			r.Store.Release(admission)
-		}
-		return placement.Decision{}, false
-	}
-	log := ctrl.LoggerFrom(ctx).WithValues("shoot", shoot.Namespace+"/"+shoot.Name, "announcedSeed", seed)
-	err := r.Verifier.Verify(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
-		Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: seed,
-	})
-	if err != nil {
-		log.V(1).Info("Announced seed not taken: its placement token does not verify; deciding again", "reason", err.Error())
-		if admission != "" {
-			r.Store.Release(admission)
-		}
-		return placement.Decision{}, false
-	}
-	if !r.Store.PlaceOn(shoot, r.Options, seed, admission, key) {
-		log.Info("Announced seed no longer admits the Shoot; deciding again")
-		return placement.Decision{}, false
-	}
-	return placement.Decision{Seed: seed}, true
-}
-
 // unschedulable reports a failed attempt and schedules the next one.
 func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *placement.Decision) reconcile.Result {
 	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
@@ -404,21 +366,6 @@ func (r *Reconciler) track(key types.NamespacedName) {
 		r.pending[key] = false
 		r.Metrics.SetPending(len(r.pending))
 	}
-}
-
-func (r *Reconciler) distrustAnnounced(key types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.pending[key]; ok {
-		r.pending[key] = true
-	}
-}
-
-func (r *Reconciler) announcedRefused(key types.NamespacedName) bool {
-	r.init()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pending[key]
 }
 
 // forget drops a Shoot that is no longer pending, with its backoff.
