@@ -24,20 +24,13 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
-	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // APIVersion and Kind identify the configuration file format.
@@ -321,128 +314,6 @@ func setDefault[T comparable](field *T, def T) {
 	}
 }
 
-// Check is a rule that needs what another package accepts (this package
-// imports none of seedwarden's): it returns problems as "path: problem"
-// lines, like Validate's. cmd/webhook passes its checks to Load.
-type Check func(*Config) []string
-
-// Load reads, decodes, defaults and validates a configuration file, with
-// Validate and the checks.
-func Load(path string, checks ...Check) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := Parse(data, checks...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
-
-// Parse decodes, defaults and validates a configuration (YAML or JSON),
-// with Validate and the checks. Unknown fields and invalid values are
-// reported together.
-func Parse(data []byte, checks ...Check) (*Config, error) {
-	c, unknown, err := decode(data)
-	if err != nil {
-		return nil, err
-	}
-	c.applyDefaults()
-	var problems []string
-	problems = append(problems, unknown...)
-	var invalid *Error
-	if err := c.Validate(); errors.As(err, &invalid) {
-		problems = append(problems, invalid.Problems...)
-	}
-	for _, check := range checks {
-		problems = append(problems, check(c)...)
-	}
-	if len(problems) > 0 {
-		return nil, &Error{Problems: problems}
-	}
-	return c, nil
-}
-
-// decode is strict: unknown and duplicate fields come back as problems naming
-// their path; a value of the wrong type is an error.
-func decode(data []byte) (c *Config, unknown []string, err error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil, &Error{Problems: []string{"the file is empty (want apiVersion: " + APIVersion + ", kind: " + Kind + ")"}}
-	}
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("not valid YAML or JSON: %w", err)
-	}
-	c = &Config{}
-	strictErrs, err := sigsjson.UnmarshalStrict(js, c)
-	if err != nil {
-		return nil, nil, &Error{Problems: []string{describeDecodeError(err)}}
-	}
-	for _, se := range strictErrs {
-		unknown = append(unknown, describeStrictError(se))
-	}
-	return c, unknown, nil
-}
-
-func describeStrictError(err error) string {
-	fe, ok := err.(sigsjson.FieldError)
-	if !ok {
-		return err.Error()
-	}
-	kind, _, _ := strings.Cut(err.Error(), ` "`) // "unknown field" or "duplicate field"
-	return fmt.Sprintf("%s: %s", fe.FieldPath(), kind)
-}
-
-func describeDecodeError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			field = "(top level)"
-		}
-		return fmt.Sprintf("%s: cannot use %s here (want %s)", field, te.Value, jsonKind(te.Type.Kind().String()))
-	}
-	return err.Error()
-}
-
-func jsonKind(goKind string) string {
-	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
-		return "an integer"
-	case strings.HasPrefix(goKind, "float"):
-		return "a number"
-	case goKind == "string":
-		return "a string"
-	case goKind == "bool":
-		return "true or false"
-	case goKind == "struct", goKind == "map":
-		return "an object"
-	case goKind == "slice", goKind == "array":
-		return "a list"
-	default:
-		return goKind
-	}
-}
-
-// Error lists every problem found in a configuration.
-type Error struct {
-	Problems []string
-}
-
-func (e *Error) Error() string {
-	if len(e.Problems) == 1 {
-		return "invalid configuration: " + e.Problems[0]
-	}
-	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
-}
-
-type problems struct{ list []string }
-
-func (p *problems) add(path, format string, args ...any) {
-	p.list = append(p.list, path+": "+fmt.Sprintf(format, args...))
-}
-
 // Validate returns every problem of the configuration, each naming the field
 // path and the offending value, or nil. It expects defaults to be applied.
 func (c *Config) Validate() error {
@@ -525,71 +396,4 @@ func (c *Config) Validate() error {
 		return nil
 	}
 	return &Error{Problems: p.list}
-}
-
-func isSpaceOrControl(r rune) bool {
-	return r <= ' ' || r == 0x7f
-}
-
-func validateFileName(p *problems, path, name string) {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.ContainsFunc(name, isSpaceOrControl) {
-		p.add(path, "invalid value %q (want a file name inside server.certDir)", name)
-	}
-}
-
-// validateBindAddress accepts "0" (disabled) or host:port with a port in
-// 0-65535 (0 picks a free port). It reports whether addr is a valid
-// host:port (false for "0").
-func validateBindAddress(p *problems, path, addr string) bool {
-	if addr == Disabled {
-		return false
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		p.add(path, "invalid value %q (want host:port, :port or %q to disable)", addr, Disabled)
-		return false
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 || n > 65535 {
-		p.add(path, "invalid port in %q (want 0-65535)", addr)
-		return false
-	}
-	return true
-}
-
-// isLoopback reports whether host:port listens on loopback only: localhost,
-// 127.0.0.0/8 or ::1. An empty host (all addresses) is not.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// validateCertificate checks the certificate section: both or neither of
-// namespace and name.
-func (c *Config) validateCertificate(p *problems) {
-	cert := c.Certificate
-	switch {
-	case cert.Namespace != "" && cert.Name == "":
-		p.add("certificate.name", "required when certificate.namespace is set (the cert-manager Certificate of the serving certificate)")
-	case cert.Name != "" && cert.Namespace == "":
-		p.add("certificate.namespace", "required when certificate.name is set (the namespace of Certificate %q)", cert.Name)
-	}
-	if cert.Namespace != "" {
-		if errs := validation.IsDNS1123Label(cert.Namespace); len(errs) > 0 {
-			p.add("certificate.namespace", "invalid value %q: %s", cert.Namespace, strings.Join(errs, "; "))
-		}
-	}
-	if cert.Name != "" {
-		if errs := validation.IsDNS1123Subdomain(cert.Name); len(errs) > 0 {
-			p.add("certificate.name", "invalid value %q: %s", cert.Name, strings.Join(errs, "; "))
-		}
-	}
-	validateDurationRange(p, "certificate.expiryWarning", cert.ExpiryWarning, 0, MaxExpiryWarning)
 }
