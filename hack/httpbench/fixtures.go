@@ -1,5 +1,8 @@
 package main
 
+// Long file (over 450 lines): a developer tool's fixtures (landscape,
+// requests, baseline server), not shipped; kept together for reading.
+
 import (
 	"bytes"
 	"encoding/json"

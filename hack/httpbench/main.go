@@ -44,6 +44,9 @@
 // Progress goes to stderr, the report to stdout.
 package main
 
+// Long file (over 450 lines): one developer tool's command (flags, runs,
+// Markdown output), not shipped; kept in one place for reading.
+
 import (
 	"context"
 	"crypto/tls"

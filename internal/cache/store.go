@@ -1,5 +1,8 @@
 package cache
 
+// Long file (over 450 lines): the Store still decides and reserves, counts
+// and decodes in one place; splitting it by job is issue 13, item 2.
+
 import (
 	"cmp"
 	"maps"

@@ -1,5 +1,9 @@
 package seedreserve
 
+// Long file (over 450 lines): one Reserver with its batching, retries and
+// ConfigMap encoding; to be split with the rest of issue 13 (item 9 names
+// Reserver.decide).
+
 import (
 	"context"
 	"errors"
