@@ -58,26 +58,8 @@ func main() {
 	serverLog := flag.String("server-log", "bin/demo-server.log", "where the output of a server started by -server goes")
 	flag.Parse()
 
-	var started *server
-	if *serverCmd != "" && *readyz != "" && answers(*readyz) {
-		fmt.Printf("Using the server that is already running (%s answers).\n\n", *readyz)
-	} else if *serverCmd != "" && *readyz != "" {
-		srv, err := startServer(*serverCmd, *serverLog)
-		if err != nil {
-			fail(err)
-		}
-		started = srv
-		// fail exits without running deferred calls: stop the server there too.
-		stopServer = srv.stop
-		defer srv.stop()
-		signals := make(chan os.Signal, 1)
-		signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-		go func() {
-			<-signals
-			srv.stop()
-			os.Exit(1)
-		}()
-	}
+	started := startIfNeeded(*serverCmd, *serverLog, *readyz)
+	defer stopServer()
 
 	files := flag.Args()
 	checkExamples := len(files) == 0
@@ -97,9 +79,43 @@ func main() {
 		}
 	}
 
+	if problems := sendAll(client, *url, files, checkExamples); len(problems) > 0 {
+		fail(errors.New(strings.Join(problems, "; ")))
+	}
+}
+
+// startIfNeeded starts the server command unless readyz already answers; the
+// server it starts is stopped on exit, on failure and on a signal.
+func startIfNeeded(serverCmd, serverLog, readyz string) *server {
+	if serverCmd == "" || readyz == "" {
+		return nil
+	}
+	if answers(readyz) {
+		fmt.Printf("Using the server that is already running (%s answers).\n\n", readyz)
+		return nil
+	}
+	srv, err := startServer(serverCmd, serverLog)
+	if err != nil {
+		fail(err)
+	}
+	// fail exits without running deferred calls: stop the server there too.
+	stopServer = srv.stop
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		srv.stop()
+		os.Exit(1)
+	}()
+	return srv
+}
+
+// sendAll sends each file as a review and prints the answer; with the
+// examples it also checks that the first was placed and the second warned.
+func sendAll(client *http.Client, url string, files []string, checkExamples bool) []string {
 	var problems []string
 	for i, f := range files {
-		res, err := review(client, *url, f)
+		res, err := review(client, url, f)
 		if err != nil {
 			fail(err)
 		}
@@ -114,9 +130,7 @@ func main() {
 			problems = append(problems, fmt.Sprintf("%s got no warning", f))
 		}
 	}
-	if len(problems) > 0 {
-		fail(errors.New(strings.Join(problems, "; ")))
-	}
+	return problems
 }
 
 // stopServer stops a server the demo started, if any.
