@@ -44,20 +44,12 @@
 // Progress goes to stderr, the report to stdout.
 package main
 
-// Long file (over 450 lines): one developer tool's command (flags, runs,
-// Markdown output), not shipped; kept in one place for reading.
-
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -143,109 +135,30 @@ func bench(ctx context.Context, o *options, args []string) error {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
-
-	// Fixtures.
-	certDir := filepath.Join(tmp, "certs")
-	if err := certgen.Generate(certDir, certgen.DefaultHosts, time.Now()); err != nil {
-		return fmt.Errorf("certificates: %w", err)
-	}
-	tlsCfg, err := clientTLS(filepath.Join(certDir, certgen.CAFile))
+	fx, err := newFixtures(o, tmp)
 	if err != nil {
 		return err
 	}
-	landscape := filepath.Join(tmp, "landscape.json")
-	if err := writeLandscape(landscape, o.seeds, o.shoots); err != nil {
-		return fmt.Errorf("landscape: %w", err)
-	}
-	shoots, err := shootTemplates()
-	if err != nil {
-		return err
-	}
-	var sizeTmpl []*template
-	sizeLimit := ""
-	if o.size {
-		t, err := configMapTemplate(o.sizeBytes)
-		if err != nil {
-			return err
-		}
-		sizeTmpl = []*template{t}
-		sizeLimit = "1Mi"
-	}
-	p, err := freePorts(4)
-	if err != nil {
-		return err
-	}
-	ours := ports{webhook: p[0], metrics: p[1], health: p[2]}
-	baselinePort := p[3]
-	cfgPath, err := writeFile(tmp, "config.yaml", configYAML(ours, certDir, o.reservationTTL, sizeLimit))
-	if err != nil {
-		return err
-	}
-	progress("fixtures in %s: Shoots of %s bytes in %d regions, AdmissionReviews of %s bytes, landscape %d seeds and %d Shoots", tmp, objectSizes(shoots), len(shoots), bodySizes(shoots), o.seeds, o.shoots)
-
-	// Servers.
-	bin := o.webhookBin
-	if bin == "" {
-		bin = filepath.Join(tmp, "webhook")
-		progress("building %s", bin)
-		if err := goBuild(ctx, bin); err != nil {
-			return err
-		}
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	oursProc, err := startProc("seedwarden", filepath.Join(tmp, "seedwarden.log"), bin, "serve", "--landscape", landscape, "--config", cfgPath)
+	oursProc, baseProc, err := startServers(ctx, o, fx)
 	if err != nil {
 		return err
 	}
 	defer oursProc.stop()
-	baseProc, err := startProc("baseline", filepath.Join(tmp, "baseline.log"), self, "baseline-server", "-port", fmt.Sprint(baselinePort), "-cert-dir", certDir)
-	if err != nil {
-		return err
-	}
 	defer baseProc.stop()
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", ours.health)
-	if err := oursProc.waitReady(ctx, 2*time.Minute, func() error { return httpOK(readyz, nil) }); err != nil {
-		return err
-	}
-	if err := baseProc.waitReady(ctx, time.Minute, func() error {
-		return httpOK(fmt.Sprintf("https://127.0.0.1:%d/", baselinePort), tlsCfg)
-	}); err != nil {
-		return err
-	}
-	progress("servers ready: seedwarden pid %d on :%d, baseline pid %d on :%d", oursProc.cmd.Process.Pid, ours.webhook, baseProc.cmd.Process.Pid, baselinePort)
 
 	env := machine(args)
-	oursURL := fmt.Sprintf("https://127.0.0.1:%d", ours.webhook)
-	baseURL := fmt.Sprintf("https://127.0.0.1:%d", baselinePort)
-	mutate := bench3(ctx, o, tlsCfg,
-		target{server: "baseline", url: baseURL + mutateShootsPath + "?timeout=10s", tmpls: shoots},
-		target{server: "seedwarden", url: oursURL + mutateShootsPath + "?timeout=10s", tmpls: shoots, placed: true},
+	mutate := bench3(ctx, o, fx.tlsCfg,
+		target{server: "baseline", url: fx.baseURL() + mutateShootsPath + "?timeout=10s", tmpls: fx.shoots},
+		target{server: "seedwarden", url: fx.oursURL() + mutateShootsPath + "?timeout=10s", tmpls: fx.shoots, placed: true},
 		baseProc, oursProc)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	fmt.Println(env.header)
-	printTable(os.Stdout, fmt.Sprintf("HTTP: %s, seedwarden vs. an empty controller-runtime webhook", mutateShootsPath), o, shoots, "Shoot", mutate, true)
-
+	printTable(os.Stdout, fmt.Sprintf("HTTP: %s, seedwarden vs. an empty controller-runtime webhook", mutateShootsPath), o, fx.shoots, "Shoot", mutate, true)
 	if o.size {
-		url := oursURL + validateResourceSizePath + "?timeout=10s"
-		switch served, err := probe(url, sizeTmpl[0], tlsCfg); {
-		case err != nil:
+		if err := benchSize(ctx, o, fx, baseProc, oursProc); err != nil {
 			return err
-		case !served:
-			fmt.Printf("\n%s: not served by this seedwarden (404); resource-size benchmark skipped.\n", validateResourceSizePath)
-		default:
-			size := bench3(ctx, o, tlsCfg,
-				target{server: "baseline", url: baseURL + validateResourceSizePath + "?timeout=10s", tmpls: sizeTmpl},
-				target{server: "seedwarden", url: url, tmpls: sizeTmpl},
-				baseProc, oursProc)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			printTable(os.Stdout, fmt.Sprintf("HTTP: %s, seedwarden vs. an empty controller-runtime webhook", validateResourceSizePath), o, sizeTmpl, "ConfigMap", size, false)
 		}
 	}
 
@@ -256,8 +169,121 @@ func bench(ctx context.Context, o *options, args []string) error {
 	baseProc.stop()
 
 	if o.profile {
-		return profile(ctx, o, cfgPath, landscape, certDir, shoots, tlsCfg)
+		return profile(ctx, o, fx.cfgPath, fx.landscape, fx.certDir, fx.shoots, fx.tlsCfg)
 	}
+	return nil
+}
+
+// fixtures are what one bench run writes and sends: certificates, the
+// landscape, the configuration, the request templates and the ports.
+type fixtures struct {
+	tmp, certDir, landscape, cfgPath string
+	tlsCfg                           *tls.Config
+	shoots, sizeTmpl                 []*template
+	ours                             ports
+	baselinePort                     int
+}
+
+func (fx *fixtures) oursURL() string { return fmt.Sprintf("https://127.0.0.1:%d", fx.ours.webhook) }
+func (fx *fixtures) baseURL() string { return fmt.Sprintf("https://127.0.0.1:%d", fx.baselinePort) }
+
+func newFixtures(o *options, tmp string) (*fixtures, error) {
+	fx := &fixtures{tmp: tmp, certDir: filepath.Join(tmp, "certs"), landscape: filepath.Join(tmp, "landscape.json")}
+	if err := certgen.Generate(fx.certDir, certgen.DefaultHosts, time.Now()); err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	var err error
+	if fx.tlsCfg, err = clientTLS(filepath.Join(fx.certDir, certgen.CAFile)); err != nil {
+		return nil, err
+	}
+	if err := writeLandscape(fx.landscape, o.seeds, o.shoots); err != nil {
+		return nil, fmt.Errorf("landscape: %w", err)
+	}
+	if fx.shoots, err = shootTemplates(); err != nil {
+		return nil, err
+	}
+	sizeLimit := ""
+	if o.size {
+		t, err := configMapTemplate(o.sizeBytes)
+		if err != nil {
+			return nil, err
+		}
+		fx.sizeTmpl = []*template{t}
+		sizeLimit = "1Mi"
+	}
+	p, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	fx.ours = ports{webhook: p[0], metrics: p[1], health: p[2]}
+	fx.baselinePort = p[3]
+	if fx.cfgPath, err = writeFile(tmp, "config.yaml", configYAML(fx.ours, fx.certDir, o.reservationTTL, sizeLimit)); err != nil {
+		return nil, err
+	}
+	progress("fixtures in %s: Shoots of %s bytes in %d regions, AdmissionReviews of %s bytes, landscape %d seeds and %d Shoots",
+		tmp, objectSizes(fx.shoots), len(fx.shoots), bodySizes(fx.shoots), o.seeds, o.shoots)
+	return fx, nil
+}
+
+// startServers starts seedwarden (built here unless -webhook-bin names one)
+// and the baseline, and waits until both answer. On error nothing is left
+// running.
+func startServers(ctx context.Context, o *options, fx *fixtures) (ours, base *proc, err error) {
+	bin := o.webhookBin
+	if bin == "" {
+		bin = filepath.Join(fx.tmp, "webhook")
+		progress("building %s", bin)
+		if err := goBuild(ctx, bin); err != nil {
+			return nil, nil, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	ours, err = startProc("seedwarden", filepath.Join(fx.tmp, "seedwarden.log"), bin, "serve", "--landscape", fx.landscape, "--config", fx.cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err = startProc("baseline", filepath.Join(fx.tmp, "baseline.log"), self, "baseline-server", "-port", fmt.Sprint(fx.baselinePort), "-cert-dir", fx.certDir)
+	if err != nil {
+		ours.stop()
+		return nil, nil, err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", fx.ours.health)
+	err = ours.waitReady(ctx, 2*time.Minute, func() error { return httpOK(readyz, nil) })
+	if err == nil {
+		err = base.waitReady(ctx, time.Minute, func() error { return httpOK(fx.baseURL()+"/", fx.tlsCfg) })
+	}
+	if err != nil {
+		ours.stop()
+		base.stop()
+		return nil, nil, err
+	}
+	progress("servers ready: seedwarden pid %d on :%d, baseline pid %d on :%d", ours.cmd.Process.Pid, fx.ours.webhook, base.cmd.Process.Pid, fx.baselinePort)
+	return ours, base, nil
+}
+
+// benchSize runs the resource-size webhook against the baseline, if this
+// seedwarden serves it.
+func benchSize(ctx context.Context, o *options, fx *fixtures, baseProc, oursProc *proc) error {
+	url := fx.oursURL() + validateResourceSizePath + "?timeout=10s"
+	served, err := probe(url, fx.sizeTmpl[0], fx.tlsCfg)
+	if err != nil {
+		return err
+	}
+	if !served {
+		fmt.Printf("\n%s: not served by this seedwarden (404); resource-size benchmark skipped.\n", validateResourceSizePath)
+		return nil
+	}
+	size := bench3(ctx, o, fx.tlsCfg,
+		target{server: "baseline", url: fx.baseURL() + validateResourceSizePath + "?timeout=10s", tmpls: fx.sizeTmpl},
+		target{server: "seedwarden", url: url, tmpls: fx.sizeTmpl},
+		baseProc, oursProc)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	printTable(os.Stdout, fmt.Sprintf("HTTP: %s, seedwarden vs. an empty controller-runtime webhook", validateResourceSizePath), o, fx.sizeTmpl, "ConfigMap", size, false)
 	return nil
 }
 
@@ -340,195 +366,6 @@ func profile(ctx context.Context, o *options, cfgPath, landscape, certDir string
 		prof.report(os.Stdout, r.requests)
 	}
 	return nil
-}
-
-// clientTLS trusts the generated CA; HTTP/1.1 only.
-func clientTLS(caFile string) (*tls.Config, error) {
-	caPEM, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("%s holds no certificate", caFile)
-	}
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
-
-// goBuild builds ./cmd/webhook of this module into bin.
-func goBuild(ctx context.Context, bin string) error {
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/webhook")
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/webhook in %s: %w", root, err)
-	}
-	return nil
-}
-
-// proc is a server process.
-type proc struct {
-	name, logPath string
-	cmd           *exec.Cmd
-	done          chan struct{}
-	stopped       bool
-}
-
-func startProc(name, logPath, bin string, args ...string) (*proc, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close() // the child has its own descriptor
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	dieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &proc{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-// stop sends SIGTERM and waits, killing after 15 s.
-func (p *proc) stop() {
-	if p.stopped {
-		return
-	}
-	p.stopped = true
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *proc) waitReady(ctx context.Context, wait time.Duration, ready func() error) error {
-	deadline := time.Now().Add(wait)
-	for {
-		err := ready()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.name, p.cmd.ProcessState, p.logPath, tail(p.logPath, 20))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s: %v; last lines of %s:\n%s", p.name, wait, err, p.logPath, tail(p.logPath, 20))
-		}
-	}
-}
-
-// httpOK: url answers (200 for plain HTTP; any status over TLS, where only
-// the listener matters).
-func httpOK(url string, tlsCfg *tls.Config) error {
-	c := &http.Client{Timeout: time.Second}
-	if tlsCfg != nil {
-		c.Transport = &http.Transport{TLSClientConfig: tlsCfg.Clone()}
-	}
-	resp, err := c.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if tlsCfg == nil && resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return nil
-}
-
-// probe sends one request of t to url: false if the path is not served.
-func probe(url string, t *template, tlsCfg *tls.Config) (bool, error) {
-	c := newClient(tlsCfg, 1)
-	defer c.CloseIdleConnections()
-	buf := make([]byte, len(t.body))
-	uid := []byte("00000000-0000-4000-8000-000000000001")
-	t.fill(buf, uid, []byte("probe000000"))
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(buf)))
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("probing %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusNotFound {
-		return false, nil
-	}
-	if _, _, err := check(resp.StatusCode, body, uid, false); err != nil {
-		return false, fmt.Errorf("probing %s: %w", url, err)
-	}
-	return true, nil
-}
-
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// unschedulableLogLines returns (up to 5 of) the server's "No seed fits"
-// log lines and how many there were.
-func unschedulableLogLines(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var hits []string
-	n := 0
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, "No seed fits") {
-			n++
-			if len(hits) < 5 {
-				hits = append(hits, line)
-			}
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d lines, the first:\n%s", n, strings.Join(hits, "\n"))
 }
 
 // env describes the machine and the command.
