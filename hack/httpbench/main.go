@@ -225,7 +225,7 @@ func newFixtures(o *options, tmp string) (*fixtures, error) {
 	return fx, nil
 }
 
-// startServers starts seedwarden (built here unless -webhook-bin names one)
+// startServers starts seedwarden (built here unless -webhook names one)
 // and the baseline, and waits until both answer. On error nothing is left
 // running.
 func startServers(ctx context.Context, o *options, fx *fixtures) (ours, base *proc, err error) {
