@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/server"
 )
 
 // TestWebhookServerHardening talks to a running `webhook serve` (landscape
@@ -78,8 +79,8 @@ health: {bindAddress: "127.0.0.1:%d"}
 		st, err := handshake(&tls.Config{MaxVersion: tls.VersionTLS12})
 		require.NoError(t, err)
 		assert.Equal(t, uint16(tls.VersionTLS12), st.Version)
-		assert.True(t, slices.Contains(tls12CipherSuites, st.CipherSuite), "suite %s", tls.CipherSuiteName(st.CipherSuite))
-		for _, id := range tls12CipherSuites {
+		assert.True(t, slices.Contains(server.TLS12CipherSuites(), st.CipherSuite), "suite %s", tls.CipherSuiteName(st.CipherSuite))
+		for _, id := range server.TLS12CipherSuites() {
 			st, err := handshake(&tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{id}})
 			if err == nil {
 				assert.Equal(t, id, st.CipherSuite)

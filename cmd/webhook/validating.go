@@ -17,6 +17,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"github.com/seedwarden/seedwarden/internal/server"
 )
 
 // Paths of the validating webhooks.
@@ -58,7 +59,7 @@ type placementDeps struct {
 	// (cluster mode, cache.maxStaleness); zero: no bound.
 	staleness handlers.StalenessGuard
 	// drain closes connections while shutting down; nil: never.
-	drain *drainer
+	drain *server.Drainer
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -112,7 +113,7 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // Secret and namespace-deletion webhooks. All share the body limit.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Metrics, log logr.Logger) {
 	register := func(path string, h webhook.AdmissionHandler) {
-		srv.Register(path, guardRequest(cfg.Server, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
+		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
