@@ -46,7 +46,8 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	store := newStore(cfg)
-	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, log)
+	m := metrics.New(ctrlmetrics.Registry, metricGroups(cfg, reservationNS)...)
+	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, m, log)
 	if err != nil {
 		return err
 	}
@@ -83,12 +84,12 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
-	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewCacheStaleness(func() time.Duration { return freshness.StaleFor(time.Now()) }))
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, log)
-	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, log); err != nil {
+	m.RegisterCacheStaleness(func() time.Duration { return freshness.StaleFor(time.Now()) })
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, m, log)
+	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, m, log); err != nil {
 		return err
 	}
-	if err := setupCertificateWatch(mgr, cfg, log); err != nil {
+	if err := setupCertificateWatch(mgr, cfg, m, log); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -134,19 +135,15 @@ func metricsOptions(cfg *config.Config) metricsserver.Options {
 // (capacity.coordination apiserver; seedreserve's package documentation
 // explains the design): reservation ConfigMaps in namespace, read and
 // written through a client of their own that never reads from a cache, with
-// its collectors on controller-runtime's registry. namespace "" returns nil
+// its metrics recorded through m. namespace "" returns nil
 // (an untyped nil: the capacity webhook then reserves in the Store alone).
-func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.Store, namespace string, log logr.Logger) (handlers.ClusterReserver, error) {
+func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.Store, namespace string, m *metrics.Recorder, log logr.Logger) (handlers.ClusterReserver, error) {
 	if namespace == "" {
 		return nil, nil
 	}
 	c, err := seedreserve.NewClient(restCfg)
 	if err != nil {
 		return nil, err
-	}
-	m := seedreserve.NewMetrics()
-	for _, col := range m.Collectors() {
-		mustRegisterReplacing(ctrlmetrics.Registry, col)
 	}
 	r, err := seedreserve.New(c, store, seedreserve.Options{
 		Namespace: namespace,
@@ -164,12 +161,12 @@ func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.S
 
 // setupCertificateWatch watches the cert-manager Certificate named in the
 // configuration, on every replica (certwatch.Watcher needs no leadership).
-func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, log logr.Logger) error {
+func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, m *metrics.Recorder, log logr.Logger) error {
 	if !cfg.Certificate.Watched() {
 		return nil
 	}
 	return certwatch.New(cfg.Certificate.Namespace, cfg.Certificate.Name, certwatch.Options{
-		Registerer:    ctrlmetrics.Registry,
+		Metrics:       m,
 		Log:           log.WithName("certwatch"),
 		ExpiryWarning: cfg.Certificate.ExpiryWarning.Duration, // "0s": never
 	}).SetupWithManager(mgr)
@@ -213,10 +210,26 @@ func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func
 	opts.LeaderElectionReleaseOnCancel = true
 }
 
+// metricGroups are the collectors of the parts the configuration runs
+// besides the webhooks: a part that is off exports nothing.
+func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
+	var groups []metrics.Group
+	if cfg.PendingShootsEnabled() {
+		groups = append(groups, metrics.GroupPending)
+	}
+	if reservationNS != "" {
+		groups = append(groups, metrics.GroupReservations)
+	}
+	if cfg.Certificate.Watched() {
+		groups = append(groups, metrics.GroupCertificates)
+	}
+	return groups
+}
+
 // setupPendingShoots adds the retry controller for Shoots admitted without a
 // seed: it decides from the same Store (and reserves in it) as the webhooks,
-// and its metrics go to controller-runtime's registry with the others.
-func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, signer *placementtoken.Signer, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, log logr.Logger) error {
+// and records through m with the others.
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, signer *placementtoken.Signer, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
 	if !cfg.PendingShootsEnabled() {
 		if cfg.Announce() {
 			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
@@ -229,7 +242,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		Config:  pendingConfig(cfg),
 		Store:   store,
 		Options: placementOptions(cfg),
-		Metrics: metrics.NewPending(ctrlmetrics.Registry),
+		Metrics: m,
 		Synced:  synced,
 		Stale: func() bool {
 			_, stale := staleness.StaleBeyond(time.Now())

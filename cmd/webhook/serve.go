@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -124,7 +122,7 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 	}
 
 	srv := newWebhookServer(cfg, deps.drain)
-	registerWebhooks(srv, cfg, store, deps, log)
+	registerWebhooks(srv, cfg, store, deps, metrics.New(ctrlmetrics.Registry), log)
 
 	log.Info("Starting", "version", version, "commit", commit, "mode", "landscape",
 		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace)
@@ -189,11 +187,10 @@ func newStore(cfg *config.Config) *cache.Store {
 	})
 }
 
-// registerWebhooks registers the admission handlers on srv and seedwarden's
-// collectors on controller-runtime's metrics registry.
-func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, log logr.Logger) {
-	m := metrics.New(ctrlmetrics.Registry)
-	mustRegisterReplacing(ctrlmetrics.Registry, metrics.NewSeedCollector(store.SeedStats))
+// registerWebhooks registers the admission handlers on srv, each recording
+// its answers through m, and exports the Store's per-seed gauges.
+func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
+	m.RegisterSeeds(store.SeedStats)
 	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
@@ -210,19 +207,4 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 		StalenessGuard: deps.staleness,
 	}, cfg.Server.MaxRequestBytes)))
 	registerValidatingWebhooks(srv, cfg, store, deps, m, log)
-}
-
-// mustRegisterReplacing registers c, replacing an equal collector registered
-// before (the collector of an earlier server's Store in the same process, as
-// in tests).
-func mustRegisterReplacing(reg prometheus.Registerer, c prometheus.Collector) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		reg.Unregister(are.ExistingCollector)
-		err = reg.Register(c)
-	}
-	if err != nil {
-		panic(err)
-	}
 }
