@@ -9,11 +9,12 @@
 // the certificate and key files (the mounted Secret) when they change; nothing
 // here touches the serving certificate.
 //
-// Wiring, once the manager exists:
+// Wiring, once the manager exists (the gauges are internal/metrics'):
 //
+//	m := metrics.New(ctrlmetrics.Registry, metrics.GroupCertificates)
 //	err := certwatch.New(namespace, name, certwatch.Options{
-//		Registerer: ctrlmetrics.Registry,
-//		Log:        log.WithName("certwatch"),
+//		Metrics: m,
+//		Log:     log.WithName("certwatch"),
 //	}).SetupWithManager(mgr)
 //
 // The watcher keeps its own cache, holding only that Certificate: it lists and
