@@ -27,6 +27,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
@@ -137,21 +138,21 @@ pendingShoots: {enabled: false}
 	t.Logf("unknown token: %d %s", code, strings.TrimSpace(msg))
 	code, msg = scrape(nobodyToken)
 	assert.Equal(t, http.StatusForbidden, code, "a token without get on /metrics: %s", msg)
-	code, metrics := scrape(readerToken)
-	require.Equal(t, http.StatusOK, code, metrics)
-	assert.Contains(t, metrics, "seedwarden_seed_usage")
+	code, scraped := scrape(readerToken)
+	require.Equal(t, http.StatusOK, code, scraped)
+	assert.Contains(t, scraped, "seedwarden_seed_usage")
 
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/scraped", metricsPort))
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "plain HTTP to the HTTPS metrics port")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "plain HTTP to the HTTPS scraped port")
 	_, err = tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", metricsPort), &tls.Config{
 		MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11, InsecureSkipVerify: true, //nolint:gosec // probing the server's floor
 	})
-	require.Error(t, err, "TLS 1.1 to the metrics port")
+	require.Error(t, err, "TLS 1.1 to the scraped port")
 	conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", metricsPort), &tls.Config{RootCAs: pool, ServerName: "localhost", NextProtos: []string{"h2", "http/1.1"}})
 	require.NoError(t, err)
-	assert.Equal(t, "http/1.1", conn.ConnectionState().NegotiatedProtocol, "HTTP/2 must stay off on the metrics port too")
+	assert.Equal(t, "http/1.1", conn.ConnectionState().NegotiatedProtocol, "HTTP/2 must stay off on the scraped port too")
 	conn.Close()
 
 	// The Certificate's state, from the watcher.
@@ -159,7 +160,7 @@ pendingShoots: {enabled: false}
 		_, m := scrape(readerToken)
 		return strings.Contains(m, `seedwarden_certificate_ready{name="seedwarden-webhook",namespace="seedwarden"} 1`) &&
 			strings.Contains(m, fmt.Sprintf(`seedwarden_certificate_expiry_timestamp_seconds{name="seedwarden-webhook",namespace="seedwarden"} %g`, float64(notAfter.Unix())))
-	}, 20*time.Second, 100*time.Millisecond, "certificate metrics")
+	}, 20*time.Second, 100*time.Millisecond, "certificate scraped")
 
 	// Capacity across replicas: the reservation goes to the API server.
 	tc := devClient(t, certDir)
@@ -196,10 +197,10 @@ pendingShoots: {enabled: false}
 	assert.False(t, r.Allowed)
 	assert.Contains(t, r.Result.Message, `seed "gcp-us1" is full`)
 
-	_, metrics = scrape(readerToken)
-	assert.Contains(t, metrics, seedreserve.DurationName+`_count{operation="reserve",result="ok"} 1`)
-	assert.Contains(t, metrics, seedreserve.DurationName+`_count{operation="reserve",result="full"} 1`)
-	assert.Contains(t, metrics, seedreserve.DurationName+`_count{operation="check",result="ok"} 1`)
+	_, scraped = scrape(readerToken)
+	assert.Contains(t, scraped, metrics.ReservationDurationName+`_count{operation="reserve",result="ok"} 1`)
+	assert.Contains(t, scraped, metrics.ReservationDurationName+`_count{operation="reserve",result="full"} 1`)
+	assert.Contains(t, scraped, metrics.ReservationDurationName+`_count{operation="check",result="ok"} 1`)
 
 	srv.stopAndWait(t, gracefulShutdownTimeout+10*time.Second)
 	log := srv.stderr.String()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/server"
 )
 
 // TestWebhookServerHardening talks to a running `webhook serve` (landscape
@@ -78,8 +79,8 @@ health: {bindAddress: "127.0.0.1:%d"}
 		st, err := handshake(&tls.Config{MaxVersion: tls.VersionTLS12})
 		require.NoError(t, err)
 		assert.Equal(t, uint16(tls.VersionTLS12), st.Version)
-		assert.True(t, slices.Contains(tls12CipherSuites, st.CipherSuite), "suite %s", tls.CipherSuiteName(st.CipherSuite))
-		for _, id := range tls12CipherSuites {
+		assert.True(t, slices.Contains(server.TLS12CipherSuites(), st.CipherSuite), "suite %s", tls.CipherSuiteName(st.CipherSuite))
+		for _, id := range server.TLS12CipherSuites() {
 			st, err := handshake(&tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{id}})
 			if err == nil {
 				assert.Equal(t, id, st.CipherSuite)
@@ -207,7 +208,7 @@ func TestReservationNamespace(t *testing.T) {
 	assert.Equal(t, "from-env", podNamespace())
 
 	// The capacity webhook gets no reserver at all (not a typed nil) for local.
-	r, err := newClusterReserver(parse(""), nil, nil, "", logr.Discard())
+	r, err := newClusterReserver(parse(""), nil, nil, "", nil, logr.Discard())
 	require.NoError(t, err)
 	assert.True(t, r == nil, "newClusterReserver returned %#v for local coordination", r)
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 
@@ -9,7 +8,6 @@ import (
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -17,6 +15,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"github.com/seedwarden/seedwarden/internal/server"
 )
 
 // Paths of the validating webhooks.
@@ -28,14 +27,6 @@ const (
 	ValidateKubeconfigSecretPath = "/validate-kubeconfig-secret"
 	// ValidateNamespaceDeletionPath guards namespace DELETE.
 	ValidateNamespaceDeletionPath = "/validate-namespace-deletion"
-)
-
-// Webhook names of the kubeconfig and namespace validators, as the "webhook"
-// label of seedwarden_validations_total (the Shoot validators count their
-// own answers).
-const (
-	webhookKubeconfigSecret  = "kubeconfig-secret"
-	webhookNamespaceDeletion = "namespace-deletion"
 )
 
 // errKeyRequired is the start-up error of a cluster server without a key.
@@ -58,7 +49,7 @@ type placementDeps struct {
 	// (cluster mode, cache.maxStaleness); zero: no bound.
 	staleness handlers.StalenessGuard
 	// drain closes connections while shutting down; nil: never.
-	drain *drainer
+	drain *server.Drainer
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -110,9 +101,9 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // registerValidatingWebhooks registers the binding, capacity and
 // resource-size webhooks (the first two unless disabled), and the kubeconfig
 // Secret and namespace-deletion webhooks. All share the body limit.
-func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Metrics, log logr.Logger) {
+func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(path string, h webhook.AdmissionHandler) {
-		srv.Register(path, guardRequest(cfg.Server, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
+		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
 	}
 	if cfg.BindingEnabled() {
 		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
@@ -145,35 +136,23 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	} else {
 		register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
 	}
-	register(ValidateKubeconfigSecretPath, observed{webhookKubeconfigSecret, m, &handlers.KubeconfigSecretValidator{
+	register(ValidateKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
+		Metrics:       m,
 		Log:           log.WithName("validate-kubeconfig-secret"),
-	}})
-	register(ValidateNamespaceDeletionPath, observed{webhookNamespaceDeletion, m, &handlers.NamespaceDeletionValidator{
+	})
+	register(ValidateNamespaceDeletionPath, &handlers.NamespaceDeletionValidator{
 		Shoots:   store,
 		Projects: store,
 		// Until the informers have synced, deletions are refused (503)
 		// rather than judged on an empty cache.
-		Synced: deps.synced,
-		Log:    log.WithName("validate-namespace-deletion"),
-	}})
+		Synced:  deps.synced,
+		Metrics: m,
+		Log:     log.WithName("validate-namespace-deletion"),
+	})
 }
 
-// observed counts the answers of a handler that does not count them itself
-// in seedwarden_validations_total{webhook,result}.
-type observed struct {
-	webhook string
-	m       *metrics.Metrics
-	h       webhook.AdmissionHandler
-}
-
-func (o observed) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := o.h.Handle(ctx, req)
-	o.m.ObserveValidation(o.webhook, handlers.ValidationResult(resp))
-	return resp
-}
-
-func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Metrics, log logr.Logger) *handlers.ResourceSizeValidator {
+func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {
 	v := &handlers.ResourceSizeValidator{
 		Mode:                 rs.OperationMode,
 		UnrestrictedSubjects: subjects(rs.UnrestrictedSubjects),
@@ -199,7 +178,7 @@ func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *met
 // Gardener's resourceAdmission section. Each entry becomes a size and a count
 // rule; the half it does not set limits nothing but still ends the search, so
 // the first matching entry decides both, as in Gardener.
-func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.Store, m *metrics.Metrics, log logr.Logger) *handlers.ResourceSizeValidator {
+func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {
 	v := &handlers.ResourceSizeValidator{
 		Mode:    ra.Mode(),
 		Counter: store,

@@ -24,7 +24,7 @@ const (
 
 // baselineServer is the hidden subcommand `baseline-server`: the least a
 // controller-runtime admission webhook can do. The same webhook.Server and
-// TLS settings as seedwarden's (cmd/webhook/serve.go newWebhookServer), and
+// TLS settings as seedwarden's (internal/server NewWebhook), and
 // at both benchmarked paths a handler that allows everything without
 // looking at the object. controller-runtime still reads and decodes the
 // AdmissionReview (the object stays raw bytes) and encodes the answer: that

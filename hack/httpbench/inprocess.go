@@ -78,7 +78,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	ctrllog.SetLogger(log)
 
 	srv := newWebhookServer(port, cfg.Server.CertDir)
-	// As cmd/webhook registers it (minus the request timeouts of guardRequest,
+	// As cmd/webhook registers it (minus the request timeouts of server.Guard,
 	// which do not cost CPU).
 	srv.Register(mutateShootsPath, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		Placer: &handlers.ClusterPlacer{Local: store},

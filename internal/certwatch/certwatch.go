@@ -9,11 +9,12 @@
 // the certificate and key files (the mounted Secret) when they change; nothing
 // here touches the serving certificate.
 //
-// Wiring, once the manager exists:
+// Wiring, once the manager exists (the gauges are internal/metrics'):
 //
+//	m := metrics.New(ctrlmetrics.Registry, metrics.GroupCertificates)
 //	err := certwatch.New(namespace, name, certwatch.Options{
-//		Registerer: ctrlmetrics.Registry,
-//		Log:        log.WithName("certwatch"),
+//		Metrics: m,
+//		Log:     log.WithName("certwatch"),
 //	}).SetupWithManager(mgr)
 //
 // The watcher keeps its own cache, holding only that Certificate: it lists and
@@ -39,7 +40,6 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,12 +51,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-)
-
-// Metric names. They are stable: dashboards and alerts depend on them.
-const (
-	ExpiryTimestampName = "seedwarden_certificate_expiry_timestamp_seconds"
-	ReadyName           = "seedwarden_certificate_ready"
 )
 
 // Defaults of Options.
@@ -76,10 +70,10 @@ type Options struct {
 	// status.notAfter is this close; 0 or negative: never. The configuration
 	// owns the default (certificate.expiryWarning).
 	ExpiryWarning time.Duration
-	// Registerer receives the collectors (controller-runtime's
-	// metrics.Registry in production). Identical collectors already there
-	// are reused; nil leaves them unregistered.
-	Registerer prometheus.Registerer
+	// Metrics records the Certificate's state (the gauges
+	// seedwarden_certificate_ready and
+	// seedwarden_certificate_expiry_timestamp_seconds); nil records nothing.
+	Metrics Recorder
 	// Log receives the watcher's lines; the zero value discards them.
 	Log logr.Logger
 	// Reader is where Reconcile reads the Certificate. SetupWithManager sets
@@ -104,7 +98,7 @@ type Watcher struct {
 	key     types.NamespacedName
 	opts    Options
 	log     logr.Logger
-	metrics *collectors
+	metrics recorder
 	reader  client.Reader
 	cache   crcache.Cache // the watcher's own: only this Certificate
 
@@ -131,8 +125,8 @@ var (
 	_ reconcile.Reconciler           = (*Watcher)(nil)
 )
 
-// New returns a Watcher for the Certificate namespace/name and registers its
-// collectors on opts.Registerer. Reconcile works at once (given
+// New returns a Watcher for the Certificate namespace/name, recording its
+// state through opts.Metrics. Reconcile works at once (given
 // opts.Reader); SetupWithManager makes it watch.
 func New(namespace, name string, opts Options) *Watcher {
 	if opts.RetryInterval <= 0 {
@@ -149,7 +143,7 @@ func New(namespace, name string, opts Options) *Watcher {
 		key:     key,
 		opts:    opts,
 		log:     opts.Log.WithValues("certificate", key.String()),
-		metrics: newCollectors(opts.Registerer),
+		metrics: recorder{opts.Metrics},
 		reader:  opts.Reader,
 	}
 }
@@ -320,7 +314,7 @@ func (w *Watcher) waitForSync(ctx context.Context, inf crcache.Informer) bool {
 func (w *Watcher) reportUnavailable(reason string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.metrics.ready.WithLabelValues(w.key.Namespace, w.key.Name).Set(0)
+	w.metrics.setReady(w.key, false)
 	if w.st.unavailable != reason {
 		w.log.Info("Certificate state unknown; reporting it as not ready", "reason", reason)
 	}
@@ -351,9 +345,8 @@ func (w *Watcher) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile
 func (w *Watcher) observeMissing() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	labels := []string{w.key.Namespace, w.key.Name}
-	w.metrics.ready.WithLabelValues(labels...).Set(0)
-	w.metrics.expiry.DeleteLabelValues(labels...)
+	w.metrics.setReady(w.key, false)
+	w.metrics.setExpiry(w.key, nil)
 	if !w.st.observed || w.st.found || w.st.unavailable != "" {
 		w.log.Info("Certificate not found; reporting it as not ready")
 	}
@@ -364,17 +357,16 @@ func (w *Watcher) observeMissing() {
 func (w *Watcher) observe(cert *cmv1.Certificate) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	labels := []string{w.key.Namespace, w.key.Name}
 	cond := readyCondition(cert)
 	ready := cond != nil && cond.Status == cmmeta.ConditionTrue
 	var notAfter time.Time
 	if cert.Status.NotAfter != nil {
 		notAfter = cert.Status.NotAfter.Time
-		w.metrics.expiry.WithLabelValues(labels...).Set(float64(notAfter.Unix()))
+		w.metrics.setExpiry(w.key, &notAfter)
 	} else {
-		w.metrics.expiry.DeleteLabelValues(labels...)
+		w.metrics.setExpiry(w.key, nil)
 	}
-	w.metrics.ready.WithLabelValues(labels...).Set(boolToFloat(ready))
+	w.metrics.setReady(w.key, ready)
 
 	prev := w.st
 	changed := !prev.observed || !prev.found || prev.unavailable != "" || prev.ready != ready

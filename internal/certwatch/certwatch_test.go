@@ -19,11 +19,14 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 const (
@@ -100,7 +103,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	f.c = fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&cmv1.Certificate{}).Build()
 	f.w = New(testNamespace, testName, Options{
-		Registerer:    f.reg,
+		Metrics:       metrics.New(f.reg, metrics.GroupCertificates),
 		Log:           f.log.logger(),
 		Reader:        f.c,
 		Now:           func() time.Time { return f.now },
@@ -131,15 +134,15 @@ func (f *fixture) expectMetrics(ready float64, expiry int64) {
 # HELP %[1]s 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE %[1]s gauge
 %[1]s{name="%[2]s",namespace="%[3]s"} %[4]g
-`, ReadyName, testName, testNamespace, ready)
+`, metrics.CertificateReadyName, testName, testNamespace, ready)
 	if expiry >= 0 {
 		want += fmt.Sprintf(`
 # HELP %[1]s status.notAfter of the webhook's cert-manager Certificate, in Unix seconds; absent while the Certificate has none.
 # TYPE %[1]s gauge
 %[1]s{name="%[2]s",namespace="%[3]s"} %[4]d
-`, ExpiryTimestampName, testName, testNamespace, expiry)
+`, metrics.CertificateExpiryTimestampName, testName, testNamespace, expiry)
 	}
-	assert.NoError(f.t, testutil.GatherAndCompare(f.reg, strings.NewReader(want), ReadyName, ExpiryTimestampName))
+	assert.NoError(f.t, testutil.GatherAndCompare(f.reg, strings.NewReader(want), metrics.CertificateReadyName, metrics.CertificateExpiryTimestampName))
 }
 
 // expectLogs checks that exactly the lines with these messages (in order) were
@@ -296,14 +299,78 @@ func TestReadErrorIsReturned(t *testing.T) {
 	assert.ErrorContains(t, err, "reading Certificate seedwarden/seedwarden-webhook: boom")
 }
 
-func TestCollectorsAreShared(t *testing.T) {
+// Watchers share one recorder, each with its own series.
+func TestWatchersShareRecorder(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	a := New("ns", "a", Options{Registerer: reg})
-	b := New("ns", "b", Options{Registerer: reg}) // no AlreadyRegistered panic
+	m := metrics.New(reg, metrics.GroupCertificates)
+	a := New("ns", "a", Options{Metrics: m})
+	b := New("ns", "b", Options{Metrics: m})
 	a.observeMissing()
 	b.observe(certificate(time.Time{}, readyCond(cmmeta.ConditionTrue, "Ready", "")))
-	assert.Equal(t, 2, testutil.CollectAndCount(a.metrics.ready))
-	assert.Equal(t, 1.0, testutil.ToFloat64(a.metrics.ready.WithLabelValues("ns", "b")))
+	want := `
+# HELP seedwarden_certificate_ready 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
+# TYPE seedwarden_certificate_ready gauge
+seedwarden_certificate_ready{name="a",namespace="ns"} 0
+seedwarden_certificate_ready{name="b",namespace="ns"} 1
+`
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.CertificateReadyName, metrics.CertificateExpiryTimestampName))
+
+	// Without a recorder nothing is recorded, and nothing fails.
+	assert.NotPanics(t, func() { New("ns", "c", Options{}).observeMissing() })
+}
+
+// gauges is a Recorder that keeps the last values, for tests that read them
+// while the watcher runs.
+type gauges struct {
+	mu     sync.Mutex
+	ready  map[types.NamespacedName]bool
+	expiry map[types.NamespacedName]time.Time
+}
+
+func (g *gauges) SetCertificateReady(namespace, name string, ready bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ready == nil {
+		g.ready = map[types.NamespacedName]bool{}
+	}
+	g.ready[types.NamespacedName{Namespace: namespace, Name: name}] = ready
+}
+
+func (g *gauges) SetCertificateExpiry(namespace, name string, notAfter *time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.expiry == nil {
+		g.expiry = map[types.NamespacedName]time.Time{}
+	}
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	if notAfter == nil {
+		delete(g.expiry, key)
+		return
+	}
+	g.expiry[key] = *notAfter
+}
+
+// readyOf is the ready gauge of namespace/name: 1, 0, or -1 when never set.
+func (g *gauges) readyOf(namespace, name string) float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ready, ok := g.ready[types.NamespacedName{Namespace: namespace, Name: name}]
+	switch {
+	case !ok:
+		return -1
+	case ready:
+		return 1
+	}
+	return 0
+}
+
+// expiryOf is the expiry gauge of namespace/name, in Unix seconds, and
+// whether there is one.
+func (g *gauges) expiryOf(namespace, name string) (float64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.expiry[types.NamespacedName{Namespace: namespace, Name: name}]
+	return float64(t.Unix()), ok
 }
 
 func TestNeedLeaderElection(t *testing.T) {
@@ -323,9 +390,10 @@ func TestStartReactsToEventsAndTime(t *testing.T) {
 
 	logs := &logSink{}
 	const window = time.Hour
-	w := New(testNamespace, testName, Options{Reader: c, Log: logs.logger(), ExpiryWarning: window})
+	g := &gauges{}
+	w := New(testNamespace, testName, Options{Reader: c, Log: logs.logger(), ExpiryWarning: window, Metrics: g})
 	w.cache = informers
-	ready := w.metrics.ready.WithLabelValues(testNamespace, testName)
+	ready := func() float64 { return g.readyOf(testNamespace, testName) }
 	has := func(msg string) func() bool {
 		return func() bool {
 			logs.mu.Lock()
@@ -344,7 +412,7 @@ func TestStartReactsToEventsAndTime(t *testing.T) {
 	cert := certificate(time.Now().Add(window+1500*time.Millisecond).Truncate(time.Second), readyCond(cmmeta.ConditionTrue, "Ready", ""))
 	require.NoError(t, c.Create(context.Background(), cert))
 	inf.Add(cert)
-	require.Eventually(t, func() bool { return testutil.ToFloat64(ready) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return ready() == 1 }, 5*time.Second, time.Millisecond)
 	assert.False(t, has("Certificate expires soon")())
 	require.Eventually(t, has("Certificate expires soon"), 5*time.Second, 10*time.Millisecond)
 
@@ -354,7 +422,7 @@ func TestStartReactsToEventsAndTime(t *testing.T) {
 	inf.Add(other)
 	require.NoError(t, c.Delete(context.Background(), cert))
 	inf.Delete(cert)
-	require.Eventually(t, func() bool { return testutil.ToFloat64(ready) == 0 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return ready() == 0 }, 5*time.Second, time.Millisecond)
 
 	cancel()
 	select {

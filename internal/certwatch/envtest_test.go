@@ -8,8 +8,6 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,10 +92,10 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 		LeaderElectionNamespace: testNamespace,
 	})
 	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
+	g := &gauges{}
 	logs := &logSink{}
 	w := New(testNamespace, testName, Options{
-		Registerer:    reg,
+		Metrics:       g,
 		Log:           logs.logger(),
 		RetryInterval: 200 * time.Millisecond,
 	})
@@ -106,18 +104,14 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	// informer never syncs, and it says so.
 	forbiddenLogs := &logSink{}
 	forbidden := New(testNamespace, "forbidden", Options{
+		Metrics:       g,
 		Log:           forbiddenLogs.logger(),
 		RetryInterval: 200 * time.Millisecond,
 		SyncTimeout:   500 * time.Millisecond,
 	})
 	require.NoError(t, forbidden.SetupWithManager(mgr))
-	ready := w.metrics.ready.WithLabelValues(testNamespace, testName)
-	expiry := func() (float64, bool) {
-		if testutil.CollectAndCount(w.metrics.expiry) == 0 {
-			return 0, false
-		}
-		return testutil.ToFloat64(w.metrics.expiry.WithLabelValues(testNamespace, testName)), true
-	}
+	ready := func() float64 { return g.readyOf(testNamespace, testName) }
+	expiry := func() (float64, bool) { return g.expiryOf(testNamespace, testName) }
 
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	mgrDone := make(chan error, 1)
@@ -143,7 +137,7 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 
 	// 1. No CRD: reported not ready, logged, retried; the manager keeps running.
 	require.Eventually(t, logged("cannot watch certificates.cert-manager.io"), 30*time.Second, 20*time.Millisecond)
-	assert.Equal(t, 0.0, testutil.ToFloat64(ready))
+	assert.Equal(t, 0.0, ready())
 	select {
 	case err := <-mgrDone:
 		t.Fatalf("manager stopped: %v", err)
@@ -154,12 +148,12 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	_, err = envtest.InstallCRDs(adminCfg, envtest.CRDInstallOptions{Paths: []string{"testdata/crds"}, ErrorIfPathMissing: true})
 	require.NoError(t, err)
 	require.Eventually(t, logged("Certificate not found"), 30*time.Second, 20*time.Millisecond)
-	assert.Equal(t, 0.0, testutil.ToFloat64(ready))
+	assert.Equal(t, 0.0, ready())
 	_, has := expiry()
 	assert.False(t, has)
 
 	require.Eventually(t, loggedTo(forbiddenLogs, "informer has not synced after 500ms"), 10*time.Second, 20*time.Millisecond)
-	assert.Equal(t, 0.0, testutil.ToFloat64(forbidden.metrics.ready.WithLabelValues(testNamespace, "forbidden")))
+	assert.Equal(t, 0.0, g.readyOf(testNamespace, "forbidden"))
 
 	// Others in the same namespace and elsewhere, which the cache must not hold
 	// (nor may this user list the latter).
@@ -192,18 +186,18 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	start := setStatus(notAfter, readyCond(cmmeta.ConditionTrue, "Ready", "Certificate is up to date and has not expired"))
 	within(start, "ready", func() bool {
 		e, ok := expiry()
-		return testutil.ToFloat64(ready) == 1 && ok && e == float64(notAfter.Unix())
+		return ready() == 1 && ok && e == float64(notAfter.Unix())
 	})
 
 	start = setStatus(notAfter, readyCond(cmmeta.ConditionFalse, "Failed", "The certificate request has failed to complete and will be retried"))
-	within(start, "not ready", func() bool { return testutil.ToFloat64(ready) == 0 })
+	within(start, "not ready", func() bool { return ready() == 0 })
 	assert.Eventually(t, logged(`"reason"="Failed"`), time.Second, 5*time.Millisecond)
 
 	renewed := notAfter.Add(24 * time.Hour)
 	start = setStatus(renewed, readyCond(cmmeta.ConditionTrue, "Ready", "Certificate is up to date and has not expired"))
 	within(start, "ready again", func() bool {
 		e, _ := expiry()
-		return testutil.ToFloat64(ready) == 1 && e == float64(renewed.Unix())
+		return ready() == 1 && e == float64(renewed.Unix())
 	})
 
 	// The watcher's cache holds our Certificate only.
@@ -217,7 +211,7 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	start = time.Now()
 	within(start, "deleted", func() bool {
 		_, ok := expiry()
-		return testutil.ToFloat64(ready) == 0 && !ok
+		return ready() == 0 && !ok
 	})
 
 	select {

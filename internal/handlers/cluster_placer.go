@@ -65,7 +65,7 @@ type ClusterPlacer struct {
 	// Default DefaultClusterPlaceTimeout.
 	Timeout time.Duration
 	// Metrics may be nil.
-	Metrics *metrics.Metrics
+	Metrics *metrics.Recorder
 	Log     logr.Logger
 }
 

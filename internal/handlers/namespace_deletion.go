@@ -12,6 +12,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // NamespaceDeletionValidator is the validating webhook for v1 Namespace
@@ -42,13 +44,21 @@ type NamespaceDeletionValidator struct {
 	}
 	// Synced reports whether the cache is complete; nil means always.
 	Synced func() bool
-	Log    logr.Logger
+	// Metrics may be nil.
+	Metrics *metrics.Recorder
+	Log     logr.Logger
 }
 
 var _ admission.Handler = (*NamespaceDeletionValidator)(nil)
 
 // Handle implements admission.Handler.
-func (v *NamespaceDeletionValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+func (v *NamespaceDeletionValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := v.handle(ctx, req)
+	v.Metrics.ObserveValidation(WebhookNamespaceDeletion, ValidationResult(resp))
+	return resp
+}
+
+func (v *NamespaceDeletionValidator) handle(_ context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Name, "operation", req.Operation)
 	fail := func(code int32, err error) admission.Response {
 		log.Error(err, "Rejecting admission request")

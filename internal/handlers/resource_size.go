@@ -88,7 +88,7 @@ type ResourceSizeValidator struct {
 	UnrestrictedSubjects Subjects
 	Counter              ObjectCounter
 	// Metrics may be nil.
-	Metrics *metrics.Metrics
+	Metrics *metrics.Recorder
 	Log     logr.Logger
 }
 

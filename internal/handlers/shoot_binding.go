@@ -66,7 +66,7 @@ type ShootBindingValidator struct {
 	// shoots/binding and passes the same rules.
 	BindThroughShoots bool
 	// Metrics may be nil.
-	Metrics *metrics.Metrics
+	Metrics *metrics.Recorder
 	Log     logr.Logger
 	// StalenessGuard: beyond its bound a seed chosen by a user is denied
 	// (see StalenessGuard); the webhook's own placement (verified token)

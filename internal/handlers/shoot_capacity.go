@@ -76,7 +76,7 @@ type ShootCapacityValidator struct {
 	Signer               *placementtoken.Signer
 	UnrestrictedSubjects Subjects
 	// Metrics may be nil.
-	Metrics *metrics.Metrics
+	Metrics *metrics.Recorder
 	Log     logr.Logger
 	// StalenessGuard: beyond its bound requests that set or change a seed
 	// are denied (see StalenessGuard). Zero: always check.

@@ -85,7 +85,7 @@ type ShootMutator struct {
 	// Signer signs placement tokens; nil adds none.
 	Signer *placementtoken.Signer
 	// Metrics may be nil.
-	Metrics *metrics.Metrics
+	Metrics *metrics.Recorder
 	Log     logr.Logger
 	// StalenessGuard: beyond its bound the Shoot is admitted without a seed,
 	// with a warning (see StalenessGuard). Zero: always decide.

@@ -31,6 +31,10 @@ const (
 	WebhookBinding      = "binding"
 	WebhookCapacity     = "capacity"
 	WebhookResourceSize = "resource-size"
+	// WebhookKubeconfigSecret checks kubeconfigs in Secrets.
+	WebhookKubeconfigSecret = "kubeconfig-secret"
+	// WebhookNamespaceDeletion guards namespace DELETE.
+	WebhookNamespaceDeletion = "namespace-deletion"
 )
 
 // checkShootValidationTarget rejects requests the validating webhook

@@ -1,5 +1,7 @@
-// Package metrics holds seedwarden's Prometheus collectors. Names are stable:
-// dashboards and alerts depend on them.
+// Package metrics holds seedwarden's Prometheus collectors: every metric
+// name, help text and label is defined here, and every package records
+// through one Recorder. Names are stable: dashboards and alerts depend on
+// them.
 package metrics
 
 import (
@@ -8,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Results of one admission of the mutating webhook (label "result").
@@ -56,24 +57,51 @@ var DurationBuckets = []float64{
 	0.1,
 }
 
-// Metrics are the per-decision collectors. A nil *Metrics is valid and records
-// nothing, so handlers need no nil checks.
-type Metrics struct {
+// Recorder records every seedwarden metric. A nil *Recorder is valid and
+// records nothing, so callers need no nil checks. Consumers may declare the
+// few methods they use as an interface of their own.
+type Recorder struct {
+	reg prometheus.Registerer
+
+	// The webhooks' (registered by New).
 	decisions   *prometheus.CounterVec
 	duration    prometheus.Histogram
 	validations *prometheus.CounterVec
 	rejected    *prometheus.CounterVec
 	conflicts   prometheus.Counter
+
+	// The optional parts' (Group).
+	pending      pendingCollectors
+	reservations reservationCollectors
+	certificates certificateCollectors
 }
 
-// New creates the collectors and registers them on reg (controller-runtime's
-// metrics.Registry in production). Collectors are created per call rather than
-// as package globals, so fresh registries (tests) each get their own. If reg
-// already holds identical collectors, those are reused. A nil reg leaves the
-// collectors unregistered. A conflicting registration (same name, different
-// shape) is a programming error and panics, like MustRegister.
-func New(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
+// Group is the collectors of a part of seedwarden that may be off; they are
+// registered only when it runs, so that a disabled part exports nothing.
+type Group int
+
+// Groups of collectors besides the webhooks'.
+const (
+	// GroupPending is the retry controller's (internal/pending).
+	GroupPending Group = iota + 1
+	// GroupReservations is the cluster-wide capacity reservations'
+	// (internal/seedreserve).
+	GroupReservations
+	// GroupCertificates is the serving certificate watch's
+	// (internal/certwatch).
+	GroupCertificates
+)
+
+// New creates the collectors and registers the webhooks' and those of
+// groups on reg (controller-runtime's metrics.Registry in production).
+// Collectors are created per call rather than as package globals, so fresh
+// registries (tests) each get their own. If reg already holds identical
+// collectors, those are reused. A nil reg leaves the collectors
+// unregistered. A conflicting registration (same name, different shape) is a
+// programming error and panics, like MustRegister.
+func New(reg prometheus.Registerer, groups ...Group) *Recorder {
+	m := &Recorder{
+		reg: reg,
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: DecisionsTotalName,
 			Help: "Shoot admissions handled by the placing webhook, by result (scheduled, unschedulable, skipped, error) and strategy.",
@@ -95,6 +123,9 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: ClusterConflictsTotalName,
 			Help: "Seeds the placing webhook chose from its replica's view that the cluster-wide reservation found full (capacity.coordination apiserver); each is followed by the next-best seed.",
 		}),
+		pending:      newPendingCollectors(),
+		reservations: newReservationCollectors(),
+		certificates: newCertificateCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -104,6 +135,18 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.validations = Register(reg, m.validations)
 	m.rejected = Register(reg, m.rejected)
 	m.conflicts = Register(reg, m.conflicts)
+	for _, g := range groups {
+		switch g {
+		case GroupPending:
+			m.pending.register(reg)
+		case GroupReservations:
+			m.reservations.register(reg)
+		case GroupCertificates:
+			m.certificates.register(reg)
+		default:
+			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
+		}
+	}
 	return m
 }
 
@@ -125,7 +168,7 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 }
 
 // ObserveDecision counts one handled admission and records how long it took.
-func (m *Metrics) ObserveDecision(result, strategy string, d time.Duration) {
+func (m *Recorder) ObserveDecision(result, strategy string, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -134,7 +177,7 @@ func (m *Metrics) ObserveDecision(result, strategy string, d time.Duration) {
 }
 
 // ObserveValidation counts one admission of a validating webhook.
-func (m *Metrics) ObserveValidation(webhook, result string) {
+func (m *Recorder) ObserveValidation(webhook, result string) {
 	if m == nil {
 		return
 	}
@@ -143,7 +186,7 @@ func (m *Metrics) ObserveValidation(webhook, result string) {
 
 // ObserveRejectedResource counts one write the resource-size webhook rejected
 // (or, in operationMode log, would have rejected).
-func (m *Metrics) ObserveRejectedResource(operation, kind, namespace, reason string) {
+func (m *Recorder) ObserveRejectedResource(operation, kind, namespace, reason string) {
 	if m == nil {
 		return
 	}
@@ -152,85 +195,27 @@ func (m *Metrics) ObserveRejectedResource(operation, kind, namespace, reason str
 
 // ObserveClusterCapacityConflict counts one seed the placing webhook chose
 // that turned out full across replicas.
-func (m *Metrics) ObserveClusterCapacityConflict() {
+func (m *Recorder) ObserveClusterCapacityConflict() {
 	if m == nil {
 		return
 	}
 	m.conflicts.Inc()
 }
 
-// SeedStat is the state of one seed at scrape time.
-type SeedStat struct {
-	Name           string
-	Usage          int64
-	Allocatable    int64
-	HasAllocatable bool
-}
-
-var (
-	seedUsageDesc = prometheus.NewDesc(SeedUsageName,
-		"Shoots charged to the seed (spec and status seed names, plus in-flight reservations).",
-		[]string{"seed"}, nil)
-	seedAllocatableDesc = prometheus.NewDesc(SeedAllocatableName,
-		"The seed's status.allocatable.shoots; absent when the seed sets no limit.",
-		[]string{"seed"}, nil)
-)
-
-// seedCollector reads seed state at scrape time, so there are no per-event
-// gauge updates and deleted seeds vanish from the output instead of lingering
-// as stale series.
-type seedCollector struct {
-	list func() []SeedStat
-}
-
-// NewSeedCollector returns a collector producing seedwarden_seed_usage and
-// seedwarden_seed_allocatable from list, called once per scrape (it must be
-// safe for concurrent use and cheap: it runs on every scrape).
-func NewSeedCollector(list func() []SeedStat) prometheus.Collector {
-	return &seedCollector{list: list}
-}
-
-func (c *seedCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- seedUsageDesc
-	ch <- seedAllocatableDesc
-}
-
-func (c *seedCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.list == nil {
+// registerReplacing registers c on m's registry, replacing an equal
+// collector registered before (the collector of an earlier server's Store in
+// the same process, as in tests); any other failure panics.
+func (m *Recorder) registerReplacing(c prometheus.Collector) {
+	if m == nil || m.reg == nil {
 		return
 	}
-	stats := c.list()
-	// A duplicate name would fail the whole scrape ("collected before with
-	// the same name and label values"); keep the first.
-	seen := sets.New[string]()
-	for _, s := range stats {
-		if seen.Has(s.Name) {
-			continue
-		}
-		seen.Insert(s.Name)
-		// NewConstMetric only fails for label values that are not valid
-		// UTF-8, which seed names (DNS labels) never are; skipping such a
-		// seed beats failing every scrape.
-		m, err := prometheus.NewConstMetric(seedUsageDesc, prometheus.GaugeValue, float64(s.Usage), s.Name)
-		if err != nil {
-			continue
-		}
-		ch <- m
-		if s.HasAllocatable {
-			if m, err := prometheus.NewConstMetric(seedAllocatableDesc, prometheus.GaugeValue, float64(s.Allocatable), s.Name); err == nil {
-				ch <- m
-			}
-		}
+	err := m.reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		m.reg.Unregister(are.ExistingCollector)
+		err = m.reg.Register(c)
 	}
-}
-
-// NewCacheStaleness returns a gauge, seedwarden_cache_stale_seconds, of how
-// long the informer cache has been stale (some informer without an open
-// watch: cache.Freshness), 0 while every informer watches. Alert on it
-// above cache.maxStaleness: beyond that the replica does not place.
-func NewCacheStaleness(staleFor func() time.Duration) prometheus.Collector {
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: CacheStaleSecondsName,
-		Help: "How long the informer cache has been without a watch on some resource (the API server unreachable, a watch broken); 0 while every informer watches.",
-	}, func() float64 { return staleFor().Seconds() })
+	if err != nil {
+		panic(err)
+	}
 }

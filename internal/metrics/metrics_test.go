@@ -86,7 +86,7 @@ func TestConflictingRegistrationPanics(t *testing.T) {
 }
 
 func TestNilMetrics(t *testing.T) {
-	var m *Metrics
+	var m *Recorder
 	assert.NotPanics(t, func() { m.ObserveDecision(ResultScheduled, "SameRegion", time.Millisecond) })
 }
 

@@ -12,18 +12,14 @@ const (
 // conflict (409); it is retried quietly.
 const ResultConflict = "conflict"
 
-// Pending are the collectors of the pending-Shoot controller. A nil *Pending
-// is valid and records nothing.
-type Pending struct {
+// pendingCollectors are GroupPending's.
+type pendingCollectors struct {
 	pending prometheus.Gauge
 	retries *prometheus.CounterVec
 }
 
-// NewPending creates the collectors and registers them on reg like New does
-// (identical collectors already there are reused; nil leaves them
-// unregistered).
-func NewPending(reg prometheus.Registerer) *Pending {
-	p := &Pending{
+func newPendingCollectors() pendingCollectors {
+	return pendingCollectors{
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: PendingShootsName,
 			Help: "Shoots without a seed that the retry controller knows of and keeps trying to place (0 on replicas that are not the leader).",
@@ -33,26 +29,26 @@ func NewPending(reg prometheus.Registerer) *Pending {
 			Help: "Placement attempts of the retry controller for pending Shoots, by result (scheduled, unschedulable, conflict, error).",
 		}, []string{"result"}),
 	}
-	if reg == nil {
-		return p
-	}
-	p.pending = Register(reg, p.pending)
-	p.retries = Register(reg, p.retries)
-	return p
+}
+
+func (c *pendingCollectors) register(reg prometheus.Registerer) {
+	c.pending = Register(reg, c.pending)
+	c.retries = Register(reg, c.retries)
 }
 
 // SetPending sets the number of pending Shoots.
-func (p *Pending) SetPending(n int) {
-	if p == nil {
+func (m *Recorder) SetPending(n int) {
+	if m == nil {
 		return
 	}
-	p.pending.Set(float64(n))
+	m.pending.pending.Set(float64(n))
 }
 
-// ObserveRetry counts one placement attempt with its result.
-func (p *Pending) ObserveRetry(result string) {
-	if p == nil {
+// ObserveRetry counts one placement attempt of the retry controller with
+// its result.
+func (m *Recorder) ObserveRetry(result string) {
+	if m == nil {
 		return
 	}
-	p.retries.WithLabelValues(result).Inc()
+	m.pending.retries.WithLabelValues(result).Inc()
 }

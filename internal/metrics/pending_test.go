@@ -12,7 +12,7 @@ import (
 
 func TestPending(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	p := NewPending(reg)
+	p := New(reg, GroupPending)
 	p.SetPending(3)
 	p.ObserveRetry(ResultUnschedulable)
 	p.ObserveRetry(ResultUnschedulable)
@@ -36,14 +36,14 @@ seedwarden_scheduling_retries_total{result="unschedulable"} 2
 	assert.Empty(t, problems)
 
 	// Registering again reuses the collectors.
-	again := NewPending(reg)
+	again := New(reg, GroupPending)
 	again.ObserveRetry(ResultScheduled)
-	assert.Equal(t, 2.0, testutil.ToFloat64(p.retries.WithLabelValues(ResultScheduled)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(p.pending.retries.WithLabelValues(ResultScheduled)))
 }
 
 func TestPendingNil(t *testing.T) {
-	var p *Pending
+	var p *Recorder
 	p.SetPending(1)
 	p.ObserveRetry(ResultError)
-	NewPending(nil).ObserveRetry(ResultError)
+	New(nil, GroupPending).ObserveRetry(ResultError)
 }

@@ -36,7 +36,7 @@ seedwarden_rejected_resources_total{kind="Shoot",namespace="garden-dev",operatio
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 
-	var nilMetrics *Metrics
+	var nilMetrics *Recorder
 	assert.NotPanics(t, func() {
 		nilMetrics.ObserveValidation("binding", ValidationAllowed)
 		nilMetrics.ObserveRejectedResource("CREATE", "Shoot", "", RejectReasonSize)

@@ -134,7 +134,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 				return w.Patch(ctx, obj, p, opts...)
 			},
 		}),
-		Metrics: metrics.NewPending(reg),
+		Metrics: metrics.New(reg, metrics.GroupPending),
 		Synced:  synced,
 	}
 	require.NoError(t, r.SetupWithManager(mgr))

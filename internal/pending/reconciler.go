@@ -86,7 +86,7 @@ type Reconciler struct {
 	// Recorder records events (default mgr.GetEventRecorder(EventRecorderName)).
 	Recorder EventRecorder
 	// Metrics may be nil.
-	Metrics *metrics.Pending
+	Metrics *metrics.Recorder
 	// Synced reports whether the Store is complete (cache.Register's
 	// result); until then attempts wait without counting. Nil means always.
 	Synced func() bool

@@ -277,7 +277,7 @@ func newFixture(t *testing.T, mode Mode, objs ...*unstructured.Unstructured) *fi
 		Client:    f.writes.client(t),
 		APIReader: f.reader,
 		Recorder:  f.recorder,
-		Metrics:   metrics.NewPending(f.reg),
+		Metrics:   metrics.New(f.reg, metrics.GroupPending),
 		Now:       func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) },
 	}
 	return f

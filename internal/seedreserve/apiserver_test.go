@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,7 +79,7 @@ func TestThreeReplicasNeverOverfill(t *testing.T) {
 	cfg, ns := apiServer(t)
 	seeds := map[string]int64{"s0": 30, "s1": 30, "s2": 30, "s3": 30}
 	shoots := map[string]int{"s0": 5, "s1": 5, "s2": 5, "s3": 5}
-	m := NewMetrics()
+	m := &countingRecorder{}
 	var (
 		replicas      []*Reserver
 		reads, writes atomic.Int64
@@ -129,7 +128,7 @@ func TestThreeReplicasNeverOverfill(t *testing.T) {
 		total, res.full, len(res.errors), wall.Round(time.Millisecond))
 	t.Logf("latency per reservation (waiting for the batch included): %s", summary(res.latencies))
 	t.Logf("API requests for the 300: %d GETs, %d writes (%d of them conflicts between replicas)",
-		reads.Load(), writes.Load(), int(testutil.ToFloat64(m.conflicts)))
+		reads.Load(), writes.Load(), m.conflictCount())
 
 	// Uncontended: one replica, one request at a time.
 	var seq []time.Duration

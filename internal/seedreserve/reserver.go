@@ -90,7 +90,7 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Metrics may be nil.
-	Metrics *Metrics
+	Metrics Recorder
 	Log     logr.Logger
 }
 
@@ -105,7 +105,7 @@ type Reserver struct {
 	timeout     time.Duration
 	maxAttempts int
 	now         func() time.Time
-	metrics     *Metrics
+	metrics     recorder
 	log         logr.Logger
 
 	mu     sync.Mutex
@@ -140,7 +140,7 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 	return &Reserver{
 		client: c, local: local, namespace: o.Namespace,
 		ttl: o.TTL, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
-		now: o.Now, metrics: o.Metrics, log: o.Log,
+		now: o.Now, metrics: recorder{o.Metrics}, log: o.Log,
 		queues: map[string]*queue{},
 	}, nil
 }

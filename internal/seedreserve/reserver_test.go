@@ -414,7 +414,7 @@ func TestReserveBatches(t *testing.T) {
 			return c.Update(ctx, obj, opts...)
 		},
 	})
-	reg := NewMetrics()
+	reg := &countingRecorder{}
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 30}, map[string]int{"s": 10}), newClock(),
 		func(o *Options) { o.Metrics = reg })
 

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -10,25 +10,30 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// drainer is the shutdown delay (server.shutdownDelay). When the process is
+// Drainer is the shutdown delay (server.shutdownDelay). When the process is
 // told to stop, it keeps serving for the delay while /readyz fails and every
 // answer carries "Connection: close": load balancers stop sending new
 // connections, and the API server's pooled keep-alive connections are
 // closed after their next request instead of by the server's shutdown, which
 // races with a request being sent on them (a POST that fails that way is not
 // retried, and a fail-closed webhook's failure denies the request). Then the
-// servers shut down gracefully: in-flight requests finish.
-type drainer struct {
+// servers shut down gracefully: in-flight requests finish. A nil *Drainer
+// never drains.
+type Drainer struct {
 	delay    time.Duration
 	draining atomic.Bool
 }
 
-// errShuttingDown is /readyz's answer while draining.
-var errShuttingDown = errors.New("shutting down")
+// NewDrainer returns a Drainer that keeps serving for delay once told to
+// stop.
+func NewDrainer(delay time.Duration) *Drainer { return &Drainer{delay: delay} }
 
-// context returns a context that ends delay after parent ends, draining
+// ErrShuttingDown is Readyz's answer while draining.
+var ErrShuttingDown = errors.New("shutting down")
+
+// Context returns a context that ends delay after parent ends, draining
 // from parent's end; stop releases it early.
-func (d *drainer) context(parent context.Context, log logr.Logger) (ctx context.Context, stop context.CancelFunc) {
+func (d *Drainer) Context(parent context.Context, log logr.Logger) (ctx context.Context, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	go func() {
 		select {
@@ -49,10 +54,10 @@ func (d *drainer) context(parent context.Context, log logr.Logger) (ctx context.
 	return ctx, cancel
 }
 
-// readyz fails while draining.
-func (d *drainer) readyz(*http.Request) error {
+// Readyz is a readiness check that fails while draining.
+func (d *Drainer) Readyz(*http.Request) error {
 	if d != nil && d.draining.Load() {
-		return errShuttingDown
+		return ErrShuttingDown
 	}
 	return nil
 }
@@ -65,7 +70,7 @@ func (d *drainer) readyz(*http.Request) error {
 // would fail closed). A client going away still cancels it, except while
 // shutting down (the write deadline bounds the request then). done releases
 // it.
-func (d *drainer) requestContext(r *http.Request) (_ *http.Request, done func()) {
+func (d *Drainer) requestContext(r *http.Request) (_ *http.Request, done func()) {
 	if d == nil {
 		return r, func() {}
 	}
@@ -80,4 +85,4 @@ func (d *drainer) requestContext(r *http.Request) (_ *http.Request, done func())
 }
 
 // closing reports whether answers should close their connection.
-func (d *drainer) closing() bool { return d != nil && d.draining.Load() }
+func (d *Drainer) closing() bool { return d != nil && d.draining.Load() }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ func (d *staleFor) StaleFor(time.Time) time.Duration { return time.Duration(*d) 
 
 func TestFreshnessChecker(t *testing.T) {
 	var d staleFor
-	check := freshnessChecker(handlers.StalenessGuard{Freshness: &d, MaxStaleness: 30 * time.Second}, time.Now)
+	check := FreshnessChecker(handlers.StalenessGuard{Freshness: &d, MaxStaleness: 30 * time.Second}, 30*time.Second, time.Now)
 
 	require.NoError(t, check(nil), "fresh")
 	d = staleFor(30 * time.Second)
@@ -31,6 +31,16 @@ func TestFreshnessChecker(t *testing.T) {
 
 	// Bound disabled.
 	d = staleFor(time.Hour)
-	require.NoError(t, freshnessChecker(handlers.StalenessGuard{Freshness: &d}, time.Now)(nil))
-	require.NoError(t, freshnessChecker(handlers.StalenessGuard{}, time.Now)(nil))
+	require.NoError(t, FreshnessChecker(handlers.StalenessGuard{Freshness: &d}, 0, time.Now)(nil))
+	require.NoError(t, FreshnessChecker(handlers.StalenessGuard{}, 0, time.Now)(nil))
+}
+
+func TestSyncedChecker(t *testing.T) {
+	synced := false
+	check := SyncedChecker(func() bool { return synced })
+	err := check(nil)
+	require.Error(t, err)
+	assert.Equal(t, "informers have not synced yet", err.Error())
+	synced = true
+	assert.NoError(t, check(nil))
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -15,16 +15,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/seedwarden/seedwarden/internal/config"
 )
 
-// guardServer serves h behind guardRequest with the given timeouts, the way
+// guardServer serves h behind Guard with the given timeouts, the way
 // the webhook server does (an http.Server without Read/WriteTimeout).
 func guardServer(t *testing.T, read, write time.Duration, h http.Handler) *httptest.Server {
 	t.Helper()
-	s := config.Server{MaxRequestBytes: 1 << 10, ReadTimeout: config.NewDuration(read), WriteTimeout: config.NewDuration(write)}
-	srv := httptest.NewServer(guardRequest(s, nil, h))
+	l := Limits{MaxRequestBytes: 1 << 10, ReadTimeout: read, WriteTimeout: write}
+	srv := httptest.NewServer(Guard(l, nil, h))
 	t.Cleanup(srv.Close)
 	return srv
 }

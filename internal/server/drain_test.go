@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -11,20 +11,18 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/seedwarden/seedwarden/internal/config"
 )
 
 func TestDrainer(t *testing.T) {
 	for _, delay := range []time.Duration{0, 300 * time.Millisecond} {
 		t.Run(delay.String(), func(t *testing.T) {
-			d := &drainer{delay: delay}
+			d := NewDrainer(delay)
 			parent, terminate := context.WithCancel(context.Background())
-			ctx, stop := d.context(parent, logr.Discard())
+			ctx, stop := d.Context(parent, logr.Discard())
 			defer stop()
 
-			s := config.Server{MaxRequestBytes: 1 << 10, ReadTimeout: config.NewDuration(time.Second), WriteTimeout: config.NewDuration(time.Second)}
-			srv := httptest.NewServer(guardRequest(s, d, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+			l := Limits{MaxRequestBytes: 1 << 10, ReadTimeout: time.Second, WriteTimeout: time.Second}
+			srv := httptest.NewServer(Guard(l, d, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 			defer srv.Close()
 			get := func() *http.Response {
 				resp, err := srv.Client().Get(srv.URL)
@@ -33,13 +31,13 @@ func TestDrainer(t *testing.T) {
 				return resp
 			}
 
-			require.NoError(t, d.readyz(nil), "ready while running")
+			require.NoError(t, d.Readyz(nil), "ready while running")
 			assert.False(t, get().Close, "keep-alive while running")
 
 			terminated := time.Now()
 			terminate()
-			require.Eventually(t, func() bool { return d.readyz(nil) != nil }, time.Second, time.Millisecond, "not ready once told to stop")
-			assert.Equal(t, errShuttingDown, d.readyz(nil))
+			require.Eventually(t, func() bool { return d.Readyz(nil) != nil }, time.Second, time.Millisecond, "not ready once told to stop")
+			assert.Equal(t, ErrShuttingDown, d.Readyz(nil))
 			if delay > 0 {
 				assert.NoError(t, ctx.Err(), "the servers keep running during the delay")
 				assert.True(t, get().Close, "answers close their connection while draining")
@@ -50,13 +48,13 @@ func TestDrainer(t *testing.T) {
 	}
 
 	// stop without termination ends the context and never drains.
-	d := &drainer{delay: time.Hour}
-	ctx, stop := d.context(context.Background(), logr.Discard())
+	d := NewDrainer(time.Hour)
+	ctx, stop := d.Context(context.Background(), logr.Discard())
 	stop()
 	<-ctx.Done()
-	assert.NoError(t, d.readyz(nil))
-	var none *drainer
-	assert.NoError(t, none.readyz(nil))
+	assert.NoError(t, d.Readyz(nil))
+	var none *Drainer
+	assert.NoError(t, none.Readyz(nil))
 	assert.False(t, none.closing())
 }
 
@@ -73,18 +71,18 @@ func TestDrainerRequestContext(t *testing.T) {
 		{name: "server stopped otherwise", terminate: false, wantErr: context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &drainer{}
+			d := NewDrainer(0)
 			parent, terminate := context.WithCancel(context.Background())
 			defer terminate()
-			mgrCtx, stop := d.context(parent, logr.Discard())
+			mgrCtx, stop := d.Context(parent, logr.Discard())
 			defer stop()
 			base, cancelBase := context.WithCancel(context.Background())
 			defer cancelBase()
 
 			inHandler, release := make(chan struct{}), make(chan struct{})
 			got := make(chan error, 1)
-			s := config.Server{MaxRequestBytes: 1 << 10, ReadTimeout: config.NewDuration(5 * time.Second), WriteTimeout: config.NewDuration(5 * time.Second)}
-			srv := httptest.NewUnstartedServer(guardRequest(s, d, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			l := Limits{MaxRequestBytes: 1 << 10, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
+			srv := httptest.NewUnstartedServer(Guard(l, d, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				close(inHandler)
 				<-release
 				got <- r.Context().Err()

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/certwatch"
+	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/pending"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
+	"github.com/seedwarden/seedwarden/internal/server"
+)
+
+// gracefulShutdownTimeout bounds the manager's shutdown; it stays below
+// Kubernetes' default terminationGracePeriodSeconds (30s).
+const gracefulShutdownTimeout = 25 * time.Second
+
+// serveCluster runs a controller-runtime manager: informers feed the Store,
+// the webhook server answers from it. reservationNS is where the capacity
+// webhook reserves across replicas ("": in this replica's memory only).
+func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, signer *placementtoken.Signer, reservationNS string, drain *server.Drainer, log logr.Logger) error {
+	restCfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	authorizer, err := clusterAuthorizer(cfg, restCfg)
+	if err != nil {
+		return err
+	}
+	store := newStore(cfg)
+	m := metrics.New(ctrlmetrics.Registry, metricGroups(cfg, reservationNS)...)
+	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, m, log)
+	if err != nil {
+		return err
+	}
+	timeout := gracefulShutdownTimeout
+	// Follows the informers' watches; the webhooks, the retry controller
+	// and /readyz read it (see handlers.StalenessGuard).
+	freshness := cache.NewFreshness()
+	cacheOpts := cache.InformerOptions(cfg.GardenNamespace)
+	cacheOpts.NewInformer = freshness.NewInformer
+	opts := ctrl.Options{
+		Scheme:                  cache.NewScheme(),
+		Cache:                   cacheOpts,
+		Metrics:                 metricsOptions(cfg),
+		HealthProbeBindAddress:  cfg.Health.BindAddress,
+		WebhookServer:           newWebhookServer(cfg, drain),
+		GracefulShutdownTimeout: &timeout,
+		Logger:                  log,
+	}
+	configureLeaderElection(&opts, cfg, os.Getenv)
+	mgr, err := ctrl.NewManager(restCfg, opts)
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	// GetWebhookServer also adds the server to the manager's runnables: the
+	// webhooks group, which every replica starts before (and regardless of)
+	// leader election, like the caches, metrics and probes. Only the retry
+	// controller waits for leadership.
+	srv := mgr.GetWebhookServer()
+	if !cfg.Announce() {
+		recordArrivals(store, mgr.GetEventRecorder(pending.EventRecorderName))
+	}
+	synced, err := cache.Register(ctx, mgr.GetCache(), store)
+	if err != nil {
+		return fmt.Errorf("watching the landscape: %w", err)
+	}
+	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
+	m.RegisterCacheStaleness(func() time.Duration { return freshness.StaleFor(time.Now()) })
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, m, log)
+	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, m, log); err != nil {
+		return err
+	}
+	if err := setupCertificateWatch(mgr, cfg, m, log); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("informers", server.SyncedChecker(synced)); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("cache-freshness", server.FreshnessChecker(staleness, staleness.MaxStaleness, time.Now)); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("shutdown", drain.Readyz); err != nil {
+		return err
+	}
+	log.Info("Starting", "version", version, "commit", commit, "host", restCfg.Host,
+		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace,
+		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination,
+		"cacheMaxStaleness", cfg.Cache.MaxStaleness.Duration)
+	return mgr.Start(ctx)
+}
+
+// metricsOptions configures the manager's metrics server. metrics.secure:
+// HTTPS with the serving certificate (reloaded like the webhook's) and
+// controller-runtime's filter, which lets through only bearer tokens the API
+// server authenticates (TokenReview) and authorizes for GET /metrics
+// (SubjectAccessReview); anything else gets 401 or 403. Otherwise plain
+// HTTP, which the configuration allows on loopback addresses only.
+func metricsOptions(cfg *config.Config) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: cfg.Metrics.BindAddress}
+	if cfg.MetricsSecure() {
+		o.SecureServing = true
+		o.CertDir, o.CertName, o.KeyName = cfg.Server.CertDir, cfg.Server.CertName, cfg.Server.KeyName
+		o.TLSOpts = []func(*tls.Config){server.HardenTLS}
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
+}
+
+// newClusterReserver returns the capacity webhook's cluster-wide reserver
+// (capacity.coordination apiserver; seedreserve's package documentation
+// explains the design): reservation ConfigMaps in namespace, read and
+// written through a client of their own that never reads from a cache, with
+// its metrics recorded through m. namespace "" returns nil
+// (an untyped nil: the capacity webhook then reserves in the Store alone).
+func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.Store, namespace string, m *metrics.Recorder, log logr.Logger) (handlers.ClusterReserver, error) {
+	if namespace == "" {
+		return nil, nil
+	}
+	c, err := seedreserve.NewClient(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := seedreserve.New(c, store, seedreserve.Options{
+		Namespace: namespace,
+		TTL:       cfg.ReservationTTL.Duration,
+		Metrics:   m,
+		Log:       log.WithName("seedreserve"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("Seed capacity is reserved across replicas through the API server",
+		"coordination", config.CoordinationAPIServer, "namespace", namespace, "reservationTTL", cfg.ReservationTTL.Duration)
+	return r, nil
+}
+
+// setupCertificateWatch watches the cert-manager Certificate named in the
+// configuration, on every replica (certwatch.Watcher needs no leadership).
+func setupCertificateWatch(mgr ctrl.Manager, cfg *config.Config, m *metrics.Recorder, log logr.Logger) error {
+	if !cfg.Certificate.Watched() {
+		return nil
+	}
+	return certwatch.New(cfg.Certificate.Namespace, cfg.Certificate.Name, certwatch.Options{
+		Metrics:       m,
+		Log:           log.WithName("certwatch"),
+		ExpiryWarning: cfg.Certificate.ExpiryWarning.Duration, // "0s": never
+	}).SetupWithManager(mgr)
+}
+
+// restConfig loads --kubeconfig, else what controller-runtime finds. Both
+// leave client-side rate limiting off (QPS -1), relying on the API server's
+// priority and fairness: ctrl.GetConfig does so itself, and a kubeconfig
+// alone would get client-go's 5 requests/s, at which the retry controller
+// (a read, a patch and an event per bind) binds about two Shoots a second.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		if c.QPS == 0 {
+			c.QPS = -1
+		}
+		return c, nil
+	}
+	c, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no cluster configuration (use --kubeconfig, or --landscape to run without a cluster): %w", err)
+	}
+	return c, nil
+}
+
+// configureLeaderElection elects a leader among replicas when the retry
+// controller runs (the only runnable that needs one). The Lease is released
+// on shutdown, so a rolling update hands over at once instead of after the
+// lease duration; the process exits right after the manager stops, as
+// LeaderElectionReleaseOnCancel requires.
+func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func(string) string) {
+	if !cfg.PendingShootsEnabled() || !cfg.LeaderElectionEnabled() {
+		return
+	}
+	opts.LeaderElection = true
+	opts.LeaderElectionID = cfg.LeaderElection.ID
+	opts.LeaderElectionNamespace = cfg.LeaderElectionNamespace(getenv)
+	opts.LeaderElectionReleaseOnCancel = true
+}
+
+// metricGroups are the collectors of the parts the configuration runs
+// besides the webhooks: a part that is off exports nothing.
+func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
+	var groups []metrics.Group
+	if cfg.PendingShootsEnabled() {
+		groups = append(groups, metrics.GroupPending)
+	}
+	if reservationNS != "" {
+		groups = append(groups, metrics.GroupReservations)
+	}
+	if cfg.Certificate.Watched() {
+		groups = append(groups, metrics.GroupCertificates)
+	}
+	return groups
+}
+
+// setupPendingShoots adds the retry controller for Shoots admitted without a
+// seed: it decides from the same Store (and reserves in it) as the webhooks,
+// and records through m with the others.
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, signer *placementtoken.Signer, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
+	if !cfg.PendingShootsEnabled() {
+		if cfg.Announce() {
+			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
+				config.PlacementModeBinding, config.PlacementModePatch)
+		}
+		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
+		return nil
+	}
+	r := &pending.Reconciler{
+		Config:  pendingConfig(cfg),
+		Store:   store,
+		Options: placementOptions(cfg),
+		Metrics: m,
+		Synced:  synced,
+		Stale: func() bool {
+			_, stale := staleness.StaleBeyond(time.Now())
+			return stale
+		},
+	}
+	if signer != nil {
+		// Not a typed nil in the interface: without a key no announced
+		// seed is trusted.
+		r.Verifier = signer
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	pc := pendingConfig(cfg)
+	kv := []any{"placementMode", cfg.Placement.Mode, "bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
+	if opts.LeaderElection {
+		kv = append(kv, "leaderElection", true, "lease", opts.LeaderElectionNamespace+"/"+opts.LeaderElectionID)
+	} else {
+		kv = append(kv, "leaderElection", false)
+		log.Info("leaderElection.enabled is false: every replica runs the retry controller; run a single replica")
+	}
+	log.Info("Retry controller for pending Shoots enabled", kv...)
+	return nil
+}
+
+// recordArrivals records gardener-scheduler's success event on every Shoot
+// the mutating webhook of this replica placed by setting spec.seedName
+// (placement mode patch), once the Shoot exists: at admission there is no
+// object to record it on yet.
+func recordArrivals(store *cache.Store, rec pending.EventRecorder) {
+	store.OnArrival(func(shoot *api.Shoot, seed string) {
+		rec.Eventf(shoot, nil, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful, pending.ActionSchedule, "Scheduled to seed %q", seed)
+	})
+}

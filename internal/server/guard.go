@@ -1,0 +1,79 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Limits bound each request of the webhook server (server.maxRequestBytes,
+// server.readTimeout, server.writeTimeout).
+type Limits struct {
+	MaxRequestBytes int64
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+}
+
+// Guard wraps every handler of the webhook server:
+//
+//   - the answer must be written within WriteTimeout of the handler being
+//     called (a client that does not read it is cut off);
+//   - the body must arrive within ReadTimeout (a client that sends headers
+//     and stalls is cut off). net/http lifts the read deadline itself once
+//     the body has been read (the background read that notices a client
+//     going away runs without one), so a handler waiting for the API server
+//     is bounded by the write deadline and its own timeouts, not cancelled;
+//   - bodies larger than MaxRequestBytes are refused with 413: at once when
+//     the Content-Length says so, else while reading;
+//   - while shutting down (drain), the answer closes its connection, and
+//     the shutdown does not cancel the request's context (see
+//     Drainer.requestContext).
+//
+// The deadlines are set on the connection; the next request on a kept-alive
+// connection sets its own. Setting them fails only where the connection does
+// not support deadlines (not the case for controller-runtime's server), and
+// then the request is served without them. drain may be nil.
+func Guard(l Limits, drain *Drainer, h http.Handler) http.Handler {
+	limit, readTimeout, writeTimeout := l.MaxRequestBytes, l.ReadTimeout, l.WriteTimeout
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if drain.closing() {
+			w.Header().Set("Connection", "close")
+		}
+		r, done := drain.requestContext(r)
+		defer done()
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		_ = rc.SetWriteDeadline(now.Add(writeTimeout))
+		if r.ContentLength > limit {
+			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (server.maxRequestBytes)", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		// Without a body, net/http's background read has started already;
+		// a deadline would end it and cancel the request's context.
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = rc.SetReadDeadline(now.Add(readTimeout))
+			r.Body = &closeOnReadError{ReadCloser: http.MaxBytesReader(w, r.Body, limit), w: w}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// closeOnReadError marks the answer "Connection: close" when reading the
+// body fails (timed out, too large, cut short). The handler still answers
+// (controller-runtime says why), and then the connection is closed: net/http
+// would otherwise keep it for another request, which a stalled client never
+// sends, until its idle timeout (90s).
+type closeOnReadError struct {
+	io.ReadCloser
+	w http.ResponseWriter
+}
+
+func (b *closeOnReadError) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.w.Header().Set("Connection", "close")
+	}
+	return n, err
+}
