@@ -44,8 +44,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -183,146 +181,6 @@ func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 // reports on it.
 func (w *Watcher) NeedLeaderElection() bool { return false }
 
-// Start watches the Certificate until ctx ends, reconciling on every change
-// and when the expiry warning or the expiry itself falls due. It returns nil
-// when ctx ends: failures to watch are reported and retried, never returned,
-// so that they do not stop the manager (and the webhook with it).
-func (w *Watcher) Start(ctx context.Context) error {
-	if w.cache == nil || w.reader == nil {
-		return errors.New("certwatch: Start without a cache (use SetupWithManager)")
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	cacheDone := make(chan struct{})
-	defer func() {
-		cancel()
-		<-cacheDone
-	}()
-	go func() {
-		defer close(cacheDone)
-		if err := w.cache.Start(ctx); err != nil {
-			w.log.Error(err, "Certificate cache stopped")
-		}
-	}()
-	inf := w.informer(ctx)
-	if inf == nil {
-		return nil
-	}
-	trigger := make(chan struct{}, 1)
-	notify := func(obj any) {
-		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		// The cache holds only our Certificate when ConfigureCache was
-		// used; without it, skip the others here.
-		if o, ok := obj.(client.Object); ok && (o.GetNamespace() != w.key.Namespace || o.GetName() != w.key.Name) {
-			return
-		}
-		select {
-		case trigger <- struct{}{}:
-		default:
-		}
-	}
-	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    notify,
-		UpdateFunc: func(_, obj any) { notify(obj) },
-		DeleteFunc: notify,
-	})
-	if err != nil {
-		// Only a stopped informer refuses handlers: the cache is shutting down.
-		w.log.Info("Cannot watch the Certificate", "error", err.Error())
-		return nil
-	}
-	defer func() { _ = inf.RemoveEventHandler(reg) }()
-	if !w.waitForSync(ctx, inf) {
-		return nil
-	}
-
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		res, err := w.Reconcile(ctx, reconcile.Request{NamespacedName: w.key})
-		if ctx.Err() != nil {
-			return nil
-		}
-		next := res.RequeueAfter
-		if err != nil {
-			w.log.Error(err, "Reading the Certificate failed; retrying", "retryIn", w.opts.RetryInterval.String())
-			next = w.opts.RetryInterval
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		var fire <-chan time.Time
-		if next > 0 {
-			timer = time.NewTimer(next)
-			fire = timer.C
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-trigger:
-		case <-fire:
-		}
-	}
-}
-
-// informer returns the cache's Certificate informer, trying again every
-// RetryInterval while the cache cannot make one (the CRD is not installed,
-// say); nil when ctx ends first.
-func (w *Watcher) informer(ctx context.Context) crcache.Informer {
-	for {
-		inf, err := w.cache.GetInformer(ctx, &cmv1.Certificate{}, crcache.BlockUntilSynced(false))
-		if err == nil {
-			return inf
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		w.reportUnavailable(fmt.Sprintf("cannot watch certificates.cert-manager.io (is cert-manager installed?): %v", err))
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(w.opts.RetryInterval):
-		}
-	}
-}
-
-// waitForSync waits until inf has synced, reporting the Certificate not ready
-// once SyncTimeout has passed; false when ctx ends first.
-func (w *Watcher) waitForSync(ctx context.Context, inf crcache.Informer) bool {
-	synced := func(context.Context) (bool, error) { return inf.HasSynced(), nil }
-	timeoutCtx, cancel := context.WithTimeout(ctx, w.opts.SyncTimeout)
-	err := wait.PollUntilContextCancel(timeoutCtx, 50*time.Millisecond, true, synced)
-	cancel()
-	if err == nil {
-		return true
-	}
-	if ctx.Err() != nil {
-		return false
-	}
-	w.reportUnavailable(fmt.Sprintf("the Certificate informer has not synced after %s (may this pod get, list and watch certificates.cert-manager.io in namespace %s?)",
-		w.opts.SyncTimeout, w.key.Namespace))
-	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, synced) == nil
-}
-
-// reportUnavailable reports the Certificate not ready because it cannot be
-// watched, logging each new reason once.
-func (w *Watcher) reportUnavailable(reason string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.metrics.setReady(w.key, false)
-	if w.st.unavailable != reason {
-		w.log.Info("Certificate state unknown; reporting it as not ready", "reason", reason)
-	}
-	w.st.unavailable = reason
-	w.st.observed = true
-	w.st.ready = false
-}
-
 // Reconcile reads the Certificate and updates the gauges, logging what
 // changed. The request is ignored: a Watcher watches one Certificate.
 // RequeueAfter is when the expiry warning or the expiry falls due.
@@ -357,9 +215,17 @@ func (w *Watcher) observeMissing() {
 func (w *Watcher) observe(cert *cmv1.Certificate) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	cond := readyCondition(cert)
-	ready := cond != nil && cond.Status == cmmeta.ConditionTrue
-	var notAfter time.Time
+	cond, ready, notAfter := w.setGauges(cert)
+	w.logReadiness(cond, ready, notAfter)
+	w.st.observed, w.st.found, w.st.ready, w.st.unavailable = true, true, ready, ""
+	return w.watchExpiry(cert, notAfter, ready)
+}
+
+// setGauges sets the gauges from cert and returns what they show: its Ready
+// condition (nil: none), whether it is ready, and its expiry (zero: unknown).
+func (w *Watcher) setGauges(cert *cmv1.Certificate) (cond *cmv1.CertificateCondition, ready bool, notAfter time.Time) {
+	cond = readyCondition(cert)
+	ready = cond != nil && cond.Status == cmmeta.ConditionTrue
 	if cert.Status.NotAfter != nil {
 		notAfter = cert.Status.NotAfter.Time
 		w.metrics.setExpiry(w.key, &notAfter)
@@ -367,7 +233,12 @@ func (w *Watcher) observe(cert *cmv1.Certificate) time.Duration {
 		w.metrics.setExpiry(w.key, nil)
 	}
 	w.metrics.setReady(w.key, ready)
+	return cond, ready, notAfter
+}
 
+// logReadiness logs a change of readiness (or of the reason for not being
+// ready) since the last observation, and records the reason. w.mu is held.
+func (w *Watcher) logReadiness(cond *cmv1.CertificateCondition, ready bool, notAfter time.Time) {
 	prev := w.st
 	changed := !prev.observed || !prev.found || prev.unavailable != "" || prev.ready != ready
 	if ready {
@@ -379,18 +250,22 @@ func (w *Watcher) observe(cert *cmv1.Certificate) time.Duration {
 			w.log.Info("Certificate is ready", kv...)
 		}
 		w.st.reason, w.st.message = "", ""
-	} else {
-		reason, message, status := "", "the Certificate has no Ready condition yet", "absent"
-		if cond != nil {
-			reason, message, status = cond.Reason, cond.Message, string(cond.Status)
-		}
-		if changed || prev.reason != reason || prev.message != message {
-			w.log.Info("Certificate is not ready", "status", status, "reason", reason, "message", message)
-		}
-		w.st.reason, w.st.message = reason, message
+		return
 	}
-	w.st.observed, w.st.found, w.st.ready, w.st.unavailable = true, true, ready, ""
+	reason, message, status := "", "the Certificate has no Ready condition yet", "absent"
+	if cond != nil {
+		reason, message, status = cond.Reason, cond.Message, string(cond.Status)
+	}
+	if changed || prev.reason != reason || prev.message != message {
+		w.log.Info("Certificate is not ready", "status", status, "reason", reason, "message", message)
+	}
+	w.st.reason, w.st.message = reason, message
+}
 
+// watchExpiry logs, once per notAfter, that the Certificate expires soon or
+// has expired, and returns when to look again (0: only on a change). w.mu
+// is held.
+func (w *Watcher) watchExpiry(cert *cmv1.Certificate, notAfter time.Time, ready bool) time.Duration {
 	if notAfter.IsZero() || w.opts.ExpiryWarning <= 0 {
 		return 0
 	}

@@ -318,6 +318,25 @@ func setDefault[T comparable](field *T, def T) {
 // path and the offending value, or nil. It expects defaults to be applied.
 func (c *Config) Validate() error {
 	var p problems
+	c.validateTopLevel(&p)
+	c.validateServer(&p)
+	validateDurationRange(&p, "cache.maxStaleness", c.Cache.MaxStaleness, 0, MaxMaxStaleness)
+	c.validateServerTimeouts(&p)
+	c.validateEndpoints(&p)
+	c.validateLog(&p)
+	c.validateCertificate(&p)
+	c.validateValidating(&p)
+	c.validateResourceAdmission(&p)
+	c.validatePending(&p)
+
+	if len(p.list) == 0 {
+		return nil
+	}
+	return &Error{Problems: p.list}
+}
+
+// validateTopLevel checks the fields outside any section.
+func (c *Config) validateTopLevel(p *problems) {
 	if c.APIVersion != APIVersion {
 		p.add("apiVersion", "unsupported value %q (want %s)", c.APIVersion, APIVersion)
 	}
@@ -340,34 +359,47 @@ func (c *Config) Validate() error {
 	if c.SchedulerName == "" || len(c.SchedulerName) > 253 || strings.ContainsFunc(c.SchedulerName, isSpaceOrControl) {
 		p.add("schedulerName", "invalid value %q (want a name without spaces, at most 253 characters)", c.SchedulerName)
 	}
-	c.ReservationTTL.validate(&p, "reservationTTL", MaxReservationTTL)
+	c.ReservationTTL.validate(p, "reservationTTL", MaxReservationTTL)
+}
 
+// validateServer checks the webhook server's port, certificate files and
+// request size.
+func (c *Config) validateServer(p *problems) {
 	if c.Server.Port < 1 || c.Server.Port > 65535 {
 		p.add("server.port", "%d out of range 1-65535", c.Server.Port)
 	}
 	if strings.TrimSpace(c.Server.CertDir) == "" {
 		p.add("server.certDir", "must not be empty")
 	}
-	validateFileName(&p, "server.certName", c.Server.CertName)
-	validateFileName(&p, "server.keyName", c.Server.KeyName)
+	validateFileName(p, "server.certName", c.Server.CertName)
+	validateFileName(p, "server.keyName", c.Server.KeyName)
 	if c.Server.CertName == c.Server.KeyName {
 		p.add("server.keyName", "%q is also server.certName", c.Server.KeyName)
 	}
 	if c.Server.MaxRequestBytes < MinMaxRequestBytes || c.Server.MaxRequestBytes > MaxMaxRequestBytes {
 		p.add("server.maxRequestBytes", "%d out of range %d-%d", c.Server.MaxRequestBytes, MinMaxRequestBytes, MaxMaxRequestBytes)
 	}
-	validateDurationRange(&p, "cache.maxStaleness", c.Cache.MaxStaleness, 0, MaxMaxStaleness)
-	validateDurationRange(&p, "server.readTimeout", c.Server.ReadTimeout, MinReadTimeout, MaxReadTimeout)
-	validateDurationRange(&p, "server.writeTimeout", c.Server.WriteTimeout, MinWriteTimeout, MaxWriteTimeout)
-	validateDurationRange(&p, "server.shutdownDelay", c.Server.ShutdownDelay, 0, MaxShutdownDelay)
+}
+
+// validateServerTimeouts checks the webhook server's timeouts; the write
+// timeout must leave room for the binding webhook's authorization.
+func (c *Config) validateServerTimeouts(p *problems) {
+	validateDurationRange(p, "server.readTimeout", c.Server.ReadTimeout, MinReadTimeout, MaxReadTimeout)
+	validateDurationRange(p, "server.writeTimeout", c.Server.WriteTimeout, MinWriteTimeout, MaxWriteTimeout)
+	validateDurationRange(p, "server.shutdownDelay", c.Server.ShutdownDelay, 0, MaxShutdownDelay)
 	if w, a := c.Server.WriteTimeout, c.Binding.AuthorizationTimeout; w.invalid == "" && a.invalid == "" && w.Duration <= a.Duration {
 		p.add("server.writeTimeout", "%s must be longer than binding.authorizationTimeout %s", w.Duration, a.Duration)
 	}
+}
 
-	if validateBindAddress(&p, "metrics.bindAddress", c.Metrics.BindAddress) && !c.MetricsSecure() && !isLoopback(c.Metrics.BindAddress) {
+// validateEndpoints checks the metrics and health addresses: valid, apart
+// from each other and from the webhook port, metrics on loopback unless
+// served securely.
+func (c *Config) validateEndpoints(p *problems) {
+	if validateBindAddress(p, "metrics.bindAddress", c.Metrics.BindAddress) && !c.MetricsSecure() && !isLoopback(c.Metrics.BindAddress) {
 		p.add("metrics.bindAddress", "%q must be a loopback address when metrics.secure is false (such as 127.0.0.1:8080; or set metrics.secure: true)", c.Metrics.BindAddress)
 	}
-	validateBindAddress(&p, "health.bindAddress", c.Health.BindAddress)
+	validateBindAddress(p, "health.bindAddress", c.Health.BindAddress)
 	if c.Metrics.BindAddress != Disabled && c.Metrics.BindAddress == c.Health.BindAddress {
 		p.add("health.bindAddress", "%q is also metrics.bindAddress", c.Health.BindAddress)
 	}
@@ -376,7 +408,10 @@ func (c *Config) Validate() error {
 			p.add(ep.path, "%q uses server.port %d", ep.addr, c.Server.Port)
 		}
 	}
+}
 
+// validateLog checks the log level and format.
+func (c *Config) validateLog(p *problems) {
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -387,13 +422,4 @@ func (c *Config) Validate() error {
 	default:
 		p.add("log.format", "unsupported value %q (want json or console)", c.Log.Format)
 	}
-	c.validateCertificate(&p)
-	c.validateValidating(&p)
-	c.validateResourceAdmission(&p)
-	c.validatePending(&p)
-
-	if len(p.list) == 0 {
-		return nil
-	}
-	return &Error{Problems: p.list}
 }

@@ -21,7 +21,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	admissionmetrics "sigs.k8s.io/controller-runtime/pkg/webhook/admission/metrics"
-	kjson "sigs.k8s.io/json"
 )
 
 // crMaxRequestSize is controller-runtime's own limit on AdmissionReview
@@ -159,11 +158,8 @@ func (h *mutatingHTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, 
 	if len(body) >= crMaxRequestSize || r.Header.Get("Content-Type") != "application/json" || !startsJSONObject(body) {
 		return false
 	}
-	rv := &fastReview{}
-	// Preset like webhook.Admission's: a later "request": null clears the
-	// pointer, not the request decoded before it.
-	rv.Request = &rv.req
-	if kjson.UnmarshalCaseSensitivePreserveInts(body, rv) != nil {
+	rv, err := decodeFastReview(body)
+	if err != nil {
 		return false
 	}
 	shape, ok := inspectReview(body)

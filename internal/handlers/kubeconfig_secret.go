@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -127,7 +124,7 @@ func (v *KubeconfigSecretValidator) handle(_ context.Context, req admission.Requ
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed(fmt.Sprintf("seedwarden: nothing to validate for operation %q", req.Operation))
 	}
-	secret, err := ksDecodeSecret(req.Object.Raw)
+	secret, err := decodeSecret(req.Object.Raw)
 	if err != nil {
 		log.Error(err, "Rejecting admission request")
 		return admission.Errored(http.StatusBadRequest, err)
@@ -187,36 +184,8 @@ func KubeconfigViolations(cfg *clientcmdapi.Config, allowed []string) []string {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.AuthInfos)) {
-		ai := cfg.AuthInfos[name]
-		if ai == nil {
-			continue
-		}
-		if ai.ClientCertificate != "" {
-			deny("user", name, KubeconfigFieldClientCertificate)
-		}
-		if ai.ClientKey != "" {
-			deny("user", name, KubeconfigFieldClientKey)
-		}
-		if ai.TokenFile != "" {
-			deny("user", name, KubeconfigFieldTokenFile)
-		}
-		if ai.Impersonate != "" {
-			deny("user", name, KubeconfigFieldImpersonate)
-		}
-		if ai.ImpersonateUID != "" {
-			deny("user", name, KubeconfigFieldImpersonateUID)
-		}
-		if len(ai.ImpersonateGroups) > 0 {
-			deny("user", name, KubeconfigFieldImpersonateGroups)
-		}
-		if len(ai.ImpersonateUserExtra) > 0 {
-			deny("user", name, KubeconfigFieldImpersonateUserExtra)
-		}
-		if ai.AuthProvider != nil {
-			deny("user", name, KubeconfigFieldAuthProvider)
-		}
-		if ai.Exec != nil {
-			deny("user", name, KubeconfigFieldExec)
+		for _, field := range restrictedUserFields(cfg.AuthInfos[name]) {
+			deny("user", name, field)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Clusters)) {
@@ -227,19 +196,30 @@ func KubeconfigViolations(cfg *clientcmdapi.Config, allowed []string) []string {
 	return out
 }
 
-func ksDecodeSecret(raw []byte) (*corev1.Secret, error) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
-		return nil, fmt.Errorf("seedwarden: admission request carries no object")
+// restrictedUserFields lists the restricted fields a user sets, in the
+// order of KubeconfigRestrictedFields (none for a nil user).
+func restrictedUserFields(ai *clientcmdapi.AuthInfo) []string {
+	if ai == nil {
+		return nil
 	}
-	secret := &corev1.Secret{}
-	if err := json.Unmarshal(raw, secret); err != nil {
-		return nil, fmt.Errorf("seedwarden: cannot decode object as a Secret: %w", err)
+	var fields []string
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{
+		{ai.ClientCertificate != "", KubeconfigFieldClientCertificate},
+		{ai.ClientKey != "", KubeconfigFieldClientKey},
+		{ai.TokenFile != "", KubeconfigFieldTokenFile},
+		{ai.Impersonate != "", KubeconfigFieldImpersonate},
+		{ai.ImpersonateUID != "", KubeconfigFieldImpersonateUID},
+		{len(ai.ImpersonateGroups) > 0, KubeconfigFieldImpersonateGroups},
+		{len(ai.ImpersonateUserExtra) > 0, KubeconfigFieldImpersonateUserExtra},
+		{ai.AuthProvider != nil, KubeconfigFieldAuthProvider},
+		{ai.Exec != nil, KubeconfigFieldExec},
+	} {
+		if f.set {
+			fields = append(fields, f.name)
+		}
 	}
-	if secret.Kind != "" && secret.Kind != "Secret" {
-		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", secret.Kind, "Secret")
-	}
-	if secret.APIVersion != "" && secret.APIVersion != "v1" {
-		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", secret.APIVersion, "v1")
-	}
-	return secret, nil
+	return fields
 }

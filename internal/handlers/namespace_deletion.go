@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/metrics"
@@ -104,12 +102,6 @@ func (v *NamespaceDeletionValidator) handle(_ context.Context, req admission.Req
 // deletionTimestamp. An absent or undecodable oldObject counts as not
 // terminating: the checks then run, which is the safe side.
 func ndTerminating(raw []byte) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	var ns corev1.Namespace
-	if err := json.Unmarshal(raw, &ns); err != nil {
-		return false
-	}
-	return ns.DeletionTimestamp != nil
+	ns, err := decodeOldNamespace(raw)
+	return err == nil && ns.DeletionTimestamp != nil
 }

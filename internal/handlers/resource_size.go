@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -113,18 +112,7 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 	if req.SubResource != "" {
 		return admission.Allowed("seedwarden: subresources are not limited")
 	}
-	// The version the client asked for, as Gardener matches it: the API
-	// server may convert the object to another version (Resource) for a
-	// webhook registered with matchPolicy Equivalent.
-	gvr := req.Resource
-	if req.RequestResource != nil {
-		gvr = *req.RequestResource
-	}
-	limit := limitFor(v.Limits, gvr)
-	var count *CountLimit
-	if req.Operation == admissionv1.Create {
-		count = limitFor(v.Counts, gvr)
-	}
+	limit, count := v.limitsFor(req)
 	if limit == nil && count == nil {
 		return admission.Allowed("seedwarden: no limit applies")
 	}
@@ -132,23 +120,10 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 		return admission.Allowed("seedwarden: unrestricted subject")
 	}
 
-	var found []violation
-	if limit != nil && !withinSize(req.Object.Raw, limit.Bytes) {
-		size, err := objsize.Measure(req.Object.Raw)
-		if err != nil {
-			err = fmt.Errorf("seedwarden: cannot measure the object: %w", err)
-			v.logger(req).Error(err, "Rejecting admission request")
-			return invalidRequest(err)
-		}
-		if size > limit.Bytes {
-			found = append(found, violation{metrics.RejectReasonSize, fmt.Sprintf("resource size %d bytes exceeds the limit of %s (%d bytes) for %s",
-				size, limit.Size, limit.Bytes, describeObject(req))})
-		}
-	}
-	if count != nil {
-		if vi, ok := v.checkCount(req, count); ok {
-			found = append(found, vi)
-		}
+	found, err := v.violations(req, limit, count)
+	if err != nil {
+		v.logger(req).Error(err, "Rejecting admission request")
+		return invalidRequest(err)
 	}
 	if len(found) == 0 {
 		return admission.Allowed("seedwarden: within limits")
@@ -168,6 +143,45 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 	}
 	log.Info("Limit exceeded; denied", "problems", messages)
 	return admission.Denied(msg)
+}
+
+// limitsFor returns the size limit and, on CREATE, the count limit that
+// apply to the request (nil: none).
+func (v *ResourceSizeValidator) limitsFor(req admission.Request) (*SizeLimit, *CountLimit) {
+	// The version the client asked for, as Gardener matches it: the API
+	// server may convert the object to another version (Resource) for a
+	// webhook registered with matchPolicy Equivalent.
+	gvr := req.Resource
+	if req.RequestResource != nil {
+		gvr = *req.RequestResource
+	}
+	var count *CountLimit
+	if req.Operation == admissionv1.Create {
+		count = limitFor(v.Counts, gvr)
+	}
+	return limitFor(v.Limits, gvr), count
+}
+
+// violations lists the limits the request breaks; an error means the object
+// could not be measured.
+func (v *ResourceSizeValidator) violations(req admission.Request, limit *SizeLimit, count *CountLimit) ([]violation, error) {
+	var found []violation
+	if limit != nil && !withinSize(req.Object.Raw, limit.Bytes) {
+		size, err := objsize.Measure(req.Object.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("seedwarden: cannot measure the object: %w", err)
+		}
+		if size > limit.Bytes {
+			found = append(found, violation{metrics.RejectReasonSize, fmt.Sprintf("resource size %d bytes exceeds the limit of %s (%d bytes) for %s",
+				size, limit.Size, limit.Bytes, describeObject(req))})
+		}
+	}
+	if count != nil {
+		if vi, ok := v.checkCount(req, count); ok {
+			found = append(found, vi)
+		}
+	}
+	return found, nil
 }
 
 // logger is the request's logger, built only where something is logged
@@ -250,17 +264,12 @@ func describeObject(req admission.Request) string {
 // object (only for messages; a request's name is empty on CREATE when the
 // client left naming to the server).
 func objectNameOf(raw []byte) string {
-	var obj struct {
-		Metadata struct {
-			Name         string `json:"name"`
-			GenerateName string `json:"generateName"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(raw, &obj) != nil {
+	name, generateName, err := decodeObjectName(raw)
+	if err != nil {
 		return ""
 	}
-	if obj.Metadata.Name != "" {
-		return obj.Metadata.Name
+	if name != "" {
+		return name
 	}
-	return obj.Metadata.GenerateName
+	return generateName
 }

@@ -83,6 +83,10 @@ func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Reques
 	return resp
 }
 
+// handle reads a request top to bottom: shootChangeOf (validating.go)
+// screens and decodes it; classifySeedChange and bindingSpecChange
+// (shoot_binding_checks.go) refuse what the seeds alone decide; then
+// judgeSeedKept or judgeSeedChoice check the seed against the Shoot.
 func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
 	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
@@ -101,19 +105,57 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 		return denied("seedwarden: %s", denial)
 	}
 	if !needsCheck {
-		if !seedKeptNeedsCheck(c) {
-			return admission.Allowed("seedwarden: spec.seedName unchanged")
+		return v.judgeSeedKept(c, log)
+	}
+	return v.judgeSeedChoice(ctx, req, c, log)
+}
+
+// classifySeedChange applies the rules that depend only on the old and new
+// seed. needsCheck means a seed is being set or changed and the user's
+// permission and the seed must be checked; a non-empty denial refuses the
+// request outright.
+func classifySeedChange(c *shootChange) (needsCheck bool, denial string) {
+	switch {
+	case c.binding && c.newSeed == c.oldSeed:
+		if c.newSeed == "" {
+			return false, "the binding sets no seed (spec.seedName is empty)"
 		}
-		if d, stale := v.StaleBeyond(time.Now()); stale {
-			log.Info("Denied change on the current seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String())
-			return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
-		}
-		if problems := seedKeptViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
-			log.Info("Denied change on the current seed", "seed", c.newSeed, "problems", problems)
-			return denied("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
-		}
+		return false, fmt.Sprintf("the binding does not change the seed (spec.seedName is %q already)", c.newSeed)
+	case c.oldSeed != "" && c.newSeed == "":
+		return false, fmt.Sprintf("spec.seedName: unsetting the seed (%q) is not allowed", c.oldSeed)
+	case c.newSeed == c.oldSeed:
+		return false, ""
+	case !c.binding && c.op == admissionv1.Update && c.oldSeed != "":
+		return false, fmt.Sprintf("spec.seedName: changing the seed from %q to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.oldSeed, c.newSeed)
+	case !c.binding && c.op == admissionv1.Update:
+		return false, fmt.Sprintf("spec.seedName: setting the seed to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.newSeed)
+	default:
+		return true, ""
+	}
+}
+
+// judgeSeedKept: a request that keeps the seed (or sets none) passes,
+// unless it changes the Shoot's own seed constraints, which the current seed
+// must then still meet.
+func (v *ShootBindingValidator) judgeSeedKept(c *shootChange, log logr.Logger) admission.Response {
+	if !seedKeptNeedsCheck(c) {
 		return admission.Allowed("seedwarden: spec.seedName unchanged")
 	}
+	if d, stale := v.StaleBeyond(time.Now()); stale {
+		log.Info("Denied change on the current seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String())
+		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
+	}
+	if problems := seedKeptViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
+		log.Info("Denied change on the current seed", "seed", c.newSeed, "problems", problems)
+		return denied("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+	}
+	return admission.Allowed("seedwarden: spec.seedName unchanged")
+}
+
+// judgeSeedChoice: a request that sets or changes the seed passes as the
+// webhook's own placement, or when the user may bind and the seed takes the
+// Shoot.
+func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admission.Request, c *shootChange, log logr.Logger) admission.Response {
 	if pool, ok := api.SelfHostedPool(c.shoot); ok {
 		// Gardener's API refuses this too; no token or permission makes
 		// a seed right for a Shoot whose control plane runs in itself.
@@ -142,30 +184,6 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 	}
 	log.V(1).Info("Allowed seed choice", "from", c.oldSeed, "to", c.newSeed, "user", req.UserInfo.Username)
 	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q may be chosen", c.newSeed))
-}
-
-// classifySeedChange applies the rules that depend only on the old and new
-// seed. needsCheck means a seed is being set or changed and the user's
-// permission and the seed must be checked; a non-empty denial refuses the
-// request outright.
-func classifySeedChange(c *shootChange) (needsCheck bool, denial string) {
-	switch {
-	case c.binding && c.newSeed == c.oldSeed:
-		if c.newSeed == "" {
-			return false, "the binding sets no seed (spec.seedName is empty)"
-		}
-		return false, fmt.Sprintf("the binding does not change the seed (spec.seedName is %q already)", c.newSeed)
-	case c.oldSeed != "" && c.newSeed == "":
-		return false, fmt.Sprintf("spec.seedName: unsetting the seed (%q) is not allowed", c.oldSeed)
-	case c.newSeed == c.oldSeed:
-		return false, ""
-	case !c.binding && c.op == admissionv1.Update && c.oldSeed != "":
-		return false, fmt.Sprintf("spec.seedName: changing the seed from %q to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.oldSeed, c.newSeed)
-	case !c.binding && c.op == admissionv1.Update:
-		return false, fmt.Sprintf("spec.seedName: setting the seed to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.newSeed)
-	default:
-		return true, ""
-	}
 }
 
 // authorize checks the user's binding permission; it fails closed.

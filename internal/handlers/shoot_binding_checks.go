@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -16,28 +15,65 @@ import (
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
-// This file holds the binding webhook's checks of a seed against the Shoot:
-// a seed being chosen (seedChoiceViolations) and the current seed while the
-// Shoot's own seed constraints change (seedKeptViolations).
+// This file holds the binding webhook's checks, in the order handle calls
+// them: what a binding may change besides the seed (bindingSpecChange), the
+// current seed while the Shoot's own seed constraints change
+// (seedKeptViolations), and a seed being chosen (seedChoiceViolations).
 
-// seedChoiceViolations lists why the new seed cannot take the Shoot.
-func seedChoiceViolations(snap *placement.Snapshot, c *shootChange, mode placement.NetworkMode) []string {
-	seed := findSeed(snap, c.newSeed)
-	if seed == nil {
-		return []string{fmt.Sprintf("seed %q not found", c.newSeed)}
+// bindingSpecChange: a binding that moves the Shoot to another seed may
+// change spec.seedName only (the control plane is restored from backup on
+// the new seed; other changes would ride along unreviewed). Setting the
+// first seed through a binding may change more, as in Gardener.
+func bindingSpecChange(c *shootChange) string {
+	if !c.binding || c.op != admissionv1.Update || c.oldSeed == "" || c.newSeed == "" || c.oldSeed == c.newSeed {
+		return ""
 	}
-	problems := placement.CheckSeedForShoot(snap, seed, c.shoot, mode)
-	if zonalShoot(c.shoot) && controlPlaneZonesChanged(c) {
-		// Placement's rule skips these Shoots; Gardener's checks new zones.
-		problems = append(problems, placement.MissingControlPlaneZones(seed, controlPlaneZones(c.shoot))...)
+	changed, err := specFieldsChanged(c.oldRaw, c.raw)
+	if err != nil {
+		return fmt.Sprintf("cannot compare the old and new spec: %v", err)
 	}
-	if oldSel := oldSeedSelector(c); !apiequality.Semantic.DeepEqual(oldSel, c.shoot.Spec.SeedSelector) {
-		problems = append(problems, placement.CheckShootSelectorChange(seed, oldSel, c.shoot.Spec.SeedSelector)...)
+	if len(changed) == 0 {
+		return ""
 	}
-	if c.oldSeed != "" {
-		problems = append(problems, reschedulingViolations(snap, c.oldSeed, seed, c.shoot)...)
+	return fmt.Sprintf("a binding that moves the Shoot from seed %q to %q may change only spec.seedName, but it also changes %s",
+		c.oldSeed, c.newSeed, strings.Join(changed, ", "))
+}
+
+// specFieldsChanged lists the top-level spec fields other than seedName that
+// differ between two objects (a null field counts as absent).
+func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
+	oldSpec, err := decodeSpecMembers(oldRaw)
+	if err != nil {
+		return nil, fmt.Errorf("old object: %w", err)
 	}
-	return problems
+	newSpec, err := decodeSpecMembers(newRaw)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	seen := sets.New("seedName")
+	for _, spec := range []map[string]any{oldSpec, newSpec} {
+		for k := range spec {
+			if seen.Has(k) {
+				continue
+			}
+			seen.Insert(k)
+			if !reflect.DeepEqual(oldSpec[k], newSpec[k]) {
+				changed = append(changed, "spec."+k)
+			}
+		}
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
+
+// seedKeptNeedsCheck: an UPDATE that keeps a seed and changes the Shoot's
+// seedSelector or its control-plane zones (or region, with zones).
+func seedKeptNeedsCheck(c *shootChange) bool {
+	if c.old == nil || c.newSeed == "" || c.newSeed != c.oldSeed {
+		return false
+	}
+	return !apiequality.Semantic.DeepEqual(c.old.Spec.SeedSelector, c.shoot.Spec.SeedSelector) || controlPlaneZonesChanged(c)
 }
 
 // seedKeptViolations: on an UPDATE that keeps the seed, a changed
@@ -66,15 +102,6 @@ func seedKeptViolations(snap *placement.Snapshot, c *shootChange) []string {
 	return problems
 }
 
-// seedKeptNeedsCheck: an UPDATE that keeps a seed and changes the Shoot's
-// seedSelector or its control-plane zones (or region, with zones).
-func seedKeptNeedsCheck(c *shootChange) bool {
-	if c.old == nil || c.newSeed == "" || c.newSeed != c.oldSeed {
-		return false
-	}
-	return !apiequality.Semantic.DeepEqual(c.old.Spec.SeedSelector, c.shoot.Spec.SeedSelector) || controlPlaneZonesChanged(c)
-}
-
 // controlPlaneZonesChanged is Gardener's trigger for checking
 // spec.controlPlane.zones against the seed: zones are set and differ from the
 // old ones (none on CREATE), or the region changed.
@@ -89,6 +116,33 @@ func controlPlaneZonesChanged(c *shootChange) bool {
 	return !slices.Equal(zones, controlPlaneZones(c.old)) || c.shoot.Spec.Region != c.old.Spec.Region
 }
 
+func controlPlaneZones(s *api.Shoot) []string {
+	if s.Spec.ControlPlane == nil {
+		return nil
+	}
+	return s.Spec.ControlPlane.Zones
+}
+
+// seedChoiceViolations lists why the new seed cannot take the Shoot.
+func seedChoiceViolations(snap *placement.Snapshot, c *shootChange, mode placement.NetworkMode) []string {
+	seed := findSeed(snap, c.newSeed)
+	if seed == nil {
+		return []string{fmt.Sprintf("seed %q not found", c.newSeed)}
+	}
+	problems := placement.CheckSeedForShoot(snap, seed, c.shoot, mode)
+	if zonalShoot(c.shoot) && controlPlaneZonesChanged(c) {
+		// Placement's rule skips these Shoots; Gardener's checks new zones.
+		problems = append(problems, placement.MissingControlPlaneZones(seed, controlPlaneZones(c.shoot))...)
+	}
+	if oldSel := oldSeedSelector(c); !apiequality.Semantic.DeepEqual(oldSel, c.shoot.Spec.SeedSelector) {
+		problems = append(problems, placement.CheckShootSelectorChange(seed, oldSel, c.shoot.Spec.SeedSelector)...)
+	}
+	if c.oldSeed != "" {
+		problems = append(problems, reschedulingViolations(snap, c.oldSeed, seed, c.shoot)...)
+	}
+	return problems
+}
+
 func zonalShoot(s *api.Shoot) bool {
 	cp := s.Spec.ControlPlane
 	return cp != nil && cp.HighAvailability != nil && cp.HighAvailability.FailureTolerance.Type == api.FailureToleranceZone
@@ -101,59 +155,13 @@ func oldSeedSelector(c *shootChange) *api.SeedSelector {
 	return c.old.Spec.SeedSelector
 }
 
-func controlPlaneZones(s *api.Shoot) []string {
-	if s.Spec.ControlPlane == nil {
-		return nil
+// findSeed looks a seed up in the snapshot (Seeds is sorted by name).
+func findSeed(snap *placement.Snapshot, name string) *placement.Seed {
+	i := sort.Search(len(snap.Seeds), func(i int) bool { return snap.Seeds[i].Name >= name })
+	if i < len(snap.Seeds) && snap.Seeds[i].Name == name {
+		return snap.Seeds[i]
 	}
-	return s.Spec.ControlPlane.Zones
-}
-
-// bindingSpecChange: a binding that moves the Shoot to another seed may
-// change spec.seedName only (the control plane is restored from backup on
-// the new seed; other changes would ride along unreviewed). Setting the
-// first seed through a binding may change more, as in Gardener.
-func bindingSpecChange(c *shootChange) string {
-	if !c.binding || c.op != admissionv1.Update || c.oldSeed == "" || c.newSeed == "" || c.oldSeed == c.newSeed {
-		return ""
-	}
-	changed, err := specFieldsChanged(c.oldRaw, c.raw)
-	if err != nil {
-		return fmt.Sprintf("cannot compare the old and new spec: %v", err)
-	}
-	if len(changed) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("a binding that moves the Shoot from seed %q to %q may change only spec.seedName, but it also changes %s",
-		c.oldSeed, c.newSeed, strings.Join(changed, ", "))
-}
-
-// specFieldsChanged lists the top-level spec fields other than seedName that
-// differ between two objects (a null field counts as absent).
-func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
-	var o, n struct {
-		Spec map[string]any `json:"spec"`
-	}
-	if err := json.Unmarshal(oldRaw, &o); err != nil {
-		return nil, fmt.Errorf("old object: %w", err)
-	}
-	if err := json.Unmarshal(newRaw, &n); err != nil {
-		return nil, err
-	}
-	var changed []string
-	seen := sets.New("seedName")
-	for _, spec := range []map[string]any{o.Spec, n.Spec} {
-		for k := range spec {
-			if seen.Has(k) {
-				continue
-			}
-			seen.Insert(k)
-			if !reflect.DeepEqual(o.Spec[k], n.Spec[k]) {
-				changed = append(changed, "spec."+k)
-			}
-		}
-	}
-	sort.Strings(changed)
-	return changed, nil
+	return nil
 }
 
 // reschedulingViolations: moving a Shoot's control plane to another seed

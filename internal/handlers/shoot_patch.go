@@ -41,20 +41,20 @@ func (o *shootObject) shape() patchShape {
 // one) the way a JSON patch sees it: exact keys, the last duplicate wins.
 // Decoding into structs merges duplicates instead, so shape would be wrong.
 func lastWinsShape(raw []byte) (patchShape, error) {
-	var top, meta map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
+	top, err := decodeMembers(raw)
+	if err != nil {
 		return patchShape{}, fmt.Errorf("seedwarden: cannot decode object: %w", err)
 	}
 	shape := patchShape{hasSpec: !isNull(top["spec"]), hasMetadata: !isNull(top["metadata"])}
 	if shape.hasMetadata {
-		if err := json.Unmarshal(top["metadata"], &meta); err != nil {
+		meta, err := decodeMembers(top["metadata"])
+		if err != nil {
 			return patchShape{}, fmt.Errorf("seedwarden: cannot decode object metadata: %w", err)
 		}
 		shape.hasAnnotations = !isNull(meta["annotations"])
 		if shape.hasAnnotations {
-			var annotations map[string]json.RawMessage
 			// Not an object: the decoding refuses that, so no token either.
-			if json.Unmarshal(meta["annotations"], &annotations) == nil {
+			if annotations, err := decodeMembers(meta["annotations"]); err == nil {
 				_, shape.hasPlacementToken = annotations[placementtoken.Annotation]
 			}
 		}

@@ -4,24 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
-	"strings"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
-	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
-// This file holds what the Shoot validators share: which requests they take,
-// how a request becomes a seed change, the placement token check, and the
-// subject matching of unrestrictedSubjects.
+// What the Shoot validators (binding, capacity) share, in the order a
+// request meets it: shootChangeOf screens the request and decodes it into a
+// shootChange, verifyPlacement recognises the webhook's own placement, and
+// denied, invalidRequest and ValidationResult shape and count the answer.
 
 // SubresourceBinding is the Shoot subresource through which a seed is bound.
 const SubresourceBinding = "binding"
@@ -36,6 +33,30 @@ const (
 	// WebhookNamespaceDeletion guards namespace DELETE.
 	WebhookNamespaceDeletion = "namespace-deletion"
 )
+
+// shootChangeOf is what both Shoot validators do first: refuse requests that
+// are not about Shoots, let operations other than CREATE and UPDATE through,
+// and decode the old and new seed. It also returns base with the request's
+// identity for the validator's logs. A non-nil response ends the request.
+func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.Logger, *admission.Response) {
+	log := base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
+	if err := checkShootValidationTarget(req); err != nil {
+		log.Error(err, "Rejecting admission request")
+		r := invalidRequest(err)
+		return nil, log, &r
+	}
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		r := admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
+		return nil, log, &r
+	}
+	c, err := decodeShootChange(req)
+	if err != nil {
+		log.Error(err, "Rejecting admission request")
+		r := invalidRequest(err)
+		return nil, log, &r
+	}
+	return c, log, nil
+}
 
 // checkShootValidationTarget rejects requests the validating webhook
 // configuration should never send: anything but Shoots through the main
@@ -83,9 +104,9 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
-		old, err := decodeShoot(req.OldObject.Raw)
+		old, err := decodeOldShoot(req.OldObject.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("old object: %w", err)
+			return nil, err
 		}
 		c.old, c.oldRaw = old, req.OldObject.Raw
 		c.oldSeed = ptr.Deref(old.Spec.SeedName, "")
@@ -132,110 +153,6 @@ func verifyPlacement(signer *placementtoken.Signer, c *shootChange) error {
 	})
 }
 
-// findSeed looks a seed up in the snapshot (Seeds is sorted by name).
-func findSeed(snap *placement.Snapshot, name string) *placement.Seed {
-	i := sort.Search(len(snap.Seeds), func(i int) bool { return snap.Seeds[i].Name >= name })
-	if i < len(snap.Seeds) && snap.Seeds[i].Name == name {
-		return snap.Seeds[i]
-	}
-	return nil
-}
-
-// Subject kinds of unrestrictedSubjects.
-const (
-	SubjectUser           = "User"
-	SubjectGroup          = "Group"
-	SubjectServiceAccount = "ServiceAccount"
-)
-
-// Subject names a user, a group or a service account. Name and Namespace may
-// hold "*", which matches any run of characters (also none), so
-// {User, "system:serviceaccount:garden:*"} matches every service account of
-// the garden namespace.
-type Subject struct {
-	Kind, Name, Namespace string
-}
-
-// Subjects is a list of subjects; a user matches when any entry does.
-type Subjects []Subject
-
-const serviceAccountPrefix = "system:serviceaccount:"
-
-// Match reports whether the user is one of the subjects: a User by name, a
-// Group among the user's groups, a ServiceAccount by the namespace and name
-// in its user name (system:serviceaccount:<namespace>:<name>).
-func (s Subjects) Match(u authenticationv1.UserInfo) bool {
-	for _, sub := range s {
-		switch sub.Kind {
-		case SubjectUser:
-			if globMatch(sub.Name, u.Username) {
-				return true
-			}
-		case SubjectGroup:
-			for _, g := range u.Groups {
-				if globMatch(sub.Name, g) {
-					return true
-				}
-			}
-		case SubjectServiceAccount:
-			rest, ok := strings.CutPrefix(u.Username, serviceAccountPrefix)
-			if !ok {
-				continue
-			}
-			ns, name, ok := strings.Cut(rest, ":")
-			if ok && globMatch(sub.Namespace, ns) && globMatch(sub.Name, name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// MatchAsGardener is gardener-admission-controller's rule for its
-// unrestrictedSubjects: a service account (user name
-// system:serviceaccount:...) is matched by ServiceAccount subjects only, any
-// other user by User and Group subjects only, so {Group, "*"} exempts every
-// user but no service account (Match would take any group of either).
-// Group "*" matches a user even without groups. Names and namespaces are
-// matched as in Match ("*" globs); Gardener knows only a whole "*" name, and
-// a ServiceAccount namespace "*" there matches nothing.
-func (s Subjects) MatchAsGardener(u authenticationv1.UserInfo) bool {
-	sa := strings.HasPrefix(u.Username, serviceAccountPrefix)
-	for _, sub := range s {
-		switch {
-		case sa != (sub.Kind == SubjectServiceAccount):
-			continue
-		case sub.Kind == SubjectGroup && sub.Name == "*":
-			return true
-		case Subjects{sub}.Match(u):
-			return true
-		}
-	}
-	return false
-}
-
-// globMatch matches s against pattern, where "*" stands for any run of
-// characters and everything else for itself.
-func globMatch(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, p)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(p):]
-	}
-	return len(s) >= len(last) && strings.HasSuffix(s, last)
-}
-
 // denied is a policy denial the user sees: allowed=false, code 403, the
 // message as given. Validators deny (rather than error) whenever the answer
 // is a decision, including "cannot decide" (fail closed), so the message
@@ -269,28 +186,4 @@ func statusMessage(r admission.Response) string {
 		return ""
 	}
 	return r.Result.Message
-}
-
-// shootChangeOf is what both Shoot validators do first: refuse requests that
-// are not about Shoots, let operations other than CREATE and UPDATE through,
-// and decode the old and new seed. It also returns base with the request's
-// identity for the validator's logs. A non-nil response ends the request.
-func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.Logger, *admission.Response) {
-	log := base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
-	if err := checkShootValidationTarget(req); err != nil {
-		log.Error(err, "Rejecting admission request")
-		r := invalidRequest(err)
-		return nil, log, &r
-	}
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		r := admission.Allowed("seedwarden: nothing to check for operation " + string(req.Operation))
-		return nil, log, &r
-	}
-	c, err := decodeShootChange(req)
-	if err != nil {
-		log.Error(err, "Rejecting admission request")
-		r := invalidRequest(err)
-		return nil, log, &r
-	}
-	return c, log, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,30 +187,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	key := req.NamespacedName
 	log := ctrl.LoggerFrom(ctx).WithValues("shoot", key.String())
 
-	if r.Synced != nil && !r.Synced() {
-		log.V(1).Info("Cache not synced yet; waiting")
+	if r.cacheNotReady(log) {
 		return reconcile.Result{RequeueAfter: syncPoll}, nil
 	}
-	if r.Stale != nil && r.Stale() {
-		log.V(1).Info("Cache stale; waiting until the informers watch again")
-		return reconcile.Result{RequeueAfter: syncPoll}, nil
+	u, shoot, err := r.readShoot(ctx, key)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(shootGVK)
-	if err := r.APIReader.Get(ctx, key, u); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(key)
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, fmt.Errorf("reading Shoot %s: %w", key, err)
-	}
-	shoot := &api.Shoot{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, shoot); err != nil {
-		// The API server validated the Shoot; this is a bug on our side.
-		return reconcile.Result{}, fmt.Errorf("decoding Shoot %s: %w", key, err)
-	}
-	if !r.isPending(shoot) {
+	if shoot == nil || !r.isPending(shoot) {
 		r.forget(key)
 		return reconcile.Result{}, nil
 	}
@@ -223,27 +208,67 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !d.Schedulable() {
 		return r.unschedulable(ctx, shoot, &d), nil
 	}
+	return r.bindSeed(ctx, log, key, u, shoot, d.Seed, kept), nil
+}
 
+// cacheNotReady reports (and logs) that the cache has not synced or is
+// stale: placing from it now could overfill seeds.
+func (r *Reconciler) cacheNotReady(log logr.Logger) bool {
+	if r.Synced != nil && !r.Synced() {
+		log.V(1).Info("Cache not synced yet; waiting")
+		return true
+	}
+	if r.Stale != nil && r.Stale() {
+		log.V(1).Info("Cache stale; waiting until the informers watch again")
+		return true
+	}
+	return false
+}
+
+// readShoot reads the Shoot from the API server, as it is and decoded; both
+// nil when it is gone.
+func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *api.Shoot, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(shootGVK)
+	if err := r.APIReader.Get(ctx, key, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("reading Shoot %s: %w", key, err)
+	}
+	shoot := &api.Shoot{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, shoot); err != nil {
+		// The API server validated the Shoot; this is a bug on our side.
+		return nil, nil, fmt.Errorf("decoding Shoot %s: %w", key, err)
+	}
+	return u, shoot, nil
+}
+
+// bindSeed binds the Shoot to seed (kept: the announced seed) and reports
+// the outcome; a failed binding gives the reservation back and is retried
+// with backoff.
+func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, u *unstructured.Unstructured, shoot *api.Shoot, seed string, kept bool) reconcile.Result {
+	resKey := ReservationKey(key.Namespace, key.Name)
 	// Read before binding: the bound Shoot's watch event forgets the backoff.
 	attempts := r.backoff.NumRequeues(key) + 1
-	err := r.bind(ctx, u, d.Seed)
+	err := r.bind(ctx, u, seed)
 	switch {
 	case err == nil:
 		r.Metrics.ObserveRetry(metrics.ResultScheduled)
 		r.forget(key)
-		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "Scheduled to seed %q", d.Seed)
-		log.Info("Scheduled pending Shoot", "seed", d.Seed, "announced", kept, "attempts", attempts, "mode", r.Config.Mode)
+		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "Scheduled to seed %q", seed)
+		log.Info("Scheduled pending Shoot", "seed", seed, "announced", kept, "attempts", attempts, "mode", r.Config.Mode)
 		if r.Config.Mode == ModeUpdate {
 			r.clearPendingOperation(ctx, shoot)
 		}
-		return reconcile.Result{}, nil
+		return reconcile.Result{}
 	case apierrors.IsConflict(err):
 		// Someone wrote the Shoot since it was read; read again soon.
 		r.Store.Release(resKey)
 		r.Metrics.ObserveRetry(metrics.ResultConflict)
 		wait := r.conflicts.When(key)
-		log.V(1).Info("Binding conflict; retrying", "seed", d.Seed, "after", wait)
-		return reconcile.Result{RequeueAfter: wait}, nil
+		log.V(1).Info("Binding conflict; retrying", "seed", seed, "after", wait)
+		return reconcile.Result{RequeueAfter: wait}
 	default:
 		r.Store.Release(resKey)
 		if kept {
@@ -259,10 +284,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// a 404 for a Shoot that exists means no binding subresource.
 			hint = " (if the Shoot exists, the API server serves no shoots/binding subresource: Shoots from a CRD need mode update)"
 		}
-		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", d.Seed, err, hint))
+		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", seed, err, hint))
 		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
-		log.Error(err, "Binding pending Shoot failed", "seed", d.Seed, "retryAfter", wait)
-		return reconcile.Result{RequeueAfter: wait}, nil
+		log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
+		return reconcile.Result{RequeueAfter: wait}
 	}
 }
 

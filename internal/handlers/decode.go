@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// Decoding of the objects an AdmissionReview carries (object, oldObject, the
+// binding body, Secrets, Namespaces), one function per kind, for every
+// handler: the one place that decides how request JSON becomes Go values.
+// The validating webhooks decode with encoding/json, the mutating webhook
+// and its fast path case-sensitively (sigs.k8s.io/json); errors name the
+// field they come from.
+
+var errNoObject = errors.New("seedwarden: admission request carries no object")
+
+// absent reports an object the request does not carry: none, or a literal
+// null (which would decode into an empty object without error).
+func absent(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// decodeShoot decodes the admitted object (request.object, or the body of a
+// binding) for the validating webhooks. encoding/json ignores the many Shoot
+// fields api.Shoot does not model.
+func decodeShoot(raw []byte) (*api.Shoot, error) {
+	if absent(raw) {
+		return nil, errNoObject
+	}
+	shoot := &api.Shoot{}
+	if err := json.Unmarshal(raw, shoot); err != nil {
+		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
+	}
+	if shoot.Kind != "" && shoot.Kind != shootGVK.kind {
+		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", shoot.Kind, shootGVK.kind)
+	}
+	if shoot.APIVersion != "" && shoot.APIVersion != shootAPIVersion {
+		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", shoot.APIVersion, shootAPIVersion)
+	}
+	return shoot, nil
+}
+
+// decodeOldShoot decodes request.oldObject as decodeShoot does.
+func decodeOldShoot(raw []byte) (*api.Shoot, error) {
+	old, err := decodeShoot(raw)
+	if err != nil {
+		return nil, fmt.Errorf("old object: %w", err)
+	}
+	return old, nil
+}
+
+// decodeSpecMembers decodes the spec of a Shoot object member by member
+// (nil when absent), for comparing fields api.Shoot does not hold.
+func decodeSpecMembers(raw []byte) (map[string]any, error) {
+	var o struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, err
+	}
+	return o.Spec, nil
+}
+
+// shootObject is the admitted Shoot as the mutating webhook reads it,
+// decoded once and case-sensitively: as the API server decodes, and as JSON
+// pointers match keys. Metadata, Spec and Metadata.Annotations are nil
+// exactly when the member is absent or null (for an object without
+// duplicate keys; see inspectObject), which is what the JSON patch needs to
+// know. Unknown fields (most of a real Shoot) are skipped, not decoded. The
+// fast path decodes it as part of the review (decodeFastReview).
+type shootObject struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Metadata   *shootMetadata  `json:"metadata"`
+	Spec       *api.ShootSpec  `json:"spec"`
+	Status     api.ShootStatus `json:"status"`
+}
+
+// shootMetadata is what the webhook reads of metadata.
+type shootMetadata struct {
+	Name         string            `json:"name"`
+	GenerateName string            `json:"generateName"`
+	Namespace    string            `json:"namespace"`
+	Annotations  map[string]string `json:"annotations"`
+}
+
+// decodeShootObject decodes the admitted object (ShootMutator.Handle's path).
+func decodeShootObject(raw []byte) (*shootObject, error) {
+	if absent(raw) {
+		return nil, errNoObject
+	}
+	obj := &shootObject{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
+		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
+	}
+	return obj, nil
+}
+
+// check accepts a present object of the Shoot's kind and apiVersion (either
+// may be left out).
+func (o *shootObject) check() error {
+	if o == nil {
+		return errNoObject
+	}
+	if o.Kind != "" && o.Kind != shootGVK.kind {
+		return fmt.Errorf("seedwarden: object has kind %q, expected %q", o.Kind, shootGVK.kind)
+	}
+	if o.APIVersion != "" && o.APIVersion != shootAPIVersion {
+		return fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", o.APIVersion, shootAPIVersion)
+	}
+	return nil
+}
+
+var shootAPIVersion = api.SchemeGroupVersion.String()
+
+// toShoot is the Shoot placement reads.
+func (o *shootObject) toShoot() *api.Shoot {
+	shoot := &api.Shoot{Status: o.Status}
+	shoot.APIVersion, shoot.Kind = o.APIVersion, o.Kind
+	if md := o.Metadata; md != nil {
+		shoot.Name, shoot.GenerateName, shoot.Namespace, shoot.Annotations = md.Name, md.GenerateName, md.Namespace, md.Annotations
+	}
+	if o.Spec != nil {
+		shoot.Spec = *o.Spec
+	}
+	return shoot
+}
+
+// decodeFastReview decodes a whole AdmissionReview for the mutating fast
+// path, request.object straight into a shootObject.
+func decodeFastReview(body []byte) (*fastReview, error) {
+	rv := &fastReview{}
+	// Preset like webhook.Admission's: a later "request": null clears the
+	// pointer, not the request decoded before it.
+	rv.Request = &rv.req
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(body, rv); err != nil {
+		return nil, err
+	}
+	return rv, nil
+}
+
+// decodeMembers decodes a JSON object member by member, with exact keys and
+// the last of duplicate keys winning, as a JSON patch sees the object
+// (lastWinsShape).
+func decodeMembers(raw []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	err := json.Unmarshal(raw, &m)
+	return m, err
+}
+
+// decodeSecret decodes the admitted v1 Secret (request.object).
+func decodeSecret(raw []byte) (*corev1.Secret, error) {
+	if absent(raw) {
+		return nil, errNoObject
+	}
+	secret := &corev1.Secret{}
+	if err := json.Unmarshal(raw, secret); err != nil {
+		return nil, fmt.Errorf("seedwarden: cannot decode object as a Secret: %w", err)
+	}
+	if secret.Kind != "" && secret.Kind != "Secret" {
+		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", secret.Kind, "Secret")
+	}
+	if secret.APIVersion != "" && secret.APIVersion != "v1" {
+		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", secret.APIVersion, "v1")
+	}
+	return secret, nil
+}
+
+// decodeOldNamespace decodes request.oldObject of a Namespace DELETE. A
+// literal null decodes into an empty Namespace.
+func decodeOldNamespace(raw []byte) (*corev1.Namespace, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("old object: %w", errNoObject)
+	}
+	ns := &corev1.Namespace{}
+	if err := json.Unmarshal(raw, ns); err != nil {
+		return nil, fmt.Errorf("old object: seedwarden: cannot decode object as a Namespace: %w", err)
+	}
+	return ns, nil
+}
+
+// decodeObjectName reads metadata.name and metadata.generateName of any
+// object (request.object).
+func decodeObjectName(raw []byte) (name, generateName string, err error) {
+	var obj struct {
+		Metadata struct {
+			Name         string `json:"name"`
+			GenerateName string `json:"generateName"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return "", "", fmt.Errorf("seedwarden: cannot decode object metadata: %w", err)
+	}
+	return obj.Metadata.Name, obj.Metadata.GenerateName, nil
+}

@@ -1,0 +1,130 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The decoding of request objects (decode.go), one table per kind: what is
+// accepted, and the error (naming the field) for what is not.
+
+func TestDecodeShoot(t *testing.T) {
+	tests := map[string]struct {
+		raw, wantErr, wantName string
+		old                    bool
+	}{
+		"shoot":              {raw: `{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"a"}}`, wantName: "a"},
+		"no type meta":       {raw: `{"metadata":{"name":"a"}}`, wantName: "a"},
+		"absent":             {raw: ``, wantErr: "seedwarden: admission request carries no object"},
+		"null":               {raw: ` null `, wantErr: "seedwarden: admission request carries no object"},
+		"wrong type":         {raw: `{"spec":{"seedName":1}}`, wantErr: "seedwarden: cannot decode object as a Shoot"},
+		"other kind":         {raw: `{"kind":"Seed"}`, wantErr: `seedwarden: object has kind "Seed", expected "Shoot"`},
+		"other apiVersion":   {raw: `{"apiVersion":"v1"}`, wantErr: `seedwarden: object has apiVersion "v1", expected "core.gardener.cloud/v1beta1"`},
+		"old shoot":          {raw: `{"metadata":{"name":"a"}}`, old: true, wantName: "a"},
+		"old absent":         {raw: ``, old: true, wantErr: "old object: seedwarden: admission request carries no object"},
+		"old wrong type":     {raw: `[1]`, old: true, wantErr: "old object: seedwarden: cannot decode object as a Shoot"},
+		"case-insensitive":   {raw: `{"Metadata":{"Name":"a"}}`, wantName: "a"}, // encoding/json, until issue 14
+		"old case-insensive": {raw: `{"METADATA":{"name":"a"}}`, old: true, wantName: "a"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			decode := decodeShoot
+			if tt.old {
+				decode = decodeOldShoot
+			}
+			shoot, err := decode([]byte(tt.raw))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantName, shoot.Name)
+		})
+	}
+}
+
+func TestDecodeShootObjectIsCaseSensitive(t *testing.T) {
+	obj, err := decodeShootObject([]byte(`{"Metadata":{"name":"a"},"spec":{}}`))
+	require.NoError(t, err)
+	assert.Nil(t, obj.Metadata)
+	assert.NotNil(t, obj.Spec)
+	_, err = decodeShootObject([]byte(`null`))
+	assert.ErrorIs(t, err, errNoObject)
+}
+
+func TestDecodeSecret(t *testing.T) {
+	tests := map[string]struct{ raw, wantErr string }{
+		"secret":           {raw: `{"apiVersion":"v1","kind":"Secret","data":{"kubeconfig":"YQ=="}}`},
+		"absent":           {raw: ``, wantErr: "seedwarden: admission request carries no object"},
+		"null":             {raw: `null`, wantErr: "seedwarden: admission request carries no object"},
+		"data not base64":  {raw: `{"data":{"kubeconfig":"***"}}`, wantErr: "seedwarden: cannot decode object as a Secret"},
+		"other kind":       {raw: `{"kind":"ConfigMap"}`, wantErr: `seedwarden: object has kind "ConfigMap", expected "Secret"`},
+		"other apiVersion": {raw: `{"apiVersion":"v2"}`, wantErr: `seedwarden: object has apiVersion "v2", expected "v1"`},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			secret, err := decodeSecret([]byte(tt.raw))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []byte("a"), secret.Data["kubeconfig"])
+		})
+	}
+}
+
+func TestDecodeOldNamespace(t *testing.T) {
+	tests := map[string]struct {
+		raw         string
+		wantErr     string
+		terminating bool
+	}{
+		"terminating": {raw: `{"metadata":{"deletionTimestamp":"2024-01-01T00:00:00Z"}}`, terminating: true},
+		"live":        {raw: `{"metadata":{"name":"a"}}`},
+		"null":        {raw: `null`},
+		"absent":      {raw: ``, wantErr: "old object: seedwarden: admission request carries no object"},
+		"broken":      {raw: `{"metadata":1}`, wantErr: "old object: seedwarden: cannot decode object as a Namespace"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			ns, err := decodeOldNamespace([]byte(tt.raw))
+			assert.Equal(t, tt.terminating, ndTerminating([]byte(tt.raw)))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.terminating, ns.DeletionTimestamp != nil)
+		})
+	}
+}
+
+func TestDecodeObjectName(t *testing.T) {
+	name, generateName, err := decodeObjectName([]byte(`{"metadata":{"name":"a","generateName":"b-"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b-"}, []string{name, generateName})
+	_, _, err = decodeObjectName([]byte(`{"metadata":[]}`))
+	assert.ErrorContains(t, err, "seedwarden: cannot decode object metadata")
+}
+
+func TestDecodeSpecMembers(t *testing.T) {
+	spec, err := decodeSpecMembers([]byte(`{"spec":{"seedName":"a","region":null}}`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"seedName": "a", "region": nil}, spec)
+	spec, err = decodeSpecMembers([]byte(`{}`))
+	require.NoError(t, err)
+	assert.Nil(t, spec)
+}
+
+func TestDecodeMembersLastWins(t *testing.T) {
+	m, err := decodeMembers([]byte(`{"spec":1,"spec":null,"Spec":2}`))
+	require.NoError(t, err)
+	assert.Equal(t, "null", string(m["spec"]))
+	assert.Equal(t, "2", string(m["Spec"]))
+}
