@@ -35,6 +35,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -463,7 +464,7 @@ func readLandscape(path string) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := cache.DecodeObjects(data)
+	objs, err := landscape.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("landscape %s: %w", path, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -169,7 +170,7 @@ func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, pl
 	}
 	store := newStore(cfg)
 	if len(sc.Objects) > 0 && string(sc.Objects) != "null" {
-		objs, err := cache.DecodeObjects(sc.Objects)
+		objs, err := landscape.Decode(sc.Objects)
 		if err != nil {
 			return nil, nil, opts, fmt.Errorf("objects: %w", err)
 		}
@@ -200,7 +201,7 @@ func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) resu
 
 // decodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot.
 func decodeShoot(data []byte) (*api.Shoot, error) {
-	objs, err := cache.DecodeObjects(data)
+	objs, err := landscape.Decode(data)
 	if err != nil {
 		return nil, err
 	}
