@@ -32,6 +32,7 @@ import (
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 )
 
 // EnableEnv must be "1" for the suite to run; `make e2e` sets it.
@@ -299,11 +300,7 @@ func (st *suite) loadLandscape(ctx context.Context) error {
 			return fmt.Errorf("namespace %s: %w", ns, err)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(st.root, "examples", "landscape.yaml"))
-	if err != nil {
-		return err
-	}
-	objs, err := cache.DecodeObjects(data)
+	objs, err := landscape.ReadFile(filepath.Join(st.root, "examples", "landscape.yaml"))
 	if err != nil {
 		return err
 	}

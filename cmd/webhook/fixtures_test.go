@@ -35,7 +35,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 )
 
 // Files and processes.
@@ -203,9 +203,7 @@ func createLandscape(ctx context.Context, t *testing.T, c client.Client, namespa
 	for _, ns := range namespaces {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
-	data, err := os.ReadFile("../../examples/landscape.yaml")
-	require.NoError(t, err)
-	objs, err := cache.DecodeObjects(data)
+	objs, err := landscape.ReadFile("../../examples/landscape.yaml")
 	require.NoError(t, err)
 	for _, o := range objs {
 		createWithStatus(ctx, t, c, o)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +14,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/server"
 )
@@ -26,7 +26,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := newFlagSet("serve", "webhook serve [--config FILE] [--kubeconfig PATH] [--landscape FILE]", stderr)
 	configPath := fs.String("config", "", "configuration file (YAML or JSON); without it every default applies")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the garden cluster (default: $KUBECONFIG, ~/.kube/config or the in-cluster config)")
-	landscape := fs.String("landscape", "", "serve decisions from this static landscape file (YAML/JSON List or multi-document) instead of a cluster")
+	landscapeFile := fs.String("landscape", "", "serve decisions from this static landscape file (YAML/JSON List or multi-document) instead of a cluster")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
@@ -34,7 +34,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *landscape != "" && *kubeconfig != "" {
+	if *landscapeFile != "" && *kubeconfig != "" {
 		fmt.Fprintln(stderr, "webhook serve: --landscape and --kubeconfig exclude each other")
 		return exitUsage
 	}
@@ -43,7 +43,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitUsage
 	}
-	if *landscape != "" {
+	if *landscapeFile != "" {
 		if err := checkLandscapeConfig(cfg); err != nil {
 			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 			return exitUsage
@@ -54,18 +54,18 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	drain := server.NewDrainer(cfg.Server.ShutdownDelay.Duration)
 	ctx, stop := drain.Context(ctx, log)
 	defer stop()
-	signer, err := newPlacementSigner(cfg, *landscape != "", log)
+	signer, err := newPlacementSigner(cfg, *landscapeFile != "", log)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitUsage
 	}
 
-	if *landscape != "" {
+	if *landscapeFile != "" {
 		if cfg.Certificate.Watched() {
 			log.Info("certificate is not watched with --landscape (there is no cluster to watch it in)",
 				"certificate", cfg.Certificate.Namespace+"/"+cfg.Certificate.Name)
 		}
-		objs, err := readLandscape(*landscape)
+		objs, err := landscape.ReadFile(*landscapeFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 			return exitUsage
@@ -166,18 +166,6 @@ func limits(s config.Server) server.Limits {
 // guard wraps an admission handler in the configured request guard.
 func guard(cfg *config.Config, drain *server.Drainer, h http.Handler) http.Handler {
 	return server.Guard(limits(cfg.Server), drain, h)
-}
-
-func readLandscape(path string) ([]client.Object, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := cache.DecodeObjects(data)
-	if err != nil {
-		return nil, fmt.Errorf("landscape %s: %w", path, err)
-	}
-	return objs, nil
 }
 
 func newStore(cfg *config.Config) *cache.Store {

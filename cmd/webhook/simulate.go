@@ -13,6 +13,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -54,17 +55,17 @@ func simulateCommand(args []string, stdout, stderr io.Writer) int {
 	var files stringsFlag
 	fs.Var(&files, "f", "scenario file, or directory of *.json scenario files (repeatable; further arguments are taken as more)")
 	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap and gardenNamespace unless a scenario overrides them")
-	landscape := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
+	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
 	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON)")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
 	files = append(files, fs.Args()...)
-	if (*landscape == "") != (*shootPath == "") {
+	if (*landscapeFile == "") != (*shootPath == "") {
 		fmt.Fprintln(stderr, "webhook simulate: --landscape and --shoot go together")
 		return exitUsage
 	}
-	if len(files) == 0 && *landscape == "" {
+	if len(files) == 0 && *landscapeFile == "" {
 		fmt.Fprintln(stderr, "webhook simulate: nothing to decide: give -f FILE_OR_DIR or --landscape with --shoot")
 		fs.Usage()
 		return exitUsage
@@ -89,8 +90,8 @@ func simulateCommand(args []string, stdout, stderr io.Writer) int {
 	for _, path := range expandScenarioPaths(files, emit) {
 		emit(simulateFile(cfg, path))
 	}
-	if *landscape != "" {
-		emit(simulateLandscape(cfg, *landscape, *shootPath))
+	if *landscapeFile != "" {
+		emit(simulateLandscape(cfg, *landscapeFile, *shootPath))
 	}
 	if err := out.Flush(); err != nil {
 		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
@@ -169,7 +170,7 @@ func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, pl
 	}
 	store := newStore(cfg)
 	if len(sc.Objects) > 0 && string(sc.Objects) != "null" {
-		objs, err := cache.DecodeObjects(sc.Objects)
+		objs, err := landscape.Decode(sc.Objects)
 		if err != nil {
 			return nil, nil, opts, fmt.Errorf("objects: %w", err)
 		}
@@ -189,7 +190,7 @@ func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) resu
 	if err != nil {
 		return result{Name: shootPath, Error: err.Error()}
 	}
-	objs, err := readLandscape(landscapePath)
+	objs, err := landscape.ReadFile(landscapePath)
 	if err != nil {
 		return result{Name: shoot.Name, Error: err.Error()}
 	}
@@ -200,7 +201,7 @@ func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) resu
 
 // decodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot.
 func decodeShoot(data []byte) (*api.Shoot, error) {
-	objs, err := cache.DecodeObjects(data)
+	objs, err := landscape.Decode(data)
 	if err != nil {
 		return nil, err
 	}

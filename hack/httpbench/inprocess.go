@@ -26,6 +26,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -51,11 +52,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(landscapePath)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := cache.DecodeObjects(data)
+	objs, err := landscape.ReadFile(landscapePath)
 	if err != nil {
 		return nil, err
 	}

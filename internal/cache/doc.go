@@ -6,5 +6,6 @@
 // kube-scheduler's assume cache).
 //
 // The Store is fed either by informers (Register) or by static objects
-// (DecodeObjects + Load) for `webhook serve --landscape` and `webhook simulate`.
+// (package landscape's reader, then Load) for `webhook serve --landscape` and
+// `webhook simulate`.
 package cache

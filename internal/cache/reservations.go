@@ -6,14 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/placement"
 )
-
-// maxPlaceAttempts bounds how often Place decides again after a concurrent
-// admission took the last place on the chosen seed.
-const maxPlaceAttempts = 5
 
 // ErrUnknownSeed is returned by Reserve for a seed the landscape does not
 // hold: a place cannot be held on a seed whose capacity is unknown.
@@ -60,37 +53,6 @@ func (h *reservationHeap) Pop() any {
 	*h = old[:len(old)-1]
 	r.index = -1
 	return r
-}
-
-// Place decides where the Shoot goes and, unless key is empty (dry run),
-// reserves a place on that seed under key. If a concurrent admission took the
-// last place between deciding and reserving, it decides again, so concurrent
-// Place calls never overfill a seed.
-func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
-	if key == "" {
-		return s.decide(s.Snapshot(), shoot, opts)
-	}
-	// A retried admission must not compete with its own earlier reservation.
-	s.Release(key)
-	var (
-		d   placement.Decision
-		err error
-	)
-	for range maxPlaceAttempts {
-		d = s.decide(s.Snapshot(), shoot, opts)
-		if !d.Schedulable() {
-			return d
-		}
-		if err = s.Reserve(d.Seed, key); err == nil {
-			return d
-		}
-	}
-	return placement.Decision{
-		Step:    placement.StepCandidates,
-		Message: fmt.Sprintf("could not reserve a place after %d attempts: %v", maxPlaceAttempts, err),
-		Reasons: map[string]string{d.Seed: err.Error()},
-		Total:   d.Total,
-	}
 }
 
 // Reserve takes one place on seed for key until Release(key), the Shoot

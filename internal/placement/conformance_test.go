@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -77,7 +78,7 @@ func loadScenarios(t *testing.T) []loadedScenario {
 		require.NoError(t, err)
 		var sc scenario
 		require.NoError(t, json.Unmarshal(raw, &sc), f)
-		objs, err := cache.DecodeObjects(sc.Objects)
+		objs, err := landscape.Decode(sc.Objects)
 		require.NoError(t, err, f)
 		store := cache.NewStore(cache.Options{GardenNamespace: "garden"})
 		store.Load(objs)

@@ -1,6 +1,9 @@
-package cache
+package landscape_test
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 )
 
 const jsonList = `{
@@ -73,7 +78,7 @@ func kindsAndNames(objs []client.Object) []string {
 	return out
 }
 
-func TestDecodeObjects(t *testing.T) {
+func TestDecode(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -93,15 +98,15 @@ func TestDecodeObjects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs, err := DecodeObjects([]byte(tc.in))
+			objs, err := landscape.Decode([]byte(tc.in))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, kindsAndNames(objs))
 		})
 	}
 }
 
-func TestDecodeObjectsTyped(t *testing.T) {
-	objs, err := DecodeObjects([]byte(jsonList))
+func TestDecodeTyped(t *testing.T) {
+	objs, err := landscape.Decode([]byte(jsonList))
 	require.NoError(t, err)
 	sd := objs[0].(*api.Seed)
 	q := sd.Status.Allocatable[api.ResourceShoots]
@@ -111,7 +116,7 @@ func TestDecodeObjectsTyped(t *testing.T) {
 	assert.Equal(t, "seed-a", *sh.Spec.SeedName)
 	assert.Equal(t, "seed-b", *sh.Status.SeedName)
 
-	objs, err = DecodeObjects([]byte(yamlMultiDoc))
+	objs, err = landscape.Decode([]byte(yamlMultiDoc))
 	require.NoError(t, err)
 	cp := objs[0].(*api.CloudProfile)
 	assert.Equal(t, map[string]string{"env": "prod"}, cp.Spec.SeedSelector.MatchLabels)
@@ -120,7 +125,7 @@ func TestDecodeObjectsTyped(t *testing.T) {
 	assert.Equal(t, "eu-west-1: 0\neu-central-1: 10\n", cm.Data["eu-west-1"])
 
 	// And the whole thing loads into a Store.
-	s := NewStore(Options{})
+	s := cache.NewStore(cache.Options{})
 	s.Load(objs)
 	snap := s.Snapshot()
 	assert.Len(t, snap.RegionConfigs, 1)
@@ -128,7 +133,7 @@ func TestDecodeObjectsTyped(t *testing.T) {
 	assert.Contains(t, snap.NamespacedCloudProfiles, "garden-dev/custom")
 }
 
-func TestDecodeObjectsErrors(t *testing.T) {
+func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -209,7 +214,7 @@ items:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs, err := DecodeObjects([]byte(tc.in))
+			objs, err := landscape.Decode([]byte(tc.in))
 			assert.Nil(t, objs)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
@@ -217,7 +222,7 @@ items:
 	}
 }
 
-func FuzzDecodeObjects(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		jsonList, yamlMultiDoc, "", "---", "[]", "{}", "null", `{"kind":"List","items":[[[]]]}`,
 		`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Seed","status":{"allocatable":{"shoots":"1Ki"}}}`,
@@ -226,11 +231,29 @@ func FuzzDecodeObjects(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := DecodeObjects(data)
+		objs, err := landscape.Decode(data)
 		if err != nil {
 			return
 		}
 		// Whatever decodes must also load.
-		NewStore(Options{}).Load(objs)
+		cache.NewStore(cache.Options{}).Load(objs)
 	})
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte(yamlMultiDoc), 0o600))
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: core.gardener.cloud/v1beta1\nmetadata: {name: b}\n"), 0o600))
+
+	objs, err := landscape.ReadFile(good)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"CloudProfile//aws", "ConfigMap/garden/rc", "NamespacedCloudProfile/garden-dev/custom"}, kindsAndNames(objs))
+
+	_, err = landscape.ReadFile(bad)
+	require.EqualError(t, err, "landscape "+bad+`: item 0 ("b"): apiVersion and kind are required`)
+
+	_, err = landscape.ReadFile(filepath.Join(dir, "missing.yaml"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
 }

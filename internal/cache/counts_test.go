@@ -1,0 +1,189 @@
+package cache
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+func TestUsageIncremental(t *testing.T) {
+	type op struct {
+		remove bool
+		obj    client.Object
+	}
+	apply := func(o client.Object) op { return op{obj: o} }
+	remove := func(o client.Object) op { return op{remove: true, obj: o} }
+
+	tests := []struct {
+		name  string
+		ops   []op
+		want  map[string]int64
+		perNS map[string]int
+	}{
+		{
+			name:  "add on spec seed",
+			ops:   []op{apply(shoot("p1", "s1", "a", "")), apply(shoot("p1", "s2", "a", "a")), apply(shoot("p2", "s1", "b", ""))},
+			want:  map[string]int64{"a": 2, "b": 1},
+			perNS: map[string]int{"p1": 2, "p2": 1, "p3": 0},
+		},
+		{
+			name: "unscheduled shoot counts nowhere but exists",
+			ops:  []op{apply(shoot("p1", "s1", "", ""))},
+			want: map[string]int64{"a": 0}, perNS: map[string]int{"p1": 1},
+		},
+		{
+			name: "migration counts on both seeds",
+			ops:  []op{apply(shoot("p1", "s1", "b", "a"))},
+			want: map[string]int64{"a": 1, "b": 1},
+		},
+		{
+			name: "update that starts a migration",
+			ops:  []op{apply(shoot("p1", "s1", "a", "a")), apply(shoot("p1", "s1", "b", "a"))},
+			want: map[string]int64{"a": 1, "b": 1},
+		},
+		{
+			name: "update that finishes a migration",
+			ops:  []op{apply(shoot("p1", "s1", "b", "a")), apply(shoot("p1", "s1", "b", "b"))},
+			want: map[string]int64{"a": 0, "b": 1}, perNS: map[string]int{"p1": 1},
+		},
+		{
+			name: "repeated identical update is counted once",
+			ops:  []op{apply(shoot("p1", "s1", "a", "")), apply(shoot("p1", "s1", "a", "")), apply(shoot("p1", "s1", "a", ""))},
+			want: map[string]int64{"a": 1}, perNS: map[string]int{"p1": 1},
+		},
+		{
+			name: "scheduling an existing shoot",
+			ops:  []op{apply(shoot("p1", "s1", "", "")), apply(shoot("p1", "s1", "a", ""))},
+			want: map[string]int64{"a": 1}, perNS: map[string]int{"p1": 1},
+		},
+		{
+			name: "delete",
+			ops:  []op{apply(shoot("p1", "s1", "b", "a")), apply(shoot("p1", "s2", "a", "")), remove(shoot("p1", "s1", "b", "a"))},
+			want: map[string]int64{"a": 1, "b": 0}, perNS: map[string]int{"p1": 1},
+		},
+		{
+			name: "delete undoes what was counted, not the stale final state",
+			ops:  []op{apply(shoot("p1", "s1", "b", "a")), remove(shoot("p1", "s1", "", ""))},
+			want: map[string]int64{"a": 0, "b": 0}, perNS: map[string]int{"p1": 0},
+		},
+		{
+			name: "delete of an unknown shoot",
+			ops:  []op{apply(shoot("p1", "s1", "a", "")), remove(shoot("p1", "nope", "a", "")), remove(shoot("p2", "s1", "a", ""))},
+			want: map[string]int64{"a": 1}, perNS: map[string]int{"p1": 1, "p2": 0},
+		},
+		{
+			name: "delete twice",
+			ops:  []op{apply(shoot("p1", "s1", "a", "")), remove(shoot("p1", "s1", "a", "")), remove(shoot("p1", "s1", "a", ""))},
+			want: map[string]int64{"a": 0}, perNS: map[string]int{"p1": 0},
+		},
+		{
+			name: "same name in two namespaces are two shoots",
+			ops:  []op{apply(shoot("p1", "s", "a", "")), apply(shoot("p2", "s", "a", ""))},
+			want: map[string]int64{"a": 2},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore(Options{})
+			for _, o := range tc.ops {
+				if o.remove {
+					s.Remove(o.obj)
+				} else {
+					s.Apply(o.obj)
+				}
+			}
+			names := make([]string, 0, len(tc.want))
+			for n := range tc.want {
+				names = append(names, n)
+			}
+			assert.Equal(t, tc.want, usages(s, names...))
+			for ns, n := range tc.perNS {
+				assert.Equal(t, n, s.ShootsInNamespace(ns), "namespace %s", ns)
+			}
+		})
+	}
+}
+
+func TestShootBeforeSeed(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(shoot("p1", "s1", "a", ""))
+	s.Apply(shoot("p1", "s2", "a", ""))
+	assert.Equal(t, int64(2), s.Usage("a"))
+	assert.Empty(t, s.Snapshot().Seeds)
+
+	s.Apply(seed("a", 10))
+	snap := s.Snapshot()
+	require.Len(t, snap.Seeds, 1)
+	assert.Equal(t, int64(2), snap.Usage(snap.Seeds[0]))
+	assert.Equal(t, []metrics.SeedStat{{Name: "a", Usage: 2, Allocatable: 10, HasAllocatable: true}}, s.SeedStats())
+
+	// Removing the Seed keeps counting its Shoots.
+	s.Remove(seed("a", 10))
+	assert.Equal(t, int64(2), s.Usage("a"))
+	s.Apply(seed("a", 10))
+	assert.Equal(t, int64(2), s.Snapshot().Usage(s.Snapshot().Seeds[0]))
+}
+
+func TestCountersAreDroppedWhenUnused(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(seed("kept", -1))
+	s.Apply(shoot("p", "x", "ghost", "ghost2"))
+	s.Apply(shoot("p", "y", "kept", ""))
+	s.Remove(shoot("p", "x", "", ""))
+	s.Remove(shoot("p", "y", "", ""))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Len(t, s.counters, 1, "only the Seed's counter survives")
+	assert.Contains(t, s.counters, "kept")
+}
+
+// ShootChargedTo and ShootsOnSeed answer from the Shoots alone: a migrating
+// Shoot counts on both seeds, reservations never count, and updates and
+// deletes move the answer.
+func TestShootsOnSeed(t *testing.T) {
+	s := NewStore(Options{})
+	s.Load([]client.Object{seed("a", 10), seed("b", 10)})
+	s.Apply(shoot("p1", "on-a", "a", ""))
+	s.Apply(shoot("p1", "moving", "b", "a")) // migrating from a to b
+	s.Apply(shoot("p2", "pending", "", ""))
+	require.NoError(t, s.Reserve("a", "uid-1"))
+
+	for _, tc := range []struct {
+		ns, name, seed string
+		want           bool
+	}{
+		{"p1", "on-a", "a", true},
+		{"p1", "on-a", "b", false},
+		{"p1", "moving", "a", true},
+		{"p1", "moving", "b", true},
+		{"p2", "pending", "a", false},
+		{"p2", "pending", "", false},
+		{"p1", "unknown", "a", false},
+		{"p2", "on-a", "a", false}, // same name, other namespace
+	} {
+		assert.Equal(t, tc.want, s.ShootChargedTo(tc.ns, tc.name, tc.seed), "%s/%s on %q", tc.ns, tc.name, tc.seed)
+	}
+
+	keys := []string{"p1/on-a", "p1/moving", "p2/pending", "p1/nope", "garbage"}
+	shoots, charged := s.ShootsOnSeed("a", keys)
+	assert.Equal(t, int64(2), shoots, "the reservation is not a Shoot")
+	assert.Equal(t, []bool{true, true, false, false, false}, charged)
+	shoots, charged = s.ShootsOnSeed("b", keys)
+	assert.Equal(t, int64(1), shoots)
+	assert.Equal(t, []bool{false, true, false, false, false}, charged)
+	shoots, charged = s.ShootsOnSeed("unknown", nil)
+	assert.Equal(t, int64(0), shoots)
+	assert.Empty(t, charged)
+
+	// The migration ends, a Shoot is deleted.
+	s.Apply(shoot("p1", "moving", "b", "b"))
+	s.Remove(shoot("p1", "on-a", "a", ""))
+	shoots, charged = s.ShootsOnSeed("a", keys)
+	assert.Equal(t, int64(0), shoots)
+	assert.Equal(t, []bool{false, false, false, false, false}, charged)
+	assert.True(t, s.ShootChargedTo("p1", "moving", "b"))
+}

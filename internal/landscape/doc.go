@@ -1,0 +1,8 @@
+// Package landscape reads landscape files: the Seeds, CloudProfiles,
+// NamespacedCloudProfiles, Projects, region-config ConfigMaps (and Shoots)
+// of a garden as JSON or YAML, as `kubectl get -o yaml` writes them. Errors
+// name the item, its kind and name, and the field that does not decode.
+//
+// `webhook serve --landscape` and `webhook simulate` load what it returns
+// into a cache.Store; it does not know the Store.
+package landscape

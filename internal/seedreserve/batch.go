@@ -1,0 +1,155 @@
+package seedreserve
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// One goroutine per seed with requests writes them in batches: a batch is
+// decided on one GET and written in one update, so concurrent admissions for
+// one seed on one replica cost one write, not one conflict each.
+
+// queue batches one seed's requests on this replica.
+type queue struct {
+	mu      sync.Mutex
+	pending []*request
+	busy    bool // a run goroutine is draining pending
+}
+
+func (r *Reserver) queue(seed string) *queue {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queues[seed]
+	if q == nil {
+		q = &queue{}
+		r.queues[seed] = q
+	}
+	return q
+}
+
+// run commits the queued requests batch by batch until none are left.
+func (r *Reserver) run(seed string, q *queue) {
+	for {
+		q.mu.Lock()
+		batch := q.pending
+		q.pending = nil
+		if len(batch) == 0 {
+			q.busy = false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		r.metrics.observeBatch(len(batch))
+		r.commit(seed, batch)
+	}
+}
+
+// commit decides and writes one batch: GET, decide every request in order,
+// one write; on a conflict with another replica, again from a fresh GET.
+func (r *Reserver) commit(seed string, batch []*request) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	var lastErr error
+	for attempt := 1; attempt <= r.maxAttempts; attempt++ {
+		live := unanswered(batch, true)
+		if len(live) == 0 {
+			return
+		}
+		conflict, retry := r.attempt(ctx, seed, live, attempt)
+		if !retry {
+			return
+		}
+		lastErr = conflict
+	}
+	rest := unanswered(batch, false)
+	answer(rest, nil, fmt.Errorf("reserving a place on seed %q: %d attempts conflicted with other replicas' updates of ConfigMap %s/%s (last: %v)",
+		seed, r.maxAttempts, r.namespace, ConfigMapName(seed), lastErr))
+}
+
+// unanswered returns the requests of batch not answered yet, and, with
+// skipAbandoned, only those whose caller still waits.
+func unanswered(batch []*request, skipAbandoned bool) []*request {
+	out := batch[:0:0]
+	for _, req := range batch {
+		if !req.answered && (!skipAbandoned || !req.abandoned.Load()) {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// attempt is one round of commit: it answers live unless the write
+// conflicted with another replica's, then it returns that conflict and
+// retry, after a short backoff.
+func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, attempt int) (conflict error, retry bool) {
+	cm, exists, err := r.get(ctx, seed)
+	if err != nil {
+		answer(live, nil, err)
+		return nil, false
+	}
+	d := r.decide(seed, cm.Data, live, r.now())
+	if !d.write {
+		answer(live, d.results, nil)
+		return nil, false
+	}
+	cm.Data = d.data
+	err = r.write(ctx, seed, cm, exists)
+	switch {
+	case err == nil:
+		answer(live, d.results, nil)
+		return nil, false
+	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || (exists && apierrors.IsNotFound(err)):
+		// Another replica wrote first (or created the object, or
+		// someone deleted it): decide again on what is there now.
+		r.metrics.conflict()
+		r.log.V(1).Info("Reservation write conflicted; retrying", "seed", seed, "attempt", attempt, "requests", len(live), "error", err.Error())
+		if err := sleep(ctx, jitter(attempt)); err != nil {
+			answer(live, nil, fmt.Errorf("reserving a place on seed %q through the API server: %w", seed, err))
+			return nil, false
+		}
+		return err, true
+	default:
+		// The denials stand (they were decided on what the API
+		// server holds); the places could not be taken.
+		answer(live, d.results, err)
+		return nil, false
+	}
+}
+
+// answer delivers results[i] to reqs[i]; a non-nil writeErr replaces every
+// nil result (a place that was granted but could not be written).
+func answer(reqs []*request, results []error, writeErr error) {
+	for i, req := range reqs {
+		var err error
+		if results != nil {
+			err = results[i]
+		}
+		if err == nil {
+			err = writeErr
+		}
+		req.answered = true
+		req.done <- err
+	}
+}
+
+// jitter is a small random backoff that grows with the attempt: replicas
+// that conflicted should not collide again at once.
+func jitter(attempt int) time.Duration {
+	return time.Millisecond + rand.N(time.Duration(attempt)*4*time.Millisecond)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
