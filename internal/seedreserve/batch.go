@@ -60,8 +60,8 @@ func (r *Reserver) commit(seed string, batch []*request) {
 		if len(live) == 0 {
 			return
 		}
-		conflict, retry := r.attempt(ctx, seed, live, attempt)
-		if !retry {
+		conflict := r.attempt(ctx, seed, live, attempt)
+		if conflict == nil {
 			return
 		}
 		lastErr = conflict
@@ -84,25 +84,25 @@ func unanswered(batch []*request, skipAbandoned bool) []*request {
 }
 
 // attempt is one round of commit: it answers live unless the write
-// conflicted with another replica's, then it returns that conflict and
-// retry, after a short backoff.
-func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, attempt int) (conflict error, retry bool) {
+// conflicted with another replica's; then, after a short backoff, it returns
+// that conflict for commit to try again (nil: every request is answered).
+func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, attempt int) (conflict error) {
 	cm, exists, err := r.get(ctx, seed)
 	if err != nil {
 		answer(live, nil, err)
-		return nil, false
+		return nil
 	}
 	d := r.decide(seed, cm.Data, live, r.now())
 	if !d.write {
 		answer(live, d.results, nil)
-		return nil, false
+		return nil
 	}
 	cm.Data = d.data
 	err = r.write(ctx, seed, cm, exists)
 	switch {
 	case err == nil:
 		answer(live, d.results, nil)
-		return nil, false
+		return nil
 	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || (exists && apierrors.IsNotFound(err)):
 		// Another replica wrote first (or created the object, or
 		// someone deleted it): decide again on what is there now.
@@ -110,14 +110,14 @@ func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, at
 		r.log.V(1).Info("Reservation write conflicted; retrying", "seed", seed, "attempt", attempt, "requests", len(live), "error", err.Error())
 		if err := sleep(ctx, jitter(attempt)); err != nil {
 			answer(live, nil, fmt.Errorf("reserving a place on seed %q through the API server: %w", seed, err))
-			return nil, false
+			return nil
 		}
-		return err, true
+		return err
 	default:
 		// The denials stand (they were decided on what the API
 		// server holds); the places could not be taken.
 		answer(live, d.results, err)
-		return nil, false
+		return nil
 	}
 }
 
