@@ -49,6 +49,8 @@ var (
 // annotations and managedFields. It is a map, so that none of that is lost
 // to the typed structs. No uid, resourceVersion or creationTimestamp: the
 // API server sets those after admission.
+//
+// Long function (197 lines): one object literal, read as the Shoot it builds.
 func realisticShoot(name string) (map[string]any, error) {
 	var shoot map[string]any
 	raw, err := json.Marshal(landscapegen.NewShoot(name))

@@ -95,6 +95,8 @@ type load struct {
 // runLoad sends t's requests from l.concurrency workers for warmup+duration
 // and measures the requests started (or scheduled) in the last duration.
 // cpu, when not nil, returns the server's CPU seconds so far.
+//
+// Complexity 18 (developer tool): the window's timing, CPU and hooks read best in one place.
 func runLoad(ctx context.Context, t target, tlsCfg *tls.Config, l load, h hooks, cpu func() float64) *result {
 	concurrency, warmup, duration := l.concurrency, l.warmup, l.duration
 	client := newClient(tlsCfg, concurrency)
@@ -190,6 +192,9 @@ type worker struct {
 	errSamples                          []string
 }
 
+// run is one client's loop: open or closed, timed, checked, sampled.
+//
+// Complexity 18 (developer tool): one request's life, kept in order on one screen.
 func (w *worker) run(ctx context.Context, start, end time.Time) {
 	// A body is reused four requests later: by then the transport is long
 	// done with it.
@@ -330,6 +335,8 @@ type patchOp struct {
 
 // check verifies an answer: 200, an AdmissionReview for uid that allows; if
 // placed, with a patch adding /spec/seedName (whose seed it returns).
+//
+// Complexity 18 (developer tool): one check per way an answer can be wrong.
 func check(status int, body, uid []byte, placed bool) (seed string, unschedulable bool, err error) {
 	if status != http.StatusOK {
 		return "", false, fmt.Errorf("HTTP %d: %s", status, abbreviate(body))
