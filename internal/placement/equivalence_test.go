@@ -16,7 +16,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
-// TestFastPassMatchesOrdered checks the fast path (fast.go, steps 1-6 in one
+// TestFastPathMatchesPlain checks the fast path (fast.go, steps 1-6 in one
 // pass, with and without the seed index of fast_index.go) against the plain
 // filters (filters.go): for every case the whole Decision (seed, tied, usage,
 // failing step, message, reasons, total) of the fast path never, always and
@@ -29,7 +29,7 @@ import (
 // regions, labels, zones and zone modes, taints, capacity, ...), decided on
 // alternately with a neighbouring snapshot that differs by one seed, so the
 // index is also rebuilt from its predecessor.
-func TestFastPassMatchesOrdered(t *testing.T) {
+func TestFastPathMatchesPlain(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		var st stats
 		for _, ls := range loadScenarios(t) {

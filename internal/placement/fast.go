@@ -10,7 +10,7 @@ import (
 // instead of strings (fast_rules.go); from indexFrom seeds it visits only
 // the seeds the seed index (fast_index.go) cannot rule out. The index is an
 // accelerator inside this one path: every seed it lets through is checked in
-// full by fastPass.add. TestFastPassMatchesOrdered holds the path, with and
+// full by fastPass.add. TestFastPathMatchesPlain holds the path, with and
 // without the index, to the plain filters.
 //
 // Steps 1-4 are independent per-seed predicates, so their conjunction keeps
