@@ -206,8 +206,8 @@ func TestSummaryNamesEverySeed(t *testing.T) {
 
 // FuzzDecide feeds arbitrary Shoots (as JSON) into the placement entry point
 // over a small fixed landscape: it must never panic, a schedulable decision
-// must name a seed of the snapshot, and the fused steps (scanning, or through
-// the seed index) must decide exactly as the ordered steps.
+// must name a seed of the snapshot, and the fast path (scanning, or through
+// the seed index) must decide exactly as the plain filters.
 func FuzzDecide(f *testing.F) {
 	for _, s := range []string{
 		`{"spec":{"cloudProfileName":"aws","region":"eu-west-1","provider":{"type":"aws","workers":[{"name":"a","zones":["z1"]}]}}}`,

@@ -30,12 +30,15 @@ type decider struct {
 	next int
 }
 
-var bufPool = sync.Pool{New: func() any { return new([3][]*Seed) }}
+// deciderPool keeps deciders with their buffers between decisions. The
+// decider is pooled, not just its buffers, because the filters are called
+// through func values (filters.go), which would move it to the heap.
+var deciderPool = sync.Pool{New: func() any { return &decider{bufs: new([3][]*Seed)} }}
 
 // newDecider starts a decision; the caller releases it when done.
 func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider {
-	d := &decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed}
-	d.bufs = bufPool.Get().(*[3][]*Seed)
+	d := deciderPool.Get().(*decider)
+	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs}
 	for i := range d.bufs {
 		if cap(d.bufs[i]) < len(snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
@@ -77,8 +80,9 @@ func (d *decider) release() {
 			d.bufs[i] = make([]*Seed, 0, len(d.snap.Seeds))
 		}
 	}
-	bufPool.Put(d.bufs)
-	d.bufs = nil
+	// Drop the snapshot, the Shoot and the reasons handed out.
+	*d = decider{bufs: d.bufs}
+	deciderPool.Put(d)
 }
 
 func (d *decider) drop(s *Seed, reason string) {
