@@ -138,7 +138,14 @@ func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 		c := &indexChunk{n: hi - lo}
 		for i := lo; i < hi; i++ {
 			c.seeds[i-lo] = seeds[i]
-			c.recs[i-lo] = prev.recFor(seeds, i, tail)
+			switch {
+			case prev != nil && i < prev.n && prev.seed(i) == seeds[i]:
+				c.recs[i-lo] = *prev.rec(i)
+			case i >= len(seeds)-tail:
+				c.recs[i-lo] = *prev.rec(i + prev.n - len(seeds))
+			default:
+				c.recs[i-lo] = newSeedRec(seeds[i])
+			}
 		}
 		idx.chunks[k] = c
 	}
@@ -171,20 +178,6 @@ func (idx *seedIndex) sameChunk(k int, seeds []*Seed) *indexChunk {
 		return c
 	}
 	return nil
-}
-
-// recFor returns the record of seeds[i]: copied from idx (nil or not) when
-// idx holds the seed at the same position or in the common suffix of tail
-// seeds, else digested.
-func (idx *seedIndex) recFor(seeds []*Seed, i, tail int) seedRec {
-	switch {
-	case idx != nil && i < idx.n && idx.seed(i) == seeds[i]:
-		return *idx.rec(i)
-	case i >= len(seeds)-tail:
-		return *idx.rec(i + idx.n - len(seeds))
-	default:
-		return newSeedRec(seeds[i])
-	}
 }
 
 // candidates passes to f.add, in order, every usable seed whose provider
