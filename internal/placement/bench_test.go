@@ -47,21 +47,18 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 // BenchmarkDecidePass splits BenchmarkDecide (1,000 seeds, SameRegion) by
-// how steps 1-5 run: ordered (one pass per step, the reference), fused into
-// one scan of every seed, and fused through the seed index. The steps after
-// them are the same code in all three.
+// how steps 1-6 run: plain (one pass per filter, the specification), the
+// fast path scanning every seed, and the fast path through the seed index.
+// The steps after them are the same code in all three.
 func BenchmarkDecidePass(b *testing.B) {
 	shoot := landscapegen.NewShoot("new")
 	snap := benchSnapshot(1000)
 	opts := Options{Strategy: SameRegion, NetworkMode: Disjoint}
-	for _, p := range []struct {
-		name string
-		pass pass
-	}{{"ordered", passOrdered}, {"scan", passScan}, {"indexed", passIndexed}} {
-		b.Run(p.name, func(b *testing.B) {
+	for _, v := range []Variant{Plain, Scan, Indexed} {
+		b.Run(v.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if d := run(snap, shoot, opts, p.pass); !d.Schedulable() {
+				if d := v.Run(snap, shoot, opts); !d.Schedulable() {
 					b.Fatal(d.Summary())
 				}
 			}

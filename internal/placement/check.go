@@ -9,34 +9,9 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 )
 
-// This file exports placement's per-seed rules for the validating webhooks,
+// This file holds placement's per-seed rules for the validating webhooks,
 // which check a seed a user chose (spec.seedName on create, a binding)
-// against the same rules Decide applies. Decide does not use these wrappers,
-// so they cannot change its behaviour.
-
-// TaintsTolerated reports whether tolerations tolerate every taint, by the
-// rule placement uses (Gardener's TaintsAreTolerated, quirks included: more
-// taints than tolerations fails, a taint with a value needs a toleration with
-// that value, and for a repeated toleration key the last value wins).
-func TaintsTolerated(taints []api.SeedTaint, tolerations []api.Toleration) bool {
-	return taintsTolerated(taints, tolerations)
-}
-
-// SupportsAccessRestrictions reports whether the seed supports every access
-// restriction in wanted.
-func SupportsAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWithOptions) bool {
-	return len(unsupportedAccessRestrictions(seed, wanted)) == 0
-}
-
-func unsupportedAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWithOptions) []string {
-	var missing []string
-	for _, w := range wanted {
-		if !slices.Contains(seed.access, w.Name) && !slices.Contains(missing, w.Name) {
-			missing = append(missing, w.Name)
-		}
-	}
-	return missing
-}
+// against the same rules Decide applies, with messages naming fields.
 
 // CheckSeedForShoot returns the rules a seed chosen for the Shoot violates,
 // one message per rule naming the field and the values involved, or nil:

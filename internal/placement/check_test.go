@@ -11,38 +11,13 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 )
 
-func TestExportedTaintsTolerated(t *testing.T) {
-	taint := func(k string, v *string) api.SeedTaint { return api.SeedTaint{Key: k, Value: v} }
-	tol := func(k string, v *string) api.Toleration { return api.Toleration{Key: k, Value: v} }
-	tests := []struct {
-		name   string
-		taints []api.SeedTaint
-		tols   []api.Toleration
-		want   bool
-	}{
-		{"no taints", nil, nil, true},
-		{"key tolerated", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("a", nil)}, true},
-		{"key missing", []api.SeedTaint{taint("a", nil)}, []api.Toleration{tol("b", nil)}, false},
-		{"value needed", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", nil)}, false},
-		{"value matches", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("x"))}, true},
-		{"last value wins", []api.SeedTaint{taint("a", ptr.To("x"))}, []api.Toleration{tol("a", ptr.To("x")), tol("a", ptr.To("y"))}, false},
-		{"more taints than tolerations", []api.SeedTaint{taint("a", nil), taint("a", nil)}, []api.Toleration{tol("a", nil)}, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, TaintsTolerated(tc.taints, tc.tols))
-			assert.Equal(t, taintsTolerated(tc.taints, tc.tols), TaintsTolerated(tc.taints, tc.tols))
-		})
-	}
-}
-
-func TestSupportsAccessRestrictions(t *testing.T) {
+func TestUnsupportedAccessRestrictions(t *testing.T) {
 	sd := NewSeed(readySeed("s", func(s *api.Seed) {
 		s.Spec.AccessRestrictions = []api.AccessRestriction{{Name: "eu-access-only"}}
 	}))
-	assert.True(t, SupportsAccessRestrictions(sd, nil))
-	assert.True(t, SupportsAccessRestrictions(sd, []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}}))
-	assert.False(t, SupportsAccessRestrictions(sd, []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}, {Name: "other"}}))
+	assert.Empty(t, unsupportedAccessRestrictions(sd, nil))
+	assert.Empty(t, unsupportedAccessRestrictions(sd, []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}}))
+	assert.Equal(t, []string{"other"}, unsupportedAccessRestrictions(sd, []api.AccessRestrictionWithOptions{{Name: "eu-access-only"}, {Name: "other"}, {Name: "other"}}))
 }
 
 func TestCheckSeedForShoot(t *testing.T) {

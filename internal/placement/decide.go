@@ -2,8 +2,6 @@ package placement
 
 import (
 	"fmt"
-	"slices"
-	"sync"
 
 	"k8s.io/utils/ptr"
 
@@ -18,13 +16,13 @@ import (
 // unschedulable is the decision replayed with explanations switched on, so
 // scheduled Shoots pay for no strings or maps.
 func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
-	d := run(snap, shoot, opts, passFast)
+	d := run(snap, shoot, opts, fastPath)
 	if d.Schedulable() {
 		return d
 	}
 	// Replayed with explanations. Should usage have moved in between and the
 	// replay found room, the replay is the more recent truth either way.
-	return run(snap, shoot, opts, passExplain)
+	return run(snap, shoot, opts, explainPath)
 }
 
 // Admits reports whether seed is among the final candidates Decide would
@@ -34,7 +32,9 @@ func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
 // between do not move it; the caller discounts the place the Shoot already
 // holds from the seed's usage.
 func Admits(snap *Snapshot, shoot *api.Shoot, opts Options, seed string) bool {
-	d := runWith(snap, shoot, opts, passFast, func(_ *Snapshot, seeds []*Seed) Decision {
+	d := newDecider(snap, shoot, opts, fastPath)
+	defer d.release()
+	decision := d.decide(func(_ *Snapshot, seeds []*Seed) Decision {
 		for _, s := range seeds {
 			if s.Name == seed {
 				return Decision{Seed: seed}
@@ -42,304 +42,104 @@ func Admits(snap *Snapshot, shoot *api.Shoot, opts Options, seed string) bool {
 		}
 		return Decision{}
 	})
-	return d.Schedulable()
+	return decision.Schedulable()
 }
 
-// pass says how run applies steps 1-5.
-type pass uint8
+// path says how a decision applies the per-seed steps 1-6.
+type path uint8
 
 const (
-	// passFast applies steps 1-5 in one fused pass over the seeds (fused.go),
-	// through the seed index (index.go) from minIndexed seeds, and falls back
-	// to the ordered steps whenever that pass leaves nothing, so failures are
-	// reported exactly as passOrdered reports them.
-	passFast pass = iota
-	// passOrdered applies every step on its own, in order: the reference
-	// passFast is tested against (TestFastPassMatchesOrdered).
-	passOrdered
-	// passExplain is passOrdered recording why each seed was dropped.
-	passExplain
-	// passScan and passIndexed are passFast never and always using the index,
-	// so tests cover both ways on landscapes of any size.
-	passScan
-	passIndexed
+	// plainPath applies the filters of filters.go one at a time, in order:
+	// the specification the fast path is held to.
+	plainPath path = iota
+	// explainPath is plainPath recording why each seed was dropped, for
+	// the explanation of an unschedulable Shoot.
+	explainPath
+	// fastPath applies steps 1-6 in one pass (fast.go) and falls back to
+	// plainPath whenever that pass leaves nothing, so failures are reported
+	// exactly as plainPath reports them. The later steps are the plain ones.
+	fastPath
 )
 
-// decider carries one decision's state through the steps.
-type decider struct {
-	snap    *Snapshot
-	shoot   *api.Shoot
-	opts    Options
-	profile *CloudProfile
-	explain bool
-	reasons map[string]string
-
-	// bufs are the scratch sets steps fill in turn. Three suffice: a step
-	// reads the previous set and writes the next, and zone selection, the only
-	// step that may fall back to an earlier set, needs one more.
-	bufs *[3][]*Seed
-	next int
-}
-
-var bufPool = sync.Pool{New: func() any { return new([3][]*Seed) }}
-
-// scratch returns the next empty buffer, with room for every seed.
-func (d *decider) scratch() []*Seed {
-	if d.bufs == nil {
-		return make([]*Seed, 0, len(d.snap.Seeds))
-	}
-	b := d.bufs[d.next][:0]
-	d.next = (d.next + 1) % len(d.bufs)
-	return b
-}
-
-func (d *decider) release() {
-	if d.bufs == nil {
-		return
-	}
-	for i := range d.bufs {
-		// Drop seed pointers so old snapshots can be collected. Steps only
-		// append (never nil) from the start of a buffer, and every release
-		// clears what was used, so the used part ends at the first nil.
-		buf := d.bufs[i][:cap(d.bufs[i])]
-		if used := slices.Index(buf, nil); used >= 0 {
-			buf = buf[:used]
-		}
-		clear(buf)
-		if cap(d.bufs[i]) < len(d.snap.Seeds) {
-			d.bufs[i] = make([]*Seed, 0, len(d.snap.Seeds))
-		}
-	}
-	bufPool.Put(d.bufs)
-	d.bufs = nil
-}
-
-func (d *decider) drop(s *Seed, reason string) {
-	if d.explain {
-		d.reasons[s.Name] = reason
-	}
-}
-
-// filter keeps the seeds for which keep is true. why explains a dropped seed
-// and is only called when explaining, so the fast path formats nothing. It
-// fills a fresh slice so earlier step results stay intact for steps that need
-// them (zone selection falls back to them).
-func (d *decider) filter(seeds []*Seed, keep func(*Seed) bool, why func(*Seed) string) []*Seed {
-	out := d.scratch()
-	for _, s := range seeds {
-		if keep(s) {
-			out = append(out, s)
-			continue
-		}
-		if d.explain {
-			d.drop(s, why(s))
-		}
-	}
-	return out
-}
-
-// filterBy filters with a check that returns a reason ("" to keep) for filter;
-// only for checks whose reason costs nothing in the fast path.
-func (d *decider) filterBy(seeds []*Seed, check func(*Seed) string) []*Seed {
-	return d.filter(seeds, func(s *Seed) bool { return check(s) == "" }, check)
-}
-
-func (d *decider) fail(step Step, format string, args ...any) Decision {
-	return Decision{
-		Step:    step,
-		Message: fmt.Sprintf(format, args...),
-		Reasons: d.reasons,
-		Total:   len(d.snap.Seeds),
-	}
-}
-
-func run(snap *Snapshot, shoot *api.Shoot, opts Options, p pass) Decision {
-	return runWith(snap, shoot, opts, p, leastUsed)
-}
-
-// runWith applies the filters and the strategy, then choose picks from the
-// seeds left (never none).
-func runWith(snap *Snapshot, shoot *api.Shoot, opts Options, p pass, choose func(*Snapshot, []*Seed) Decision) Decision {
-	explain := p == passExplain
-	d := &decider{snap: snap, shoot: shoot, opts: opts, explain: explain}
-	d.bufs = bufPool.Get().(*[3][]*Seed)
-	for i := range d.bufs {
-		if cap(d.bufs[i]) < len(snap.Seeds) {
-			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
-		}
-	}
+func run(snap *Snapshot, shoot *api.Shoot, opts Options, p path) Decision {
+	d := newDecider(snap, shoot, opts, p)
 	defer d.release()
-	if explain {
-		d.reasons = make(map[string]string, len(snap.Seeds))
-	}
-	if opts.NetworkMode == "" {
-		d.opts.NetworkMode = Disjoint
-	}
+	return d.decide(leastUsed)
+}
 
-	if pool, ok := api.SelfHostedPool(shoot); ok {
-		return d.fail(StepSelfHosted, "shoot is self-hosted (worker pool %q has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed", pool)
+// decide checks the Shoot can be placed at all, applies the filters and the
+// strategy, then choose picks from the seeds left (never none).
+func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
+	if failed, ok := d.prepare(); !ok {
+		return failed
 	}
-	profile, err := resolveCloudProfile(snap, shoot)
+	seeds, failed := d.perSeedSteps()
+	if len(seeds) == 0 {
+		return failed
+	}
+	if seeds, failed = d.apply(laterFilters[:], seeds); len(seeds) == 0 {
+		return failed
+	}
+	return choose(d.snap, seeds)
+}
+
+// perSeedSteps applies steps 1-6 by the decider's path.
+func (d *decider) perSeedSteps() ([]*Seed, Decision) {
+	if d.path == fastPath {
+		if seeds := d.fast(); len(seeds) > 0 {
+			return seeds, Decision{}
+		}
+	}
+	return d.apply(perSeedFilters[:], d.snap.Seeds)
+}
+
+// prepare is what gardener-scheduler does before filtering: it leaves
+// self-hosted Shoots alone and resolves the Shoot's cloud profile.
+func (d *decider) prepare() (Decision, bool) {
+	if pool, ok := api.SelfHostedPool(d.shoot); ok {
+		return d.fail(StepSelfHosted, "shoot is self-hosted (worker pool %q has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed", pool), false
+	}
+	profile, err := resolveCloudProfile(d.snap, d.shoot)
 	if err != nil {
-		return d.fail(StepCloudProfile, "%v", err)
+		return d.fail(StepCloudProfile, "%v", err), false
 	}
 	d.profile = profile
-
-	// Steps 1-5: usable, CloudProfile selector, Shoot selector, provider,
-	// zones (or failure tolerance).
-	var seeds []*Seed
-	if p != passOrdered && p != passExplain {
-		seeds = d.fused(p)
-	}
-	if len(seeds) == 0 {
-		var failed Decision
-		if seeds, failed = d.ordered(); len(seeds) == 0 {
-			return failed
-		}
-	}
-
-	n := len(seeds)
-	keep, why := supportsAccessRestrictions(shoot.Spec.AccessRestrictions)
-	seeds = d.filter(seeds, keep, why)
-	if len(seeds) == 0 {
-		return d.fail(StepAccessRestrictions, "none of the %d seeds supports the access restrictions configured in the shoot specification", n)
-	}
-
-	n = len(seeds)
-	seeds, err = d.matchDomain(seeds)
-	if err != nil {
-		return d.fail(StepDomain, "%v", err)
-	}
-	if len(seeds) == 0 {
-		return d.fail(StepDomain, "none of the %d seeds support the domain %q configured in the shoot specification", n, ptr.Deref(shoot.Spec.DNS.Domain, ""))
-	}
-
-	n = len(seeds)
-	seeds = d.filterBy(seeds, notEmergencyStopped)
-	if len(seeds) == 0 {
-		return d.fail(StepEmergencyStop, "all of the %d seeds have reconciliations stopped by emergency annotation %s", n, api.AnnotationEmergencyStop)
-	}
-
-	n = len(seeds)
-	c := candidateCheck{shoot: shoot, nets: newShootNetworks(shoot), mode: d.opts.NetworkMode, snap: snap, exclude: opts.Exclude}
-	seeds = d.filter(seeds, c.ok, c.why)
-	if len(seeds) == 0 {
-		return d.fail(StepCandidates, "0/%d seed cluster candidate(s) are eligible for scheduling", n)
-	}
-
-	seeds, err = d.applyStrategy(seeds)
-	if err != nil {
-		return d.fail(StepStrategy, "%v", err)
-	}
-	if len(seeds) == 0 {
-		return d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", profile.Name, shoot.Spec.Region, d.opts.Strategy)
-	}
-	return choose(snap, seeds)
+	return Decision{}, true
 }
 
-// ordered applies steps 1-5 one after the other. It returns the surviving
-// seeds, or none and the unschedulable Decision of the step that left none.
-func (d *decider) ordered() ([]*Seed, Decision) {
-	snap, shoot, profile := d.snap, d.shoot, d.profile
-	seeds := d.filter(snap.Seeds, isUsable, usable)
-	if len(seeds) == 0 {
-		return nil, d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(snap.Seeds))
-	}
-
-	n := len(seeds)
-	if profile.SeedSelector != nil {
-		if profile.selectorErr != nil {
-			return nil, d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
-		}
-		if !profile.selector.Empty() { // a selector with only providerTypes matches every seed
-			keep, why := matchesSelector(profile.selector, "CloudProfile")
-			seeds = d.filter(seeds, keep, why)
-		}
-		if len(seeds) == 0 {
-			return nil, d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", n, profile.selector)
+// resolveCloudProfile finds the Shoot's profile: spec.cloudProfile (kind
+// CloudProfile by default, or a NamespacedCloudProfile in the Shoot's
+// namespace) or the deprecated spec.cloudProfileName.
+func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error) {
+	kind, name := api.KindCloudProfile, ptr.Deref(shoot.Spec.CloudProfileName, "")
+	if ref := shoot.Spec.CloudProfile; ref != nil {
+		name = ref.Name
+		if ref.Kind != "" {
+			kind = ref.Kind
 		}
 	}
-
-	n = len(seeds)
-	if sel := shoot.Spec.SeedSelector; sel != nil {
-		selector, err := shootSelector(sel)
-		if err != nil {
-			return nil, d.fail(StepShootSelector, "%v", err)
-		}
-		if !selector.Empty() {
-			keep, why := matchesSelector(selector, "Shoot")
-			seeds = d.filter(seeds, keep, why)
-		}
-		if len(seeds) == 0 {
-			return nil, d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", n, selector)
-		}
+	if name == "" {
+		return nil, fmt.Errorf("spec.cloudProfile.name: the shoot names no cloud profile")
 	}
-
-	n = len(seeds)
-	keep, why := providerMatches(shoot.Spec.Provider.Type, profile.ProviderTypes())
-	seeds = d.filter(seeds, keep, why)
-	if len(seeds) == 0 {
-		return nil, d.fail(StepProvider, "none out of the %d seeds has a matching provider for %q", n, shoot.Spec.Provider.Type)
-	}
-
-	zonal := failureToleranceZone(shoot)
-	if zonal {
-		n = len(seeds)
-		seeds = d.filterBy(seeds, hasThreeZones)
-		if len(seeds) == 0 {
-			return nil, d.fail(StepFailureTolerance, "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", n)
+	switch kind {
+	case api.KindCloudProfile:
+		if p, ok := snap.CloudProfiles[name]; ok {
+			return p, nil
 		}
-	} else {
-		n = len(seeds)
-		seeds = d.selectZones(seeds)
-		if len(seeds) == 0 {
-			return nil, d.fail(StepZones, "none of the %d seeds offers the zones the shoot asks for", n)
+		return nil, fmt.Errorf("spec.cloudProfile: CloudProfile %q not found", name)
+	case api.KindNamespacedCloudProfile:
+		if p, ok := snap.NamespacedCloudProfiles[shoot.Namespace+"/"+name]; ok {
+			return p, nil
 		}
+		return nil, fmt.Errorf("spec.cloudProfile: NamespacedCloudProfile %q not found in namespace %q", name, shoot.Namespace)
+	default:
+		return nil, fmt.Errorf("spec.cloudProfile.kind: unsupported value %q (want %s or %s)", kind, api.KindCloudProfile, api.KindNamespacedCloudProfile)
 	}
-
-	return seeds, Decision{}
 }
 
-// candidateCheck is step 10: networks, taints and capacity, per seed.
-type candidateCheck struct {
-	shoot *api.Shoot
-	nets  *shootNetworks
-	mode  NetworkMode
-	snap  *Snapshot
-	// exclude are Options.Exclude: treated as full, whatever the usage.
-	exclude []string
-}
-
-func (c *candidateCheck) ok(s *Seed) bool {
-	if len(c.exclude) > 0 && slices.Contains(c.exclude, s.Name) {
-		return false
-	}
-	if c.nets != nil && c.nets.conflicts(s, c.mode) {
-		return false
-	}
-	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
-		return false
-	}
-	return !s.hasAllocatable || c.snap.usage(s) < s.allocatable
-}
-
-func (c *candidateCheck) why(s *Seed) string {
-	if slices.Contains(c.exclude, s.Name) {
-		return ExcludedReason
-	}
-	if c.nets != nil {
-		if nc := c.nets.conflict(s, c.mode); nc.found() {
-			return nc.String()
-		}
-	}
-	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
-		return "shoot does not tolerate the seed's taints"
-	}
-	return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", c.snap.usage(s), s.allocatable)
-}
-
-// leastUsed picks the seed with the least usage; seeds come sorted by name, so
-// the first minimum is the name-order tie-break.
+// leastUsed is step 12, gardener-scheduler's getSeedWithLeastShootsDeployed:
+// it picks the seed with the least usage; seeds come sorted by name, so the
+// first minimum is the name-order tie-break.
 func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
 	best, least := 0, snap.usage(seeds[0])
 	for i, s := range seeds[1:] {

@@ -206,8 +206,8 @@ func TestSummaryNamesEverySeed(t *testing.T) {
 
 // FuzzDecide feeds arbitrary Shoots (as JSON) into the placement entry point
 // over a small fixed landscape: it must never panic, a schedulable decision
-// must name a seed of the snapshot, and the fused steps (scanning, or through
-// the seed index) must decide exactly as the ordered steps.
+// must name a seed of the snapshot, and the fast path (scanning, or through
+// the seed index) must decide exactly as the plain filters.
 func FuzzDecide(f *testing.F) {
 	for _, s := range []string{
 		`{"spec":{"cloudProfileName":"aws","region":"eu-west-1","provider":{"type":"aws","workers":[{"name":"a","zones":["z1"]}]}}}`,
@@ -243,10 +243,10 @@ func FuzzDecide(f *testing.F) {
 		for _, strategy := range []Strategy{SameRegion, MinimalDistance} {
 			for _, mode := range []NetworkMode{Disjoint, AllowIPv4} {
 				opts := Options{Strategy: strategy, NetworkMode: mode}
-				ordered := run(snap, &shoot, opts, passOrdered)
-				for _, p := range []pass{passFast, passScan, passIndexed} {
-					if got := run(snap, &shoot, opts, p); !reflect.DeepEqual(got, ordered) {
-						t.Fatalf("pass %d decides %+v, the ordered steps %+v", p, got, ordered)
+				plain := Plain.Run(snap, &shoot, opts)
+				for _, v := range FastVariants {
+					if got := v.Run(snap, &shoot, opts); !reflect.DeepEqual(got, plain) {
+						t.Fatalf("fast path (%s) decides %+v, the plain filters %+v", v.Name, got, plain)
 					}
 				}
 				d := Decide(snap, &shoot, opts)

@@ -16,22 +16,18 @@ func deleting(s *api.Seed) {
 }
 
 // TestDeletingSeedNeverChosen: a Seed with a deletionTimestamp is not usable
-// (Gardener's isUsableSeed), in every pass, although it would win the tie by
+// (Gardener's isUsableSeed), on every path, although it would win the tie by
 // name. With only deleting seeds the Shoot is unschedulable at step Usable and
 // the explanation says why.
 func TestDeletingSeedNeverChosen(t *testing.T) {
 	opts := Options{Strategy: SameRegion, NetworkMode: Disjoint}
-	passes := []struct {
-		name string
-		p    pass
-	}{{"ordered", passOrdered}, {"explain", passExplain}, {"fast", passFast}, {"scan", passScan}, {"indexed", passIndexed}}
 
 	t.Run("another seed is chosen", func(t *testing.T) {
 		snap := snapshotOf(nil, readySeed("a-deleting", deleting), readySeed("b-live"))
-		for _, tt := range passes {
-			d := run(snap, basicShoot(), opts, tt.p)
-			assert.Equal(t, "b-live", d.Seed, tt.name)
-			assert.Equal(t, []string{"b-live"}, d.Tied, tt.name)
+		for _, v := range Variants {
+			d := v.Run(snap, basicShoot(), opts)
+			assert.Equal(t, "b-live", d.Seed, v.Name)
+			assert.Equal(t, []string{"b-live"}, d.Tied, v.Name)
 		}
 		assert.True(t, Admits(snap, basicShoot(), opts, "b-live"))
 		assert.False(t, Admits(snap, basicShoot(), opts, "a-deleting"), "an announced deleting seed is not bound")
@@ -39,10 +35,10 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 
 	t.Run("only deleting seeds", func(t *testing.T) {
 		snap := snapshotOf(nil, readySeed("a-deleting", deleting))
-		for _, tt := range passes {
-			d := run(snap, basicShoot(), opts, tt.p)
-			require.False(t, d.Schedulable(), tt.name)
-			assert.Equal(t, StepUsable, d.Step, tt.name)
+		for _, v := range Variants {
+			d := v.Run(snap, basicShoot(), opts)
+			require.False(t, d.Schedulable(), v.Name)
+			assert.Equal(t, StepUsable, d.Step, v.Name)
 		}
 		d := Decide(snap, basicShoot(), opts)
 		assert.Equal(t, map[string]string{"a-deleting": "seed is being deleted (metadata.deletionTimestamp is set)"}, d.Reasons)
@@ -50,7 +46,7 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 	})
 
 	t.Run("index from many seeds", func(t *testing.T) {
-		// From minIndexed seeds the fast pass goes through the index.
+		// From minIndexed seeds the fast path goes through the index.
 		var seeds []*api.Seed
 		seeds = append(seeds, readySeed("a-deleting", deleting))
 		for i := 0; i < minIndexed; i++ {
@@ -60,10 +56,10 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 		seeds[0].Spec.Settings = &api.SeedSettings{ZoneSelection: &api.SeedSettingZoneSelection{Mode: api.ZoneSelectionPrefer}}
 		snap := snapshotOf(nil, seeds...)
 		shoot := basicShoot(func(s *api.Shoot) { s.Spec.Provider.Workers[0].Zones = []string{"z1"} })
-		for _, p := range []pass{passFast, passIndexed} {
-			d := run(snap, shoot, opts, p)
-			assert.NotEqual(t, "a-deleting", d.Seed)
-			assert.True(t, d.Schedulable())
+		for _, v := range []Variant{Fast, Indexed} {
+			d := v.Run(snap, shoot, opts)
+			assert.NotEqual(t, "a-deleting", d.Seed, v.Name)
+			assert.True(t, d.Schedulable(), v.Name)
 		}
 	})
 }

@@ -16,18 +16,20 @@ import (
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
-// TestFastPassMatchesOrdered checks the fused steps 1-5 (fused.go, with and
-// without the seed index of index.go) against the ordered steps: for every
-// case the whole Decision (seed, tied, usage, failing step, message, reasons,
-// total) of each fast variant equals the ordered pass's, and Decide equals
-// the ordered pass replayed with explanations when unschedulable. The cases
+// TestFastPathMatchesPlain checks the fast path (fast.go, steps 1-6 in one
+// pass, with and without the seed index of fast_index.go) against the plain
+// filters (filters.go): for every case the whole Decision (seed, tied, usage,
+// failing step, message, reasons, total) of the fast path never, always and
+// as in production going through the index equals the plain path's, and
+// Decide equals the plain path replayed with explanations when
+// unschedulable. The cases
 // are the 1229 recorded conformance scenarios under both strategies and every
 // network mode, and generated landscapes of 0 to 700 seeds whose seeds and
 // Shoots are mutated at random (unusable, deleting, other providers and
 // regions, labels, zones and zone modes, taints, capacity, ...), decided on
 // alternately with a neighbouring snapshot that differs by one seed, so the
 // index is also rebuilt from its predecessor.
-func TestFastPassMatchesOrdered(t *testing.T) {
+func TestFastPathMatchesPlain(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		var st stats
 		for _, ls := range loadScenarios(t) {
@@ -89,7 +91,7 @@ func (st *stats) check(t *testing.T, name string, snap *placement.Snapshot, shoo
 	t.Helper()
 	want := st.compare(t, name, snap, shoot, opts)
 	// Decided again without the chosen seed and a neighbour (the mutating
-	// webhook's retry when a seed is full across replicas): the passes
+	// webhook's retry when a seed is full across replicas): the paths
 	// must still agree, down to the reasons naming the excluded seeds.
 	for range 2 {
 		if !want.Schedulable() {
@@ -111,20 +113,20 @@ func neighbourName(snap *placement.Snapshot, name string) string {
 	return name
 }
 
-// compare checks every pass against the ordered one and returns Decide's
-// decision.
+// compare checks every way of the fast path against the plain filters and
+// returns Decide's decision.
 func (st *stats) compare(t *testing.T, name string, snap *placement.Snapshot, shoot *api.Shoot, opts placement.Options) placement.Decision {
 	t.Helper()
-	ordered := placement.Run(snap, shoot, opts, placement.PassOrdered)
-	for _, p := range []placement.Pass{placement.PassFast, placement.PassScan, placement.PassIndexed} {
-		got := placement.Run(snap, shoot, opts, p)
-		require.Equal(t, ordered, got, "%s: pass %d differs from the ordered steps", name, p)
+	plain := placement.Plain.Run(snap, shoot, opts)
+	for _, v := range placement.FastVariants {
+		got := v.Run(snap, shoot, opts)
+		require.Equal(t, plain, got, "%s: fast path (%s) differs from the plain filters", name, v.Name)
 	}
-	want := ordered
+	want := plain
 	if !want.Schedulable() {
-		want = placement.Run(snap, shoot, opts, placement.PassExplain)
+		want = placement.Explain.Run(snap, shoot, opts)
 	}
-	require.Equal(t, want, placement.Decide(snap, shoot, opts), "%s: Decide differs from the ordered steps", name)
+	require.Equal(t, want, placement.Decide(snap, shoot, opts), "%s: Decide differs from the plain filters", name)
 
 	if st.failed == nil {
 		st.failed = map[placement.Step]int{}
@@ -295,7 +297,7 @@ func genProfile(r *rand.Rand) *api.CloudProfileSpec {
 		spec.SeedSelector = &api.SeedSelector{ProviderTypes: []string{"aws", "gcp"}}
 	case 2:
 		spec.SeedSelector = &api.SeedSelector{ProviderTypes: []string{"*"}}
-	case 3: // more types than the fused pass hashes
+	case 3: // more types than the fast path hashes
 		types := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "gcp", "aws"}
 		spec.SeedSelector = &api.SeedSelector{ProviderTypes: types[r.IntN(3):]}
 	case 4:
@@ -327,7 +329,7 @@ func genShoot(r *rand.Rand) *api.Shoot {
 		sh.Spec.Provider.Workers = []api.Worker{{Name: "a"}, {Name: "b"}}
 	case 2:
 		sh.Spec.Provider.Workers = []api.Worker{{Name: "a", Zones: genZones(r, landscapegen.Regions[r.IntN(len(landscapegen.Regions))])}}
-	case 3: // more worker zones than the fused pass hashes
+	case 3: // more worker zones than the fast path hashes
 		var zones []string
 		for _, region := range landscapegen.Regions[:3+r.IntN(3)] {
 			zones = append(zones, region+"-b", region+"-c")

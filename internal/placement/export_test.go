@@ -1,22 +1,48 @@
 package placement
 
-import "github.com/seedwarden/seedwarden/internal/api"
+import (
+	"math"
 
-// Pass and Run expose run's passes to the external tests, which build
-// snapshots through internal/cache (an import cycle for this package's own
-// tests).
-type Pass = pass
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// Variant is one way to decide, for the tests that hold them to each other
+// (the external ones build snapshots through internal/cache, an import
+// cycle for this package's own tests): a path and, for the fast path, from
+// how many seeds it goes through the seed index.
+type Variant struct {
+	Name      string
+	path      path
+	indexFrom int
+}
+
+var (
+	// Plain is the specification: the filters one at a time.
+	Plain = Variant{"plain", plainPath, minIndexed}
+	// Explain is Plain recording why each seed was dropped.
+	Explain = Variant{"explain", explainPath, minIndexed}
+	// Fast is the fast path as Decide takes it.
+	Fast = Variant{"fast", fastPath, minIndexed}
+	// Scan and Indexed are the fast path never and always going through the
+	// index, so tests cover both ways on landscapes of any size.
+	Scan    = Variant{"scan", fastPath, math.MaxInt}
+	Indexed = Variant{"indexed", fastPath, 0}
+
+	// FastVariants are the fast path's ways, each held to Plain.
+	FastVariants = []Variant{Fast, Scan, Indexed}
+	// Variants are every way.
+	Variants = []Variant{Plain, Explain, Fast, Scan, Indexed}
+)
 
 const (
-	PassFast    = passFast
-	PassOrdered = passOrdered
-	PassExplain = passExplain
-	PassScan    = passScan
-	PassIndexed = passIndexed
 	MinIndexed  = minIndexed
 	InlineZones = inlineZones
 )
 
-func Run(snap *Snapshot, shoot *api.Shoot, opts Options, p Pass) Decision {
-	return run(snap, shoot, opts, p)
+// Run decides as v does.
+func (v Variant) Run(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
+	d := newDecider(snap, shoot, opts, v.path)
+	d.indexFrom = v.indexFrom
+	defer d.release()
+	return d.decide(leastUsed)
 }

@@ -18,11 +18,11 @@ func TestSelfHostedShootNotScheduled(t *testing.T) {
 	})
 	opts := Options{Strategy: SameRegion}
 	const msg = `shoot is self-hosted (worker pool "cp" has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed`
-	for _, p := range []pass{passOrdered, passExplain, passFast, passScan, passIndexed} {
-		d := run(snap, shoot, opts, p)
-		assert.False(t, d.Schedulable(), "pass %d", p)
-		assert.Equal(t, StepSelfHosted, d.Step, "pass %d", p)
-		assert.Empty(t, d.Reasons, "pass %d", p)
+	for _, v := range Variants {
+		d := v.Run(snap, shoot, opts)
+		assert.False(t, d.Schedulable(), v.Name)
+		assert.Equal(t, StepSelfHosted, d.Step, v.Name)
+		assert.Empty(t, d.Reasons, v.Name)
 	}
 	d := Decide(snap, shoot, opts)
 	assert.Equal(t, msg, d.Message)

@@ -48,7 +48,7 @@ type Seed struct {
 	Name   string
 	Object *api.Seed
 
-	// What the fused pass (fused.go) reads of every seed comes first, inline
+	// What the fast path (fast.go) reads of every seed comes first, inline
 	// (hashes and an enum rather than strings behind pointers), so a seed it
 	// drops costs a cache line or two instead of a miss per field.
 	visible      bool
@@ -135,9 +135,6 @@ func NewSeed(obj *api.Seed) *Seed {
 
 // Allocatable returns status.allocatable.shoots and whether it is set.
 func (s *Seed) Allocatable() (int64, bool) { return s.allocatable, s.hasAllocatable }
-
-// Deleting reports whether the seed has a deletionTimestamp.
-func (s *Seed) Deleting() bool { return s.deleting }
 
 func seedReady(obj *api.Seed) bool {
 	if obj.Status.LastOperation == nil {

@@ -10,6 +10,19 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 )
 
+// filterStrategy is step 11, gardener-scheduler's applyStrategy: testing
+// Shoots keep their provider type, others go by SameRegion or MinimalDistance.
+func (d *decider) filterStrategy(seeds []*Seed) ([]*Seed, Decision) {
+	kept, err := d.applyStrategy(seeds)
+	if err != nil {
+		return nil, d.fail(StepStrategy, "%v", err)
+	}
+	if len(kept) == 0 {
+		return nil, d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", d.profile.Name, d.shoot.Spec.Region, d.opts.Strategy)
+	}
+	return kept, Decision{}
+}
+
 func (d *decider) applyStrategy(seeds []*Seed) ([]*Seed, error) {
 	shoot := d.shoot
 	switch {

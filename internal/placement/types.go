@@ -146,10 +146,17 @@ func (d *Decision) Summary() string {
 		}
 		return b.String()
 	}
+	writeGrouped(&b, names, d.Reasons)
+	return b.String()
+}
+
+// writeGrouped writes the seeds (names, sorted) grouped by reason, the most
+// common reason first, each group with up to summaryExamples names.
+func writeGrouped(b *strings.Builder, names []string, reasonOf map[string]string) {
 	groups := map[string][]string{}
 	var reasons []string
 	for _, n := range names {
-		r := d.Reasons[n]
+		r := reasonOf[n]
 		if _, ok := groups[r]; !ok {
 			reasons = append(reasons, r)
 		}
@@ -169,13 +176,12 @@ func (d *Decision) Summary() string {
 		if len(shown) > summaryExamples {
 			shown = shown[:summaryExamples]
 		}
-		fmt.Fprintf(&b, "%d seeds (%s", len(seeds), strings.Join(shown, ", "))
+		fmt.Fprintf(b, "%d seeds (%s", len(seeds), strings.Join(shown, ", "))
 		if len(seeds) > len(shown) {
 			b.WriteString(", ...")
 		}
 		b.WriteString("): " + r)
 	}
-	return b.String()
 }
 
 // Up to summaryListAll seeds are listed one by one; beyond, reasons are

@@ -54,7 +54,7 @@ func TestBuildIndexReusesRecords(t *testing.T) {
 }
 
 // TestSeedRecUsable: the index skips what isUsable rejects, a deleting seed
-// included, so the fast pass does not even visit it.
+// included, so the fast path does not even visit it.
 func TestSeedRecUsable(t *testing.T) {
 	for _, tt := range []struct {
 		name string

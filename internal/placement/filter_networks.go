@@ -17,7 +17,9 @@ var reservedRanges = func() []cidr {
 	return out
 }()
 
-// shootNetworks is a Shoot's networking, parsed once per decision.
+// shootNetworks is a Shoot's networking, parsed once per decision, for the
+// network check of step 10 (gardener-scheduler's filterCandidates, which
+// validates a Shoot's networks against a seed's).
 type shootNetworks struct {
 	nodes, pods, services *namedCIDR
 	ipv4, ipv6            bool
@@ -120,33 +122,51 @@ func (n *shootNetworks) conflicts(s *Seed, mode NetworkMode) bool {
 	if n.ownReserved {
 		return true
 	}
-	allowIPv4 := mode == AllowIPv4
-	hits := func(c *cidr) bool {
-		return (!allowIPv4 || c.isIPv6()) &&
-			(s.services.intersects(c) || s.pods.intersects(c) || (s.hasNodes && s.nodes.intersects(c)))
-	}
-	if n.nodes != nil && hits(&n.nodes.cidr) {
+	h := seedNets{s: s, allowIPv4: mode == AllowIPv4}
+	if n.nodes != nil && h.hit(&n.nodes.cidr) {
 		return true
 	}
 	if n.services != nil {
-		if hits(&n.services.cidr) {
+		if h.hit(&n.services.cidr) {
 			return true
 		}
-	} else if d := n.seedDefault(s, s.defaultServices); d != nil && (hits(d) || hitsReserved(d)) {
+	} else if n.defaultConflicts(&h, s.defaultServices) {
 		return true
 	}
 	if n.pods != nil {
-		if hits(&n.pods.cidr) {
+		if h.hit(&n.pods.cidr) {
 			return true
 		}
-	} else if !n.workerless {
-		if d := n.seedDefault(s, s.defaultPods); d != nil && (hits(d) || hitsReserved(d)) {
-			return true
-		}
+	} else if !n.workerless && n.defaultConflicts(&h, s.defaultPods) {
+		return true
 	}
+	return n.statusConflicts(&h)
+}
+
+// seedNets is what conflicts checks a Shoot network against: one seed's
+// networks, all of them or (allowIPv4) only for IPv6 networks.
+type seedNets struct {
+	s         *Seed
+	allowIPv4 bool
+}
+
+func (h *seedNets) hit(c *cidr) bool {
+	s := h.s
+	return (!h.allowIPv4 || c.isIPv6()) &&
+		(s.services.intersects(c) || s.pods.intersects(c) || (s.hasNodes && s.nodes.intersects(c)))
+}
+
+// defaultConflicts: the seed's shoot default d, when the Shoot takes it,
+// hits the seed's networks or a reserved range.
+func (n *shootNetworks) defaultConflicts(h *seedNets, d *cidr) bool {
+	d = n.seedDefault(h.s, d)
+	return d != nil && (h.hit(d) || hitsReserved(d))
+}
+
+func (n *shootNetworks) statusConflicts(h *seedNets) bool {
 	for _, list := range [][]namedCIDR{n.statusNodes, n.statusServices, n.statusPods} {
 		for i := range list {
-			if hits(&list[i].cidr) {
+			if h.hit(&list[i].cidr) {
 				return true
 			}
 		}
@@ -175,15 +195,7 @@ func hitsReserved(c *cidr) bool {
 // conflict returns the first conflict between the Shoot's networks and the
 // seed's (or the reserved ranges).
 func (n *shootNetworks) conflict(s *Seed, mode NetworkMode) netConflict {
-	pods, services := n.pods, n.services
-	if s.Object.Spec.Networks.ShootDefaults != nil {
-		if pods == nil && !n.workerless && s.defaultPods != nil && n.familyWanted(s.defaultPods) {
-			pods = &namedCIDR{text: *s.Object.Spec.Networks.ShootDefaults.Pods, cidr: *s.defaultPods}
-		}
-		if services == nil && s.defaultServices != nil && n.familyWanted(s.defaultServices) {
-			services = &namedCIDR{text: *s.Object.Spec.Networks.ShootDefaults.Services, cidr: *s.defaultServices}
-		}
-	}
+	pods, services := n.withDefaults(s)
 	allowIPv4 := mode == AllowIPv4
 	for _, one := range []struct {
 		kind string
@@ -196,15 +208,38 @@ func (n *shootNetworks) conflict(s *Seed, mode NetworkMode) netConflict {
 		}
 	}
 	if n.status != nil {
-		for _, list := range []struct {
-			kind string
-			nets []namedCIDR
-		}{{"node", n.statusNodes}, {"service", n.statusServices}, {"pod", n.statusPods}} {
-			for _, net := range list.nets {
-				if c := checkNetwork(s, list.kind, net, allowIPv4); c.found() {
-					c.status = true
-					return c
-				}
+		return n.statusConflict(s, allowIPv4)
+	}
+	return netConflict{}
+}
+
+// withDefaults returns the Shoot's pod and service networks, the seed's shoot
+// defaults filling in missing ones the Shoot takes (pods only with workers).
+func (n *shootNetworks) withDefaults(s *Seed) (pods, services *namedCIDR) {
+	pods, services = n.pods, n.services
+	defaults := s.Object.Spec.Networks.ShootDefaults
+	if defaults == nil {
+		return pods, services
+	}
+	if pods == nil && !n.workerless && s.defaultPods != nil && n.familyWanted(s.defaultPods) {
+		pods = &namedCIDR{text: *defaults.Pods, cidr: *s.defaultPods}
+	}
+	if services == nil && s.defaultServices != nil && n.familyWanted(s.defaultServices) {
+		services = &namedCIDR{text: *defaults.Services, cidr: *s.defaultServices}
+	}
+	return pods, services
+}
+
+// statusConflict is conflict for the networks in status.networking.
+func (n *shootNetworks) statusConflict(s *Seed, allowIPv4 bool) netConflict {
+	for _, list := range []struct {
+		kind string
+		nets []namedCIDR
+	}{{"node", n.statusNodes}, {"service", n.statusServices}, {"pod", n.statusPods}} {
+		for _, net := range list.nets {
+			if c := checkNetwork(s, list.kind, net, allowIPv4); c.found() {
+				c.status = true
+				return c
 			}
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"sync/atomic"
 )
 
-// seedIndex is a compact, contiguous digest of what the fused pass asks of
+// seedIndex is a compact, contiguous digest of what the fast path asks of
 // every seed first (usable, provider, zones), so that the pass scans flat
 // arrays instead of following a pointer to each Seed, and visits only the
 // seeds that pass the scan. Every visited seed is still checked in full by
-// fusedPass.add: the digest only narrows which seeds are visited (hash and
+// fastPass.add: the digest only narrows which seeds are visited (hash and
 // Bloom collisions only widen it), so it saves work but never changes a
 // result.
 //
@@ -90,7 +90,7 @@ func newSeedRec(s *Seed) seedRec {
 
 func bloomBit(h uint64) uint64 { return 1 << (h >> 58) }
 
-// minIndexed is the number of seeds from which the fused pass uses the
+// minIndexed is the number of seeds from which the fast path uses the
 // index. Below it the plain pass costs a microsecond or two, and tools and
 // tests that decide on many small snapshots in turn would rebuild the memo
 // each time.
@@ -128,23 +128,12 @@ func indexFor(seeds []*Seed) *seedIndex {
 // reads no other Seed.
 func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 	idx := &seedIndex{n: len(seeds), chunks: make([]*indexChunk, (len(seeds)+chunkLen-1)/chunkLen)}
-	head, tail := 0, 0
-	if prev != nil {
-		n := min(prev.n, len(seeds))
-		for head < n && prev.seed(head) == seeds[head] {
-			head++
-		}
-		for tail < n-head && prev.seed(prev.n-1-tail) == seeds[len(seeds)-1-tail] {
-			tail++
-		}
-	}
+	tail := commonTail(prev, seeds)
 	for k := range idx.chunks {
 		lo, hi := k*chunkLen, min((k+1)*chunkLen, len(seeds))
-		if prev != nil && k < len(prev.chunks) {
-			if c := prev.chunks[k]; c.n == hi-lo && slices.Equal(c.seeds[:c.n], seeds[lo:hi]) {
-				idx.chunks[k] = c
-				continue
-			}
+		if c := prev.sameChunk(k, seeds[lo:hi]); c != nil {
+			idx.chunks[k] = c
+			continue
 		}
 		c := &indexChunk{n: hi - lo}
 		for i := lo; i < hi; i++ {
@@ -163,11 +152,39 @@ func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 	return idx
 }
 
+// commonTail returns how many seeds at the end prev and seeds share, not
+// counting those they share at the start, position by position.
+func commonTail(prev *seedIndex, seeds []*Seed) int {
+	if prev == nil {
+		return 0
+	}
+	head, tail := 0, 0
+	n := min(prev.n, len(seeds))
+	for head < n && prev.seed(head) == seeds[head] {
+		head++
+	}
+	for tail < n-head && prev.seed(prev.n-1-tail) == seeds[len(seeds)-1-tail] {
+		tail++
+	}
+	return tail
+}
+
+// sameChunk returns chunk k of idx (nil or not) if it holds exactly seeds.
+func (idx *seedIndex) sameChunk(k int, seeds []*Seed) *indexChunk {
+	if idx == nil || k >= len(idx.chunks) {
+		return nil
+	}
+	if c := idx.chunks[k]; c.n == len(seeds) && slices.Equal(c.seeds[:c.n], seeds) {
+		return c
+	}
+	return nil
+}
+
 // candidates passes to f.add, in order, every usable seed whose provider
 // hash f accepts and, when zones is set, that zone selection never drops or
 // that may offer one of the worker pools' zones: a superset of the Prefer
 // set C.
-func (idx *seedIndex) candidates(f *fusedPass, zones bool) {
+func (idx *seedIndex) candidates(f *fastPass, zones bool) {
 	var zmask uint64
 	if zones {
 		zmask = f.zone.mask()

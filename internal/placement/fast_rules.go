@@ -4,127 +4,12 @@ import (
 	"hash/maphash"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	"github.com/seedwarden/seedwarden/internal/api"
 )
 
-// fused applies steps 1-5 (usable, CloudProfile selector, Shoot selector,
-// provider, then zones or failure tolerance) in one pass over the seeds
-// instead of one pass per step, comparing hashes NewSeed digested instead of
-// strings; from minIndexed seeds it visits only the seeds the seed index
-// (index.go) cannot rule out.
-//
-// Steps 1-4 are independent per-seed predicates, so their conjunction keeps
-// exactly the seeds, in snapshot order, that the ordered steps keep. Step 5
-// is per-seed too, except that zone selection falls back from the Prefer set
-// (C) to the Enforce set (B) when C is empty; the pass collects both. What
-// the ordered steps add is only which step failed, with its counts: so
-// fused returns nothing whenever a failure is possible (a selector that does
-// not parse, or no seed left), and run then applies the ordered steps, which
-// report that failure exactly. A non-empty result means every intermediate
-// set was non-empty, so no ordered step would have failed.
-func (d *decider) fused(p pass) []*Seed {
-	shoot, profile := d.shoot, d.profile
-	var f fusedPass
-	if profile.SeedSelector != nil {
-		if profile.selectorErr != nil {
-			return nil
-		}
-		if !profile.selector.Empty() {
-			f.cpSel = profile.selector
-		}
-	}
-	if sel := shoot.Spec.SeedSelector; sel != nil {
-		s, err := shootSelector(sel)
-		if err != nil {
-			return nil
-		}
-		if !s.Empty() {
-			f.shootSel = s
-		}
-	}
-	f.prov = newProviderRule(shoot.Spec.Provider.Type, profile.ProviderTypes())
-	f.zone = newZoneRule(shoot)
-
-	f.b = d.scratch()
-	if f.zone.kind == zoneWorkers {
-		f.c = d.scratch()
-	}
-	if p == passIndexed || p == passFast && len(d.snap.Seeds) >= minIndexed {
-		idx := indexFor(d.snap.Seeds)
-		if f.zone.kind != zoneWorkers {
-			// The candidates hold every usable seed of a matching provider,
-			// so B is complete.
-			idx.candidates(&f, false)
-			return f.b
-		}
-		// The candidates hold every seed that can be in C; B is only
-		// needed when C is empty, and then the full pass below builds it.
-		idx.candidates(&f, true)
-		if len(f.c) > 0 {
-			return f.c
-		}
-		f.b, f.c = f.b[:0], f.c[:0]
-	}
-	for _, s := range d.snap.Seeds {
-		f.add(s)
-	}
-	if len(f.c) > 0 {
-		return f.c
-	}
-	return f.b
-}
-
-// fusedPass is one run of the fused steps 1-5.
-type fusedPass struct {
-	cpSel, shootSel labels.Selector // nil when they match every seed
-	prov            providerRule
-	zone            zoneRule
-	b               []*Seed // the survivors; under worker-pool zones the Enforce set B
-	c               []*Seed // worker-pool zones only: the Prefer set C ⊆ B
-}
-
-// add files s under b and c if it passes steps 1-5.
-func (f *fusedPass) add(s *Seed) {
-	if !isUsable(s) || !f.prov.matches(s) {
-		return
-	}
-	if f.cpSel != nil && !f.cpSel.Matches(s.labels) {
-		return
-	}
-	if f.shootSel != nil && !f.shootSel.Matches(s.labels) {
-		return
-	}
-	switch f.zone.kind {
-	case zoneNone:
-		f.b = append(f.b, s)
-	case zoneThree:
-		if len(s.zones) >= 3 {
-			f.b = append(f.b, s)
-		}
-	case zoneControlPlane:
-		if containsAll(s.zones, f.zone.cpZones) {
-			f.b = append(f.b, s)
-		}
-	case zoneWorkers:
-		switch s.zoneSel {
-		case zoneEnforce:
-			if f.zone.sharedBy(s) {
-				f.b = append(f.b, s)
-				f.c = append(f.c, s)
-			}
-		case zonePrefer:
-			f.b = append(f.b, s)
-			if f.zone.sharedBy(s) {
-				f.c = append(f.c, s)
-			}
-		default:
-			f.b = append(f.b, s)
-			f.c = append(f.c, s)
-		}
-	}
-}
+// The rules of steps 4-6 as the fast path (fast.go) applies them: the
+// Shoot's values hashed once per decision, compared with the hashes NewSeed
+// digested into every Seed.
 
 // providerRule is providerMatches with the accepted types hashed: without
 // providerTypes the seed's provider must be the Shoot's, otherwise one of
@@ -185,8 +70,8 @@ func (p *providerRule) matchesHash(h uint64) bool {
 	return slices.Contains(p.hashes[:len(p.names)], h)
 }
 
-// zoneRule is step 5 as fused applies it; selectZones and hasThreeZones are
-// the ordered version.
+// zoneRule is steps 5 and 6 as the fast path applies them; hasThreeZones
+// and selectZones (filter_zones.go) are the plain version.
 type zoneRule struct {
 	kind    zoneKind
 	cpZones []string // zoneControlPlane: the control-plane zones

@@ -1,0 +1,44 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+// filterAccessRestrictions is step 7, gardener-scheduler's
+// filterSeedsForAccessRestrictions.
+func (d *decider) filterAccessRestrictions(seeds []*Seed) ([]*Seed, Decision) {
+	keep, why := supportsAccessRestrictions(d.shoot.Spec.AccessRestrictions)
+	kept := d.filter(seeds, keep, why)
+	if len(kept) == 0 {
+		return nil, d.fail(StepAccessRestrictions, "none of the %d seeds supports the access restrictions configured in the shoot specification", len(seeds))
+	}
+	return kept, Decision{}
+}
+
+func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func(*Seed) bool, func(*Seed) string) {
+	missing := func(s *Seed) string {
+		for _, w := range wanted {
+			if !slices.Contains(s.access, w.Name) {
+				return w.Name
+			}
+		}
+		return ""
+	}
+	return func(s *Seed) bool { return missing(s) == "" },
+		func(s *Seed) string { return fmt.Sprintf("seed does not support access restriction %q", missing(s)) }
+}
+
+// unsupportedAccessRestrictions lists, once each, the restrictions in wanted
+// the seed does not support (for CheckSeedForShoot's message).
+func unsupportedAccessRestrictions(seed *Seed, wanted []api.AccessRestrictionWithOptions) []string {
+	var missing []string
+	for _, w := range wanted {
+		if !slices.Contains(seed.access, w.Name) && !slices.Contains(missing, w.Name) {
+			missing = append(missing, w.Name)
+		}
+	}
+	return missing
+}

@@ -1,0 +1,30 @@
+package placement
+
+// filterUsable is step 1, gardener-scheduler's filterUsableSeeds.
+func (d *decider) filterUsable(seeds []*Seed) ([]*Seed, Decision) {
+	kept := d.filter(seeds, isUsable, usable)
+	if len(kept) == 0 {
+		return nil, d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(seeds))
+	}
+	return kept, Decision{}
+}
+
+func isUsable(s *Seed) bool { return !s.deleting && s.visible && s.ready }
+
+// usable: not being deleted, visible to the scheduler and ready, like the
+// reference's usable seeds: a seed that is going away takes no new Shoots.
+func usable(s *Seed) string {
+	switch {
+	case s.deleting:
+		return reasonDeleting
+	case !s.visible:
+		return "seed is not visible for scheduling"
+	case !s.ready:
+		return "seed is not ready (lastOperation, GardenletReady or BackupBucketsReady)"
+	}
+	return ""
+}
+
+// reasonDeleting explains why a seed with a deletionTimestamp is dropped (and
+// why a user may not bind to it, see CheckSeedForShoot).
+const reasonDeleting = "seed is being deleted (metadata.deletionTimestamp is set)"
