@@ -74,9 +74,10 @@ func TestFastPathMatchesPlain(t *testing.T) {
 		} {
 			require.NotZero(t, st.failed[step], "no generated case fails at step %s", step)
 		}
-		require.Greater(t, st.scheduled, 500, "too few generated cases are schedulable")
-		require.Greater(t, st.scheduledIndexed, 200, "too few schedulable cases on landscapes large enough for the index")
-		require.Greater(t, st.excluded, 500, "too few cases decided again with excluded seeds")
+		// Floors per 150 landscapes, scaled for -short.
+		require.Greater(t, st.scheduled, 500*landscapes/150, "too few generated cases are schedulable")
+		require.Greater(t, st.scheduledIndexed, 200*landscapes/150, "too few schedulable cases on landscapes large enough for the index")
+		require.Greater(t, st.excluded, 500*landscapes/150, "too few cases decided again with excluded seeds")
 	})
 }
 
