@@ -431,10 +431,12 @@ type ports struct {
 // production deployment), but the ports, certDir and reservationTTL of the
 // run and info-level JSON logs. With sizeLimit, a resourceSize limit for
 // ConfigMaps is added, so that the resource-size webhook measures them.
-func configYAML(p ports, certDir string, reservationTTL time.Duration, sizeLimit string) string {
+func configYAML(p ports, certDir string, reservationTTL time.Duration, sizeLimit, placementMode string) string {
 	s := fmt.Sprintf(`apiVersion: config.seedwarden.io/v1alpha1
 kind: WebhookConfiguration
 reservationTTL: %s
+placement:
+  mode: %s
 server:
   port: %d
   certDir: %q
@@ -445,7 +447,7 @@ health:
 log:
   level: info
   format: json
-`, reservationTTL, p.webhook, certDir, p.metrics, p.health)
+`, reservationTTL, placementMode, p.webhook, certDir, p.metrics, p.health)
 	if sizeLimit != "" {
 		s += fmt.Sprintf(`resourceSize:
   limits:

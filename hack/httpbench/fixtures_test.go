@@ -97,8 +97,10 @@ func TestConfigMapRequestBody(t *testing.T) {
 
 func TestConfigIsValid(t *testing.T) {
 	for _, limit := range []string{"", "1Mi"} {
-		if _, err := config.Parse([]byte(configYAML(ports{9443, 8080, 8081}, "/tmp/certs", 5*time.Second, limit))); err != nil {
-			t.Errorf("size limit %q: %v", limit, err)
+		for _, mode := range []string{"binding", "patch"} {
+			if _, err := config.Parse([]byte(configYAML(ports{9443, 8080, 8081}, "/tmp/certs", 5*time.Second, limit, mode))); err != nil {
+				t.Errorf("size limit %q, placement mode %s: %v", limit, mode, err)
+			}
 		}
 	}
 }
@@ -110,6 +112,12 @@ func TestCheck(t *testing.T) {
 	seed, _, err := check(200, []byte(ok), uid, true)
 	if err != nil || seed != "seed-00040" {
 		t.Fatalf("seed %q, err %v", seed, err)
+	}
+	// Placement mode binding: the seed is announced in an annotation.
+	announced := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"00000000-0000-4000-8000-000000000001","allowed":true,` +
+		`"patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL3NwZWMvc2NoZWR1bGVyTmFtZSIsInZhbHVlIjoic2VlZHdhcmRlbiJ9LHsib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2Fubm90YXRpb25zL3NlZWR3YXJkZW4uaW9+MXNlZWQiLCJ2YWx1ZSI6InNlZWQtMDAwNDEifV0=","patchType":"JSONPatch"}}`
+	if seed, _, err := check(200, []byte(announced), uid, true); err != nil || seed != "seed-00041" {
+		t.Fatalf("binding mode: seed %q, err %v", seed, err)
 	}
 	unsched := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"00000000-0000-4000-8000-000000000001","allowed":true,"warnings":["seedwarden: no seed fits this Shoot; it stays pending: x"]}}`
 	if _, u, err := check(200, []byte(unsched), uid, true); err == nil || !u {

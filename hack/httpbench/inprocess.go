@@ -82,6 +82,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 		// As cmd/webhook's placementOptions converts the configuration.
 		Options:       placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap)},
 		SchedulerName: cfg.SchedulerName,
+		Announce:      cfg.Announce(),
 		Signer:        signer,
 		Metrics:       metrics.New(ctrlmetrics.Registry),
 		Log:           log.WithName("mutate-shoots"),

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // unschedulablePrefix starts the warning of a Shoot no seed fits
@@ -28,7 +30,7 @@ type target struct {
 	url    string
 	// tmpls are cycled through: worker w's request n uses (w+n) mod len.
 	tmpls []*template
-	// placed: every answer must carry a JSON patch setting /spec/seedName.
+	// placed: every answer must carry a JSON patch naming the seed (placementPaths).
 	placed bool
 }
 
@@ -333,8 +335,13 @@ type patchOp struct {
 	Value json.RawMessage `json:"value"`
 }
 
+// placementPaths are where a placing answer names its seed: spec.seedName in
+// placement mode patch, the announcing annotation in mode binding (the
+// Shoot's template has annotations, so the patch adds the key).
+var placementPaths = sets.New("/spec/seedName", "/metadata/annotations/seedwarden.io~1seed")
+
 // check verifies an answer: 200, an AdmissionReview for uid that allows; if
-// placed, with a patch adding /spec/seedName (whose seed it returns).
+// placed, with a patch naming the seed (placementPaths; the seed is returned).
 //
 // Complexity 18 (developer tool): one check per way an answer can be wrong.
 func check(status int, body, uid []byte, placed bool) (seed string, unschedulable bool, err error) {
@@ -373,11 +380,11 @@ func check(status int, body, uid []byte, placed bool) (seed string, unschedulabl
 		return "", false, fmt.Errorf("patch is not a JSON patch: %v", err)
 	}
 	for _, op := range ops {
-		if op.Op == "add" && op.Path == "/spec/seedName" && json.Unmarshal(op.Value, &seed) == nil && seed != "" {
+		if op.Op == "add" && placementPaths.Has(op.Path) && json.Unmarshal(op.Value, &seed) == nil && seed != "" {
 			return seed, false, nil
 		}
 	}
-	return "", false, fmt.Errorf("no patch sets /spec/seedName: %s", abbreviate(r.Patch))
+	return "", false, fmt.Errorf("no patch sets /spec/seedName (placement mode patch) or annotation seedwarden.io/seed (mode binding): %s", abbreviate(r.Patch))
 }
 
 func abbreviate(b []byte) string {

@@ -68,6 +68,7 @@ type options struct {
 	seeds, shoots    int
 	webhookBin       string
 	reservationTTL   time.Duration
+	placementMode    string
 	rounds           int
 	profile          bool
 	out              string
@@ -98,6 +99,7 @@ func run(args []string) int {
 	fs.IntVar(&o.shoots, "shoots", 10000, "existing Shoots in the landscape")
 	fs.StringVar(&o.webhookBin, "webhook", "", "seedwarden binary (default: go build ./cmd/webhook into the temporary directory)")
 	fs.DurationVar(&o.reservationTTL, "reservation-ttl", 5*time.Second, "the server's reservationTTL: how long each placement holds a slot (keep TTL x req/s well under the landscape's free slots)")
+	fs.StringVar(&o.placementMode, "placement-mode", "binding", "the server's placement.mode: binding (the default: the seed is announced in an annotation) or patch (spec.seedName is set)")
 	fs.IntVar(&o.rounds, "rounds", 1, "seedwarden runs, each followed by a baseline run (the first baseline run comes before them)")
 	fs.BoolVar(&o.profile, "profile", false, "also profile seedwarden's handler and the baseline in this process (CPU, allocations, mutex)")
 	fs.StringVar(&o.out, "out", "bin/httpbench", "directory for the -profile files")
@@ -217,7 +219,7 @@ func newFixtures(o *options, tmp string) (*fixtures, error) {
 	}
 	fx.ours = ports{webhook: p[0], metrics: p[1], health: p[2]}
 	fx.baselinePort = p[3]
-	if fx.cfgPath, err = writeFile(tmp, "config.yaml", configYAML(fx.ours, fx.certDir, o.reservationTTL, sizeLimit)); err != nil {
+	if fx.cfgPath, err = writeFile(tmp, "config.yaml", configYAML(fx.ours, fx.certDir, o.reservationTTL, sizeLimit, o.placementMode)); err != nil {
 		return nil, err
 	}
 	progress("fixtures in %s: Shoots of %s bytes in %d regions, AdmissionReviews of %s bytes, landscape %d seeds and %d Shoots",

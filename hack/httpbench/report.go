@@ -19,14 +19,14 @@ func printTable(w io.Writer, title string, o *options, tmpls []*template, kind s
 	fmt.Fprintf(w, "Workload: %d clients, each with a keep-alive HTTP/1.1 connection over TLS on loopback, sending CREATE AdmissionReviews of %s bytes (a %s-byte %s; a fresh UID and name per request) for %s after a %s warm-up per run",
 		o.concurrency, bodySizes(tmpls), objectSizes(tmpls), kind, o.duration, o.warmup)
 	if placed {
-		fmt.Fprintf(w, "; the Shoot in each of the %d regions in turn; landscape of %d seeds and %d Shoots, reservationTTL %s", len(tmpls), o.seeds, o.shoots, o.reservationTTL)
+		fmt.Fprintf(w, "; the Shoot in each of the %d regions in turn; landscape of %d seeds and %d Shoots, reservationTTL %s, placement mode %s", len(tmpls), o.seeds, o.shoots, o.reservationTTL, o.placementMode)
 	}
 	if o.rate > 0 {
 		fmt.Fprintf(w, ". Open loop: %.0f requests per second in all, each client on a fixed schedule; latency counts from the scheduled send time", o.rate)
 	} else {
 		fmt.Fprint(w, ". Closed loop: each client sends its next request when the last is answered, so the servers run at saturation and latency is mostly queueing (about clients / throughput)")
 	}
-	fmt.Fprintln(w, ". Every answer is checked (200, the request's UID, allowed"+map[bool]string{true: ", a patch setting /spec/seedName for seedwarden", false: ""}[placed]+"); errors count failed checks. Server CPU is the server process's user+system time in the window (/proc), client CPU the load generator's.")
+	fmt.Fprintln(w, ". Every answer is checked (200, the request's UID, allowed"+map[bool]string{true: ", a patch naming the seed for seedwarden: spec.seedName in placement mode patch, annotation seedwarden.io/seed in mode binding", false: ""}[placed]+"); errors count failed checks. Server CPU is the server process's user+system time in the window (/proc), client CPU the load generator's.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| # | Server | Requests | Errors | req/s | p50 | p90 | p99 | max | Server CPU/req | Client CPU/req | Load avg |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
