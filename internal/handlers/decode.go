@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
@@ -15,9 +16,16 @@ import (
 // Decoding of the objects an AdmissionReview carries (object, oldObject, the
 // binding body, Secrets, Namespaces), one function per kind, for every
 // handler: the one place that decides how request JSON becomes Go values.
-// The validating webhooks decode with encoding/json, the mutating webhook
-// and its fast path case-sensitively (sigs.k8s.io/json); errors name the
-// field they come from.
+// Every object is read as the API server reads it (unmarshal): keys match
+// exactly, the last of duplicate keys wins. A new Shoot that also carries a
+// key differing from a field's only in case is refused (casefold.go).
+
+// unmarshal decodes request JSON as Kubernetes does (sigs.k8s.io/json):
+// encoding/json would also match "SeedName" or "seedname" to seedName and so
+// read another object than the API server stores. Integers stay integers.
+func unmarshal(raw []byte, into any) error {
+	return kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
+}
 
 var errNoObject = errors.New("seedwarden: admission request carries no object")
 
@@ -29,14 +37,29 @@ func absent(raw []byte) bool {
 }
 
 // decodeShoot decodes the admitted object (request.object, or the body of a
-// binding) for the validating webhooks. encoding/json ignores the many Shoot
-// fields api.Shoot does not model.
+// binding) for the validating webhooks, and refuses one with a case variant
+// of a field api.Shoot models. The many Shoot fields api.Shoot does not
+// model are skipped.
 func decodeShoot(raw []byte) (*api.Shoot, error) {
+	shoot, err := decodeShootExact(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := caseVariant(raw, shootType); err != nil {
+		return nil, err
+	}
+	return shoot, nil
+}
+
+var shootType = reflect.TypeFor[api.Shoot]()
+
+// decodeShootExact decodes a Shoot as the API server does.
+func decodeShootExact(raw []byte) (*api.Shoot, error) {
 	if absent(raw) {
 		return nil, errNoObject
 	}
 	shoot := &api.Shoot{}
-	if err := json.Unmarshal(raw, shoot); err != nil {
+	if err := unmarshal(raw, shoot); err != nil {
 		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
 	}
 	if shoot.Kind != "" && shoot.Kind != shootGVK.kind {
@@ -48,9 +71,11 @@ func decodeShoot(raw []byte) (*api.Shoot, error) {
 	return shoot, nil
 }
 
-// decodeOldShoot decodes request.oldObject as decodeShoot does.
+// decodeOldShoot decodes request.oldObject as the API server does. Case
+// variants are not refused here: the stored object is not the request's to
+// change, and it is read exactly as stored.
 func decodeOldShoot(raw []byte) (*api.Shoot, error) {
-	old, err := decodeShoot(raw)
+	old, err := decodeShootExact(raw)
 	if err != nil {
 		return nil, fmt.Errorf("old object: %w", err)
 	}
@@ -63,7 +88,7 @@ func decodeSpecMembers(raw []byte) (map[string]any, error) {
 	var o struct {
 		Spec map[string]any `json:"spec"`
 	}
-	if err := json.Unmarshal(raw, &o); err != nil {
+	if err := unmarshal(raw, &o); err != nil {
 		return nil, err
 	}
 	return o.Spec, nil
@@ -98,7 +123,7 @@ func decodeShootObject(raw []byte) (*shootObject, error) {
 		return nil, errNoObject
 	}
 	obj := &shootObject{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
+	if err := unmarshal(raw, obj); err != nil {
 		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
 	}
 	return obj, nil
@@ -141,7 +166,7 @@ func decodeFastReview(body []byte) (*fastReview, error) {
 	// Preset like webhook.Admission's: a later "request": null clears the
 	// pointer, not the request decoded before it.
 	rv.Request = &rv.req
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(body, rv); err != nil {
+	if err := unmarshal(body, rv); err != nil {
 		return nil, err
 	}
 	return rv, nil
@@ -152,7 +177,7 @@ func decodeFastReview(body []byte) (*fastReview, error) {
 // (lastWinsShape).
 func decodeMembers(raw []byte) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	err := json.Unmarshal(raw, &m)
+	err := unmarshal(raw, &m)
 	return m, err
 }
 
@@ -162,7 +187,7 @@ func decodeSecret(raw []byte) (*corev1.Secret, error) {
 		return nil, errNoObject
 	}
 	secret := &corev1.Secret{}
-	if err := json.Unmarshal(raw, secret); err != nil {
+	if err := unmarshal(raw, secret); err != nil {
 		return nil, fmt.Errorf("seedwarden: cannot decode object as a Secret: %w", err)
 	}
 	if secret.Kind != "" && secret.Kind != "Secret" {
@@ -181,7 +206,7 @@ func decodeOldNamespace(raw []byte) (*corev1.Namespace, error) {
 		return nil, fmt.Errorf("old object: %w", errNoObject)
 	}
 	ns := &corev1.Namespace{}
-	if err := json.Unmarshal(raw, ns); err != nil {
+	if err := unmarshal(raw, ns); err != nil {
 		return nil, fmt.Errorf("old object: seedwarden: cannot decode object as a Namespace: %w", err)
 	}
 	return ns, nil
@@ -196,7 +221,7 @@ func decodeObjectName(raw []byte) (name, generateName string, err error) {
 			GenerateName string `json:"generateName"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	if err := unmarshal(raw, &obj); err != nil {
 		return "", "", fmt.Errorf("seedwarden: cannot decode object metadata: %w", err)
 	}
 	return obj.Metadata.Name, obj.Metadata.GenerateName, nil

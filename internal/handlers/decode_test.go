@@ -15,18 +15,29 @@ func TestDecodeShoot(t *testing.T) {
 		raw, wantErr, wantName string
 		old                    bool
 	}{
-		"shoot":              {raw: `{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"a"}}`, wantName: "a"},
-		"no type meta":       {raw: `{"metadata":{"name":"a"}}`, wantName: "a"},
-		"absent":             {raw: ``, wantErr: "seedwarden: admission request carries no object"},
-		"null":               {raw: ` null `, wantErr: "seedwarden: admission request carries no object"},
-		"wrong type":         {raw: `{"spec":{"seedName":1}}`, wantErr: "seedwarden: cannot decode object as a Shoot"},
-		"other kind":         {raw: `{"kind":"Seed"}`, wantErr: `seedwarden: object has kind "Seed", expected "Shoot"`},
-		"other apiVersion":   {raw: `{"apiVersion":"v1"}`, wantErr: `seedwarden: object has apiVersion "v1", expected "core.gardener.cloud/v1beta1"`},
-		"old shoot":          {raw: `{"metadata":{"name":"a"}}`, old: true, wantName: "a"},
-		"old absent":         {raw: ``, old: true, wantErr: "old object: seedwarden: admission request carries no object"},
-		"old wrong type":     {raw: `[1]`, old: true, wantErr: "old object: seedwarden: cannot decode object as a Shoot"},
-		"case-insensitive":   {raw: `{"Metadata":{"Name":"a"}}`, wantName: "a"}, // encoding/json, until issue 14
-		"old case-insensive": {raw: `{"METADATA":{"name":"a"}}`, old: true, wantName: "a"},
+		"shoot":               {raw: `{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"a"}}`, wantName: "a"},
+		"no type meta":        {raw: `{"metadata":{"name":"a"}}`, wantName: "a"},
+		"absent":              {raw: ``, wantErr: "seedwarden: admission request carries no object"},
+		"null":                {raw: ` null `, wantErr: "seedwarden: admission request carries no object"},
+		"wrong type":          {raw: `{"spec":{"seedName":1}}`, wantErr: "seedwarden: cannot decode object as a Shoot"},
+		"other kind":          {raw: `{"kind":"Seed"}`, wantErr: `seedwarden: object has kind "Seed", expected "Shoot"`},
+		"other apiVersion":    {raw: `{"apiVersion":"v1"}`, wantErr: `seedwarden: object has apiVersion "v1", expected "core.gardener.cloud/v1beta1"`},
+		"old shoot":           {raw: `{"metadata":{"name":"a"}}`, old: true, wantName: "a"},
+		"old absent":          {raw: ``, old: true, wantErr: "old object: seedwarden: admission request carries no object"},
+		"old wrong type":      {raw: `[1]`, old: true, wantErr: "old object: seedwarden: cannot decode object as a Shoot"},
+		"last duplicate wins": {raw: `{"metadata":{"name":"a","name":"b"}}`, wantName: "b"},
+		"unknown fields":      {raw: `{"metadata":{"name":"a"},"spec":{"unknownField":{"x":1}}}`, wantName: "a"},
+		// Keys are matched exactly, as the API server matches them; a new
+		// object with a case variant of a modelled field is refused.
+		"case variant":             {raw: `{"Metadata":{"Name":"a"}}`, wantErr: `object has key "Metadata" where Kubernetes reads only "metadata"`},
+		"nested case variant":      {raw: `{"metadata":{"name":"a"},"spec":{"seedName":"gcp-us1","seedname":null}}`, wantErr: `key "spec.seedname" where Kubernetes reads only "spec.seedName"`},
+		"deep case variant":        {raw: `{"spec":{"provider":{"Type":"aws"}}}`, wantErr: `key "spec.provider.Type" where Kubernetes reads only "spec.provider.type"`},
+		"unicode fold":             {raw: `{"spec":{"ſeedName":"x"}}`, wantErr: `key "spec.ſeedName"`},
+		"annotation keys are data": {raw: `{"metadata":{"name":"a","annotations":{"A":"1","a":"2"}}}`, wantName: "a"},
+		// The stored object is read exactly, variants ignored as the API
+		// server ignores them.
+		"old case variant": {raw: `{"METADATA":{"name":"a"},"metadata":{"name":"b"}}`, old: true, wantName: "b"},
+		"old only variant": {raw: `{"METADATA":{"name":"a"}}`, old: true, wantName: ""},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -53,6 +53,11 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 	if err != nil {
 		log.Error(err, "Rejecting admission request")
 		r := invalidRequest(err)
+		if errors.As(err, new(*caseVariantError)) {
+			// A well-formed request for an object we refuse: a denial, so
+			// the user sees why.
+			r = admission.Denied(err.Error())
+		}
 		return nil, log, &r
 	}
 	return c, log, nil

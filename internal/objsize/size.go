@@ -5,8 +5,9 @@
 package objsize
 
 import (
-	"encoding/json"
 	"fmt"
+
+	kjson "sigs.k8s.io/json"
 )
 
 // length records the byte length of a JSON value without copying it. A
@@ -37,7 +38,11 @@ func Measure(raw []byte) (int64, error) {
 		return 0, fmt.Errorf("object: empty")
 	}
 	var e envelope
-	if err := json.Unmarshal(raw, &e); err != nil {
+	// As the API server reads it: only the exact keys "status" and
+	// "managedFields" are left out (encoding/json would also take "Status",
+	// and an attacker's big "Status" member would escape the count), and the
+	// last of duplicate keys wins.
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &e); err != nil {
 		return 0, fmt.Errorf("object: not a JSON object: %w", err)
 	}
 	size := int64(len(raw))

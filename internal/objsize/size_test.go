@@ -20,6 +20,12 @@ func TestMeasure(t *testing.T) {
 		{"managedFields are not counted", `{"metadata":{"name":"n","managedFields":[{"m":"` + big + `"}]},"spec":{}}`, int64(len(`{"metadata":{"name":"n"},"spec":{}}`))},
 		{"both, size matches the object without them", `{"metadata":{"managedFields":[],"name":"n"},"spec":{},"status":{}}`, int64(len(`{"metadata":{"name":"n"},"spec":{}}`))},
 		{"null status still subtracted", `{"spec":{},"status":null}`, int64(len(`{"spec":{}}`))},
+		// Keys are case-sensitive, as the API server reads them: a "Status"
+		// or "ManagedFields" member is data and counts (issue 14: a big
+		// "Status" escaped the limit when encoding/json matched it).
+		{"Status in another case counts", `{"spec":{},"Status":{"big":"` + big + `"}}`, int64(len(`{"spec":{},"Status":{"big":"` + big + `"}}`))},
+		{"managedFields in another case count", `{"metadata":{"ManagedFields":["` + big + `"]}}`, int64(len(`{"metadata":{"ManagedFields":["` + big + `"]}}`))},
+		{"last duplicate status is the one left out", `{"status":"` + big + `","status":1}`, int64(len(`{"status":"` + big + `"}`))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
