@@ -118,7 +118,7 @@ func (v *KubeconfigSecretValidator) handle(_ context.Context, req admission.Requ
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation)
 
 	if err := checkCoreV1Target(req, "Secret", "secrets"); err != nil {
-		log.Error(err, "Rejecting admission request")
+		logRejected(log, err, "Rejecting admission request")
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
@@ -126,7 +126,7 @@ func (v *KubeconfigSecretValidator) handle(_ context.Context, req admission.Requ
 	}
 	secret, err := decodeSecret(req.Object.Raw)
 	if err != nil {
-		log.Error(err, "Rejecting admission request")
+		logRejected(log, err, "Rejecting admission request")
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 

@@ -59,7 +59,7 @@ func (v *NamespaceDeletionValidator) Handle(ctx context.Context, req admission.R
 func (v *NamespaceDeletionValidator) handle(_ context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Name, "operation", req.Operation)
 	fail := func(code int32, err error) admission.Response {
-		log.Error(err, "Rejecting admission request")
+		logRejected(log, err, "Rejecting admission request")
 		return admission.Errored(code, err)
 	}
 

@@ -155,7 +155,7 @@ func unsupportedReviewError(gvk schema.GroupVersionKind) error {
 // and, as webhook.Admission's own error answers, no headers set.
 func writeUnsupportedReview(w io.Writer, gvk schema.GroupVersionKind, log logr.Logger) {
 	err := unsupportedReviewError(gvk)
-	log.Error(err, "refusing the request")
+	logRejected(log, err, "Refusing the request")
 	writeReview(w, admission.Errored(http.StatusBadRequest, err), &admissionReviewV1, log)
 }
 

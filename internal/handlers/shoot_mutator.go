@@ -165,7 +165,11 @@ func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.R
 
 // fail answers a request the webhook cannot judge.
 func (m *ShootMutator) fail(r *shootRequest, shoot *api.Shoot, code int32, err error) (admission.Response, string) {
-	m.logger(r, shoot).Error(err, "Rejecting admission request")
+	if code < http.StatusInternalServerError {
+		logRejected(m.logger(r, shoot), err, "Rejecting admission request")
+	} else {
+		m.logger(r, shoot).Error(err, "Rejecting admission request")
+	}
 	return admission.Errored(code, err), metrics.ResultError
 }
 

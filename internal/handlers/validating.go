@@ -41,7 +41,7 @@ const (
 func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.Logger, *admission.Response) {
 	log := base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
 	if err := checkShootValidationTarget(req); err != nil {
-		log.Error(err, "Rejecting admission request")
+		logRejected(log, err, "Rejecting admission request")
 		r := invalidRequest(err)
 		return nil, log, &r
 	}
@@ -51,7 +51,7 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 	}
 	c, err := decodeShootChange(req)
 	if err != nil {
-		log.Error(err, "Rejecting admission request")
+		logRejected(log, err, "Rejecting admission request")
 		r := invalidRequest(err)
 		if errors.As(err, new(*caseVariantError)) {
 			// A well-formed request for an object we refuse: a denial, so
