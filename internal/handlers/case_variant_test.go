@@ -107,6 +107,10 @@ func TestCaseVariant(t *testing.T) {
 		"Kelvin sign folds to k":         {raw: "{\"\u212aind\":\"K\"}", wantKey: "\u212aind"},
 		"wrong types left to the decode": {raw: `{"items":{"TYPE":1},"byName":[1]}`},
 		"not an object":                  {raw: `[1]`},
+		"escaped exact key":              {raw: `{"kin\u0064":"K","items":[]}`},
+		"escaped variant":                {raw: `{"Kin\u0064":"K"}`, wantKey: "Kind"},
+		"empty containers":               {raw: `{"items":[],"byName":{},"labels":{}}`},
+		"nested arrays of objects":       {raw: `{"items":[{"type":"a"} , {"type":"b","TYPE":"c"}]}`, wantKey: "items[1].TYPE"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

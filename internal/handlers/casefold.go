@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -21,70 +22,151 @@ import (
 // caseVariant reports the first key in raw that names a field of t (a struct
 // type with json tags) in another case than the field's own, at any depth
 // of the fields t models: a map's keys are data and are not compared, its
-// values and a slice's elements are walked. Values that are not what t
-// expects are left to the typed decode to report.
-func caseVariant(raw json.RawMessage, t reflect.Type) error {
-	return walkCase(raw, t, "")
+// values and a slice's elements are walked. raw must be JSON a decoder has
+// accepted; it is walked once, with the fast path's scanner (jsonscan.go),
+// never decoded again.
+func caseVariant(raw []byte, t reflect.Type) error {
+	c := caseWalk{w: walker{b: raw}}
+	if !c.value(t) && c.err == nil {
+		// FuzzWalker holds the scanner to encoding/json, so this is a bug:
+		// refuse rather than let the object through unchecked.
+		return fmt.Errorf("seedwarden: cannot check the object's keys (offset %d)", c.w.i)
+	}
+	return c.err
 }
 
-func walkCase(raw json.RawMessage, t reflect.Type, path string) error {
+// caseWalk steps through a value alongside its Go type. path holds the keys
+// (and indexes) down to the value, joined only for an error.
+type caseWalk struct {
+	w    walker
+	path []string
+	err  error
+	buf  [64]byte
+}
+
+// value steps over the value at the walker, checking it against t; false
+// stops the walk (err set for a case variant).
+func (c *caseWalk) value(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil // decodes itself (times, quantities, raw extensions)
+	if reflect.PointerTo(t).Implements(unmarshalerType) || !needsWalk(t) {
+		return c.w.skip() // decodes itself (times, quantities), or holds no fields
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		return walkStructCase(raw, t, path)
-	case reflect.Slice, reflect.Array:
-		if !needsWalk(t.Elem()) {
-			return nil
+	switch c.w.peek() {
+	case '{':
+		if t.Kind() == reflect.Struct {
+			return c.structure(t)
 		}
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return nil
+		if t.Kind() == reflect.Map {
+			return c.mapValues(t.Elem())
 		}
-		for i, item := range items {
-			if err := walkCase(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		if !needsWalk(t.Elem()) {
-			return nil
-		}
-		var members map[string]json.RawMessage
-		if json.Unmarshal(raw, &members) != nil {
-			return nil
-		}
-		for k, v := range members {
-			if err := walkCase(v, t.Elem(), join(path, k)); err != nil {
-				return err
-			}
+	case '[':
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			return c.array(t.Elem())
 		}
 	}
-	return nil
+	return c.w.skip() // another type than t: the typed decode judged it
 }
 
-func walkStructCase(raw json.RawMessage, t reflect.Type, path string) error {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return nil
-	}
+func (c *caseWalk) structure(t reflect.Type) bool {
 	fields := jsonFieldsOf(t)
-	for key, value := range members {
-		if ft, ok := fields.exact[key]; ok {
-			if err := walkCase(value, ft, join(path, key)); err != nil {
-				return err
-			}
-			continue
+	return c.w.object(func(rawKey []byte, escaped bool) bool {
+		key, ok := c.key(rawKey, escaped)
+		if !ok {
+			return false
 		}
-		if want, ok := fields.folded[fold(key)]; ok {
-			return &caseVariantError{key: join(path, key), field: join(path, want)}
+		if ft, ok := fields.exact[string(key)]; ok {
+			return c.descend(string(key), ft)
+		}
+		if want, ok := fields.folded[string(c.fold(key))]; ok {
+			c.err = &caseVariantError{key: c.join(string(key)), field: c.join(want)}
+			return false
+		}
+		return c.w.skip()
+	})
+}
+
+func (c *caseWalk) mapValues(elem reflect.Type) bool {
+	return c.w.object(func(rawKey []byte, escaped bool) bool {
+		key, ok := c.key(rawKey, escaped)
+		return ok && c.descend(string(key), elem)
+	})
+}
+
+func (c *caseWalk) array(elem reflect.Type) bool {
+	w := &c.w
+	w.i++ // '['
+	if w.peek() == ']' {
+		w.i++
+		return true
+	}
+	for n := 0; ; n++ {
+		if !c.descend("["+strconv.Itoa(n)+"]", elem) {
+			return false
+		}
+		switch w.peek() {
+		case ',':
+			w.i++
+		case ']':
+			w.i++
+			return true
+		default:
+			return false
 		}
 	}
-	return nil
+}
+
+func (c *caseWalk) descend(step string, t reflect.Type) bool {
+	c.path = append(c.path, step)
+	ok := c.value(t)
+	c.path = c.path[:len(c.path)-1]
+	return ok
+}
+
+// key is a member's key, unescaped.
+func (c *caseWalk) key(raw []byte, escaped bool) ([]byte, bool) {
+	if !escaped {
+		return raw, true
+	}
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+// fold is fold(key) without allocating for short ASCII keys, whose folding
+// orbit's smallest rune is the upper-case letter ('K' below the Kelvin sign,
+// 'S' below the long s).
+func (c *caseWalk) fold(key []byte) []byte {
+	if len(key) > len(c.buf) || !isASCII(key) {
+		return []byte(fold(string(key)))
+	}
+	out := c.buf[:len(key)]
+	for i, b := range key {
+		if 'a' <= b && b <= 'z' {
+			b -= 'a' - 'A'
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// join is the path of key below the current value, for messages.
+func (c *caseWalk) join(key string) string {
+	var b strings.Builder
+	for _, p := range c.path {
+		if b.Len() > 0 && !strings.HasPrefix(p, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(key)
+	return b.String()
 }
 
 // caseVariantError is an object refused for a key that differs from a
@@ -108,13 +190,6 @@ func needsWalk(t reflect.Type) bool {
 		return needsWalk(t.Elem())
 	}
 	return false
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // structFields are a struct type's JSON field names: exact ones with their

@@ -139,3 +139,25 @@ func TestDecodeMembersLastWins(t *testing.T) {
 	assert.Equal(t, "null", string(m["spec"]))
 	assert.Equal(t, "2", string(m["Spec"]))
 }
+
+// BenchmarkDecodeShoot: what refusing case variants adds to the validating
+// webhooks' decode of a realistic Shoot.
+func BenchmarkDecodeShoot(b *testing.B) {
+	raw := []byte(vShoot("aws-eu1", map[string]string{"a": "b"}))
+	b.Run("exact", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeShootExact(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("exact+case-variants", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeShoot(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
