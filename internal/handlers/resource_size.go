@@ -122,7 +122,7 @@ func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response
 
 	found, err := v.violations(req, limit, count)
 	if err != nil {
-		v.logger(req).Error(err, "Rejecting admission request")
+		logRejected(v.logger(req), err, "Rejecting admission request")
 		return invalidRequest(err)
 	}
 	if len(found) == 0 {

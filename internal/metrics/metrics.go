@@ -68,7 +68,9 @@ type Recorder struct {
 	duration    prometheus.Histogram
 	validations *prometheus.CounterVec
 	rejected    *prometheus.CounterVec
-	conflicts   prometheus.Counter
+	// The request-derived label values of rejected (bounded.go).
+	rejectedKinds, rejectedNamespaces *boundedValues
+	conflicts                         prometheus.Counter
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -101,7 +103,9 @@ const (
 // programming error and panics, like MustRegister.
 func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m := &Recorder{
-		reg: reg,
+		rejectedKinds:      newBoundedValues(MaxRejectedKinds),
+		rejectedNamespaces: newBoundedValues(MaxRejectedNamespaces),
+		reg:                reg,
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: DecisionsTotalName,
 			Help: "Shoot admissions handled by the placing webhook, by result (scheduled, unschedulable, skipped, error) and strategy.",
@@ -185,12 +189,13 @@ func (m *Recorder) ObserveValidation(webhook, result string) {
 }
 
 // ObserveRejectedResource counts one write the resource-size webhook rejected
-// (or, in operationMode log, would have rejected).
+// (or, in operationMode log, would have rejected). The request's kind and
+// namespace are bounded (bounded.go); the operation is CREATE or UPDATE.
 func (m *Recorder) ObserveRejectedResource(operation, kind, namespace, reason string) {
 	if m == nil {
 		return
 	}
-	m.rejected.WithLabelValues(operation, kind, namespace, reason).Inc()
+	m.rejected.WithLabelValues(operation, m.rejectedKinds.value(kind), m.rejectedNamespaces.value(namespace), reason).Inc()
 }
 
 // ObserveClusterCapacityConflict counts one seed the placing webhook chose
