@@ -165,8 +165,16 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 
 	tokenErr := verifyPlacement(v.Signer, c)
 	if tokenErr == nil {
-		// The webhook's own placement: placement already applied its rules
-		// (a deleting seed among them). We do not second-guess our own decision.
+		// The webhook's own placement needs no binding permission, but the
+		// token names only the Shoot and the seed: a Shoot whose spec was
+		// changed after placing (or that skipped the mutating webhook,
+		// failurePolicy Ignore, carrying a copied token) must still suit the
+		// seed. TestCheckSeedForShootAcceptsDecide: these checks never
+		// refuse what placement chose.
+		if problems := ownPlacementViolations(v.Landscape.Snapshot(), c, v.NetworkMode); len(problems) > 0 {
+			log.Info("Denied own placement: the Shoot does not suit the seed", "seed", c.newSeed, "problems", problems)
+			return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+		}
 		log.V(1).Info("Own placement", "seed", c.newSeed)
 		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
 	}

@@ -124,6 +124,16 @@ func controlPlaneZones(s *api.Shoot) []string {
 }
 
 // seedChoiceViolations lists why the new seed cannot take the Shoot.
+// ownPlacementViolations are the seed's rules a Shoot placed by the webhook
+// must meet at validation: placement's own checks of a chosen seed.
+func ownPlacementViolations(snap *placement.Snapshot, c *shootChange, mode placement.NetworkMode) []string {
+	seed := findSeed(snap, c.newSeed)
+	if seed == nil {
+		return []string{fmt.Sprintf("seed %q not found", c.newSeed)}
+	}
+	return placement.CheckSeedForShoot(snap, seed, c.shoot, mode)
+}
+
 func seedChoiceViolations(snap *placement.Snapshot, c *shootChange, mode placement.NetworkMode) []string {
 	seed := findSeed(snap, c.newSeed)
 	if seed == nil {

@@ -154,6 +154,9 @@ func TestShootBindingValidator(t *testing.T) {
 	otherSeed := f0.token(vNamespace, vName, "", "aws-eu2")
 	otherNamespace := f0.token("garden-other", vName, "", "aws-eu1")
 	ownOnDeleting := f0.token(vNamespace, vName, "", "deleting")
+	ownOnTainted := f0.token(vNamespace, vName, "", "tainted")
+	dryRunOwn := f0.signer.Sign(placementtoken.Subject{Namespace: vNamespace, Name: vName, Seed: "aws-eu1", DryRun: true})
+	dryRun := func(r vReview) vReview { r.dryRun = true; return r }
 	forgedMAC := "v1." + strconv.FormatInt(f0.clock.Now().Add(time.Minute).Unix(), 10) + "." +
 		base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 
@@ -171,7 +174,19 @@ func TestShootBindingValidator(t *testing.T) {
 
 		// Placement tokens
 		{name: "own placement", review: create("aws-eu1", placed(own)), wantAllowed: true, wantMessage: []string{`placed on seed "aws-eu1" by seedwarden`}},
-		{name: "own placement on a deleting seed is not second-guessed", review: create("deleting", placed(ownOnDeleting)), wantAllowed: true},
+		// Issue 14, defect 3: a token minted by a dry run, and a token
+		// carried onto a seed the (changed) spec does not suit.
+		{name: "dry-run token on a real CREATE", review: create("aws-eu1", placed(dryRunOwn)), wantAuth: 1,
+			wantMessage: []string{"may not set spec.seedName", "placement token was not issued for this shoot and seed"}},
+		{name: "dry-run token on a dry-run CREATE", review: dryRun(create("aws-eu1", placed(dryRunOwn))), wantAllowed: true},
+		{name: "real token on a dry-run CREATE", review: dryRun(create("aws-eu1", placed(own))), wantAuth: 1,
+			wantMessage: []string{"may not set spec.seedName"}},
+		{name: "own token on a seed the spec does not suit", review: create("tainted", placed(ownOnTainted)),
+			wantMessage: []string{`cannot be placed on seed "tainted"`, "dedicated"}},
+		// The token needs no permission, but the seed's rules still hold
+		// (issue 14, defect 3): a seed deleted since placing takes nothing.
+		{name: "own placement on a seed deleting since is refused", review: create("deleting", placed(ownOnDeleting)),
+			wantMessage: []string{`cannot be placed on seed "deleting"`, "is being deleted"}},
 		{name: "own placement just before expiry", review: create("aws-eu1", placed(own)), advance: 2 * time.Minute, wantAllowed: true},
 		{name: "forged token", review: create("aws-eu1", placed("I-promise-seedwarden-chose-this")), wantAuth: 1,
 			wantMessage: []string{"may not set spec.seedName", "the seedwarden.io/placement annotation was not accepted: placement token is malformed"}},

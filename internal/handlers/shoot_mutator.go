@@ -294,7 +294,7 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 		// The name as the object has it: empty for generateName, which the
 		// validating webhook's verification allows for.
 		token = m.Signer.Sign(placementtoken.Subject{
-			Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: d.Seed,
+			Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: d.Seed, DryRun: dryRun,
 		})
 	}
 	if m.Log.V(1).Enabled() {

@@ -53,11 +53,13 @@ func TestShootMutatorSignsItsPlacement(t *testing.T) {
 			{"op":"add","path":"/metadata/annotations/seedwarden.io~1placement","value":"TOKEN"}]`,
 		subject: placementtoken.Subject{Namespace: vNamespace, Name: vName, Seed: "aws-eu2"},
 	}, {
-		name:   "dry run is signed too, without reservation",
+		// A dry run gets a dry-run token (so a dry run predicts the real
+		// answer), without reservation; it never verifies for a real request.
+		name:   "dry run is signed for dry runs only, without reservation",
 		review: review{dryRun: true},
 		wantPatch: `[{"op":"add","path":"/spec/seedName","value":"aws-eu2"},
 			{"op":"add","path":"/metadata/annotations","value":{"seedwarden.io/placement":"TOKEN"}}]`,
-		subject: placementtoken.Subject{Namespace: vNamespace, Name: vName, Seed: "aws-eu2"},
+		subject: placementtoken.Subject{Namespace: vNamespace, Name: vName, Seed: "aws-eu2", DryRun: true},
 	}, {
 		name:   "generateName: signed without a name",
 		review: review{object: generated},
@@ -87,6 +89,9 @@ func TestShootMutatorSignsItsPlacement(t *testing.T) {
 			require.NotEmpty(t, token)
 			assert.JSONEq(t, tc.wantPatch, strings.Replace(string(resp.Patch), token, "TOKEN", 1))
 			assert.NoError(t, signer.Verify(token, tc.subject), "the validating webhook accepts it")
+			otherMode := tc.subject
+			otherMode.DryRun = !otherMode.DryRun
+			assert.ErrorIs(t, signer.Verify(token, otherMode), placementtoken.ErrMismatch, "dry-run and real tokens never stand in for each other")
 
 			other := tc.subject
 			other.Seed = "aws-eu1"

@@ -155,6 +155,7 @@ func verifyPlacement(signer *placementtoken.Signer, c *shootChange) error {
 		Name:         c.name,
 		GenerateName: c.shoot.GenerateName,
 		Seed:         c.newSeed,
+		DryRun:       c.dryRun,
 	})
 }
 

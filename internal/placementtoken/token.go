@@ -30,12 +30,19 @@ const SeedAnnotation = "seedwarden.io/seed"
 
 const version = "v1"
 
+// dryRunMarker ends the MAC input of a dry-run token.
+const dryRunMarker = "dry-run"
+
 // MinKeyBytes is the shortest key accepted: HMAC-SHA256 wants 32 bytes.
 const MinKeyBytes = 32
 
 // Subject is what a token is about.
 type Subject struct {
 	Namespace, Name, GenerateName, Seed string
+	// DryRun marks a token minted for a dry-run request. It verifies only
+	// for dry-run requests, so that a token shown to a client by a dry run
+	// cannot carry a real Shoot onto the seed.
+	DryRun bool
 }
 
 // Signer issues and checks tokens.
@@ -125,6 +132,12 @@ func mac(key []byte, s Subject, exp string) []byte {
 	// unambiguous.
 	for _, f := range []string{version, s.Namespace, s.Name, s.GenerateName, s.Seed, exp} {
 		m.Write([]byte(f))
+		m.Write([]byte{0})
+	}
+	if s.DryRun {
+		// Only dry-run tokens carry the marker, so real tokens are the
+		// same as before it existed.
+		m.Write([]byte(dryRunMarker))
 		m.Write([]byte{0})
 	}
 	return m.Sum(nil)
