@@ -100,6 +100,10 @@ type webhookWant struct {
 	maxTimeout   int32
 	rules        []rule
 	excludedAlso []string // namespaces excluded besides seedwarden
+	// projectsOnly: the webhook selects project namespaces by Gardener's
+	// label, as gardener-admission-controller's size limits do, so that an
+	// outage never blocks Gardener's own namespaces.
+	projectsOnly bool
 	// conditions are the names of the matchConditions, in order.
 	conditions []string
 }
@@ -150,7 +154,7 @@ var webhooks = map[string]webhookWant{
 			{"", "v1", "configmaps", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
 			{"", "v1", "secrets", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
 		},
-		excludedAlso: []string{"kube-system", "cert-manager"},
+		projectsOnly: true,
 	},
 	"kubeconfig.secrets.seedwarden.io": {
 		config: validatingConfiguration, path: pathKubeconfigSecret,
@@ -538,8 +542,11 @@ func TestWebhookConfigurations(t *testing.T) {
 			t.Errorf("%s: matchConditions %v, want %v", w.name, conds, want.conditions)
 		}
 
-		// Never its own namespace; everything else that is not explicitly excluded.
-		if w.nsSel == nil {
+		// Never its own namespace; everything else that is not explicitly
+		// excluded (projectsOnly: labelled project namespaces only).
+		if want.projectsOnly {
+			checkProjectsOnly(t, w.name, w.nsSel, namespace)
+		} else if w.nsSel == nil {
 			t.Errorf("%s: no namespaceSelector", w.name)
 		} else {
 			sel, err := metav1.LabelSelectorAsSelector(w.nsSel)
@@ -1368,4 +1375,33 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// checkProjectsOnly: the selector takes labelled project namespaces (not
+// Gardener's own, labelled app=gardener) and nothing unlabelled: not
+// seedwarden's namespace, garden, kube-system or cert-manager.
+func checkProjectsOnly(t *testing.T, name string, nsSel *metav1.LabelSelector, namespace string) {
+	t.Helper()
+	if nsSel == nil {
+		t.Errorf("%s: no namespaceSelector", name)
+		return
+	}
+	sel, err := metav1.LabelSelectorAsSelector(nsSel)
+	if err != nil {
+		t.Errorf("%s: namespaceSelector: %v", name, err)
+		return
+	}
+	project := labels.Set{metadataName: "garden-dev", "gardener.cloud/role": "project", "project.gardener.cloud/name": "dev"}
+	if !sel.Matches(project) {
+		t.Errorf("%s: namespaceSelector excludes the project namespace %v", name, project)
+	}
+	gardenerOwn := labels.Set{metadataName: "garden", "gardener.cloud/role": "project", "app": "gardener"}
+	if sel.Matches(gardenerOwn) {
+		t.Errorf("%s: namespaceSelector selects %v", name, gardenerOwn)
+	}
+	for _, ns := range []string{namespace, "garden", "kube-system", "cert-manager", "default"} {
+		if sel.Matches(labels.Set{metadataName: ns}) {
+			t.Errorf("%s: namespaceSelector selects the unlabelled namespace %s", name, ns)
+		}
+	}
 }

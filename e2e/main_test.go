@@ -296,7 +296,13 @@ func goTool() string {
 // existing Shoots.
 func (st *suite) loadLandscape(ctx context.Context) error {
 	for _, ns := range []string{gardenNamespace, projectNamespace, seedwardenNamespace} {
-		if err := st.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if ns == projectNamespace {
+			// As Gardener's project controller labels a project's namespace;
+			// the resource-size webhook selects namespaces by it.
+			obj.Labels = map[string]string{"gardener.cloud/role": "project", "project.gardener.cloud/name": "dev"}
+		}
+		if err := st.c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("namespace %s: %w", ns, err)
 		}
 	}
