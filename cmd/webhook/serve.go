@@ -190,6 +190,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 		SchedulerName:  cfg.SchedulerName,
 		Announce:       cfg.Announce(),
 		Signer:         deps.signer,
+		Projects:       store,
 		Metrics:        m,
 		Log:            log.WithName("mutate-shoots"),
 		StalenessGuard: deps.staleness,

@@ -122,6 +122,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	if cfg.CapacityEnabled() {
 		register(ValidateShootCapacityPath, &handlers.ShootCapacityValidator{
 			Store:                store,
+			Projects:             store,
 			Cluster:              deps.cluster,
 			Signer:               deps.signer,
 			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),

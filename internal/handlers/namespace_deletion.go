@@ -37,9 +37,7 @@ type NamespaceDeletionValidator struct {
 	// incrementally from the Shoot watch).
 	Shoots interface{ ShootsInNamespace(ns string) int }
 	// Projects finds the Project whose spec.namespace is ns (cache.Store).
-	Projects interface {
-		ProjectForNamespace(ns string) (name string, deleting bool, ok bool)
-	}
+	Projects ProjectLookup
 	// Synced reports whether the cache is complete; nil means always.
 	Synced func() bool
 	// Metrics may be nil.

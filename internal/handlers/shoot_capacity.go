@@ -60,7 +60,10 @@ type ClusterReserver interface {
 // served by different replicas never overfill a seed either; see Cluster.
 // UnrestrictedSubjects skip the check.
 type ShootCapacityValidator struct {
-	Store CapacityStore
+	// Projects: a Shoot in a namespace of no known Project is denied and
+	// reserves nothing (inProject). Nil: every namespace is known.
+	Projects ProjectLookup
+	Store    CapacityStore
 	// Cluster, when set, decides: every placement on a seed with
 	// allocatable shoots reserves through it (dry runs check), whether or
 	// not this replica holds a reservation in Store. Store still records
@@ -112,6 +115,11 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 		err := errors.New("seedwarden: no store configured")
 		log.Error(err, "Cannot check capacity")
 		return denied("seedwarden: cannot check the capacity of seed %q: %v", c.newSeed, err)
+	}
+	if !inProject(v.Projects, c.namespace) {
+		log.Info("Denied placement on seed: the namespace belongs to no known Project", "seed", c.newSeed)
+		return denied("seedwarden: namespace %q belongs to no Project seedwarden knows; no place on seed %q is reserved for it "+
+			"(a Project just created may not have reached the cache yet: retry)", c.namespace, c.newSeed)
 	}
 
 	key, held := v.reservationKey(c, string(req.UID))

@@ -84,6 +84,9 @@ type ShootMutator struct {
 	Announce bool
 	// Signer signs placement tokens; nil adds none.
 	Signer *placementtoken.Signer
+	// Projects: a Shoot in a namespace of no known Project is placed
+	// without a reservation (inProject). Nil: every namespace reserves.
+	Projects ProjectLookup
 	// Metrics may be nil.
 	Metrics *metrics.Recorder
 	Log     logr.Logger
@@ -278,7 +281,7 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 				StaleCacheWarningPrefix, d.Round(time.Second)))), metrics.ResultUnschedulable
 	}
 	key := string(r.UID)
-	if dryRun {
+	if dryRun || !inProject(m.Projects, shoot.Namespace) {
 		key = ""
 	}
 	d := m.Placer.Place(ctx, shoot, m.Options, key)
