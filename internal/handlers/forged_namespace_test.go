@@ -35,18 +35,25 @@ func TestMutatorReservesOnlyInProjectNamespaces(t *testing.T) {
 	assert.True(t, held)
 }
 
-func TestCapacityDeniesNamespacesOfNoProject(t *testing.T) {
+func TestCapacityReservesNothingForNamespacesOfNoProject(t *testing.T) {
 	f := newCapacityFixture(t)
 	f.v.Projects = f.store
-	r := vReview{object: vShoot("small", nil), namespace: "forged", user: binderUser}
-	resp := vServe(t, f.v, strings.Replace(r.body(t), `"namespace":"garden-dev"`, `"namespace":"forged"`, -1))
-	assert.False(t, resp.Allowed)
-	assert.Contains(t, vMessage(resp), `namespace "forged" belongs to no Project`)
+	forged := func(seed string) string {
+		r := vReview{object: vShoot(seed, nil), namespace: "forged", user: binderUser}
+		return strings.ReplaceAll(r.body(t), `"namespace":"garden-dev"`, `"namespace":"forged"`)
+	}
+	for range 5 {
+		resp := vServe(t, f.v, forged("small"))
+		assert.True(t, resp.Allowed, "checked like a dry run: room left")
+	}
 	assert.Equal(t, int64(1), f.store.Usage("small"), "nothing reserved")
 	_, held := f.store.Reservation(cache.ManualReservationKey("forged", vName))
 	assert.False(t, held)
+	resp := vServe(t, f.v, forged("full"))
+	assert.False(t, resp.Allowed, "a full seed is still full")
 
-	// The Project's namespace is judged as before.
+	// The Project's namespace reserves as before.
 	resp = vServe(t, f.v, vReview{object: vShoot("small", nil), user: binderUser}.body(t))
 	assert.True(t, resp.Allowed, vMessage(resp))
+	assert.Equal(t, int64(2), f.store.Usage("small"))
 }

@@ -60,8 +60,9 @@ type ClusterReserver interface {
 // served by different replicas never overfill a seed either; see Cluster.
 // UnrestrictedSubjects skip the check.
 type ShootCapacityValidator struct {
-	// Projects: a Shoot in a namespace of no known Project is denied and
-	// reserves nothing (inProject). Nil: every namespace is known.
+	// Projects: for a Shoot in a namespace of no known Project the
+	// capacity is checked but nothing is reserved (inProject). Nil: every
+	// namespace is known.
 	Projects ProjectLookup
 	Store    CapacityStore
 	// Cluster, when set, decides: every placement on a seed with
@@ -116,10 +117,12 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 		log.Error(err, "Cannot check capacity")
 		return denied("seedwarden: cannot check the capacity of seed %q: %v", c.newSeed, err)
 	}
+	c.checkOnly = c.dryRun
 	if !inProject(v.Projects, c.namespace) {
-		log.Info("Denied placement on seed: the namespace belongs to no known Project", "seed", c.newSeed)
-		return denied("seedwarden: namespace %q belongs to no Project seedwarden knows; no place on seed %q is reserved for it "+
-			"(a Project just created may not have reached the cache yet: retry)", c.namespace, c.newSeed)
+		// Checked like a dry run, reserved nowhere: a forged review naming
+		// a made-up namespace takes no place and writes no ConfigMap.
+		log.V(1).Info("Namespace belongs to no known Project; capacity checked, nothing reserved", "seed", c.newSeed)
+		c.checkOnly = true
 	}
 
 	key, held := v.reservationKey(c, string(req.UID))
@@ -130,7 +133,7 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 		return v.admitHeld(c, key, log)
 	}
 	var err error
-	if c.dryRun {
+	if c.checkOnly {
 		err = v.Store.CheckCapacity(c.newSeed, key)
 	} else {
 		err = v.Store.Reserve(c.newSeed, key)
@@ -207,7 +210,7 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 	}
 	key := clusterReservationKey(c, uid)
 	var err error
-	if c.dryRun {
+	if c.checkOnly {
 		err = v.Cluster.Check(ctx, c.newSeed, key, alloc)
 	} else {
 		err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc)
@@ -228,7 +231,7 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 // replica's mutating webhook counts it until the Shoot arrives. The
 // cluster-wide reservation has decided already: a full Store does not deny.
 func (v *ShootCapacityValidator) reserveLocally(c *shootChange, key string, held bool, log logr.Logger) {
-	if held || c.dryRun {
+	if held || c.checkOnly {
 		return
 	}
 	if err := v.Store.Reserve(c.newSeed, key); err != nil {

@@ -76,6 +76,9 @@ type shootChange struct {
 	op      admissionv1.Operation
 	binding bool // through the shoots/binding subresource
 	dryRun  bool
+	// checkOnly: the capacity webhook checks and reserves nothing (a dry
+	// run, or a namespace of no known Project).
+	checkOnly bool
 	// shoot is the object after the request, with the namespace filled in.
 	shoot *api.Shoot
 	// old is the object before an UPDATE, nil on CREATE.
