@@ -1,16 +1,10 @@
 package main
 
-// Long file (over 450 lines): a developer tool's fixtures (landscape,
-// requests, baseline server), not shipped; kept together for reading.
-
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -400,67 +394,4 @@ func configMapJSON(data map[string]string) ([]byte, error) {
 		},
 		"data": data,
 	})
-}
-
-// writeLandscape writes landscapegen.Landscape(seeds, shoots) as one List.
-// JSON is YAML, and the webhook's landscape reader skips the YAML parser for
-// it, so a large landscape loads in a fraction of the time.
-func writeLandscape(path string, seeds, shoots int) error {
-	objs := landscapegen.Landscape(seeds, shoots)
-	items := make([]json.RawMessage, len(objs))
-	for i, o := range objs {
-		b, err := json.Marshal(o)
-		if err != nil {
-			return err
-		}
-		items[i] = b
-	}
-	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
-}
-
-// ports of the real server.
-type ports struct {
-	webhook, metrics, health int
-}
-
-// configYAML is the configuration of the real server: defaults (those of a
-// production deployment), but the ports, certDir and reservationTTL of the
-// run and info-level JSON logs. With sizeLimit, a resourceSize limit for
-// ConfigMaps is added, so that the resource-size webhook measures them.
-func configYAML(p ports, certDir string, reservationTTL time.Duration, sizeLimit, placementMode string) string {
-	s := fmt.Sprintf(`apiVersion: config.seedwarden.io/v1alpha1
-kind: WebhookConfiguration
-reservationTTL: %s
-placement:
-  mode: %s
-server:
-  port: %d
-  certDir: %q
-metrics:
-  bindAddress: "127.0.0.1:%d"
-health:
-  bindAddress: "127.0.0.1:%d"
-log:
-  level: info
-  format: json
-`, reservationTTL, placementMode, p.webhook, certDir, p.metrics, p.health)
-	if sizeLimit != "" {
-		s += fmt.Sprintf(`resourceSize:
-  limits:
-  - apiGroups: [""]
-    apiVersions: ["v1"]
-    resources: ["configmaps"]
-    size: %s
-`, sizeLimit)
-	}
-	return s
-}
-
-func writeFile(dir, name, content string) (string, error) {
-	path := filepath.Join(dir, name)
-	return path, os.WriteFile(path, []byte(content), 0o644)
 }
