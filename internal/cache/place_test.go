@@ -112,9 +112,7 @@ func TestPlaceConcurrentWithDecide(t *testing.T) {
 	s := NewStore(Options{}) // the real placement.Decide
 	concurrentLandscape(s)
 	probe := s.Place(shoot("p", "probe", "", ""), placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, "")
-	if !probe.Schedulable() {
-		t.Skipf("placement.Decide does not place the probe shoot yet (%s: %s)", probe.Step, probe.Message)
-	}
+	require.True(t, probe.Schedulable(), "the probe Shoot must be placeable (%s: %s)", probe.Step, probe.Message)
 	placed, unschedulable := placeConcurrently(t, s, 200)
 	assert.Equal(t, map[string]int{"a": 50}, placed)
 	assert.Equal(t, 150, unschedulable)

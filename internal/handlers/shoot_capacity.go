@@ -60,11 +60,11 @@ type ClusterReserver interface {
 // served by different replicas never overfill a seed either; see Cluster.
 // UnrestrictedSubjects skip the check.
 type ShootCapacityValidator struct {
+	Store CapacityStore
 	// Projects: for a Shoot in a namespace of no known Project the
 	// capacity is checked but nothing is reserved (inProject). Nil: every
 	// namespace is known.
 	Projects ProjectLookup
-	Store    CapacityStore
 	// Cluster, when set, decides: every placement on a seed with
 	// allocatable shoots reserves through it (dry runs check), whether or
 	// not this replica holds a reservation in Store. Store still records
