@@ -51,6 +51,10 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return err
 	}
+	webhookServer, err := newWebhookServer(cfg, drain, m, log)
+	if err != nil {
+		return err
+	}
 	timeout := gracefulShutdownTimeout
 	// Follows the informers' watches; the webhooks, the retry controller
 	// and /readyz read it (see handlers.StalenessGuard).
@@ -62,7 +66,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		Cache:                   cacheOpts,
 		Metrics:                 metricsOptions(cfg),
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
-		WebhookServer:           newWebhookServer(cfg, drain),
+		WebhookServer:           webhookServer,
 		GracefulShutdownTimeout: &timeout,
 		Logger:                  log,
 	}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"io"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/ratelog"
 )
 
 // newLogger returns a zap-backed logr.Logger honouring log.level and log.format.
@@ -35,4 +37,22 @@ func loadConfig(path string) (*config.Config, error) {
 		return config.Default(), nil
 	}
 	return config.Load(path, configChecks...)
+}
+
+// stdLogWriter carries the standard library's log into the process's
+// logger, thinned out: net/http writes a line there for every failed TLS
+// handshake, which any client can provoke (a scanner, a client refused by
+// server.clientAuth).
+type stdLogWriter struct {
+	log  logr.Logger
+	thin *ratelog.Log
+}
+
+func newStdLogWriter(log logr.Logger) stdLogWriter {
+	return stdLogWriter{log: log.WithName("stdlib"), thin: ratelog.New(ratelog.DefaultRate, ratelog.DefaultBurst)}
+}
+
+func (w stdLogWriter) Write(p []byte) (int, error) {
+	w.thin.Info(w.log, "Go standard library message", "text", strings.TrimSpace(string(p)))
+	return len(p), nil
 }

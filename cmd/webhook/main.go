@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	stdlog "log"
 	"os"
 	"strings"
 
@@ -34,6 +35,8 @@ func main() {
 		// logging goroutines, so only a real process (not a test running
 		// several servers) sets it.
 		klog.SetLogger(l)
+		stdlog.SetFlags(0)
+		stdlog.SetOutput(newStdLogWriter(l))
 	}
 	os.Exit(run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout, os.Stderr))
 }

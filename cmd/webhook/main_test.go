@@ -1,12 +1,17 @@
 package main
 
 import (
+	stdlog "log"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/ratelog"
 )
 
 func TestVersion(t *testing.T) {
@@ -90,4 +95,16 @@ func TestServeBadLandscapeExits2(t *testing.T) {
 	code, _, errOut := runCmd(t, "serve", "--landscape", bad)
 	assert.Equal(t, exitUsage, code)
 	assert.True(t, strings.Contains(errOut, "landscape "+bad), errOut)
+}
+
+func TestStdLogLinesAreThinnedInfoLines(t *testing.T) {
+	var lines []string
+	w := newStdLogWriter(funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{}))
+	l := stdlog.New(w, "", 0)
+	for range ratelog.DefaultBurst + 5 {
+		l.Printf("http: TLS handshake error from 10.0.0.1:1234: client certificate required")
+	}
+	require.Len(t, lines, ratelog.DefaultBurst, "a flood is thinned out")
+	assert.Contains(t, lines[0], `"text"="http: TLS handshake error from 10.0.0.1:1234: client certificate required"`)
+	assert.Contains(t, lines[0], `"level"=0`)
 }

@@ -121,8 +121,12 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 		log.Info("placement.mode binding in landscape mode: seeds are announced, never bound (set placement.mode: patch to see spec.seedName set)")
 	}
 
-	srv := newWebhookServer(cfg, deps.drain)
-	registerWebhooks(srv, cfg, store, deps, metrics.New(ctrlmetrics.Registry), log)
+	m := metrics.New(ctrlmetrics.Registry)
+	srv, err := newWebhookServer(cfg, deps.drain, m, log)
+	if err != nil {
+		return err
+	}
+	registerWebhooks(srv, cfg, store, deps, m, log)
 
 	log.Info("Starting", "version", version, "commit", commit, "mode", "landscape",
 		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace)
@@ -147,15 +151,30 @@ func bindAddress(addr string) string {
 	return addr
 }
 
-// newWebhookServer is the webhook server the configuration describes.
-func newWebhookServer(cfg *config.Config, drain *server.Drainer) webhook.Server {
-	return server.NewWebhook(server.WebhookOptions{
+// newWebhookServer is the webhook server the configuration describes;
+// client rejections are counted in m.
+func newWebhookServer(cfg *config.Config, drain *server.Drainer, m *metrics.Recorder, log logr.Logger) (webhook.Server, error) {
+	o := server.WebhookOptions{
 		Port:     cfg.Server.Port,
 		CertDir:  cfg.Server.CertDir,
 		CertName: cfg.Server.CertName,
 		KeyName:  cfg.Server.KeyName,
 		Limits:   limits(cfg.Server),
-	}, drain)
+	}
+	if a := cfg.Server.ClientAuth; a.Enabled() {
+		v, err := server.NewClientVerifier(server.ClientAuth{
+			CAFile:       a.CAFile,
+			AllowedNames: a.AllowedNames,
+			Log:          log.WithName("client-auth"),
+			Rejected:     m.ObserveClientRejection,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("server.clientAuth.caFile: %w", err)
+		}
+		o.ClientAuth = v
+		log.Info("Webhook clients must present a certificate", "caFile", a.CAFile, "allowedNames", a.AllowedNames)
+	}
+	return server.NewWebhook(o, drain), nil
 }
 
 // limits are server's per-request limits as configured.

@@ -208,7 +208,27 @@ type Server struct {
 	// request is sent to a closed port). Then in-flight requests finish
 	// (at most 25s). Set it instead of a preStop sleep. Default: 0; up to 2m.
 	ShutdownDelay Duration `json:"shutdownDelay,omitempty"`
+	// ClientAuth accepts only clients with a trusted certificate: the API
+	// server, given one through its AdmissionConfiguration. Off by default.
+	ClientAuth ClientAuth `json:"clientAuth,omitempty"`
 }
+
+// ClientAuth verifies the certificate of every client of the webhook port
+// (docs/security.md says how to give kube-apiserver one). Without it, any
+// pod that reaches the port can send AdmissionReviews.
+type ClientAuth struct {
+	// CAFile is a PEM bundle of the CAs whose client certificates are
+	// accepted; setting it turns client authentication on. A changed file
+	// applies from the next connection. Default: "" (off).
+	CAFile string `json:"caFile,omitempty"`
+	// AllowedNames are the subject common names accepted (kube-apiserver's
+	// --requestheader-allowed-names works the same way); empty accepts any
+	// certificate the bundle trusts. Needs caFile.
+	AllowedNames []string `json:"allowedNames,omitempty"`
+}
+
+// Enabled reports whether clients must present a certificate.
+func (a ClientAuth) Enabled() bool { return a.CAFile != "" }
 
 // Endpoint is a plain HTTP listener.
 type Endpoint struct {
@@ -376,6 +396,7 @@ func (c *Config) validateServer(p *problems) {
 	if c.Server.CertName == c.Server.KeyName {
 		p.add("server.keyName", "%q is also server.certName", c.Server.KeyName)
 	}
+	c.validateClientAuth(p)
 	if c.Server.MaxRequestBytes < MinMaxRequestBytes || c.Server.MaxRequestBytes > MaxMaxRequestBytes {
 		p.add("server.maxRequestBytes", "%d out of range %d-%d", c.Server.MaxRequestBytes, MinMaxRequestBytes, MaxMaxRequestBytes)
 	}

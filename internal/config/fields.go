@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -75,4 +77,27 @@ func (c *Config) validateCertificate(p *problems) {
 		}
 	}
 	validateDurationRange(p, "certificate.expiryWarning", cert.ExpiryWarning, 0, MaxExpiryWarning)
+}
+
+// validateClientAuth checks server.clientAuth: a CA file path when on, and
+// allowed names that a certificate can carry, each once.
+func (c *Config) validateClientAuth(p *problems) {
+	a := c.Server.ClientAuth
+	if a.CAFile != "" && strings.TrimSpace(a.CAFile) != a.CAFile {
+		p.add("server.clientAuth.caFile", "invalid value %q (leading or trailing space)", a.CAFile)
+	}
+	if !a.Enabled() && len(a.AllowedNames) > 0 {
+		p.add("server.clientAuth.allowedNames", "%q needs server.clientAuth.caFile (the CA bundle that signs those clients)", a.AllowedNames)
+	}
+	seen := make(map[string]bool, len(a.AllowedNames))
+	for i, n := range a.AllowedNames {
+		path := fmt.Sprintf("server.clientAuth.allowedNames[%d]", i)
+		switch {
+		case n == "" || len(n) > 64 || strings.ContainsFunc(n, unicode.IsControl):
+			p.add(path, "invalid value %q (want a certificate common name: 1-64 characters, no control characters)", n)
+		case seen[n]:
+			p.add(path, "duplicate value %q", n)
+		}
+		seen[n] = true
+	}
 }

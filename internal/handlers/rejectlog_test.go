@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
+
+	"github.com/seedwarden/seedwarden/internal/ratelog"
 )
 
 func capture() (logr.Logger, *[]string) {
@@ -17,27 +18,10 @@ func capture() (logr.Logger, *[]string) {
 	return funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{}), &lines
 }
 
-func TestRejectionLogThinsFloods(t *testing.T) {
-	log, lines := capture()
-	l := newRejectionLog(0, 2) // two lines, then nothing until the limit rises
-	for range 5 {
-		l.log(log, errors.New("bad"), "Rejecting admission request")
-	}
-	require.Len(t, *lines, 2)
-	l.limit.SetLimit(rate.Inf)
-	l.log(log, errors.New("bad"), "Rejecting admission request")
-	require.Len(t, *lines, 3)
-	assert.Contains(t, (*lines)[2], `"suppressedSinceLastLine"=3`)
-	for _, line := range *lines {
-		assert.Contains(t, line, `"level"=0`, "info, not an error with a stack")
-		assert.Contains(t, line, `"reason"="bad"`)
-	}
-}
-
 // A malformed review is the client's fault: logged at info, not as an error.
 func TestRejectedRequestLogsAtInfo(t *testing.T) {
 	saved := rejections
-	rejections = newRejectionLog(rate.Inf, 1) // other tests' rejections must not thin this one's out
+	rejections = ratelog.New(rate.Inf, 1) // other tests' rejections must not thin this one's out
 	t.Cleanup(func() { rejections = saved })
 	log, lines := capture()
 	f := newBindingFixture(t)

@@ -43,6 +43,7 @@ const (
 	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
 	CacheStaleSecondsName      = "seedwarden_cache_stale_seconds"
 	ClusterConflictsTotalName  = "seedwarden_scheduling_cluster_capacity_conflicts_total"
+	ClientRejectionsTotalName  = "seedwarden_webhook_client_rejections_total"
 )
 
 // DurationBuckets span 1µs to 100ms: a decision from the in-memory cache costs
@@ -71,6 +72,7 @@ type Recorder struct {
 	// The request-derived label values of rejected (bounded.go).
 	rejectedKinds, rejectedNamespaces *boundedValues
 	conflicts                         prometheus.Counter
+	clientRejections                  *prometheus.CounterVec
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -127,6 +129,10 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Name: ClusterConflictsTotalName,
 			Help: "Seeds the placing webhook chose from its replica's view that the cluster-wide reservation found full (capacity.coordination apiserver); each is followed by the next-best seed.",
 		}),
+		clientRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ClientRejectionsTotalName,
+			Help: "TLS handshakes on the webhook port refused by client authentication (server.clientAuth), by reason (missing, untrusted, name_not_allowed).",
+		}, []string{"reason"}),
 		pending:      newPendingCollectors(),
 		reservations: newReservationCollectors(),
 		certificates: newCertificateCollectors(),
@@ -139,6 +145,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.validations = Register(reg, m.validations)
 	m.rejected = Register(reg, m.rejected)
 	m.conflicts = Register(reg, m.conflicts)
+	m.clientRejections = Register(reg, m.clientRejections)
 	for _, g := range groups {
 		switch g {
 		case GroupPending:
@@ -169,6 +176,15 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 		}
 	}
 	panic(fmt.Sprintf("seedwarden metrics: %v", err))
+}
+
+// ObserveClientRejection counts one webhook client refused by client
+// authentication; reason is one of internal/server's ClientCert values.
+func (m *Recorder) ObserveClientRejection(reason string) {
+	if m == nil {
+		return
+	}
+	m.clientRejections.WithLabelValues(reason).Inc()
 }
 
 // ObserveDecision counts one handled admission and records how long it took.

@@ -18,6 +18,9 @@ type WebhookOptions struct {
 	Port                       int
 	CertDir, CertName, KeyName string
 	Limits                     Limits
+	// ClientAuth, when set, accepts only clients whose certificate it
+	// verifies (the API server's); nil accepts any client.
+	ClientAuth *ClientVerifier
 }
 
 // NewWebhook serves TLS from CertDir; controller-runtime's certwatcher
@@ -31,12 +34,16 @@ type WebhookOptions struct {
 // request with an http.ResponseController: Limits.ReadTimeout for the body,
 // Limits.WriteTimeout for the answer. Register handlers wrapped in Guard.
 func NewWebhook(o WebhookOptions, drain *Drainer) webhook.Server {
+	tlsOpts := []func(*tls.Config){HardenTLS}
+	if o.ClientAuth != nil {
+		tlsOpts = append(tlsOpts, o.ClientAuth.Apply)
+	}
 	srv := webhook.NewServer(webhook.Options{
 		Port:     o.Port,
 		CertDir:  o.CertDir,
 		CertName: o.CertName,
 		KeyName:  o.KeyName,
-		TLSOpts:  []func(*tls.Config){HardenTLS},
+		TLSOpts:  tlsOpts,
 	})
 	srv.Register("/", Guard(o.Limits, drain, http.NotFoundHandler()))
 	return srv

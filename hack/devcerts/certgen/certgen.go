@@ -1,24 +1,17 @@
-// Package certgen makes development TLS material: a throw-away CA and a
-// serving certificate signed by it. It is for workstations and tests only;
-// clusters get their certificates from cert-manager.
+// Package certgen makes development TLS material: throw-away CAs, serving
+// certificates and client certificates signed by them. It is for
+// workstations and tests only; clusters get their certificates from
+// cert-manager.
 package certgen
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 )
 
@@ -82,81 +75,33 @@ func Check(dir string, hosts []string, now time.Time) error {
 // Generate writes a new CA certificate, serving certificate and key into dir
 // (created if needed). The CA key is not kept: to renew, generate again.
 func Generate(dir string, hosts []string, now time.Time) error {
-	if len(hosts) == 0 {
-		return errors.New("no hosts for the serving certificate")
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := NewAuthority("seedwarden development CA", now)
 	if err != nil {
 		return err
 	}
-	notBefore := now.Add(-time.Hour) // tolerate clock skew
-	ca := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "seedwarden development CA", Organization: []string{"seedwarden"}},
-		NotBefore:             notBefore,
-		NotAfter:              now.Add(Validity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	pair, err := ca.IssueServing(hosts, now)
 	if err != nil {
 		return err
 	}
-	if ca, err = x509.ParseCertificate(caDER); err != nil {
-		return err
-	}
+	return WriteServing(dir, ca, pair)
+}
 
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"seedwarden"}},
-		NotBefore:    notBefore,
-		NotAfter:     now.Add(Validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			leaf.IPAddresses = append(leaf.IPAddresses, ip)
-		} else if !slices.Contains(leaf.DNSNames, h) {
-			leaf.DNSNames = append(leaf.DNSNames, h)
-		}
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-
+// WriteServing writes ca's certificate and the serving pair into dir
+// (created if needed), named as the webhook server reads them. The key
+// first and the certificate last, each replaced atomically, so a running
+// server's certificate watcher never pairs a new key with an old
+// certificate for long.
+func WriteServing(dir string, ca *Authority, pair Pair) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	// The key first and the certificate last, each replaced atomically, so a
-	// running server's certificate watcher never pairs a new key with an old
-	// certificate for long.
-	if err := writeFile(dir, CAFile, pemBlock("CERTIFICATE", caDER), 0o644); err != nil {
+	if err := writeFile(dir, CAFile, ca.CertPEM, 0o644); err != nil {
 		return err
 	}
-	if err := writeFile(dir, KeyFile, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
+	if err := writeFile(dir, KeyFile, pair.KeyPEM, 0o600); err != nil {
 		return err
 	}
-	return writeFile(dir, CertFile, pemBlock("CERTIFICATE", leafDER), 0o644)
-}
-
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return n
+	return writeFile(dir, CertFile, pair.CertPEM, 0o644)
 }
 
 func pemBlock(typ string, der []byte) []byte {
