@@ -53,6 +53,9 @@ import (
 const (
 	manifestsDir = "manifests"
 	grafanaDir   = "grafana"
+	// networkPolicyDir is the opt-in kustomize Component of the NetworkPolicy.
+	networkPolicyDir  = "networkpolicy"
+	networkPolicyFile = "networkpolicy.yaml"
 
 	namespace      = "seedwarden"
 	serviceName    = "seedwarden"
@@ -1291,7 +1294,7 @@ func TestAPIServerAcceptsManifests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	docs := manifests(t)
+	docs := append(manifests(t), readDocs(t, filepath.Join(networkPolicyDir, networkPolicyFile))...)
 	// Namespaces for real (the namespaced objects need them), the rest dry run.
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNS}}); err != nil {
 		t.Fatal(err)

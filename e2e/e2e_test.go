@@ -655,7 +655,7 @@ func TestSecondReplica(t *testing.T) {
 		*port, err = freePort()
 		require.NoError(t, err)
 	}
-	cfg, _, err := webhookConfig(p, st.certDir, filepath.Join(st.work, "placement.key"))
+	cfg, _, err := webhookConfig(p, st.certDir, st.work)
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "config-replica-2.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
@@ -685,7 +685,7 @@ func TestSecondReplica(t *testing.T) {
 
 	// It answers admissions from its own cache: a namespace deletion
 	// (project namespace: denied) and a placement.
-	hc, err := tlsClient(st.caBundle)
+	hc, err := st.tlsClient(st.caBundle)
 	require.NoError(t, err)
 	base := fmt.Sprintf("https://127.0.0.1:%d", p.webhook)
 	resp := review(t, hc, base+"/validate-namespace-deletion", &admissionv1.AdmissionRequest{
@@ -733,7 +733,7 @@ func TestCertificateRotation(t *testing.T) {
 	ctx := context.Background()
 
 	oldCA := st.caBundle
-	oldLeaf, err := servedCertificate(st.webhookAddr())
+	oldLeaf, err := st.servedCertificate(st.webhookAddr())
 	require.NoError(t, err)
 	newDir := t.TempDir()
 	require.NoError(t, certgen.Generate(newDir, servingHosts, time.Now()))
@@ -817,7 +817,7 @@ func TestCertificateRotation(t *testing.T) {
 	filesAt := time.Since(start)
 	var servedAfter time.Duration
 	err = poll(ctx, 20*time.Second, 20*time.Millisecond, func() error {
-		leaf, err := servedCertificate(st.webhookAddr())
+		leaf, err := st.servedCertificate(st.webhookAddr())
 		if err != nil {
 			return err
 		}
@@ -866,8 +866,8 @@ func TestCertificateRotation(t *testing.T) {
 }
 
 // servedCertificate is the leaf certificate the webhook presents.
-func servedCertificate(addr string) (*x509.Certificate, error) {
-	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only reads the certificate
+func (st *suite) servedCertificate(addr string) (*x509.Certificate, error) {
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, Certificates: st.clientCerts}) //nolint:gosec // only reads the certificate
 	if err != nil {
 		return nil, err
 	}
@@ -1031,9 +1031,9 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 
 	// Two more replicas, each with its own ports and a certificate of its
 	// own CA; the main one keeps its certificate.
-	ca, err := newTestCA()
+	ca, err := newReplicaCA()
 	require.NoError(t, err)
-	extra := []*replica{st.startReplica(t, "replica-2", ca, 2), st.startReplica(t, "replica-3", ca, 3)}
+	extra := []*replica{st.startReplica(t, "replica-2", ca), st.startReplica(t, "replica-3", ca)}
 
 	// Seeds that only this test's Shoots select (spec.seedSelector), copies
 	// of aws-eu2 with room for 25 Shoots each.
@@ -1117,7 +1117,7 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 		}, "the single-replica registration does not take effect again")
 	}
 	t.Cleanup(restore)
-	require.NoError(t, st.pointWebhooks(ctx, lb.Addr(), append(slices.Clone(singleBundle), ca.pem...)))
+	require.NoError(t, st.pointWebhooks(ctx, lb.Addr(), append(slices.Clone(singleBundle), ca.CertPEM...)))
 	eventually(t, 20*time.Second, func() error {
 		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
 		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {

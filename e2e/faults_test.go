@@ -58,14 +58,14 @@ func TestAPIServerOutage(t *testing.T) {
 	t.Cleanup(proxy.Close)
 	kubeconfig := filepath.Join(st.work, "kubeconfig-outage")
 	require.NoError(t, st.writeKubeconfigFile(kubeconfig, proxy))
-	ca, err := newTestCA()
+	ca, err := newReplicaCA()
 	require.NoError(t, err)
-	r := st.startReplicaWith(t, "outage", ca, 10, replicaOptions{
+	r := st.startReplicaWith(t, "outage", ca, replicaOptions{
 		kubeconfig: kubeconfig,
 		config:     fmt.Sprintf("cache:\n  maxStaleness: %s\n", maxStaleness),
 	})
 	require.NoError(t, waitReplicaReady(r, 60*time.Second))
-	hc, err := tlsClient(ca.pem)
+	hc, err := st.tlsClient(ca.CertPEM)
 	require.NoError(t, err)
 	base := "https://" + r.webhookAddr()
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", r.ports.health)
@@ -198,11 +198,11 @@ func TestShutdownUnderLoad(t *testing.T) {
 		clients = 8
 		delay   = time.Second
 	)
-	ca, err := newTestCA()
+	ca, err := newReplicaCA()
 	require.NoError(t, err)
 	opts := replicaOptions{server: fmt.Sprintf("  shutdownDelay: %s\n", delay)}
-	a := st.startReplicaWith(t, "drain-a", ca, 20, opts)
-	b := st.startReplicaWith(t, "drain-b", ca, 21, opts)
+	a := st.startReplicaWith(t, "drain-a", ca, opts)
+	b := st.startReplicaWith(t, "drain-b", ca, opts)
 	require.NoError(t, waitReplicaReady(a, 60*time.Second))
 	require.NoError(t, waitReplicaReady(b, 60*time.Second))
 	lb, err := startRoundRobin([]string{a.webhookAddr(), b.webhookAddr()})
@@ -235,7 +235,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range clients {
-		hc, err := tlsClient(ca.pem)
+		hc, err := st.tlsClient(ca.CertPEM)
 		require.NoError(t, err)
 		wg.Add(1)
 		go func() {
@@ -279,8 +279,8 @@ func TestShutdownUnderLoad(t *testing.T) {
 
 	// A request in flight at A: headers and half the body.
 	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(ca.pem))
-	conn, err := tls.Dial("tcp", a.webhookAddr(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	require.True(t, pool.AppendCertsFromPEM(ca.CertPEM))
+	conn, err := tls.Dial("tcp", a.webhookAddr(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, Certificates: st.clientCerts})
 	require.NoError(t, err)
 	defer conn.Close()
 	_, err = fmt.Fprintf(conn, "POST /mutate-shoots HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", a.webhookAddr(), len(body))

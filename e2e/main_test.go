@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -79,6 +80,12 @@ type suite struct {
 
 	proxy       *apiProxy    // between the webhook and the API server (nil with DirectEnv)
 	webhookUser *rest.Config // the webhook's own user, as the shipped ServiceAccount
+
+	// The certificate kube-apiserver presents to the webhooks (its
+	// AdmissionConfiguration), which the suite's own direct calls present
+	// too: server.clientAuth is on (clientauth_test.go).
+	clientCA    *certgen.Authority
+	clientCerts []tls.Certificate
 
 	bin        string // webhook binary
 	configPath string
@@ -215,6 +222,10 @@ func (st *suite) setup() error {
 		CRDDirectoryPaths:     []string{filepath.Join(st.root, "e2e", "crds")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
+	}
+	if err := st.setupClientAuth(); err != nil {
+		<-built
+		return err
 	}
 	cfg, err := st.env.Start()
 	if err != nil {
@@ -407,11 +418,10 @@ func (st *suite) writeCertsAndConfig() error {
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	keyFile := filepath.Join(st.work, "placement.key")
-	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(placementKeyFile(st.work), []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
 		return err
 	}
-	cfg, size, err := webhookConfig(st.ports, st.certDir, keyFile)
+	cfg, size, err := webhookConfig(st.ports, st.certDir, st.work)
 	if err != nil {
 		return err
 	}

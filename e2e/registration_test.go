@@ -129,7 +129,7 @@ func describeWebhooks(m map[string]string) string {
 // handler there; anything else (a handler's error about the empty body) means
 // it has.
 func (st *suite) pathServed(path string) (bool, error) {
-	c, err := tlsClient(st.caBundle)
+	c, err := st.tlsClient(st.caBundle)
 	if err != nil {
 		return false, err
 	}
@@ -141,14 +141,16 @@ func (st *suite) pathServed(path string) (bool, error) {
 	return resp.StatusCode != http.StatusNotFound, nil
 }
 
-func tlsClient(caPEM []byte) (*http.Client, error) {
+// tlsClient trusts caPEM and presents the certificate the API server
+// presents (server.clientAuth is on in the suite).
+func (st *suite) tlsClient(caPEM []byte) (*http.Client, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("no certificate in the CA bundle")
 	}
 	return &http.Client{
 		Timeout:   5 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, Certificates: st.clientCerts}},
 	}, nil
 }
 

@@ -2,16 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,84 +29,21 @@ import (
 
 // ---------------------------------------------------------------- certificates
 
-// testCA issues serving certificates for extra replicas. (certgen keeps no
-// CA key, so the suite's own CA cannot sign more.)
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
+// newReplicaCA issues serving certificates for extra replicas. (certgen
+// keeps no CA key in the suite's certificate directory, so the suite's own
+// CA cannot sign more.)
+func newReplicaCA() (*certgen.Authority, error) {
+	return certgen.NewAuthority("seedwarden e2e replicas CA", time.Now())
 }
 
-func newTestCA() (*testCA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(now.UnixNano()),
-		Subject:               pkix.Name{CommonName: "seedwarden e2e replicas CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
-}
-
-// issue writes a serving certificate for servingHosts, its key and the CA
-// into dir, named as the webhook expects them.
-func (ca *testCA) issue(dir string, serial int64) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// issueServing writes a serving certificate of ca for servingHosts, its key
+// and the CA into dir, named as the webhook expects them.
+func issueServing(ca *certgen.Authority, dir string) error {
+	pair, err := ca.IssueServing(servingHosts, time.Now())
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: servingHosts[0]},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, h := range servingHosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		return err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{
-		certgen.CAFile:   ca.pem,
-		certgen.KeyFile:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		certgen.CertFile: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
+	return certgen.WriteServing(dir, ca, pair)
 }
 
 // ---------------------------------------------------------------- replicas
@@ -135,9 +65,9 @@ func (r *replica) metricsURL() string {
 // (webhookConfig: the same key, Lease and capacity coordination), its own
 // ports and a certificate from ca; t's cleanup stops it and shows its log on
 // failure. It does not wait for readiness.
-func (st *suite) startReplica(t *testing.T, name string, ca *testCA, serial int64) *replica {
+func (st *suite) startReplica(t *testing.T, name string, ca *certgen.Authority) *replica {
 	t.Helper()
-	return st.startReplicaWith(t, name, ca, serial, replicaOptions{})
+	return st.startReplicaWith(t, name, ca, replicaOptions{})
 }
 
 // replicaOptions change what startReplicaWith starts.
@@ -148,7 +78,7 @@ type replicaOptions struct {
 }
 
 // startReplicaWith is startReplica with options.
-func (st *suite) startReplicaWith(t *testing.T, name string, ca *testCA, serial int64, o replicaOptions) *replica {
+func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authority, o replicaOptions) *replica {
 	t.Helper()
 	r := &replica{name: name, logPath: filepath.Join(st.work, "webhook-"+name+".log")}
 	var err error
@@ -157,8 +87,8 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *testCA, serial 
 		require.NoError(t, err)
 	}
 	certDir := filepath.Join(st.work, "certs-"+name)
-	require.NoError(t, ca.issue(certDir, serial))
-	cfg, _, err := webhookConfig(r.ports, certDir, filepath.Join(st.work, "placement.key"))
+	require.NoError(t, issueServing(ca, certDir))
+	cfg, _, err := webhookConfig(r.ports, certDir, st.work)
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "config-"+name+".yaml")
 	cfg = strings.Replace(cfg, "\nserver:\n", "\nserver:\n"+o.server, 1)

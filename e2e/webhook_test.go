@@ -358,13 +358,17 @@ func bindingMode() bool { return placementMode == config.PlacementModeBinding }
 //
 // Settings of webhooks still being written are added only when
 // internal/config accepts them, so the suite runs while they land.
-func webhookConfig(p ports, certDir, keyFile string) (string, *sizeLimitConfig, error) {
+func webhookConfig(p ports, certDir, work string) (string, *sizeLimitConfig, error) {
 	base := fmt.Sprintf(`apiVersion: %s
 kind: %s
 reservationTTL: 5s
 server:
   port: %d
   certDir: %s
+  # Only kube-apiserver's certificate is accepted (clientauth_test.go).
+  clientAuth:
+    caFile: %s
+    allowedNames: [%s]
 metrics:
   # Plain HTTP, so loopback only: the tests read it without a token.
   bindAddress: "127.0.0.1:%d"
@@ -374,7 +378,7 @@ health:
 log:
   level: info
   format: json
-`, config.APIVersion, config.Kind, p.webhook, certDir, p.metrics, p.health)
+`, config.APIVersion, config.Kind, p.webhook, certDir, clientCAFile(work), apiserverClientName, p.metrics, p.health)
 	if _, err := config.Parse([]byte(base)); err != nil {
 		return "", nil, fmt.Errorf("the e2e configuration is no longer valid (update e2e/webhook_test.go): %w", err)
 	}
@@ -384,7 +388,7 @@ log:
 	}
 	// The HMAC key of the placement token (binding webhook) and the
 	// placement mode (PlacementEnv).
-	placement := fmt.Sprintf("placement:\n  keyFile: %s\n  mode: %s\n", keyFile, placementMode)
+	placement := fmt.Sprintf("placement:\n  keyFile: %s\n  mode: %s\n", placementKeyFile(work), placementMode)
 	if _, err := config.Parse([]byte(base + placement)); err != nil {
 		return "", nil, fmt.Errorf("placement configuration: %w", err)
 	}
