@@ -111,7 +111,8 @@ func checkLandscapeConfig(cfg *config.Config) error {
 // It runs the same webhook server as serveCluster, plus plain HTTP servers for
 // metrics and probes, until ctx ends.
 func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Object, deps placementDeps, log logr.Logger) error {
-	store := newStore(cfg)
+	m := metrics.New(ctrlmetrics.Registry)
+	store := newStore(cfg, m)
 	store.Load(objs)
 	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
 	if cfg.PendingShootsEnabled() {
@@ -122,7 +123,7 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 	}
 
 	srv := newWebhookServer(cfg, deps.drain)
-	registerWebhooks(srv, cfg, store, deps, metrics.New(ctrlmetrics.Registry), log)
+	registerWebhooks(srv, cfg, store, deps, m, log)
 
 	log.Info("Starting", "version", version, "commit", commit, "mode", "landscape",
 		"strategy", cfg.Strategy, "networkOverlap", cfg.NetworkOverlap, "gardenNamespace", cfg.GardenNamespace)
@@ -168,11 +169,24 @@ func guard(cfg *config.Config, drain *server.Drainer, h http.Handler) http.Handl
 	return server.Guard(limits(cfg.Server), drain, h)
 }
 
-func newStore(cfg *config.Config) *cache.Store {
-	return cache.NewStore(cache.Options{
+// newStore is the Store the configuration describes; it counts the
+// reservations its limits refuse through m (nil: nowhere).
+func newStore(cfg *config.Config, m *metrics.Recorder) *cache.Store {
+	o := cache.Options{
 		GardenNamespace: cfg.GardenNamespace,
 		ReservationTTL:  cfg.ReservationTTL.Duration,
-	})
+		Limits:          reservationLimits(cfg),
+	}
+	if m != nil {
+		o.Refusals = m
+	}
+	return cache.NewStore(o)
+}
+
+// reservationLimits are the configured limits on live reservations, for
+// the Store and the cluster-wide reservations alike.
+func reservationLimits(cfg *config.Config) cache.Limits {
+	return cache.Limits{PerNamespace: cfg.Reservations.MaxPerNamespace, Total: cfg.Reservations.MaxTotal}
 }
 
 // registerWebhooks registers the admission handlers on srv, each recording

@@ -22,7 +22,7 @@ func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to
 		defer s.Release(from)
 	}
 	if !s.transfer(seed, from, to) {
-		if err := s.Reserve(seed, to); err != nil {
+		if err := s.Reserve(shoot.Namespace, seed, to); err != nil {
 			return false
 		}
 	}

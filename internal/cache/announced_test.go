@@ -46,7 +46,7 @@ func TestPlaceOn(t *testing.T) {
 				s.Apply(shoot("p", string(rune('0'+i)), "a", ""))
 			}
 			if tt.reserved {
-				require.NoError(t, s.Reserve("a", "uid"))
+				require.NoError(t, s.Reserve("ns", "a", "uid"))
 			}
 
 			got := s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "uid", to)
@@ -71,7 +71,7 @@ func TestOnArrival(t *testing.T) {
 	type arrival struct{ name, seed string }
 	var got []arrival
 	s.OnArrival(func(sh *api.Shoot, seed string) { got = append(got, arrival{sh.Name, seed}) })
-	require.NoError(t, s.Reserve("a", "uid-1"))
+	require.NoError(t, s.Reserve("ns", "a", "uid-1"))
 
 	placed := shoot("p", "placed", "a", "")
 	placed.Annotations = map[string]string{AnnotationReservation: "uid-1"}

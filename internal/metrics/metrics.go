@@ -71,6 +71,7 @@ type Recorder struct {
 	// The request-derived label values of rejected (bounded.go).
 	rejectedKinds, rejectedNamespaces *boundedValues
 	conflicts                         prometheus.Counter
+	refused                           *prometheus.CounterVec // refused.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -127,6 +128,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Name: ClusterConflictsTotalName,
 			Help: "Seeds the placing webhook chose from its replica's view that the cluster-wide reservation found full (capacity.coordination apiserver); each is followed by the next-best seed.",
 		}),
+		refused:      newRefusedCollector(),
 		pending:      newPendingCollectors(),
 		reservations: newReservationCollectors(),
 		certificates: newCertificateCollectors(),
@@ -139,6 +141,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.validations = Register(reg, m.validations)
 	m.rejected = Register(reg, m.rejected)
 	m.conflicts = Register(reg, m.conflicts)
+	m.refused = Register(reg, m.refused)
 	for _, g := range groups {
 		switch g {
 		case GroupPending:
