@@ -66,18 +66,25 @@ func TestReserveCountsAndDenies(t *testing.T) {
 }
 
 // The same key reserves once: a retried request keeps its place on a full
-// seed and renews the expiry.
+// seed, and its first expiry: sending it again every few seconds never holds
+// the place beyond one TTL (issue 14, defect 2).
 func TestReserveIsIdempotent(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
-	clk.Step(10 * time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
-	assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:40Z"}, entries(t, c, "s"))
+	for range 2 {
+		clk.Step(10 * time.Second)
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
+		assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:30Z"}, entries(t, c, "s"), "not renewed")
+	}
 	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), 0, 1, 1)
 	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 1), "a dry run of the holder fits too")
+
+	clk.Step(10 * time.Second) // 12:00:30, the first request's TTL
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), "the place is free after one TTL")
+	assert.Equal(t, map[string]string{"garden-dev.b": "2026-03-01T12:01:00Z"}, entries(t, c, "s"))
 }
 
 // Expired entries free their place and are dropped by the next write.
@@ -219,7 +226,7 @@ func TestReplicasNeverOverfillFake(t *testing.T) {
 	shoots := map[string]int{"s0": 5, "s1": 5, "s2": 5, "s3": 5} // 25 free places each
 	var replicas []*Reserver
 	for range 3 {
-		replicas = append(replicas, newTestReserver(t, c, landscape(seeds, shoots), nil))
+		replicas = append(replicas, newTestReserver(t, c, landscape(seeds, shoots), nil, noLimits))
 	}
 	res := reserveConcurrently(t, replicas, 300, 4, 30)
 	assert.Empty(t, res.errors)
