@@ -158,7 +158,7 @@ func roomOn(c *shootChange, unreserved error, log logr.Logger) admission.Respons
 	if unreserved == nil {
 		return resp
 	}
-	log.Info("Admitted placement on seed without a reservation", "seed", c.newSeed, "reason", unreserved.Error())
+	log.V(1).Info("Admitted placement on seed without a reservation", "seed", c.newSeed, "reason", unreserved.Error())
 	return resp.WithWarnings(warning(UnreservedWarningPrefix + unreserved.Error()))
 }
 

@@ -313,7 +313,9 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 	if unreserved != nil {
 		// No reservation to end: the Shoot carries no key.
 		key = ""
-		m.logger(r, shoot).Info("Placed Shoot without a reservation", "seed", d.Seed, "reason", unreserved.Error())
+		// V(1): a flood of forged reviews must not flood the log too;
+		// seedwarden_reservations_refused_total counts them.
+		m.logger(r, shoot).V(1).Info("Placed Shoot without a reservation", "seed", d.Seed, "reason", unreserved.Error())
 		warnings = append(warnings, warning(UnreservedWarningPrefix+unreserved.Error()))
 	}
 	ops := shape.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
