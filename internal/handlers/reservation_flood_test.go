@@ -15,12 +15,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // Issue 14, defect 2 (c), limits that hold without a NetworkPolicy or client
@@ -242,4 +247,73 @@ func TestForgedCapacityFloodIsBounded(t *testing.T) {
 
 	clock.Step(30 * time.Second)
 	assert.Zero(t, store.Usage("aws-eu1"))
+}
+
+// With capacity.coordination apiserver, the flood writes no more
+// reservation ConfigMap entries than the limits allow, whether it goes to
+// /mutate-shoots or /validate-shoot-capacity, and a real Shoot of another
+// Project still reserves across replicas.
+func TestForgedFloodClusterMode(t *testing.T) {
+	clock := newVClock()
+	rec := metrics.New(nil)
+	store := floodStore(clock, cache.Limits{}, rec, []string{"garden-dev", "garden-prod"}, vSeed("aws-eu1", 1000), vSeed("aws-eu2", 1000))
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	apiServer := fake.NewClientBuilder().WithScheme(scheme).Build()
+	r, err := seedreserve.New(apiServer, store, seedreserve.Options{Namespace: "seedwarden", Now: clock.Now, Timeout: time.Minute, Log: logr.Discard()})
+	require.NoError(t, err)
+	m := newMutator(t, &ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}, nil)
+	m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
+	h := NewMutatingHTTPHandler(m, 0)
+	v := &ShootCapacityValidator{Store: store, Projects: store, Cluster: r, Log: logr.Discard()}
+	named := func(body, name string) string {
+		return strings.ReplaceAll(body, `"name": "crazy-botany"`, fmt.Sprintf(`"name": %q`, name))
+	}
+	// entries counts the live entries of the ConfigMaps by namespace.
+	entries := func() map[string]int {
+		out := map[string]int{}
+		for _, seed := range []string{"aws-eu1", "aws-eu2"} {
+			cm := &corev1.ConfigMap{}
+			if err := apiServer.Get(t.Context(), client.ObjectKey{Namespace: "seedwarden", Name: seedreserve.ConfigMapName(seed)}, cm); err != nil {
+				continue
+			}
+			for k, v := range cm.Data {
+				exp, err := time.Parse(time.RFC3339, v)
+				require.NoError(t, err)
+				if ns, _, _ := strings.Cut(k, "."); exp.After(clock.Now()) {
+					out[ns]++
+				}
+			}
+		}
+		return out
+	}
+
+	for i := range 330 {
+		resp := postReview(t, h, named(forgedReview(fmt.Sprintf("uid-%d", i), "garden-dev"), fmt.Sprintf("forged-%d", i)))
+		seed, _ := placedOn(t, resp)
+		require.NotEmpty(t, seed)
+	}
+	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace}, entries())
+
+	for i := range 330 {
+		name := fmt.Sprintf("forged-capacity-%d", i)
+		rv := vReview{name: name, object: namedShoot(name, "aws-eu1"), user: binderUser}
+		resp := vServe(t, v, rv.body(t))
+		require.True(t, resp.Allowed, vMessage(resp))
+		require.Equal(t, 1, unreservedWarnings(resp), "at the limit already: checked, not reserved")
+	}
+	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace}, entries())
+
+	seed, reserved := placedOn(t, postReview(t, h, named(forgedReview("real-1", "garden-prod"), "real")))
+	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
+	assert.True(t, reserved)
+	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace, "garden-prod": 1}, entries())
+
+	// One TTL (rounded up to the second) later, the flood's slots are free
+	// again and the next writer drops its entries.
+	clock.Step(31 * time.Second)
+	resp := vServe(t, v, vReview{name: "later", object: namedShoot("later", "aws-eu1"), user: binderUser}.body(t))
+	require.True(t, resp.Allowed, vMessage(resp))
+	assert.Zero(t, unreservedWarnings(resp))
+	assert.Equal(t, map[string]int{"garden-dev": 1}, entries())
 }
