@@ -84,3 +84,21 @@ func TestOnArrival(t *testing.T) {
 
 	assert.Equal(t, []arrival{{"placed", "a"}}, got, "once, for the placement this Store reserved")
 }
+
+// At a reservation limit an announced placement is kept, unreserved, while
+// the seed admits the Shoot: the limit must not send it elsewhere.
+func TestPlaceOnAtLimit(t *testing.T) {
+	opts := placement.Options{Strategy: placement.SameRegion}
+	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}})
+	s.Apply(cloudProfile("aws"))
+	s.Apply(seed("a", 2))
+	require.NoError(t, s.Reserve("p", "a", "flood"))
+
+	assert.True(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"))
+	_, held := s.Reservation("manual/p/new")
+	assert.False(t, held)
+	assert.Equal(t, int64(1), s.Usage("a"))
+
+	s.Apply(shoot("other", "x", "a", "")) // a is full now
+	assert.False(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"), "a full seed still refuses")
+}

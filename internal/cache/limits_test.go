@@ -109,7 +109,7 @@ func TestLimitErrorMessages(t *testing.T) {
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonNamespace, Limit: 50}).Error())
 	assert.Equal(t, `1000 live reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonTotal, Limit: 1000}).Error())
-	assert.Equal(t, Limits{PerNamespace: 50, Total: 1000}, Limits{}.WithDefaults())
+	assert.Equal(t, Limits{PerNamespace: 100, Total: 1000}, Limits{}.WithDefaults())
 }
 
 // The limits count live reservations only: one that expired or whose Shoot

@@ -26,7 +26,7 @@ func TestDefault(t *testing.T) {
 		NetworkOverlap:  NetworkOverlapDisjoint,
 		SchedulerName:   "seedwarden",
 		ReservationTTL:  NewDuration(30 * time.Second),
-		Reservations:    Reservations{MaxPerNamespace: 50, MaxTotal: 1000},
+		Reservations:    Reservations{MaxPerNamespace: 100, MaxTotal: 1000},
 		Server: Server{
 			Port:            9443,
 			CertDir:         "/etc/seedwarden/certs",

@@ -10,7 +10,7 @@ package config
 // up in the watch (milliseconds), or reservationTTL for a CREATE that a later
 // admission step refused.
 const (
-	DefaultMaxReservationsPerNamespace = 50
+	DefaultMaxReservationsPerNamespace = 100
 	DefaultMaxReservationsTotal        = 1000
 	// MaxMaxReservations bounds both fields.
 	MaxMaxReservations = 1_000_000
@@ -21,7 +21,7 @@ const (
 // without a reservation.
 type Reservations struct {
 	// MaxPerNamespace bounds the live reservations of one namespace, so
-	// that a flood in one namespace leaves room for the others. Default: 50.
+	// that a flood in one namespace leaves room for the others. Default: 100.
 	MaxPerNamespace int `json:"maxPerNamespace,omitempty"`
 	// MaxTotal bounds the live reservations of all namespaces together.
 	// Default: 1000; at least maxPerNamespace.

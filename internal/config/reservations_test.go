@@ -13,8 +13,8 @@ func TestReservationsRules(t *testing.T) {
 		want       Reservations
 		problems   []string
 	}{
-		{"defaults", "", Reservations{MaxPerNamespace: 50, MaxTotal: 1000}, nil},
-		{"zero is the default", "reservations: {maxPerNamespace: 0, maxTotal: 0}", Reservations{MaxPerNamespace: 50, MaxTotal: 1000}, nil},
+		{"defaults", "", Reservations{MaxPerNamespace: 100, MaxTotal: 1000}, nil},
+		{"zero is the default", "reservations: {maxPerNamespace: 0, maxTotal: 0}", Reservations{MaxPerNamespace: 100, MaxTotal: 1000}, nil},
 		{"one each", "reservations: {maxPerNamespace: 1, maxTotal: 1}", Reservations{MaxPerNamespace: 1, MaxTotal: 1}, nil},
 		{"maximum", "reservations: {maxPerNamespace: 1000000, maxTotal: 1000000}", Reservations{MaxPerNamespace: 1000000, MaxTotal: 1000000}, nil},
 		{"negative per namespace", "reservations: {maxPerNamespace: -1}", Reservations{},
@@ -26,7 +26,7 @@ func TestReservationsRules(t *testing.T) {
 		{"total below per namespace", "reservations: {maxPerNamespace: 100, maxTotal: 99}", Reservations{},
 			[]string{"reservations.maxTotal: 99 is less than reservations.maxPerNamespace 100"}},
 		{"total below the default per namespace", "reservations: {maxTotal: 10}", Reservations{},
-			[]string{"reservations.maxTotal: 10 is less than reservations.maxPerNamespace 50"}},
+			[]string{"reservations.maxTotal: 10 is less than reservations.maxPerNamespace 100"}},
 		{"not a number", "reservations: {maxTotal: lots}", Reservations{},
 			[]string{"reservations.maxTotal: cannot use string here (want an integer)"}},
 		{"unknown field", "reservations: {maxPerSeed: 3}", Reservations{}, []string{"maxPerSeed"}},

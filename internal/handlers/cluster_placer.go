@@ -138,10 +138,10 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 
 // reserve takes a place on seed across replicas, or checks that one is free
 // for a dry run and for a placement the limits left without a reservation
-// (unreserved, from Local). It returns why no place is reserved (unreserved,
-// or the Cluster's own *cache.LimitError) and whether the seed has room
-// (err). A seed without allocatable shoots has no limit to share.
-func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool, unreserved error) (_ error, err error) {
+// (unreserved, from Local). It returns why no place is reserved (why:
+// unreserved, or the Cluster's own *cache.LimitError) and whether the seed
+// has room (err). A seed without allocatable shoots has no limit to share.
+func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool, unreserved error) (why, err error) {
 	sd, ok := p.Local.Seed(seed)
 	if !ok {
 		// Gone since the decision: the capacity webhook denies it anyway.

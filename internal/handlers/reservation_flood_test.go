@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -316,4 +317,37 @@ func TestForgedFloodClusterMode(t *testing.T) {
 	require.True(t, resp.Allowed, vMessage(resp))
 	assert.Zero(t, unreservedWarnings(resp))
 	assert.Equal(t, map[string]int{"garden-dev": 1}, entries())
+}
+
+// limitedCluster refuses every Reserve at a limit and records the calls.
+type limitedCluster struct{ seedCluster }
+
+func (f *limitedCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
+	_ = f.call("reserve", seed, key, alloc)
+	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
+}
+
+// When the cluster-wide reservations refuse at their limit, ClusterPlacer
+// checks instead, places the Shoot unreserved and holds nothing in memory
+// either (the Shoot carries no key that would end it).
+func TestClusterPlacerAtClusterLimit(t *testing.T) {
+	store := vStore(vSeed("aws-eu1", 10))
+	cluster := &limitedCluster{}
+	p := &ClusterPlacer{Local: store, Cluster: cluster}
+	m := newMutator(t, p, nil)
+	m.Projects = store
+	resp := postReview(t, NewMutatingHTTPHandler(m, 0), review{}.body())
+	seed, reserved := placedOn(t, resp)
+	assert.Equal(t, "aws-eu1", seed)
+	assert.False(t, reserved)
+	assert.Equal(t, 1, unreservedWarnings(resp))
+	assert.Equal(t, []string{"reserve aws-eu1 garden-dev/crazy-botany 10", "check aws-eu1 garden-dev/crazy-botany 10"}, cluster.calls)
+	assert.Zero(t, store.Usage("aws-eu1"), "nothing held in memory")
+
+	// A full seed found by the check is still left out.
+	cluster.calls, cluster.full = nil, map[string]bool{"aws-eu1": true}
+	resp = postReview(t, NewMutatingHTTPHandler(m, 0), review{uid: "second"}.body())
+	require.True(t, resp.Allowed)
+	assert.Contains(t, strings.Join(resp.Warnings, " "), UnschedulableWarningPrefix)
+	assert.Zero(t, store.Usage("aws-eu1"))
 }
