@@ -183,12 +183,6 @@ func newStore(cfg *config.Config, m *metrics.Recorder) *cache.Store {
 	return cache.NewStore(o)
 }
 
-// reservationLimits are the configured limits on live reservations, for
-// the Store and the cluster-wide reservations alike.
-func reservationLimits(cfg *config.Config) cache.Limits {
-	return cache.Limits{PerNamespace: cfg.Reservations.MaxPerNamespace, Total: cfg.Reservations.MaxTotal}
-}
-
 // registerWebhooks registers the admission handlers on srv, each recording
 // its answers through m, and exports the Store's per-seed gauges.
 func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
