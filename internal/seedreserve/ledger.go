@@ -16,6 +16,12 @@ import (
 // limits. Counting across replicas would need a read of every seed's
 // ConfigMap per reservation.
 
+// pruneEvery bounds how often a request at a limit looks for entries that
+// ended: a flood at the limit would otherwise scan the ledger, and take the
+// cache's lock per seed, on every request. A slot that ends is found at
+// most this much later.
+const pruneEvery = time.Second
+
 // ledger counts the live entries this replica wrote, by Shoot key.
 type ledger struct {
 	limits cache.Limits
@@ -24,6 +30,7 @@ type ledger struct {
 	mu          sync.Mutex
 	entries     map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
 	inNamespace map[string]int
+	pruned      time.Time // last pruneLocked
 }
 
 type ledgerEntry struct {
@@ -51,7 +58,7 @@ func (l *ledger) take(seed, key string, now time.Time) (taken bool, err error) {
 		}
 		l.dropLocked(key)
 	}
-	if l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)) != nil {
+	if l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)) != nil && now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
 	}
 	if err := l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)); err != nil {
@@ -85,6 +92,7 @@ func (l *ledger) settle(key string, err error, expires time.Time) {
 // counted on the seed now (it arrived). It runs only at a limit, so a
 // garden that never reaches one never pays for it.
 func (l *ledger) pruneLocked(now time.Time) {
+	l.pruned = now
 	bySeed := map[string][]string{}
 	for key, e := range l.entries {
 		switch {
