@@ -45,8 +45,8 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return err
 	}
-	store := newStore(cfg)
 	m := metrics.New(ctrlmetrics.Registry, metricGroups(cfg, reservationNS)...)
+	store := newStore(cfg, m)
 	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, m, log)
 	if err != nil {
 		return err
@@ -152,6 +152,7 @@ func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.S
 	r, err := seedreserve.New(c, store, seedreserve.Options{
 		Namespace: namespace,
 		TTL:       cfg.ReservationTTL.Duration,
+		Limits:    reservationLimits(cfg),
 		Metrics:   m,
 		Log:       log.WithName("seedreserve"),
 	})

@@ -26,6 +26,12 @@ func placementOptions(cfg *config.Config) placement.Options {
 	return placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap)}
 }
 
+// reservationLimits are the configured limits on live reservations, for
+// the Store and the cluster-wide reservations alike.
+func reservationLimits(cfg *config.Config) cache.Limits {
+	return cache.Limits{PerNamespace: cfg.Reservations.MaxPerNamespace, Total: cfg.Reservations.MaxTotal}
+}
+
 // pendingConfig is the retry controller's configuration.
 func pendingConfig(cfg *config.Config) pending.Config {
 	return pending.Config{

@@ -6,11 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -93,9 +99,11 @@ strategy: MinimalDistance
 networkOverlap: AllowIPv4
 schedulerName: my-scheduler
 pendingShoots: {bindMode: update, backoffBase: 500ms, backoffMax: 1m, workers: 2}
+reservations: {maxPerNamespace: 7, maxTotal: 70}
 `), configChecks...)
 	require.NoError(t, err)
 	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.AllowIPv4}, placementOptions(cfg))
+	assert.Equal(t, cache.Limits{PerNamespace: 7, Total: 70}, reservationLimits(cfg))
 	assert.Equal(t, pending.Config{
 		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
 		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
@@ -103,4 +111,27 @@ pendingShoots: {bindMode: update, backoffBase: 500ms, backoffMax: 1m, workers: 2
 
 	def := config.Default()
 	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, placementOptions(def))
+	assert.Equal(t, cache.Limits{}.WithDefaults(), reservationLimits(def), "one default, config's")
+}
+
+// The Store serve builds applies the configured limits and counts what they
+// refuse in the Prometheus registry.
+func TestNewStoreLimits(t *testing.T) {
+	cfg, err := config.Parse([]byte(configHeader+"reservations: {maxPerNamespace: 1, maxTotal: 5}\n"), configChecks...)
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	store := newStore(cfg, metrics.New(reg))
+	store.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
+	require.NoError(t, store.Reserve("garden-dev", "s", "k1"))
+	var limit *cache.LimitError
+	require.ErrorAs(t, store.Reserve("garden-dev", "s", "k2"), &limit)
+	require.NoError(t, store.Reserve("garden-prod", "s", "k3"))
+	n, err := testutil.GatherAndCount(reg, metrics.ReservationsRefusedName)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	quiet := newStore(cfg, nil) // as simulate builds it
+	quiet.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
+	require.NoError(t, quiet.Reserve("garden-dev", "s", "k1"))
+	assert.Error(t, quiet.Reserve("garden-dev", "s", "k2"))
 }

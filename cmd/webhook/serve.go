@@ -111,7 +111,8 @@ func checkLandscapeConfig(cfg *config.Config) error {
 // It runs the same webhook server as serveCluster, plus plain HTTP servers for
 // metrics and probes, until ctx ends.
 func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Object, deps placementDeps, log logr.Logger) error {
-	store := newStore(cfg)
+	m := metrics.New(ctrlmetrics.Registry)
+	store := newStore(cfg, m)
 	store.Load(objs)
 	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
 	if cfg.PendingShootsEnabled() {
@@ -121,7 +122,6 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 		log.Info("placement.mode binding in landscape mode: seeds are announced, never bound (set placement.mode: patch to see spec.seedName set)")
 	}
 
-	m := metrics.New(ctrlmetrics.Registry)
 	srv, err := newWebhookServer(cfg, deps.drain, m, log)
 	if err != nil {
 		return err
@@ -187,11 +187,18 @@ func guard(cfg *config.Config, drain *server.Drainer, h http.Handler) http.Handl
 	return server.Guard(limits(cfg.Server), drain, h)
 }
 
-func newStore(cfg *config.Config) *cache.Store {
-	return cache.NewStore(cache.Options{
+// newStore is the Store the configuration describes; it counts the
+// reservations its limits refuse through m (nil: nowhere).
+func newStore(cfg *config.Config, m *metrics.Recorder) *cache.Store {
+	o := cache.Options{
 		GardenNamespace: cfg.GardenNamespace,
 		ReservationTTL:  cfg.ReservationTTL.Duration,
-	})
+		Limits:          reservationLimits(cfg),
+	}
+	if m != nil {
+		o.Refusals = m
+	}
+	return cache.NewStore(o)
 }
 
 // registerWebhooks registers the admission handlers on srv, each recording

@@ -168,7 +168,7 @@ func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, pl
 	if err != nil {
 		return nil, nil, opts, fmt.Errorf("shoot: %w", err)
 	}
-	store := newStore(cfg)
+	store := newStore(cfg, nil)
 	if len(sc.Objects) > 0 && string(sc.Objects) != "null" {
 		objs, err := landscape.Decode(sc.Objects)
 		if err != nil {
@@ -194,7 +194,7 @@ func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) resu
 	if err != nil {
 		return result{Name: shoot.Name, Error: err.Error()}
 	}
-	store := newStore(cfg)
+	store := newStore(cfg, nil)
 	store.Load(objs)
 	return newResult(shoot.Name, store.Place(shoot, placementOptions(cfg), ""))
 }

@@ -56,7 +56,11 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	store := cache.NewStore(cache.Options{GardenNamespace: cfg.GardenNamespace, ReservationTTL: cfg.ReservationTTL.Duration})
+	store := cache.NewStore(cache.Options{
+		GardenNamespace: cfg.GardenNamespace,
+		ReservationTTL:  cfg.ReservationTTL.Duration,
+		Limits:          cache.Limits{PerNamespace: cfg.Reservations.MaxPerNamespace, Total: cfg.Reservations.MaxTotal},
+	})
 	store.Load(objs)
 	key := make([]byte, placementtoken.MinKeyBytes)
 	if _, err := rand.Read(key); err != nil {

@@ -40,12 +40,17 @@ type ports struct {
 
 // configYAML is the configuration of the real server: defaults (those of a
 // production deployment), but the ports, certDir and reservationTTL of the
-// run and info-level JSON logs. With sizeLimit, a resourceSize limit for
+// run, info-level JSON logs and reservation limits the run's placements
+// never reach (every placement takes its reservation, as in a garden that
+// is not under attack). With sizeLimit, a resourceSize limit for
 // ConfigMaps is added, so that the resource-size webhook measures them.
 func configYAML(p ports, certDir string, reservationTTL time.Duration, sizeLimit, placementMode string) string {
 	s := fmt.Sprintf(`apiVersion: config.seedwarden.io/v1alpha1
 kind: WebhookConfiguration
 reservationTTL: %s
+reservations:
+  maxPerNamespace: 1000000
+  maxTotal: 1000000
 placement:
   mode: %s
 server:

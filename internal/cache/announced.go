@@ -2,6 +2,7 @@ package cache
 
 import (
 	"container/heap"
+	"errors"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -17,23 +18,34 @@ import (
 // replica, or expired) a place is reserved under to. It reports false, with
 // nothing held under to, when the seed is full or no longer admits the
 // Shoot; the caller then decides again. Either way from holds nothing after.
+// At a reservation limit (Limits) the placement is kept without a
+// reservation when the seed still admits the Shoot.
 func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool {
 	if from != "" {
 		defer s.Release(from)
 	}
-	if !s.transfer(seed, from, to) {
-		if err := s.Reserve(seed, to); err != nil {
+	held := s.transfer(seed, from, to)
+	if !held {
+		var limit *LimitError
+		switch err := s.Reserve(shoot.Namespace, seed, to); {
+		case err == nil:
+			held = true
+		case !errors.As(err, &limit):
 			return false
 		}
+		// At a reservation limit the seed had room: the announced
+		// placement stands, unreserved, like any other at the limit.
 	}
 	snap := *s.Snapshot()
-	usage := snap.Usage
-	// The Shoot's own place is in the usage; Decide would not count it.
-	snap.Usage = func(sd *placement.Seed) int64 {
-		if sd.Name == seed {
-			return usage(sd) - 1
+	if held {
+		usage := snap.Usage
+		// The Shoot's own place is in the usage; Decide would not count it.
+		snap.Usage = func(sd *placement.Seed) int64 {
+			if sd.Name == seed {
+				return usage(sd) - 1
+			}
+			return usage(sd)
 		}
-		return usage(sd)
 	}
 	if placement.Admits(&snap, shoot, opts, seed) {
 		return true

@@ -46,7 +46,7 @@ func TestPlaceOn(t *testing.T) {
 				s.Apply(shoot("p", string(rune('0'+i)), "a", ""))
 			}
 			if tt.reserved {
-				require.NoError(t, s.Reserve("a", "uid"))
+				require.NoError(t, s.Reserve("ns", "a", "uid"))
 			}
 
 			got := s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "uid", to)
@@ -71,7 +71,7 @@ func TestOnArrival(t *testing.T) {
 	type arrival struct{ name, seed string }
 	var got []arrival
 	s.OnArrival(func(sh *api.Shoot, seed string) { got = append(got, arrival{sh.Name, seed}) })
-	require.NoError(t, s.Reserve("a", "uid-1"))
+	require.NoError(t, s.Reserve("ns", "a", "uid-1"))
 
 	placed := shoot("p", "placed", "a", "")
 	placed.Annotations = map[string]string{AnnotationReservation: "uid-1"}
@@ -83,4 +83,22 @@ func TestOnArrival(t *testing.T) {
 	s.Apply(shoot("p", "manual", "a", ""))
 
 	assert.Equal(t, []arrival{{"placed", "a"}}, got, "once, for the placement this Store reserved")
+}
+
+// At a reservation limit an announced placement is kept, unreserved, while
+// the seed admits the Shoot: the limit must not send it elsewhere.
+func TestPlaceOnAtLimit(t *testing.T) {
+	opts := placement.Options{Strategy: placement.SameRegion}
+	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}})
+	s.Apply(cloudProfile("aws"))
+	s.Apply(seed("a", 2))
+	require.NoError(t, s.Reserve("p", "a", "flood"))
+
+	assert.True(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"))
+	_, held := s.Reservation("manual/p/new")
+	assert.False(t, held)
+	assert.Equal(t, int64(1), s.Usage("a"))
+
+	s.Apply(shoot("other", "x", "a", "")) // a is full now
+	assert.False(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"), "a full seed still refuses")
 }

@@ -150,7 +150,7 @@ func TestShootsOnSeed(t *testing.T) {
 	s.Apply(shoot("p1", "on-a", "a", ""))
 	s.Apply(shoot("p1", "moving", "b", "a")) // migrating from a to b
 	s.Apply(shoot("p2", "pending", "", ""))
-	require.NoError(t, s.Reserve("a", "uid-1"))
+	require.NoError(t, s.Reserve("ns", "a", "uid-1"))
 
 	for _, tc := range []struct {
 		ns, name, seed string

@@ -1,7 +1,9 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -18,13 +20,24 @@ const maxPlaceAttempts = 5
 // Place decides where the Shoot goes and, unless key is empty (dry run),
 // reserves a place on that seed under key. If a concurrent admission took the
 // last place between deciding and reserving, it decides again, so concurrent
-// Place calls never overfill a seed.
+// Place calls never overfill a seed. See PlaceReserved for a placement the
+// Limits leave without a reservation.
 func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
+	d, _ := s.PlaceReserved(shoot, opts, key)
+	return d
+}
+
+// PlaceReserved is Place, and says why a schedulable decision holds no
+// reservation: a *LimitError when the Limits refused one (the seed had room;
+// the decision stands). It is nil when the place is reserved, for a dry run,
+// and for an unschedulable decision.
+func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
 	if key == "" {
-		return s.decide(s.Snapshot(), shoot, opts)
+		return s.decide(s.Snapshot(), shoot, opts), nil
 	}
-	// A retried admission must not compete with its own earlier reservation.
-	s.Release(key)
+	// A retried admission must not compete with its own earlier
+	// reservation; nor may retrying keep a place longer than one TTL.
+	deadline := s.takeExpiry(key)
 	var (
 		d   placement.Decision
 		err error
@@ -32,10 +45,13 @@ func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) plac
 	for range maxPlaceAttempts {
 		d = s.decide(s.Snapshot(), shoot, opts)
 		if !d.Schedulable() {
-			return d
+			return d, nil
 		}
-		if err = s.Reserve(d.Seed, key); err == nil {
-			return d
+		if err = s.reserve(shoot.Namespace, d.Seed, key, deadline); err == nil {
+			return d, nil
+		}
+		if limit := (*LimitError)(nil); errors.As(err, &limit) {
+			return d, limit
 		}
 	}
 	return placement.Decision{
@@ -43,5 +59,12 @@ func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) plac
 		Message: fmt.Sprintf("could not reserve a place after %d attempts: %v", maxPlaceAttempts, err),
 		Reasons: map[string]string{d.Seed: err.Error()},
 		Total:   d.Total,
-	}
+	}, nil
+}
+
+// reserve is Reserve with reserveLocked's deadline.
+func (s *Store) reserve(namespace, seed, key string, deadline time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reserveLocked(namespace, seed, key, deadline)
 }

@@ -26,10 +26,11 @@ func (e *CapacityError) Error() string {
 }
 
 type reservation struct {
-	key     string
-	ctr     *counter
-	expires time.Time
-	index   int // in Store.expiries
+	key       string
+	namespace string // of the Shoot, for Limits
+	ctr       *counter
+	expires   time.Time
+	index     int // in Store.expiries
 }
 
 // reservationHeap orders reservations by deadline so expiry is a peek.
@@ -55,18 +56,27 @@ func (h *reservationHeap) Pop() any {
 	return r
 }
 
-// Reserve takes one place on seed for key until Release(key), the Shoot
-// carrying the key in AnnotationReservation arrives, or the TTL passes.
-// Reserving the same key on the same seed again changes nothing; on another
-// seed it moves the reservation. It fails with a *CapacityError when usage+1
-// would exceed status.allocatable.shoots, and with ErrUnknownSeed for a seed
-// that is not in the landscape.
-func (s *Store) Reserve(seed, key string) error {
+// Reserve takes one place on seed for key, a Shoot in namespace, until
+// Release(key), the Shoot carrying the key in AnnotationReservation arrives,
+// or the TTL passes. Reserving the same key on the same seed again changes
+// nothing; on another seed it moves the reservation, which keeps its expiry:
+// sending the same request again never makes a place last longer than one
+// TTL. It fails with a *CapacityError when usage+1 would exceed
+// status.allocatable.shoots, with ErrUnknownSeed for a seed that is not in
+// the landscape, and with a *LimitError when the seed has room but a new
+// reservation would exceed the Limits.
+func (s *Store) Reserve(namespace, seed, key string) error {
 	if key == "" {
 		return errors.New("reservation key must not be empty")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.reserveLocked(namespace, seed, key, time.Time{})
+}
+
+// reserveLocked is Reserve; a reservation it takes ends at the TTL or at
+// deadline, if earlier and not zero.
+func (s *Store) reserveLocked(namespace, seed, key string, deadline time.Time) error {
 	now := s.now()
 	s.sweepLocked(now)
 	old := s.reservations[key]
@@ -85,16 +95,43 @@ func (s *Store) Reserve(seed, key string) error {
 			return &CapacityError{Seed: seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}
 		}
 	}
+	if err := s.checkLimitsLocked(namespace, old); err != nil {
+		return err
+	}
+	expires := now.Add(s.ttl)
+	if !deadline.IsZero() && deadline.Before(expires) {
+		expires = deadline
+	}
 	if old != nil {
+		expires = old.expires
 		s.releaseLocked(key)
 	}
-	r := &reservation{key: key, ctr: c, expires: now.Add(s.ttl)}
+	r := &reservation{key: key, namespace: namespace, ctr: c, expires: expires}
 	c.reserved.Add(1)
+	s.nsReservations[namespace]++
 	s.reserved.Store(key, struct{}{})
 	s.reservations[key] = r
 	heap.Push(&s.expiries, r)
 	s.updateNextExpiryLocked()
 	return nil
+}
+
+// takeExpiry ends the live reservation of key, if any, and returns its
+// expiry (zero without one), so that the key can be reserved again no
+// longer than it was.
+func (s *Store) takeExpiry(key string) time.Time {
+	if _, held := s.reserved.Load(key); !held {
+		return time.Time{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
+	r := s.reservations[key]
+	if r == nil {
+		return time.Time{}
+	}
+	s.releaseLocked(key)
+	return r.expires
 }
 
 // ManualReservationKey is the reservation key of a placement a user made
@@ -168,6 +205,9 @@ func (s *Store) releaseLocked(key string) {
 	s.reserved.Delete(key)
 	heap.Remove(&s.expiries, r.index)
 	r.ctr.reserved.Add(-1)
+	if s.nsReservations[r.namespace]--; s.nsReservations[r.namespace] <= 0 {
+		delete(s.nsReservations, r.namespace)
+	}
 	s.gcCounterLocked(r.ctr)
 	s.updateNextExpiryLocked()
 }

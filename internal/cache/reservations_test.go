@@ -91,7 +91,7 @@ func TestReserve(t *testing.T) {
 				s.Apply(shoot("p", fmt.Sprint(i), "a", ""))
 			}
 			for i, st := range tc.steps {
-				err := s.Reserve(st.seed, st.key)
+				err := s.Reserve("ns", st.seed, st.key)
 				if st.wantErr == "" {
 					assert.NoError(t, err, "step %d", i)
 				} else {
@@ -111,21 +111,21 @@ func TestReserveErrorTypes(t *testing.T) {
 	s := NewStore(Options{})
 	s.Apply(seed("a", 0))
 	var ce *CapacityError
-	require.ErrorAs(t, s.Reserve("a", "k"), &ce)
+	require.ErrorAs(t, s.Reserve("ns", "a", "k"), &ce)
 	assert.Equal(t, CapacityError{Seed: "a", Allocatable: 0}, *ce)
-	assert.ErrorIs(t, s.Reserve("b", "k"), ErrUnknownSeed)
+	assert.ErrorIs(t, s.Reserve("ns", "b", "k"), ErrUnknownSeed)
 }
 
 func TestRelease(t *testing.T) {
 	s := NewStore(Options{})
 	s.Apply(seed("a", 1))
-	require.NoError(t, s.Reserve("a", "k1"))
-	require.Error(t, s.Reserve("a", "k2"))
+	require.NoError(t, s.Reserve("ns", "a", "k1"))
+	require.Error(t, s.Reserve("ns", "a", "k2"))
 	s.Release("k1")
 	s.Release("k1")    // idempotent
 	s.Release("never") // unknown
 	assert.Equal(t, int64(0), s.Usage("a"))
-	assert.NoError(t, s.Reserve("a", "k2"))
+	assert.NoError(t, s.Reserve("ns", "a", "k2"))
 }
 
 func TestReservationEndsWhenShootArrives(t *testing.T) {
@@ -150,7 +150,7 @@ func TestReservationEndsWhenShootArrives(t *testing.T) {
 			s := NewStore(Options{})
 			s.Apply(seed("a", 10))
 			s.Apply(seed("b", 10))
-			require.NoError(t, s.Reserve("a", "k"))
+			require.NoError(t, s.Reserve("ns", "a", "k"))
 			s.Apply(tc.shoot)
 			assert.Equal(t, tc.want, s.Usage("a"))
 			s.mu.Lock()
@@ -165,10 +165,10 @@ func TestReservationTTL(t *testing.T) {
 	clock := newFakeClock()
 	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
 	s.Apply(seed("a", 2))
-	require.NoError(t, s.Reserve("a", "k1"))
+	require.NoError(t, s.Reserve("ns", "a", "k1"))
 	clock.Step(10 * time.Second)
-	require.NoError(t, s.Reserve("a", "k2"))
-	require.Error(t, s.Reserve("a", "k3"))
+	require.NoError(t, s.Reserve("ns", "a", "k2"))
+	require.Error(t, s.Reserve("ns", "a", "k3"))
 
 	clock.Step(19 * time.Second) // k1 at 29s, k2 at 19s
 	snap := s.Snapshot()
@@ -181,7 +181,7 @@ func TestReservationTTL(t *testing.T) {
 
 	clock.Step(10 * time.Second)
 	assert.Equal(t, int64(0), s.Usage("a"))
-	assert.NoError(t, s.Reserve("a", "k1"), "an expired key can be reserved again")
+	assert.NoError(t, s.Reserve("ns", "a", "k1"), "an expired key can be reserved again")
 	assert.Equal(t, int64(1), s.Usage("a"))
 }
 
@@ -189,9 +189,9 @@ func TestReservationTTLExpiresOnReserve(t *testing.T) {
 	clock := newFakeClock()
 	s := NewStore(Options{Now: clock.Now}) // default TTL 30s
 	s.Apply(seed("a", 1))
-	require.NoError(t, s.Reserve("a", "k1"))
+	require.NoError(t, s.Reserve("ns", "a", "k1"))
 	clock.Step(31 * time.Second)
-	assert.NoError(t, s.Reserve("a", "k2"), "the expired reservation no longer holds the place")
+	assert.NoError(t, s.Reserve("ns", "a", "k2"), "the expired reservation no longer holds the place")
 }
 
 // TestReserveConcurrent: Reserve alone never overfills.
@@ -206,7 +206,7 @@ func TestReserveConcurrent(t *testing.T) {
 	for i := range 200 {
 		wg.Go(func() {
 			var ce *CapacityError
-			switch err := s.Reserve("a", fmt.Sprint("k", i)); {
+			switch err := s.Reserve("ns", "a", fmt.Sprint("k", i)); {
 			case err == nil:
 				ok.Add(1)
 			case errors.As(err, &ce):
@@ -230,7 +230,7 @@ func TestReleaseFastPath(t *testing.T) {
 	clock := newFakeClock()
 	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
 	s.Apply(seed("a", 10))
-	require.NoError(t, s.Reserve("a", "held"))
+	require.NoError(t, s.Reserve("ns", "a", "held"))
 
 	returns := func(key string) bool {
 		done := make(chan struct{})
@@ -260,7 +260,7 @@ func TestReleaseFastPath(t *testing.T) {
 
 	// An expired reservation is not swept by Release of another key, but
 	// no longer counts, and leaves the index when swept.
-	require.NoError(t, s.Reserve("a", "expiring"))
+	require.NoError(t, s.Reserve("ns", "a", "expiring"))
 	clock.Step(31 * time.Second)
 	s.mu.Lock()
 	assert.True(t, returns("never-reserved"), "a reservation due to expire does not make Release lock")
@@ -270,7 +270,7 @@ func TestReleaseFastPath(t *testing.T) {
 	assert.False(t, held, "expiry removes the key from the index")
 
 	// Releasing an expired key that was not swept yet sweeps it.
-	require.NoError(t, s.Reserve("a", "expired"))
+	require.NoError(t, s.Reserve("ns", "a", "expired"))
 	clock.Step(31 * time.Second)
 	s.Release("expired")
 	s.mu.Lock()
@@ -294,7 +294,7 @@ func TestReleaseFastPathConcurrent(t *testing.T) {
 				shared := fmt.Sprintf("shared-%d", i%5)
 				switch i % 4 {
 				case 0:
-					_ = s.Reserve([]string{"a", "b"}[(g+i)%2], shared)
+					_ = s.Reserve("ns", []string{"a", "b"}[(g+i)%2], shared)
 				case 1:
 					s.Release(shared)
 				case 2:

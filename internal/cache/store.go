@@ -33,6 +33,10 @@ type Options struct {
 	// ReservationTTL bounds how long a placement holds a place on its seed
 	// without the Shoot showing up (default 30s).
 	ReservationTTL time.Duration
+	// Limits bound the live reservations (zero fields: the defaults).
+	Limits Limits
+	// Refusals counts the reservations Limits refuse; nil counts nothing.
+	Refusals RefusalRecorder
 	// Now is the clock (default time.Now); tests inject one.
 	Now func() time.Time
 }
@@ -47,6 +51,8 @@ type Options struct {
 type Store struct {
 	gardenNamespace string
 	ttl             time.Duration
+	limits          Limits
+	refusals        RefusalRecorder
 	now             func() time.Time
 	// decide is placement.Decide; a field so Place's reservation loop can be
 	// tested on its own.
@@ -72,6 +78,7 @@ type Store struct {
 	kindCounts        map[string]int    // landscape objects per kind (keys of versions)
 	projectNamespaces map[string]string // project name -> spec.namespace
 	reservations      map[string]*reservation
+	nsReservations    map[string]int // live reservations per namespace
 	expiries          reservationHeap
 
 	// arrived, when set, is told of every Shoot that arrives on the seed an
@@ -118,6 +125,8 @@ func NewStore(o Options) *Store {
 	s := &Store{
 		gardenNamespace:   o.GardenNamespace,
 		ttl:               o.ReservationTTL,
+		limits:            o.Limits.WithDefaults(),
+		refusals:          o.Refusals,
 		now:               o.Now,
 		decide:            placement.Decide,
 		counters:          map[string]*counter{},
@@ -127,6 +136,7 @@ func NewStore(o Options) *Store {
 		kindCounts:        map[string]int{},
 		projectNamespaces: map[string]string{},
 		reservations:      map[string]*reservation{},
+		nsReservations:    map[string]int{},
 	}
 	s.nextExpiry.Store(math.MaxInt64)
 	s.publish(&landscape{

@@ -130,6 +130,9 @@ type Config struct {
 	// ReservationTTL is how long a placement holds capacity on its seed until
 	// the Shoot appears in the watch. Default: 30s.
 	ReservationTTL Duration `json:"reservationTTL,omitempty"`
+	// Reservations limits the reservations placements hold
+	// (reservations.go).
+	Reservations Reservations `json:"reservations,omitempty"`
 
 	// Server is the HTTPS server the API server calls.
 	Server Server `json:"server,omitempty"`
@@ -325,6 +328,7 @@ func (c *Config) applyDefaults() {
 	}
 	c.applyValidatingDefaults()
 	c.applyPendingDefaults()
+	c.applyReservationDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -348,6 +352,7 @@ func (c *Config) Validate() error {
 	c.validateValidating(&p)
 	c.validateResourceAdmission(&p)
 	c.validatePending(&p)
+	c.validateReservations(&p)
 
 	if len(p.list) == 0 {
 		return nil

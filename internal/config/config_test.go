@@ -26,6 +26,7 @@ func TestDefault(t *testing.T) {
 		NetworkOverlap:  NetworkOverlapDisjoint,
 		SchedulerName:   "seedwarden",
 		ReservationTTL:  NewDuration(30 * time.Second),
+		Reservations:    Reservations{MaxPerNamespace: 100, MaxTotal: 1000},
 		Server: Server{
 			Port:            9443,
 			CertDir:         "/etc/seedwarden/certs",
@@ -88,6 +89,9 @@ strategy: SameRegion
 networkOverlap: AllowIPv4
 schedulerName: my-scheduler
 reservationTTL: 1m30s
+reservations:
+  maxPerNamespace: 20
+  maxTotal: 200
 server:
   port: 10250
   certDir: ./certs
@@ -161,6 +165,7 @@ cache:
 		NetworkOverlap:  NetworkOverlapAllowIPv4,
 		SchedulerName:   "my-scheduler",
 		ReservationTTL:  NewDuration(90 * time.Second),
+		Reservations:    Reservations{MaxPerNamespace: 20, MaxTotal: 200},
 		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
 			ReadTimeout: NewDuration(2 * time.Second), WriteTimeout: NewDuration(20 * time.Second)},
 		Metrics:     Metrics{BindAddress: ":9090", Secure: ptr.To(true)},

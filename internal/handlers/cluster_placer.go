@@ -31,9 +31,10 @@ const (
 // LocalPlacer is what ClusterPlacer needs of this replica's cache
 // (cache.Store): deciding with a reservation held in memory, and the seeds.
 type LocalPlacer interface {
-	// Place decides for shoot and, unless key is empty (dry run), holds a
-	// place on the chosen seed under key.
-	Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision
+	// PlaceReserved decides for shoot and, unless key is empty (dry run),
+	// holds a place on the chosen seed under key; a *cache.LimitError says
+	// the decision stands without one.
+	PlaceReserved(shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error)
 	Seed(name string) (*placement.Seed, bool)
 	Release(key string)
 }
@@ -49,7 +50,9 @@ var _ LocalPlacer = (*cache.Store)(nil)
 // full is left out (placement.Options.Exclude) and the decision made again,
 // up to Seeds seeds; then, or on any error of Cluster, the Shoot is left
 // unplaced (pending, for the retry controller) and nothing stays reserved
-// in memory. Dry runs check without reserving.
+// in memory. Dry runs check without reserving, and so does a placement the
+// reservation limits leave without a reservation (a *cache.LimitError of
+// Local or of Cluster): the Shoot is placed, no reservation is written.
 //
 // A Shoot with only generateName has no name yet (the API server generates
 // it after the mutating webhooks), so its place cannot be reserved under
@@ -72,9 +75,9 @@ type ClusterPlacer struct {
 var _ Placer = (*ClusterPlacer)(nil)
 
 // Place implements Placer.
-func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
+func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
 	if p.Cluster == nil || shoot.Name == "" || shoot.Namespace == "" {
-		return p.Local.Place(shoot, opts, key)
+		return p.Local.PlaceReserved(shoot, opts, key)
 	}
 	clusterKey := shoot.Namespace + "/" + shoot.Name
 	timeout, seeds := p.Timeout, p.Seeds
@@ -91,15 +94,20 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 	total := 0
 	opts.Exclude = slices.Clone(opts.Exclude)
 	for range seeds {
-		d := p.Local.Place(shoot, opts, key)
+		d, unreserved := p.Local.PlaceReserved(shoot, opts, key)
 		if !d.Schedulable() {
 			// Local reserved nothing.
-			return withFull(d, full)
+			return withFull(d, full), nil
 		}
 		total = d.Total
-		err := p.reserve(ctx, d.Seed, clusterKey, key == "")
+		unreserved, err := p.reserve(ctx, d.Seed, clusterKey, key == "", unreserved)
 		if err == nil {
-			return d
+			if unreserved != nil && key != "" {
+				// Reserved in one place only would be counted where the
+				// Shoot cannot end it (it carries no reservation key).
+				p.Local.Release(key)
+			}
+			return d, unreserved
 		}
 		if key != "" {
 			p.Local.Release(key)
@@ -112,7 +120,7 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 				Step:    placement.StepCandidates,
 				Message: fmt.Sprintf("could not reserve a place on seed %q across replicas: %v", d.Seed, err),
 				Total:   d.Total,
-			}
+			}, nil
 		}
 		p.Metrics.ObserveClusterCapacityConflict()
 		p.Log.V(1).Info("Chosen seed is full across replicas; deciding again without it",
@@ -125,25 +133,32 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 		Message: fmt.Sprintf("the %d seeds chosen in turn were full across replicas (%s); the Shoot stays pending and is placed again later",
 			len(full), strings.Join(full, "; ")),
 		Total: total,
-	}
+	}, nil
 }
 
-// reserve takes (dryRun: checks) a place on seed across replicas; a seed
-// without allocatable shoots has no limit to share.
-func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool) error {
+// reserve takes a place on seed across replicas, or checks that one is free
+// for a dry run and for a placement the limits left without a reservation
+// (unreserved, from Local). It returns why no place is reserved (why:
+// unreserved, or the Cluster's own *cache.LimitError) and whether the seed
+// has room (err). A seed without allocatable shoots has no limit to share.
+func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool, unreserved error) (why, err error) {
 	sd, ok := p.Local.Seed(seed)
 	if !ok {
 		// Gone since the decision: the capacity webhook denies it anyway.
-		return fmt.Errorf("seed %q is no longer in the cache", seed)
+		return unreserved, fmt.Errorf("seed %q is no longer in the cache", seed)
 	}
 	alloc, has := sd.Allocatable()
 	if !has {
-		return nil
+		return unreserved, nil
 	}
-	if dryRun {
-		return p.Cluster.Check(ctx, seed, clusterKey, alloc)
+	if dryRun || unreserved != nil {
+		return unreserved, p.Cluster.Check(ctx, seed, clusterKey, alloc)
 	}
-	return p.Cluster.Reserve(ctx, seed, clusterKey, alloc)
+	err = p.Cluster.Reserve(ctx, seed, clusterKey, alloc)
+	if limit := (*cache.LimitError)(nil); errors.As(err, &limit) {
+		return limit, p.Cluster.Check(ctx, seed, clusterKey, alloc)
+	}
+	return nil, err
 }
 
 // withFull adds to an unschedulable decision the seeds found full across

@@ -21,7 +21,7 @@ type CapacityStore interface {
 	Seed(name string) (*placement.Seed, bool)
 	Usage(seed string) int64
 	Reservation(key string) (seed string, ok bool)
-	Reserve(seed, key string) error
+	Reserve(namespace, seed, key string) error
 	CheckCapacity(seed, key string) error
 	Release(key string)
 }
@@ -33,7 +33,9 @@ var _ CapacityStore = (*cache.Store)(nil)
 type ClusterReserver interface {
 	// Reserve takes a place on seed for key, or returns a
 	// *cache.CapacityError when usage+1 would exceed allocatable; a key
-	// holding a place keeps it. Any other error means it could not decide.
+	// holding a place keeps it. A *cache.LimitError means the reservation
+	// limits refused a new place: Check decides. Any other error means it
+	// could not decide.
 	Reserve(ctx context.Context, seed, key string, allocatable int64) error
 	// Check answers what Reserve would, without reserving (dry runs).
 	Check(ctx context.Context, seed, key string, allocatable int64) error
@@ -53,6 +55,9 @@ type ClusterReserver interface {
 //     cache.ManualReservationKey(namespace, name) until the Shoot shows up on
 //     the seed in the watch (or the reservation TTL passes).
 //   - Dry runs are checked but reserve nothing.
+//   - When the reservation limits refuse a new reservation
+//     (*cache.LimitError), the placement is checked like a dry run and
+//     admitted with a warning if the seed has room.
 //
 // Reserving is atomic in the Store, so concurrent requests served by one
 // replica never overfill a seed. With a Cluster reserver, the place is taken
@@ -132,18 +137,34 @@ func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Reque
 	if held {
 		return v.admitHeld(c, key, log)
 	}
-	var err error
+	var err, unreserved error
 	if c.checkOnly {
 		err = v.Store.CheckCapacity(c.newSeed, key)
-	} else {
-		err = v.Store.Reserve(c.newSeed, key)
+	} else if err = v.Store.Reserve(c.namespace, c.newSeed, key); isLimit(err) {
+		unreserved, err = err, v.Store.CheckCapacity(c.newSeed, key)
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun)
 		return resp
 	}
 	log.V(1).Info("Reserved a place on seed", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
-	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
+	return roomOn(c, unreserved, log)
+}
+
+// roomOn admits a placement on a seed with room; unreserved (a
+// *cache.LimitError) says no place was reserved for it.
+func roomOn(c *shootChange, unreserved error, log logr.Logger) admission.Response {
+	resp := admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
+	if unreserved == nil {
+		return resp
+	}
+	log.V(1).Info("Admitted placement on seed without a reservation", "seed", c.newSeed, "reason", unreserved.Error())
+	return resp.WithWarnings(warning(UnreservedWarningPrefix + unreserved.Error()))
+}
+
+func isLimit(err error) bool {
+	var limit *cache.LimitError
+	return errors.As(err, &limit)
 }
 
 // reservationKey returns the key under which the Shoot holds (or is to take)
@@ -209,11 +230,11 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 		return admission.Allowed(fmt.Sprintf("seedwarden: seed %q sets no allocatable shoots", c.newSeed))
 	}
 	key := clusterReservationKey(c, uid)
-	var err error
+	var err, unreserved error
 	if c.checkOnly {
 		err = v.Cluster.Check(ctx, c.newSeed, key, alloc)
-	} else {
-		err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc)
+	} else if err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc); isLimit(err) {
+		unreserved, err = err, v.Cluster.Check(ctx, c.newSeed, key, alloc)
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		if held {
@@ -222,9 +243,11 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun, "coordination", "apiserver")
 		return resp
 	}
-	v.reserveLocally(c, localKey, held, log)
+	if unreserved == nil {
+		v.reserveLocally(c, localKey, held, log)
+	}
 	log.V(1).Info("Reserved a place on seed across replicas", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
-	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
+	return roomOn(c, unreserved, log)
 }
 
 // reserveLocally records an admitted place in the Store, so that this
@@ -234,7 +257,7 @@ func (v *ShootCapacityValidator) reserveLocally(c *shootChange, key string, held
 	if held || c.checkOnly {
 		return
 	}
-	if err := v.Store.Reserve(c.newSeed, key); err != nil {
+	if err := v.Store.Reserve(c.namespace, c.newSeed, key); err != nil {
 		log.V(1).Info("Admitted across replicas; not recorded in this replica's reservations", "seed", c.newSeed, "reason", err.Error())
 	}
 }

@@ -87,7 +87,7 @@ func TestShootCapacityValidatorCluster(t *testing.T) {
 	}, {
 		name: "the cluster decides, not this replica's fuller view",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", "in-flight-here")) // local view: full
+			require.NoError(t, f.store.Reserve("garden-dev", "small", "in-flight-here")) // local view: full
 		},
 		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
 		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
@@ -109,13 +109,13 @@ func TestShootCapacityValidatorCluster(t *testing.T) {
 		wantKeys: map[string]string{manualKey: "small"},
 	}, {
 		name:        "own placement held here still reserves across replicas",
-		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("small", mutatingUID)) },
+		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID)) },
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
 		wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
 	}, {
 		name:        "own placement held here on a seed full across replicas gives the place back",
-		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("small", mutatingUID)) },
+		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID)) },
 		clusterErr:  full,
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantMessage: `seed "small" is full`, wantCalls: []string{"reserve small " + clusterKey + " 2"},

@@ -32,6 +32,10 @@ const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stay
 // will be bound to (placement mode "binding"), followed by the quoted seed.
 const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
 
+// UnreservedWarningPrefix starts the admission warning of a Shoot placed
+// without a reservation because a limit on live reservations was reached.
+const UnreservedWarningPrefix = "seedwarden: placed without reserving a place on the seed: "
+
 // selfHostedWarning is the admission warning (and allowed message) for a
 // self-hosted Shoot, with the name of its control-plane worker pool.
 const selfHostedWarning = "seedwarden: self-hosted Shoot (worker pool %q has controlPlane): not scheduled to a seed"
@@ -45,8 +49,10 @@ const maxWarningRunes = 4096
 type Placer interface {
 	// Place decides for shoot; reservationKey == "" means dry-run (reserve
 	// nothing). It may reserve through the API server (ClusterPlacer), so
-	// it takes the request's context.
-	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) placement.Decision
+	// it takes the request's context. unreserved (a *cache.LimitError) says
+	// a schedulable decision holds no reservation: the reservation limits
+	// refused one, the placement stands.
+	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) (d placement.Decision, unreserved error)
 }
 
 // ShootMutator is the mutating webhook for Shoot CREATE: it sets
@@ -284,7 +290,7 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 	if dryRun || !inProject(m.Projects, shoot.Namespace) {
 		key = ""
 	}
-	d := m.Placer.Place(ctx, shoot, m.Options, key)
+	d, unreserved := m.Placer.Place(ctx, shoot, m.Options, key)
 
 	if !d.Schedulable() {
 		m.logger(r, shoot).Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
@@ -303,12 +309,25 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 	if m.Log.V(1).Enabled() {
 		m.logger(r, shoot).V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
 	}
+	var warnings []string
+	if unreserved != nil {
+		// No reservation to end: the Shoot carries no key.
+		key = ""
+		// V(1): a flood of forged reviews must not flood the log too;
+		// seedwarden_reservations_refused_total counts them.
+		m.logger(r, shoot).V(1).Info("Placed Shoot without a reservation", "seed", d.Seed, "reason", unreserved.Error())
+		warnings = append(warnings, warning(UnreservedWarningPrefix+unreserved.Error()))
+	}
 	ops := shape.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
 	if m.Announce {
 		return admission.Patched("seedwarden: will be scheduled to seed "+strconv.Quote(d.Seed), ops...).
-			WithWarnings(AnnouncedWarningPrefix + strconv.Quote(d.Seed)), metrics.ResultScheduled
+			WithWarnings(append([]string{AnnouncedWarningPrefix + strconv.Quote(d.Seed)}, warnings...)...), metrics.ResultScheduled
 	}
-	return admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), ops...), metrics.ResultScheduled
+	resp := admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), ops...)
+	if len(warnings) > 0 {
+		resp = resp.WithWarnings(warnings...)
+	}
+	return resp, metrics.ResultScheduled
 }
 
 // checkTarget rejects requests the mutating webhook configuration should

@@ -47,11 +47,11 @@ type placeCall struct {
 	key   string
 }
 
-func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
+func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, placeCall{shoot: shoot.DeepCopy(), opts: opts, key: key})
-	return f.decision
+	return f.decision, nil
 }
 
 func (f *fakePlacer) Calls() []placeCall {
@@ -682,13 +682,13 @@ func TestEscapeJSONPointer(t *testing.T) {
 // arbitrary input.
 type fuzzPlacer struct{}
 
-func (fuzzPlacer) Place(_ context.Context, shoot *api.Shoot, _ placement.Options, _ string) placement.Decision {
+func (fuzzPlacer) Place(_ context.Context, shoot *api.Shoot, _ placement.Options, _ string) (placement.Decision, error) {
 	if strings.HasSuffix(shoot.Spec.Region, "x") {
 		return placement.Decision{Total: 2, Message: shoot.Spec.Region, Reasons: map[string]string{
 			shoot.Name: shoot.Spec.Region, shoot.Spec.Provider.Type: shoot.Namespace,
-		}}
+		}}, nil
 	}
-	return placement.Decision{Seed: "fuzz-seed", Tied: []string{"fuzz-seed"}, Total: 1}
+	return placement.Decision{Seed: "fuzz-seed", Tied: []string{"fuzz-seed"}, Total: 1}, nil
 }
 
 // FuzzShootMutator: run with e.g. -fuzz=FuzzShootMutator -fuzztime=60s

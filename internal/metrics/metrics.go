@@ -73,6 +73,7 @@ type Recorder struct {
 	rejectedKinds, rejectedNamespaces *boundedValues
 	conflicts                         prometheus.Counter
 	clientRejections                  *prometheus.CounterVec
+	refused                           *prometheus.CounterVec // refused.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -133,6 +134,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Name: ClientRejectionsTotalName,
 			Help: "TLS handshakes on the webhook port refused by client authentication (server.clientAuth), by reason (missing, untrusted, name_not_allowed).",
 		}, []string{"reason"}),
+		refused:      newRefusedCollector(),
 		pending:      newPendingCollectors(),
 		reservations: newReservationCollectors(),
 		certificates: newCertificateCollectors(),
@@ -146,6 +148,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.rejected = Register(reg, m.rejected)
 	m.conflicts = Register(reg, m.conflicts)
 	m.clientRejections = Register(reg, m.clientRejections)
+	m.refused = Register(reg, m.refused)
 	for _, g := range groups {
 		switch g {
 		case GroupPending:

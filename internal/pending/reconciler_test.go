@@ -628,9 +628,9 @@ func TestReservationKeyIsTheCapacityWebhooksKey(t *testing.T) {
 		Allocatable: corev1.ResourceList{api.ResourceShoots: resource.MustParse("1")},
 	}}
 	store.Apply(sd)
-	require.NoError(t, store.Reserve("seed-a", ReservationKey("garden-dev", "s1")), "the controller takes the last place")
-	assert.NoError(t, store.Reserve("seed-a", cache.ManualReservationKey("garden-dev", "s1")), "the webhook finds it held")
-	assert.Error(t, store.Reserve("seed-a", cache.ManualReservationKey("garden-dev", "other")), "and the seed is full for others")
+	require.NoError(t, store.Reserve("garden-dev", "seed-a", ReservationKey("garden-dev", "s1")), "the controller takes the last place")
+	assert.NoError(t, store.Reserve("garden-dev", "seed-a", cache.ManualReservationKey("garden-dev", "s1")), "the webhook finds it held")
+	assert.Error(t, store.Reserve("garden-dev", "seed-a", cache.ManualReservationKey("garden-dev", "other")), "and the seed is full for others")
 	bound := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "s1"}, Spec: api.ShootSpec{SeedName: ptr.To("seed-a")}}
 	store.Apply(bound)
 	assert.Equal(t, int64(1), store.Usage("seed-a"), "the bound Shoot ends the reservation")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,7 +89,7 @@ func TestThreeReplicasNeverOverfill(t *testing.T) {
 		c, err := NewClient(productionLimits(cfg))
 		require.NoError(t, err)
 		c = countingClient{Client: c, reads: &reads, writes: &writes}
-		r, err := New(c, landscape(seeds, shoots), Options{Namespace: ns, Metrics: m, Log: logr.Discard()})
+		r, err := New(c, landscape(seeds, shoots), Options{Namespace: ns, Metrics: m, Log: logr.Discard(), Limits: cache.Limits{PerNamespace: 1 << 20, Total: 1 << 20}})
 		require.NoError(t, err)
 		replicas = append(replicas, r)
 	}
@@ -199,7 +200,7 @@ func BenchmarkReserveAPIServer(b *testing.B) {
 		c, err := NewClient(cfg)
 		require.NoError(b, err)
 		c = countingClient{Client: c, reads: &reads, writes: &writes}
-		r, err := New(c, landscape(nil, nil), Options{Namespace: ns, Log: logr.Discard()})
+		r, err := New(c, landscape(nil, nil), Options{Namespace: ns, Log: logr.Discard(), Limits: cache.Limits{PerNamespace: 1 << 20, Total: 1 << 20}})
 		require.NoError(b, err)
 		return r
 	}

@@ -16,7 +16,7 @@ const maxExpiryAhead = time.Hour + time.Minute
 type decision struct {
 	results []error           // per request: nil or a *cache.CapacityError
 	data    map[string]string // the ConfigMap data to write
-	write   bool              // some request took or renewed a place
+	write   bool              // some request took a place
 }
 
 // entry is one reservation of the seed while a batch is decided: stored in
@@ -103,9 +103,9 @@ func decideRequests(seed string, entries map[string]*entry, reqs []*request, cha
 	d := decision{results: make([]error, len(reqs))}
 	for i, req := range reqs {
 		if e := entries[req.key]; e != nil && !e.dropped {
-			// Retried, or a duplicate in this batch: already counted.
-			e.expires, e.rewrite = time.Time{}, true
-			d.write = true
+			// Retried, or a duplicate in this batch: already counted, and
+			// not renewed, so that sending a request again never holds a
+			// place beyond the TTL of the first.
 			continue
 		}
 		if count+1 > req.alloc {

@@ -31,8 +31,17 @@
 //     random backoff.
 //
 // Dry runs GET and count but write nothing. Reserving a key that holds a live
-// entry admits it and renews the expiry (a retried request is not counted
-// twice).
+// entry admits it and keeps its expiry (a retried request is not counted
+// twice, and sending it again never holds the place beyond the first
+// request's TTL).
+//
+// Limits: a replica writes at most Options.Limits live entries (unexpired,
+// their Shoot not yet in its cache) per namespace and in all (config
+// reservations.maxPerNamespace and maxTotal), so that forged admission
+// reviews cannot fill the ConfigMaps; beyond them Reserve returns a
+// *cache.LimitError without writing, and the webhooks check like a dry run
+// (ledger.go). The limits hold per replica: all replicas together write at
+// most their number times the limits.
 //
 // Why one object per seed: optimistic concurrency serialises exactly the
 // requests that compete for the same places. Requests for different seeds
@@ -101,7 +110,7 @@
 // The mutating webhook (handlers.ClusterPlacer) chooses from its own
 // replica's view and then reserves here under the same key before it
 // answers; a seed found full is left out and the choice made again (a few
-// seeds at most). The capacity webhook then renews that entry instead of
+// seeds at most). The capacity webhook then finds that entry instead of
 // counting the Shoot twice. A Shoot with only generateName has no name (no
 // key) in the mutating webhook and is not reserved there: when replicas race
 // for a seed's last places, it can still be refused by the capacity webhook

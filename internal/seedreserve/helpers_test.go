@@ -94,6 +94,10 @@ func newTestReserver(t testing.TB, c client.Client, local LocalShoots, clk *cloc
 	return r
 }
 
+// noLimits lifts Options.Limits above what a test reserves, for tests of
+// something else.
+func noLimits(o *Options) { o.Limits = cache.Limits{PerNamespace: 1 << 20, Total: 1 << 20} }
+
 // entries returns the data of seed's reservation ConfigMap (nil if absent).
 func entries(t testing.TB, c client.Client, seed string) map[string]string {
 	t.Helper()

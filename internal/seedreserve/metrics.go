@@ -14,6 +14,7 @@ type Recorder interface {
 	ObserveReservation(operation, result string, d time.Duration)
 	ObserveReservationConflict()
 	ObserveReservationBatch(n int)
+	ObserveReservationRefused(store, reason string)
 }
 
 // Operations, the "operation" label of the reservation duration.
@@ -54,5 +55,13 @@ func (r recorder) conflict() {
 func (r recorder) observeBatch(n int) {
 	if r.m != nil {
 		r.m.ObserveReservationBatch(n)
+	}
+}
+
+// refused counts a reservation the limits refused (err, a *cache.LimitError).
+func (r recorder) refused(err error) {
+	var limit *cache.LimitError
+	if r.m != nil && errors.As(err, &limit) {
+		r.m.ObserveReservationRefused(metrics.RefusedStoreAPIServer, limit.Reason)
 	}
 }

@@ -18,6 +18,16 @@ type countingRecorder struct {
 	results   map[string]int // operation/result
 	conflicts int
 	batches   []int
+	refused   map[string]int // reason
+}
+
+func (c *countingRecorder) ObserveReservationRefused(store, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refused == nil {
+		c.refused = map[string]int{}
+	}
+	c.refused[store+"/"+reason]++
 }
 
 func (c *countingRecorder) ObserveReservation(operation, result string, _ time.Duration) {

@@ -72,6 +72,10 @@ type Options struct {
 	// MaxAttempts bounds the writes tried per batch when other replicas'
 	// updates conflict. Default: 10.
 	MaxAttempts int
+	// Limits bound the live entries this replica writes (zero fields: the
+	// defaults of cache.Limits); a Reserve beyond them returns a
+	// *cache.LimitError without writing.
+	Limits cache.Limits
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Metrics may be nil.
@@ -92,6 +96,7 @@ type Reserver struct {
 	now         func() time.Time
 	metrics     recorder
 	log         logr.Logger
+	ledger      *ledger
 
 	mu     sync.Mutex
 	queues map[string]*queue // per seed
@@ -126,6 +131,7 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 		client: c, local: local, namespace: o.Namespace,
 		ttl: o.TTL, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
 		now: o.Now, metrics: recorder{o.Metrics}, log: o.Log,
+		ledger: newLedger(o.Limits, local),
 		queues: map[string]*queue{},
 	}, nil
 }
@@ -136,15 +142,32 @@ func (r *Reserver) Namespace() string { return r.namespace }
 // Reserve takes a place on seed for key ("namespace/name" of the Shoot)
 // unless seed's usage, counted across replicas, would exceed allocatable:
 // then it returns a *cache.CapacityError. A key holding a live entry keeps
-// its place (the expiry is renewed). Any other error means nothing could be
-// decided; the caller must deny.
-func (r *Reserver) Reserve(ctx context.Context, seed, key string, allocatable int64) (err error) {
-	start := time.Now()
-	defer func() { r.metrics.observe(opReserve, err, time.Since(start)) }()
+// its place and its expiry: sending a request again never makes a place
+// last longer than the TTL. A new entry beyond Options.Limits is not
+// written: a *cache.LimitError, before any request to the API server. Any
+// other error means nothing could be decided; the caller must deny.
+func (r *Reserver) Reserve(ctx context.Context, seed, key string, allocatable int64) error {
 	req, err := r.newRequest(seed, key, allocatable)
 	if err != nil {
 		return err
 	}
+	taken, err := r.ledger.take(seed, key, r.now())
+	if err != nil {
+		r.metrics.refused(err)
+		return err
+	}
+	err = r.reserve(ctx, seed, req)
+	if taken {
+		// Rounded up like the written expiry, which was decided before now.
+		r.ledger.settle(key, err, r.now().Add(r.ttl+time.Second))
+	}
+	return err
+}
+
+// reserve queues req for seed's batch and waits for its answer.
+func (r *Reserver) reserve(ctx context.Context, seed string, req *request) (err error) {
+	start := time.Now()
+	defer func() { r.metrics.observe(opReserve, err, time.Since(start)) }()
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 

@@ -66,18 +66,25 @@ func TestReserveCountsAndDenies(t *testing.T) {
 }
 
 // The same key reserves once: a retried request keeps its place on a full
-// seed and renews the expiry.
+// seed, and its first expiry: sending it again every few seconds never holds
+// the place beyond one TTL (issue 14, defect 2).
 func TestReserveIsIdempotent(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
-	clk.Step(10 * time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
-	assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:40Z"}, entries(t, c, "s"))
+	for range 2 {
+		clk.Step(10 * time.Second)
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
+		assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:30Z"}, entries(t, c, "s"), "not renewed")
+	}
 	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), 0, 1, 1)
 	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 1), "a dry run of the holder fits too")
+
+	clk.Step(10 * time.Second) // 12:00:30, the first request's TTL
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), "the place is free after one TTL")
+	assert.Equal(t, map[string]string{"garden-dev.b": "2026-03-01T12:01:00Z"}, entries(t, c, "s"))
 }
 
 // Expired entries free their place and are dropped by the next write.
@@ -219,7 +226,7 @@ func TestReplicasNeverOverfillFake(t *testing.T) {
 	shoots := map[string]int{"s0": 5, "s1": 5, "s2": 5, "s3": 5} // 25 free places each
 	var replicas []*Reserver
 	for range 3 {
-		replicas = append(replicas, newTestReserver(t, c, landscape(seeds, shoots), nil))
+		replicas = append(replicas, newTestReserver(t, c, landscape(seeds, shoots), nil, noLimits))
 	}
 	res := reserveConcurrently(t, replicas, 300, 4, 30)
 	assert.Empty(t, res.errors)
@@ -269,4 +276,76 @@ func reserveConcurrently(t testing.TB, replicas []*Reserver, n, seeds int, alloc
 	close(start)
 	wg.Wait()
 	return res
+}
+
+// A replica writes at most Options.Limits live entries per namespace and in
+// all (issue 14, defect 2): forged capacity reviews cannot fill the
+// ConfigMaps. Beyond them Reserve writes nothing and says so with a
+// *cache.LimitError; an entry that expired, or whose Shoot arrived, or that
+// the seed refused frees its slot.
+func TestReserveLimits(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	local := landscape(map[string]int64{"s": 100, "t": 100, "tiny": 0}, nil)
+	m := &countingRecorder{}
+	r := newTestReserver(t, c, local, clk, func(o *Options) {
+		o.Limits = cache.Limits{PerNamespace: 2, Total: 3}
+		o.Metrics = m
+	})
+	limit := func(err error, reason string) {
+		t.Helper()
+		var le *cache.LimitError
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, reason, le.Reason)
+	}
+
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", 100))
+	require.NoError(t, r.Reserve(ctx, "t", "garden-a/x2", 100))
+	limit(r.Reserve(ctx, "s", "garden-a/x3", 100), "namespace")
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", 100), "a held key is not new")
+	capacityError(t, r.Reserve(ctx, "tiny", "garden-b/y0", 0), 0, 0, 0)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-b/y1", 100), "the denial gave its slot back")
+	limit(r.Reserve(ctx, "s", "garden-c/z1", 100), "total")
+	assert.Equal(t, []string{"garden-a.x1", "garden-b.y1"}, sortedKeys(entries(t, c, "s")), "nothing written beyond the limits")
+	assert.Equal(t, map[string]int{"apiserver/namespace": 1, "apiserver/total": 1}, m.refused, "counted by reason")
+	n, total := r.ledger.counts("garden-a")
+	assert.Equal(t, 2, n)
+	assert.Equal(t, 3, total)
+	require.NoError(t, r.Check(ctx, "s", "garden-a/x3", 100), "a dry run is never refused")
+
+	// x2's Shoot arrives on t: its slot is free, found within a second
+	// (a flood at the limit does not scan the ledger on every request).
+	local.Apply(shootObj("garden-a", "x2", "t"))
+	limit(r.Reserve(ctx, "s", "garden-a/x3", 100), "namespace")
+	clk.Step(time.Second)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x3", 100))
+	limit(r.Reserve(ctx, "s", "garden-a/x4", 100), "namespace")
+
+	// One TTL (and the second the ledger adds for rounding) after the last
+	// was written, all entries have expired.
+	clk.Step(testTTL + time.Second)
+	for i := range 2 {
+		require.NoError(t, r.Reserve(ctx, "s", fmt.Sprintf("garden-c/z%d", i), 100))
+	}
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x4", 100))
+	assert.Equal(t, []string{"garden-a.x4", "garden-c.z0", "garden-c.z1"}, sortedKeys(entries(t, c, "s")))
+}
+
+// With the default limits, 330 forged capacity reviews in one namespace
+// write 50 entries.
+func TestReserveDefaultLimitsBoundAFlood(t *testing.T) {
+	c := newFake(nil)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1000}, nil), newClock())
+	refused := 0
+	for i := range 330 {
+		err := r.Reserve(ctx, "s", fmt.Sprintf("garden-dev/forged-%d", i), 1000)
+		var le *cache.LimitError
+		if errors.As(err, &le) {
+			refused++
+			continue
+		}
+		require.NoError(t, err)
+	}
+	assert.Len(t, entries(t, c, "s"), cache.DefaultMaxReservationsPerNamespace)
+	assert.Equal(t, 330-cache.DefaultMaxReservationsPerNamespace, refused)
 }

@@ -1,0 +1,206 @@
+package cache
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+// refusals counts what a Store records of refused reservations.
+type refusals struct {
+	mu sync.Mutex
+	n  map[string]int // store/reason
+}
+
+func (r *refusals) ObserveReservationRefused(store, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int{}
+	}
+	r.n[store+"/"+reason]++
+}
+
+func (r *refusals) counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+func TestReserveLimits(t *testing.T) {
+	type step struct {
+		ns, seed, key string
+		want          string // "" ok, "namespace" or "total" (a *LimitError), "full" (a *CapacityError)
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		want  map[string]int // live reservations per namespace
+	}{{
+		name: "per namespace",
+		steps: []step{
+			{"garden-a", "big", "a1", ""}, {"garden-a", "big", "a2", ""}, {"garden-a", "big", "a3", "namespace"},
+			{"garden-b", "big", "b1", ""},
+		},
+		want: map[string]int{"garden-a": 2, "garden-b": 1},
+	}, {
+		name: "total",
+		steps: []step{
+			{"garden-a", "big", "a1", ""}, {"garden-b", "big", "b1", ""}, {"garden-c", "big", "c1", ""},
+			{"garden-d", "big", "d1", "total"},
+		},
+		want: map[string]int{"garden-a": 1, "garden-b": 1, "garden-c": 1},
+	}, {
+		name: "a held key counts once, and may move at the limit",
+		steps: []step{
+			{"garden-a", "big", "a1", ""}, {"garden-a", "big", "a2", ""},
+			{"garden-a", "big", "a1", ""}, {"garden-a", "other", "a1", ""},
+		},
+		want: map[string]int{"garden-a": 2},
+	}, {
+		name:  "a full seed is a capacity error, not a limit",
+		steps: []step{{"garden-a", "small", "a1", ""}, {"garden-a", "big", "a2", ""}, {"garden-b", "small", "b1", "full"}},
+		want:  map[string]int{"garden-a": 2},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &refusals{}
+			s := NewStore(Options{Limits: Limits{PerNamespace: 2, Total: 3}, Refusals: rec})
+			s.Apply(seed("big", 100))
+			s.Apply(seed("other", 100))
+			s.Apply(seed("small", 1))
+			wantRefused := map[string]int{}
+			for _, st := range tc.steps {
+				err := s.Reserve(st.ns, st.seed, st.key)
+				switch st.want {
+				case "":
+					require.NoError(t, err, "%+v", st)
+				case "full":
+					var ce *CapacityError
+					require.ErrorAs(t, err, &ce, "%+v", st)
+				default:
+					var le *LimitError
+					require.ErrorAs(t, err, &le, "%+v", st)
+					assert.Equal(t, LimitError{Namespace: st.ns, Reason: st.want, Limit: map[string]int{"namespace": 2, "total": 3}[st.want]}, *le)
+					_, held := s.Reservation(st.key)
+					assert.False(t, held, "a refused reservation holds nothing")
+					wantRefused["memory/"+st.want]++
+				}
+			}
+			for ns, n := range tc.want {
+				got, _ := s.ReservationCounts(ns)
+				assert.Equal(t, n, got, ns)
+			}
+			if len(wantRefused) == 0 {
+				wantRefused = nil
+			}
+			assert.Equal(t, wantRefused, rec.counts())
+		})
+	}
+}
+
+func TestLimitErrorMessages(t *testing.T) {
+	assert.Equal(t, `namespace "garden-a" holds 50 live reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end`,
+		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonNamespace, Limit: 50}).Error())
+	assert.Equal(t, `1000 live reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end`,
+		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonTotal, Limit: 1000}).Error())
+	assert.Equal(t, Limits{PerNamespace: 100, Total: 1000}, Limits{}.WithDefaults())
+}
+
+// The limits count live reservations only: one that expired or whose Shoot
+// arrived frees its slot.
+func TestReserveLimitsCountLiveOnly(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{Limits: Limits{PerNamespace: 2, Total: 10}, Now: clock.Now})
+	s.Apply(seed("a", 100))
+	require.NoError(t, s.Reserve("garden-a", "a", "k1"))
+	clock.Step(10 * time.Second)
+	require.NoError(t, s.Reserve("garden-a", "a", "k2"))
+	var le *LimitError
+	require.ErrorAs(t, s.Reserve("garden-a", "a", "k3"), &le)
+
+	arrived := shoot("garden-a", "s2", "a", "")
+	arrived.Annotations = map[string]string{AnnotationReservation: "k2"}
+	s.Apply(arrived)
+	require.NoError(t, s.Reserve("garden-a", "a", "k3"), "k2's Shoot arrived: its slot is free")
+	require.ErrorAs(t, s.Reserve("garden-a", "a", "k4"), &le)
+
+	clock.Step(20 * time.Second) // k1's TTL
+	require.NoError(t, s.Reserve("garden-a", "a", "k4"), "k1 expired: its slot is free")
+	n, total := s.ReservationCounts("garden-a")
+	assert.Equal(t, 2, n)
+	assert.Equal(t, 2, total)
+}
+
+// Reserving a held key again, even on another seed, keeps its first expiry.
+func TestReserveAgainKeepsExpiry(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{Now: clock.Now}) // TTL 30s
+	s.Apply(seed("a", 10))
+	s.Apply(seed("b", 10))
+	require.NoError(t, s.Reserve("garden-a", "a", "k"))
+	clock.Step(20 * time.Second)
+	require.NoError(t, s.Reserve("garden-a", "a", "k"))
+	require.NoError(t, s.Reserve("garden-a", "b", "k"))
+	clock.Step(10 * time.Second) // 30s after the first
+	_, held := s.Reservation("k")
+	assert.False(t, held, "the moved reservation ends at the first one's TTL")
+	assert.Equal(t, map[string]int64{"a": 0, "b": 0}, usages(s, "a", "b"))
+}
+
+// Place at a limit still decides; the decision stands without a reservation.
+func TestPlaceAtLimit(t *testing.T) {
+	rec := &refusals{}
+	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}, Refusals: rec})
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 10))
+	s.Apply(seed("b", 10))
+
+	d, unreserved := s.PlaceReserved(shoot("garden-a", "s1", "", ""), placementOpts, "uid-1")
+	require.NoError(t, unreserved)
+	assert.Equal(t, "a", d.Seed)
+
+	d, unreserved = s.PlaceReserved(shoot("garden-a", "s2", "", ""), placementOpts, "uid-2")
+	var le *LimitError
+	require.ErrorAs(t, unreserved, &le)
+	assert.Equal(t, metrics.RefusedReasonNamespace, le.Reason)
+	assert.True(t, d.Schedulable())
+	assert.Equal(t, "b", d.Seed, "the decision is made as ever")
+	_, held := s.Reservation("uid-2")
+	assert.False(t, held)
+	assert.Equal(t, map[string]int64{"a": 1, "b": 0}, usages(s, "a", "b"))
+
+	d, unreserved = s.PlaceReserved(shoot("garden-b", "s3", "", ""), placementOpts, "uid-3")
+	require.NoError(t, unreserved, "another namespace still reserves")
+	assert.Equal(t, "b", d.Seed)
+	d, unreserved = s.PlaceReserved(shoot("garden-a", "s4", "", ""), placementOpts, "")
+	assert.NoError(t, unreserved, "a dry run reserves nothing and is refused nothing")
+	assert.True(t, d.Schedulable())
+	assert.Equal(t, map[string]int{"memory/namespace": 1}, rec.counts())
+}
+
+// Placing the same request (UID) again releases its reservation and takes
+// a new one, but never past the first one's TTL: a review sent again and
+// again holds its place no longer than the first sending's TTL. (Sent after
+// that, it is a new reservation, like any other review's: the limits bound
+// how many there are.)
+func TestPlaceAgainKeepsExpiry(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{Now: clock.Now}) // TTL 30s
+	s.decide = leastUsedDecide
+	s.Apply(seed("a", 10))
+	for range 3 { // at 0s, 10s, 20s
+		d := s.Place(shoot("garden-a", "s", "", ""), placementOpts, "uid-1")
+		require.Equal(t, "a", d.Seed)
+		assert.Equal(t, int64(1), s.Usage("a"), "counted once")
+		clock.Step(10 * time.Second)
+	}
+	assert.Equal(t, int64(0), s.Usage("a"), "free 30s after the first sending")
+	_, held := s.Reservation("uid-1")
+	assert.False(t, held)
+}

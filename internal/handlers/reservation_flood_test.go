@@ -1,0 +1,353 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
+)
+
+// Issue 14, defect 2 (c), limits that hold without a NetworkPolicy or client
+// authentication: anyone reaching the webhook sent ~330 forged CREATE
+// reviews for a real Project's namespace to /mutate-shoots; each reserved a
+// place, two seeds were full (100/100), and a real Shoot went to a seed in
+// another region. Now a namespace holds at most
+// reservations.maxPerNamespace live reservations and all namespaces
+// reservations.maxTotal; beyond them a Shoot is placed as ever, without a
+// reservation. Sending the reviews again never keeps a place past the TTL.
+
+// floodStore is a Store of the aws CloudProfile, the Projects whose
+// namespaces are given, and the seeds, on clock.
+func floodStore(clock *clocktesting.FakeClock, limits cache.Limits, m *metrics.Recorder, namespaces []string, seeds ...*api.Seed) *cache.Store {
+	s := cache.NewStore(cache.Options{Now: clock.Now, Limits: limits, Refusals: m})
+	s.Apply(&api.CloudProfile{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
+		ObjectMeta: metav1.ObjectMeta{Name: "aws"},
+		Spec:       api.CloudProfileSpec{Type: "aws"},
+	})
+	for _, ns := range namespaces {
+		s.Apply(&api.Project{ObjectMeta: metav1.ObjectMeta{Name: strings.TrimPrefix(ns, "garden-")}, Spec: api.ProjectSpec{Namespace: &ns}})
+	}
+	for _, sd := range seeds {
+		s.Apply(sd)
+	}
+	return s
+}
+
+// inRegion moves a seed to another region.
+func inRegion(region string) func(*api.Seed) {
+	return func(s *api.Seed) {
+		s.Spec.Provider.Region = region
+		s.Spec.Provider.Zones = []string{region + "a", region + "b", region + "c"}
+	}
+}
+
+// forgedReview is review{}.body() (the exact bytes of a real CREATE) with
+// its own UID, in namespace ns (request and object).
+func forgedReview(uid, ns string) string {
+	return strings.ReplaceAll(review{uid: uid}.body(), `"namespace": "garden-dev"`, fmt.Sprintf(`"namespace": %q`, ns))
+}
+
+// postReview sends body to h as the API server would.
+func postReview(t *testing.T, h http.Handler, body string) *admissionv1.AdmissionResponse {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/mutate-shoots", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out), rec.Body.String())
+	require.NotNil(t, out.Response)
+	return out.Response
+}
+
+// placedOn returns the seed the response sets, and whether it carries a
+// reservation key.
+func placedOn(t *testing.T, resp *admissionv1.AdmissionResponse) (seed string, reserved bool) {
+	t.Helper()
+	require.True(t, resp.Allowed, vMessage(resp))
+	require.NotEmpty(t, resp.Patch, "placed")
+	obj := applyPatch(t, shootJSON("", ""), resp.Patch)
+	seed, _ = obj["spec"].(map[string]any)["seedName"].(string)
+	annotations, _ := obj["metadata"].(map[string]any)["annotations"].(map[string]any)
+	_, reserved = annotations[cache.AnnotationReservation]
+	return seed, reserved
+}
+
+func unreservedWarnings(resp *admissionv1.AdmissionResponse) int {
+	n := 0
+	for _, w := range resp.Warnings {
+		if strings.HasPrefix(w, UnreservedWarningPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestForgedMutatingFloodIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		limits cache.Limits
+		// reserved: places the flood holds; realSeeds: where the real
+		// Shoot may go.
+		reserved  int64
+		warned    int
+		realSeeds []string
+	}{
+		{"default limits", cache.Limits{}, cache.DefaultMaxReservationsPerNamespace, 330 - cache.DefaultMaxReservationsPerNamespace, []string{"aws-eu1", "aws-eu2"}},
+		// The defect, as reported, when the limits are lifted: this is
+		// what the default limits prevent.
+		{"limits lifted", cache.Limits{PerNamespace: 1000, Total: 1000}, 200, 0, []string{"aws-us1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newVClock()
+			reg := prometheus.NewPedanticRegistry()
+			rec := metrics.New(reg)
+			store := floodStore(clock, tc.limits, rec, []string{"garden-dev", "garden-prod"},
+				vSeed("aws-eu1", 100), vSeed("aws-eu2", 100), vSeed("aws-us1", 1000, inRegion("us-east-1")))
+			m := newMutator(t, &ClusterPlacer{Local: store}, nil)
+			m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
+			h := NewMutatingHTTPHandler(m, 0)
+			sameRegion := func() int64 { return store.Usage("aws-eu1") + store.Usage("aws-eu2") }
+
+			flood := func() (warned int) {
+				for i := range 330 {
+					resp := postReview(t, h, forgedReview(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "garden-dev"))
+					seed, reserved := placedOn(t, resp)
+					require.NotEmpty(t, seed, "every forged review is still answered with a placement")
+					w := unreservedWarnings(resp)
+					assert.Equal(t, w == 0, reserved, "a reservation key only on a reserved placement")
+					warned += w
+				}
+				return warned
+			}
+			warned := flood()
+			assert.Equal(t, tc.reserved, sameRegion())
+			assert.Equal(t, tc.warned, warned)
+
+			// A real Shoot of another Project goes where it always went, and
+			// reserves its place.
+			seed, reserved := placedOn(t, postReview(t, h, forgedReview("real-1", "garden-prod")))
+			assert.Contains(t, tc.realSeeds, seed)
+			if tc.limits != (cache.Limits{}) {
+				return
+			}
+			assert.True(t, reserved)
+			_, held := store.Reservation("real-1")
+			assert.True(t, held)
+			require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`
+# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The placement itself is still made.
+# TYPE seedwarden_reservations_refused_total counter
+seedwarden_reservations_refused_total{reason="namespace",store="memory"} %d
+`, 330-tc.reserved)), metrics.ReservationsRefusedName))
+
+			// The same reviews sent again 20s later hold nothing longer: 30s
+			// after the first sending every place is free.
+			clock.Step(20 * time.Second)
+			flood()
+			assert.Equal(t, tc.reserved, sameRegion()-1, "the flood holds no more places")
+			clock.Step(10 * time.Second)
+			assert.Zero(t, sameRegion(), "free one TTL after the first sending")
+			n, total := store.ReservationCounts("garden-dev")
+			assert.Zero(t, n)
+			assert.Zero(t, total)
+		})
+	}
+}
+
+// Spread over many Projects' namespaces, the flood holds at most
+// reservations.maxTotal places; a real Shoot is still placed in its region
+// (without a reservation, with a warning).
+func TestForgedMutatingFloodOverManyNamespaces(t *testing.T) {
+	clock := newVClock()
+	reg := prometheus.NewPedanticRegistry()
+	rec := metrics.New(reg)
+	var namespaces []string
+	for i := range 22 {
+		namespaces = append(namespaces, fmt.Sprintf("garden-p%02d", i))
+	}
+	limits := cache.Limits{PerNamespace: 50, Total: 1000}
+	store := floodStore(clock, limits, rec, append(namespaces, "garden-prod"),
+		vSeed("aws-eu1", 1000), vSeed("aws-eu2", 1000), vSeed("aws-us1", 1000, inRegion("us-east-1")))
+	m := newMutator(t, &ClusterPlacer{Local: store}, nil)
+	m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
+	h := NewMutatingHTTPHandler(m, 0)
+
+	for i, ns := range namespaces {
+		for j := range 50 {
+			placedOn(t, postReview(t, h, forgedReview(fmt.Sprintf("forged-%d-%d", i, j), ns)))
+		}
+	}
+	assert.Equal(t, int64(1000), store.Usage("aws-eu1")+store.Usage("aws-eu2"))
+
+	resp := postReview(t, h, forgedReview("real-1", "garden-prod"))
+	seed, reserved := placedOn(t, resp)
+	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
+	assert.False(t, reserved)
+	assert.Equal(t, 1, unreservedWarnings(resp))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The placement itself is still made.
+# TYPE seedwarden_reservations_refused_total counter
+seedwarden_reservations_refused_total{reason="total",store="memory"} 101
+`), metrics.ReservationsRefusedName))
+
+	clock.Step(30 * time.Second)
+	assert.Zero(t, store.Usage("aws-eu1")+store.Usage("aws-eu2"))
+}
+
+// Forged /validate-shoot-capacity reviews (a user's own spec.seedName) in a
+// Project's namespace reserve up to the namespace's limit; the rest are
+// checked and admitted without a reservation. Another namespace reserves as
+// ever.
+func TestForgedCapacityFloodIsBounded(t *testing.T) {
+	clock := newVClock()
+	rec := metrics.New(nil)
+	store := floodStore(clock, cache.Limits{}, rec, []string{"garden-dev", "garden-prod"}, vSeed("aws-eu1", 1000))
+	v := &ShootCapacityValidator{Store: store, Projects: store, Log: logr.Discard()}
+	send := func(ns, name string) *admissionv1.AdmissionResponse {
+		r := vReview{name: name, namespace: ns, object: namedShoot(name, "aws-eu1"), user: binderUser}
+		return vServe(t, v, strings.ReplaceAll(r.body(t), `"namespace":"garden-dev"`, fmt.Sprintf(`"namespace":%q`, ns)))
+	}
+	warned := 0
+	for i := range 330 {
+		resp := send("garden-dev", fmt.Sprintf("forged-%d", i))
+		require.True(t, resp.Allowed, vMessage(resp))
+		warned += unreservedWarnings(resp)
+	}
+	assert.Equal(t, int64(cache.DefaultMaxReservationsPerNamespace), store.Usage("aws-eu1"))
+	assert.Equal(t, 330-cache.DefaultMaxReservationsPerNamespace, warned)
+
+	resp := send("garden-prod", "real")
+	require.True(t, resp.Allowed, vMessage(resp))
+	assert.Zero(t, unreservedWarnings(resp))
+	_, held := store.Reservation(cache.ManualReservationKey("garden-prod", "real"))
+	assert.True(t, held, "another namespace reserves")
+
+	clock.Step(30 * time.Second)
+	assert.Zero(t, store.Usage("aws-eu1"))
+}
+
+// With capacity.coordination apiserver, the flood writes no more
+// reservation ConfigMap entries than the limits allow, whether it goes to
+// /mutate-shoots or /validate-shoot-capacity, and a real Shoot of another
+// Project still reserves across replicas.
+func TestForgedFloodClusterMode(t *testing.T) {
+	clock := newVClock()
+	rec := metrics.New(nil)
+	store := floodStore(clock, cache.Limits{}, rec, []string{"garden-dev", "garden-prod"}, vSeed("aws-eu1", 1000), vSeed("aws-eu2", 1000))
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	apiServer := fake.NewClientBuilder().WithScheme(scheme).Build()
+	r, err := seedreserve.New(apiServer, store, seedreserve.Options{Namespace: "seedwarden", Now: clock.Now, Timeout: time.Minute, Log: logr.Discard()})
+	require.NoError(t, err)
+	m := newMutator(t, &ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}, nil)
+	m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
+	h := NewMutatingHTTPHandler(m, 0)
+	v := &ShootCapacityValidator{Store: store, Projects: store, Cluster: r, Log: logr.Discard()}
+	named := func(body, name string) string {
+		return strings.ReplaceAll(body, `"name": "crazy-botany"`, fmt.Sprintf(`"name": %q`, name))
+	}
+	// entries counts the live entries of the ConfigMaps by namespace.
+	entries := func() map[string]int {
+		out := map[string]int{}
+		for _, seed := range []string{"aws-eu1", "aws-eu2"} {
+			cm := &corev1.ConfigMap{}
+			if err := apiServer.Get(t.Context(), client.ObjectKey{Namespace: "seedwarden", Name: seedreserve.ConfigMapName(seed)}, cm); err != nil {
+				continue
+			}
+			for k, v := range cm.Data {
+				exp, err := time.Parse(time.RFC3339, v)
+				require.NoError(t, err)
+				if ns, _, _ := strings.Cut(k, "."); exp.After(clock.Now()) {
+					out[ns]++
+				}
+			}
+		}
+		return out
+	}
+
+	for i := range 330 {
+		resp := postReview(t, h, named(forgedReview(fmt.Sprintf("uid-%d", i), "garden-dev"), fmt.Sprintf("forged-%d", i)))
+		seed, _ := placedOn(t, resp)
+		require.NotEmpty(t, seed)
+	}
+	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace}, entries())
+
+	for i := range 330 {
+		name := fmt.Sprintf("forged-capacity-%d", i)
+		rv := vReview{name: name, object: namedShoot(name, "aws-eu1"), user: binderUser}
+		resp := vServe(t, v, rv.body(t))
+		require.True(t, resp.Allowed, vMessage(resp))
+		require.Equal(t, 1, unreservedWarnings(resp), "at the limit already: checked, not reserved")
+	}
+	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace}, entries())
+
+	seed, reserved := placedOn(t, postReview(t, h, named(forgedReview("real-1", "garden-prod"), "real")))
+	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
+	assert.True(t, reserved)
+	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace, "garden-prod": 1}, entries())
+
+	// One TTL (rounded up to the second) later, the flood's slots are free
+	// again and the next writer drops its entries.
+	clock.Step(31 * time.Second)
+	resp := vServe(t, v, vReview{name: "later", object: namedShoot("later", "aws-eu1"), user: binderUser}.body(t))
+	require.True(t, resp.Allowed, vMessage(resp))
+	assert.Zero(t, unreservedWarnings(resp))
+	assert.Equal(t, map[string]int{"garden-dev": 1}, entries())
+}
+
+// limitedCluster refuses every Reserve at a limit and records the calls.
+type limitedCluster struct{ seedCluster }
+
+func (f *limitedCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
+	_ = f.call("reserve", seed, key, alloc)
+	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
+}
+
+// When the cluster-wide reservations refuse at their limit, ClusterPlacer
+// checks instead, places the Shoot unreserved and holds nothing in memory
+// either (the Shoot carries no key that would end it).
+func TestClusterPlacerAtClusterLimit(t *testing.T) {
+	store := vStore(vSeed("aws-eu1", 10))
+	cluster := &limitedCluster{}
+	p := &ClusterPlacer{Local: store, Cluster: cluster}
+	m := newMutator(t, p, nil)
+	m.Projects = store
+	resp := postReview(t, NewMutatingHTTPHandler(m, 0), review{}.body())
+	seed, reserved := placedOn(t, resp)
+	assert.Equal(t, "aws-eu1", seed)
+	assert.False(t, reserved)
+	assert.Equal(t, 1, unreservedWarnings(resp))
+	assert.Equal(t, []string{"reserve aws-eu1 garden-dev/crazy-botany 10", "check aws-eu1 garden-dev/crazy-botany 10"}, cluster.calls)
+	assert.Zero(t, store.Usage("aws-eu1"), "nothing held in memory")
+
+	// A full seed found by the check is still left out.
+	cluster.calls, cluster.full = nil, map[string]bool{"aws-eu1": true}
+	resp = postReview(t, NewMutatingHTTPHandler(m, 0), review{uid: "second"}.body())
+	require.True(t, resp.Allowed)
+	assert.Contains(t, strings.Join(resp.Warnings, " "), UnschedulableWarningPrefix)
+	assert.Zero(t, store.Usage("aws-eu1"))
+}

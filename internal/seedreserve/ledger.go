@@ -1,0 +1,132 @@
+package seedreserve
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seedwarden/seedwarden/internal/cache"
+)
+
+// The ledger bounds the entries this replica writes (Options.Limits), like
+// cache.Store bounds its reservations: a forged capacity review must not be
+// able to fill the ConfigMaps. It counts per replica, as the Store does: the
+// entries of all replicas together are bounded by the replicas times the
+// limits. Counting across replicas would need a read of every seed's
+// ConfigMap per reservation.
+
+// pruneEvery bounds how often a request at a limit looks for entries that
+// ended: a flood at the limit would otherwise scan the ledger, and take the
+// cache's lock per seed, on every request. A slot that ends is found at
+// most this much later.
+const pruneEvery = time.Second
+
+// ledger counts the live entries this replica wrote, by Shoot key.
+type ledger struct {
+	limits cache.Limits
+	local  LocalShoots
+
+	mu          sync.Mutex
+	entries     map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
+	inNamespace map[string]int
+	pruned      time.Time // last pruneLocked
+}
+
+type ledgerEntry struct {
+	seed, namespace string
+	// expires is no earlier than the written entry's expiry; zero while
+	// the request is decided.
+	expires time.Time
+}
+
+func newLedger(limits cache.Limits, local LocalShoots) *ledger {
+	return &ledger{limits: limits.WithDefaults(), local: local, entries: map[string]ledgerEntry{}, inNamespace: map[string]int{}}
+}
+
+// take counts a new entry for key (a Shoot of namespace) on seed, or returns
+// the *cache.LimitError that refuses it. A key counted already (the request
+// sent again, or the mutating and the capacity webhook of this replica for
+// one Shoot) is not counted twice: taken is false.
+func (l *ledger) take(seed, key string, now time.Time) (taken bool, err error) {
+	namespace, _, _ := strings.Cut(key, "/")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.entries[key]; ok {
+		if e.expires.IsZero() || e.expires.After(now) {
+			return false, nil
+		}
+		l.dropLocked(key)
+	}
+	if l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)) != nil && now.Sub(l.pruned) >= pruneEvery {
+		l.pruneLocked(now)
+	}
+	if err := l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)); err != nil {
+		return false, err
+	}
+	l.entries[key] = ledgerEntry{seed: seed, namespace: namespace}
+	l.inNamespace[namespace]++
+	return true, nil
+}
+
+// settle records how a request that took an entry ended: a denial (the
+// seed is full) wrote nothing and gives it back; otherwise the entry counts
+// until expires. Other errors may have written it (a timed-out batch), so
+// they keep it too.
+func (l *ledger) settle(key string, err error, expires time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.entries[key]
+	if !ok {
+		return
+	}
+	if full := (*cache.CapacityError)(nil); errors.As(err, &full) {
+		l.dropLocked(key)
+		return
+	}
+	e.expires = expires
+	l.entries[key] = e
+}
+
+// pruneLocked drops the entries that ended: expired, or their Shoot is
+// counted on the seed now (it arrived). It runs only at a limit, so a
+// garden that never reaches one never pays for it.
+func (l *ledger) pruneLocked(now time.Time) {
+	l.pruned = now
+	bySeed := map[string][]string{}
+	for key, e := range l.entries {
+		switch {
+		case e.expires.IsZero():
+		case !e.expires.After(now):
+			l.dropLocked(key)
+		default:
+			bySeed[e.seed] = append(bySeed[e.seed], key)
+		}
+	}
+	for seed, keys := range bySeed {
+		_, charged := l.local.ShootsOnSeed(seed, keys)
+		for i, key := range keys {
+			if charged[i] {
+				l.dropLocked(key)
+			}
+		}
+	}
+}
+
+func (l *ledger) dropLocked(key string) {
+	e, ok := l.entries[key]
+	if !ok {
+		return
+	}
+	delete(l.entries, key)
+	if l.inNamespace[e.namespace]--; l.inNamespace[e.namespace] <= 0 {
+		delete(l.inNamespace, e.namespace)
+	}
+}
+
+// counts returns the entries counted for namespace and in all.
+func (l *ledger) counts(namespace string) (inNamespace, total int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inNamespace[namespace], len(l.entries)
+}
