@@ -14,9 +14,10 @@ import (
 
 // Binding the seed the mutating webhook announced (placement mode binding).
 
-// TokenVerifier is placementtoken.Signer's verification.
+// TokenVerifier is placementtoken.Signer's single-use verification: a
+// token copied from another Shoot (same generateName prefix) is refused.
 type TokenVerifier interface {
-	Verify(token string, s placementtoken.Subject) error
+	Redeem(token string, s placementtoken.Subject, holder placementtoken.Holder) error
 }
 
 // announced keeps the seed the mutating webhook announced for the Shoot, as
@@ -34,9 +35,9 @@ func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string
 		return placement.Decision{}, false
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("shoot", shoot.Namespace+"/"+shoot.Name, "announcedSeed", seed)
-	err := r.Verifier.Verify(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
+	err := r.Verifier.Redeem(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
 		Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: seed,
-	})
+	}, placementtoken.Holder{UID: string(shoot.UID), Namespace: shoot.Namespace, Name: shoot.Name})
 	if err != nil {
 		log.V(1).Info("Announced seed not taken: its placement token does not verify; deciding again", "reason", err.Error())
 		if admission != "" {
