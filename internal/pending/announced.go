@@ -2,6 +2,7 @@ package pending
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,6 +39,12 @@ func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string
 	err := r.Verifier.Redeem(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
 		Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: seed,
 	}, placementtoken.Holder{UID: string(shoot.UID), Namespace: shoot.Namespace, Name: shoot.Name})
+	if errors.Is(err, placementtoken.ErrReused) {
+		// A copy of another Shoot's token: the reservation it names is
+		// that Shoot's, not this one's to give back.
+		log.Info("Announced seed not taken: the placement token belongs to another Shoot; deciding again", "reason", err.Error())
+		return placement.Decision{}, false
+	}
 	if err != nil {
 		log.V(1).Info("Announced seed not taken: its placement token does not verify; deciding again", "reason", err.Error())
 		if admission != "" {

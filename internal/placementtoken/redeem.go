@@ -87,7 +87,7 @@ func (l *ledger) claim(nonce string, h Holder, expiry, now time.Time) error {
 		}
 		return nil
 	}
-	if len(l.uses) >= l.sweepAt {
+	if len(l.uses) >= l.sweepAt || len(l.uses) >= maxUses {
 		l.sweep(now)
 		l.sweepAt = max(1024, 2*len(l.uses))
 	}
