@@ -45,6 +45,10 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	store := newStore(cfg)
+	if signer != nil {
+		// A token is single-use across replicas as far as the watch shows.
+		signer.SetCarriers(store.TokenCarriers)
+	}
 	m := metrics.New(ctrlmetrics.Registry, metricGroups(cfg, reservationNS)...)
 	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, m, log)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/seedwarden/seedwarden/internal/api"
 )
 
 // generatedShoot is the Shoot as the API server hands it to the validating
@@ -79,4 +81,36 @@ func TestGenerateNameTokenIsSingleUse(t *testing.T) {
 	assert.True(t, resp.Allowed, vMessage(resp))
 	resp = validate("validating-5", "web-x7k2p", first)
 	assert.True(t, resp.Allowed, "its own CREATE again: %s", vMessage(resp))
+}
+
+// Across replicas: the first Shoot's CREATE was validated by replica 1; the
+// copy goes to replica 2, whose own memory of used tokens is empty. The
+// watch has brought the first Shoot to replica 2's Store, which refuses the
+// nonce it carries to any other Shoot.
+func TestGenerateNameTokenIsSingleUseAcrossReplicas(t *testing.T) {
+	seeds := func() []*api.Seed { return []*api.Seed{vSeed("aws-eu1", 10), vSeed("aws-eu2", 10)} }
+	replica1 := newChain(t, vStore(seeds()...), &fakeAuthorizer{})
+	store2 := vStore(seeds()...)
+	replica2 := newChain(t, store2, &fakeAuthorizer{})
+	replica2.binding.Signer.SetCarriers(store2.TokenCarriers)
+
+	object := strings.Replace(vShoot("", nil), `"name": "crazy-botany",`, `"generateName": "web-",`, 1)
+	resp := vServe(t, replica1.mutator, vReview{uid: "mutating-1", name: "-", object: object}.body(t))
+	require.True(t, resp.Allowed, vMessage(resp))
+	p, err := jsonpatch.DecodePatch(resp.Patch)
+	require.NoError(t, err)
+	mutated, err := p.Apply([]byte(object))
+	require.NoError(t, err)
+	first := generatedShoot(t, string(mutated), "web-x7k2p", "uid-1")
+	resp = vServe(t, replica1.binding, vReview{uid: "validating-1", name: "web-x7k2p", object: first}.body(t))
+	require.True(t, resp.Allowed, vMessage(resp))
+
+	var stored api.Shoot
+	require.NoError(t, json.Unmarshal([]byte(first), &stored))
+	store2.Apply(&stored) // the watch event
+
+	copied := generatedShoot(t, string(mutated), "web-q9z4m", "uid-2")
+	resp = vServe(t, replica2.binding, vReview{uid: "validating-2", name: "web-q9z4m", object: copied}.body(t))
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, vMessage(resp), `placement token was already used by another Shoot: garden-dev/web-x7k2p (uid "uid-1") carries it`)
 }

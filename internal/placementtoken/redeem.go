@@ -106,3 +106,14 @@ func (l *ledger) sweep(now time.Time) {
 		}
 	}
 }
+
+// Nonce reads the nonce and expiry of a token without verifying it, for
+// indexing the Shoots that carry tokens; ok is false for a malformed or
+// legacy token.
+func Nonce(token string) (nonce string, expiry time.Time, ok bool) {
+	p, err := parse(token)
+	if err != nil || p.nonce == "" {
+		return "", time.Time{}, false
+	}
+	return p.nonce, p.expiry, true
+}
