@@ -18,9 +18,8 @@ import (
 type tokenIndex struct {
 	mu      sync.Mutex
 	byNonce map[string]map[string]placementtoken.Holder // nonce -> namespace/name -> carrier
-	byShoot map[string]string                  // namespace/name -> nonce
+	byShoot map[string]string                           // namespace/name -> nonce
 }
-
 
 // indexToken records the nonce of the token o carries, if any, in place of
 // the one it carried before.
