@@ -11,9 +11,10 @@ import (
 // API server assigns one (and, for generateName, the name). So that a token
 // copied onto another Shoot is worth nothing, each token carries a nonce,
 // and Redeem lets a nonce serve the first Shoot (Holder) that uses it only,
-// remembered by this Signer until the token expires. Holders shares that
-// memory across replicas where it can: a nonce already carried by another
-// Shoot the watch has seen is refused too.
+// remembered by this Signer until the token expires. SetCarriers extends
+// that memory across replicas as far as the watch reaches: a nonce another
+// Shoot is seen to carry is refused too. Either way a copy on a second Shoot
+// can cost the first its token (both are then refused), never give it away.
 
 // Holder is the Shoot that uses a token: its uid and name as the validating
 // webhook (after the API server assigned both) or the controller sees them.
