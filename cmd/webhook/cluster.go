@@ -14,7 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -47,6 +46,10 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	}
 	m := metrics.New(ctrlmetrics.Registry, metricGroups(cfg, reservationNS)...)
 	store := newStore(cfg, m)
+	if signer != nil {
+		// A token is single-use across replicas as far as the watch shows.
+		signer.SetCarriers(store.TokenCarriers)
+	}
 	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, m, log)
 	if err != nil {
 		return err
@@ -120,8 +123,8 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 
 // metricsOptions configures the manager's metrics server. metrics.secure:
 // HTTPS with the serving certificate (reloaded like the webhook's) and
-// controller-runtime's filter, which lets through only bearer tokens the API
-// server authenticates (TokenReview) and authorizes for GET /metrics
+// metricsAuthFilter, which lets through only bearer tokens the API server
+// authenticates (TokenReview) and authorizes for GET /metrics
 // (SubjectAccessReview); anything else gets 401 or 403. Otherwise plain
 // HTTP, which the configuration allows on loopback addresses only.
 func metricsOptions(cfg *config.Config) metricsserver.Options {
@@ -130,7 +133,7 @@ func metricsOptions(cfg *config.Config) metricsserver.Options {
 		o.SecureServing = true
 		o.CertDir, o.CertName, o.KeyName = cfg.Server.CertDir, cfg.Server.CertName, cfg.Server.KeyName
 		o.TLSOpts = []func(*tls.Config){server.HardenTLS}
-		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		o.FilterProvider = metricsAuthFilter
 	}
 	return o
 }

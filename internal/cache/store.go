@@ -90,6 +90,9 @@ type Store struct {
 	// Written under mu: a key is added before it enters reservations and
 	// deleted after it leaves, so a key in reservations is always in here.
 	reserved sync.Map
+
+	// tokens indexes the Shoots carrying a live placement token (tokens.go).
+	tokens tokenIndex
 }
 
 // landscape is immutable once published.
@@ -197,6 +200,7 @@ func (s *Store) Apply(obj client.Object) {
 	case *api.Shoot:
 		if o != nil {
 			s.applyShoot(o)
+			s.indexToken(o)
 		}
 	case *api.Seed:
 		if o != nil {
@@ -227,6 +231,7 @@ func (s *Store) Remove(obj client.Object) {
 	case *api.Shoot:
 		if o != nil {
 			s.removeShoot(o)
+			s.unindexToken(o)
 		}
 	case *api.Seed:
 		if o != nil {

@@ -1,16 +1,20 @@
 package cache
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // TransformShoot is a client-go TransformFunc that reduces a Shoot to what the
 // Store reads (identity, generation, deletion, spec.seedName, spec.schedulerName,
-// status.seedName, the control-plane worker pool of a self-hosted Shoot, and
-// the reservation annotation while status.seedName is unset), so a watch of 100k Shoots stays small (about 550 bytes each).
+// status.seedName, the control-plane worker pool of a self-hosted Shoot, the
+// reservation annotation while status.seedName is unset, and the placement
+// token while it is live), so a watch of 100k Shoots stays small (about 550 bytes each).
 // The generation is kept for the pending-Shoot controller (internal/pending),
 // which retries a pending Shoot at once when its spec changes.
 // Anything that is not a Shoot passes through unchanged.
@@ -70,6 +74,13 @@ func reduceShoot(in *api.Shoot) *api.Shoot {
 	// a third of the reduced Shoot, so established Shoots do without it.
 	if v, ok := in.Annotations[AnnotationReservation]; ok && in.Status.SeedName == nil {
 		out.Annotations = map[string]string{AnnotationReservation: v}
+	}
+	// A live placement token: the Store indexes its nonce (tokens.go).
+	if tok, ok := liveToken(in.Annotations, time.Now()); ok {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[placementtoken.Annotation] = tok
 	}
 	return out
 }

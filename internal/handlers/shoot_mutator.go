@@ -301,10 +301,11 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 	token := ""
 	if m.Signer != nil {
 		// The name as the object has it: empty for generateName, which the
-		// validating webhook's verification allows for.
-		token = m.Signer.Sign(placementtoken.Subject{
+		// validating webhook's verification allows for. The nonce makes the
+		// token single-use (placementtoken.Signer.Redeem).
+		token = m.Signer.SignRequest(placementtoken.Subject{
 			Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: d.Seed, DryRun: dryRun,
-		})
+		}, string(r.UID))
 	}
 	if m.Log.V(1).Enabled() {
 		m.logger(r, shoot).V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)

@@ -139,9 +139,12 @@ var errNoToken = errors.New("no " + placementtoken.Annotation + " annotation")
 
 // verifyPlacement checks that the Shoot is the webhook's own placement on
 // seed: a CREATE through the main resource whose placement token verifies
-// for its namespace, name, generateName and seed. Only a CREATE can be: the
-// mutating webhook places nothing else, and a token on an UPDATE or binding
-// could only have been copied.
+// for its namespace, name, generateName and seed, and that no other Shoot
+// used (placementtoken.Signer.Redeem: a generateName token verifies for
+// every generated name). Only a CREATE can be: the mutating webhook places
+// nothing else, and a token on an UPDATE or binding could only have been
+// copied. The binding and capacity webhooks both redeem the token of one
+// CREATE, for the same Shoot (uid and generated name), so both accept it.
 func verifyPlacement(signer *placementtoken.Signer, c *shootChange) error {
 	if c.op != admissionv1.Create || c.binding {
 		return errors.New("placement tokens count only when a Shoot is created")
@@ -153,13 +156,13 @@ func verifyPlacement(signer *placementtoken.Signer, c *shootChange) error {
 	if signer == nil {
 		return errors.New("no placement key is configured")
 	}
-	return signer.Verify(token, placementtoken.Subject{
+	return signer.Redeem(token, placementtoken.Subject{
 		Namespace:    c.namespace,
 		Name:         c.name,
 		GenerateName: c.shoot.GenerateName,
 		Seed:         c.newSeed,
 		DryRun:       c.dryRun,
-	})
+	}, placementtoken.Holder{UID: string(c.shoot.UID), Namespace: c.namespace, Name: c.name})
 }
 
 // denied is a policy denial the user sees: allowed=false, code 403, the

@@ -2,6 +2,7 @@ package pending
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,9 +15,10 @@ import (
 
 // Binding the seed the mutating webhook announced (placement mode binding).
 
-// TokenVerifier is placementtoken.Signer's verification.
+// TokenVerifier is placementtoken.Signer's single-use verification: a
+// token copied from another Shoot (same generateName prefix) is refused.
 type TokenVerifier interface {
-	Verify(token string, s placementtoken.Subject) error
+	Redeem(token string, s placementtoken.Subject, holder placementtoken.Holder) error
 }
 
 // announced keeps the seed the mutating webhook announced for the Shoot, as
@@ -34,9 +36,15 @@ func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string
 		return placement.Decision{}, false
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("shoot", shoot.Namespace+"/"+shoot.Name, "announcedSeed", seed)
-	err := r.Verifier.Verify(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
+	err := r.Verifier.Redeem(shoot.Annotations[placementtoken.Annotation], placementtoken.Subject{
 		Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: seed,
-	})
+	}, placementtoken.Holder{UID: string(shoot.UID), Namespace: shoot.Namespace, Name: shoot.Name})
+	if errors.Is(err, placementtoken.ErrReused) {
+		// A copy of another Shoot's token: the reservation it names is
+		// that Shoot's, not this one's to give back.
+		log.Info("Announced seed not taken: the placement token belongs to another Shoot; deciding again", "reason", err.Error())
+		return placement.Decision{}, false
+	}
 	if err != nil {
 		log.V(1).Info("Announced seed not taken: its placement token does not verify; deciding again", "reason", err.Error())
 		if admission != "" {

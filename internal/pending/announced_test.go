@@ -123,3 +123,43 @@ func TestReconcileAnnouncedSeedRefused(t *testing.T) {
 	require.Len(t, writes, 2)
 	assert.Equal(t, scheduled.Seed, writes[1].body["spec"].(map[string]any)["seedName"])
 }
+
+// generatedAnnouncedShoot is a pending generateName Shoot carrying token (the
+// mutating webhook's, signed with the prefix and no name).
+func generatedAnnouncedShoot(t *testing.T, name, token string) *unstructured.Unstructured {
+	u := fullShoot(name, nil)
+	require.NoError(t, unstructured.SetNestedField(u.Object, "web-", "metadata", "generateName"))
+	require.NoError(t, unstructured.SetNestedStringMap(u.Object, map[string]string{
+		placementtoken.SeedAnnotation: "aws-eu2",
+		placementtoken.Annotation:     token,
+		cache.AnnotationReservation:   "admission-uid",
+	}, "metadata", "annotations"))
+	return u
+}
+
+// Issue 14, defect 6: a generateName Shoot's token copied (an UPDATE of the
+// annotations) onto another Shoot with the same prefix verifies for it too;
+// the controller honours it for the first Shoot only and decides the copy
+// afresh. The first Shoot's repeated attempts keep its announced seed.
+func TestReconcileAnnouncedTokenCopiedToGeneratedName(t *testing.T) {
+	signer := testSigner(t)
+	token := signer.SignRequest(placementtoken.Subject{Namespace: "garden-dev", GenerateName: "web-", Seed: "aws-eu2"}, "admission-uid")
+	f := newFixture(t, ModeBinding, generatedAnnouncedShoot(t, "web-x7k2p", token), generatedAnnouncedShoot(t, "web-q9z4m", token))
+	f.r.Verifier = signer
+	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
+	f.store.placeOn = func(string) bool { return true }
+
+	seedOf := func(i int) any {
+		writes := f.writes.Writes()
+		require.Len(t, writes, i+1)
+		return writes[i].body["spec"].(map[string]any)["seedName"]
+	}
+	assert.Zero(t, f.reconcile(t, "web-x7k2p"))
+	assert.Equal(t, "aws-eu2", seedOf(0), "the token's own Shoot")
+	assert.Zero(t, f.reconcile(t, "web-q9z4m"))
+	assert.Equal(t, scheduled.Seed, seedOf(1), "the copy is decided afresh")
+	assert.Len(t, f.store.placedOn, 1, "the announced seed was not tried for the copy")
+	assert.NotContains(t, f.store.releases, "admission-uid", "the reservation the copy names is the first Shoot's")
+	assert.Zero(t, f.reconcile(t, "web-x7k2p"))
+	assert.Equal(t, "aws-eu2", seedOf(2), "the token's own Shoot, again")
+}

@@ -3,15 +3,20 @@
 // let that placement through without the user holding binding RBAC.
 //
 // A token binds namespace, name (as known at mutation time, empty for
-// generateName), generateName, seed and an expiry under a key shared by all
-// replicas. It cannot be forged without the key, does not verify for another
-// Shoot name, namespace or seed, and goes stale quickly, which bounds replays
-// to a Shoot of the same name in the same namespace within the expiry window.
+// generateName), generateName, seed, an expiry and a random nonce under a key
+// shared by all replicas. It cannot be forged without the key, does not
+// verify for another Shoot name, namespace or seed, and goes stale quickly.
+// A generateName token verifies for every name with its prefix, so Verify
+// alone would let one token serve many Shoots: the webhook and the retry
+// controller honour a token through Redeem (redeem.go), which lets its nonce
+// serve one Shoot only.
 package placementtoken
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,7 +33,18 @@ const Annotation = "seedwarden.io/placement"
 // trusted together with a token that verifies for that seed.
 const SeedAnnotation = "seedwarden.io/seed"
 
-const version = "v1"
+// version is what Sign writes: "v2.<expiry>.<nonce>.<mac>".
+const version = "v2"
+
+// legacyVersion tokens ("v1.<expiry>.<mac>", no nonce) come from replicas not
+// yet upgraded. They verify for the exact name they were signed for only
+// (never for a generated name, the case a nonce exists for), so that a
+// rolling upgrade does not refuse the placements of the old replicas.
+const legacyVersion = "v1"
+
+// maxNonceLen bounds the nonce of a token read off a Shoot; Sign's nonces
+// (crypto/rand.Text) have 26 characters.
+const maxNonceLen = 64
 
 // dryRunMarker ends the MAC input of a dry-run token.
 const dryRunMarker = "dry-run"
@@ -51,6 +67,9 @@ type Signer struct {
 	keys [][]byte
 	ttl  time.Duration
 	now  func() time.Time
+	// used and carriers make tokens single-use (redeem.go).
+	used     ledger
+	carriers CarrierLookup
 }
 
 // NewSigner returns a Signer that signs with keys[0] and accepts tokens
@@ -78,10 +97,27 @@ func NewSigner(keys [][]byte, ttl time.Duration, now func() time.Time) (*Signer,
 	return g, nil
 }
 
-// Sign returns the annotation value for s: "v1.<expiry>.<mac>".
+// Sign returns the annotation value for s: "v2.<expiry>.<nonce>.<mac>", with
+// a fresh random nonce (128 bits) that makes every token distinct.
 func (g *Signer) Sign(s Subject) string {
+	return g.sign(s, rand.Text())
+}
+
+// SignRequest is Sign with the nonce derived from the admission request's
+// uid (a UUID the API server never reuses): a repeated call for one request
+// gets the same token, any other request another. An empty uid gets a random
+// nonce.
+func (g *Signer) SignRequest(s Subject, requestUID string) string {
+	if requestUID == "" {
+		return g.Sign(s)
+	}
+	sum := sha256.Sum256([]byte("seedwarden.io/placement-nonce\x00" + requestUID))
+	return g.sign(s, base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
+}
+
+func (g *Signer) sign(s Subject, nonce string) string {
 	exp := strconv.FormatInt(g.now().Add(g.ttl).Unix(), 10)
-	return version + "." + exp + "." + base64.RawURLEncoding.EncodeToString(mac(g.keys[0], s, exp))
+	return version + "." + exp + "." + nonce + "." + base64.RawURLEncoding.EncodeToString(mac(g.keys[0], version, s, exp, nonce))
 }
 
 // Errors of Verify; the validating webhook reports them in its denial.
@@ -91,46 +127,100 @@ var (
 	ErrMismatch  = errors.New("placement token was not issued for this shoot and seed")
 )
 
-// Verify checks a token against a Shoot at validation time. The name is known
-// by then even for generateName Shoots, whose token was signed with an empty
-// name, so both forms are tried.
+// Verify checks a token against a Shoot at validation time, without using it
+// up (see Redeem). The name is known by then even for generateName Shoots,
+// whose token was signed with an empty name, so both forms are tried.
 func (g *Signer) Verify(token string, s Subject) error {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 || parts[0] != version {
-		return ErrMalformed
-	}
-	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	_, err := g.verify(token, s)
+	return err
+}
+
+// claims is what a verified token carries beyond its subject.
+type claims struct {
+	// nonce is empty for a legacy token.
+	nonce  string
+	expiry time.Time
+}
+
+func (g *Signer) verify(token string, s Subject) (claims, error) {
+	p, err := parse(token)
 	if err != nil {
-		return ErrMalformed
-	}
-	got, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil {
-		return ErrMalformed
+		return claims{}, err
 	}
 	candidates := []Subject{s}
-	if s.GenerateName != "" && s.Name != "" && strings.HasPrefix(s.Name, s.GenerateName) {
+	if p.version == version && s.GenerateName != "" && s.Name != "" && strings.HasPrefix(s.Name, s.GenerateName) {
 		unnamed := s
 		unnamed.Name = ""
 		candidates = append(candidates, unnamed)
 	}
 	for _, key := range g.keys {
 		for _, c := range candidates {
-			if hmac.Equal(got, mac(key, c, parts[1])) {
-				if g.now().Unix() > exp {
-					return ErrExpired
+			if hmac.Equal(p.mac, mac(key, p.version, c, p.exp, p.nonce)) {
+				if g.now().Unix() > p.expiry.Unix() {
+					return claims{}, ErrExpired
 				}
-				return nil
+				return claims{nonce: p.nonce, expiry: p.expiry}, nil
 			}
 		}
 	}
-	return ErrMismatch
+	return claims{}, ErrMismatch
 }
 
-func mac(key []byte, s Subject, exp string) []byte {
+// parsed is a token split into its fields, not verified.
+type parsed struct {
+	version, exp, nonce string
+	expiry              time.Time
+	mac                 []byte
+}
+
+func parse(token string) (parsed, error) {
+	parts := strings.Split(token, ".")
+	var p parsed
+	switch {
+	case len(parts) == 4 && parts[0] == version && validNonce(parts[2]):
+		p = parsed{version: version, exp: parts[1], nonce: parts[2]}
+	case len(parts) == 3 && parts[0] == legacyVersion:
+		p = parsed{version: legacyVersion, exp: parts[1]}
+	default:
+		return parsed{}, ErrMalformed
+	}
+	exp, err := strconv.ParseInt(p.exp, 10, 64)
+	if err != nil {
+		return parsed{}, ErrMalformed
+	}
+	p.expiry = time.Unix(exp, 0)
+	if p.mac, err = base64.RawURLEncoding.DecodeString(parts[len(parts)-1]); err != nil {
+		return parsed{}, ErrMalformed
+	}
+	return p, nil
+}
+
+// validNonce: letters and digits only (Sign's are base32), so that a nonce
+// cannot carry the NUL separator of the MAC input and make a dry-run
+// token's input read as a real one's.
+func validNonce(n string) bool {
+	if n == "" || len(n) > maxNonceLen {
+		return false
+	}
+	for _, c := range []byte(n) {
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// mac is the token's MAC. A legacy token's has no nonce field, so tokens of
+// replicas not yet upgraded still verify.
+func mac(key []byte, ver string, s Subject, exp, nonce string) []byte {
 	m := hmac.New(sha256.New, key)
+	fields := []string{ver, s.Namespace, s.Name, s.GenerateName, s.Seed, exp}
+	if ver != legacyVersion {
+		fields = append(fields, nonce)
+	}
 	// NUL separators: none of the fields can contain one, so the encoding is
 	// unambiguous.
-	for _, f := range []string{version, s.Namespace, s.Name, s.GenerateName, s.Seed, exp} {
+	for _, f := range fields {
 		m.Write([]byte(f))
 		m.Write([]byte{0})
 	}

@@ -38,6 +38,8 @@ func TestSignVerify(t *testing.T) {
 		{"other name", tok, Subject{Namespace: "garden-a", Name: "db", Seed: "seed-1"}, ErrMismatch},
 		{"other key", other.Sign(named), named, ErrMismatch},
 		{"tampered expiry", strings.Replace(tok, ".17", ".27", 1), named, ErrMismatch},
+		{"tampered nonce", tamperNonce(tok), named, ErrMismatch},
+		{"v2 without nonce", "v2.1700000060..AAAA", named, ErrMalformed},
 		{"garbage", "hello", named, ErrMalformed},
 		{"bad base64", "v1.1.!!!", named, ErrMalformed},
 		{"bad expiry", "v1.x.abc", named, ErrMalformed},
@@ -101,4 +103,16 @@ func FuzzVerify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, token, ns, name, gen, seed string) {
 		_ = g.Verify(token, Subject{Namespace: ns, Name: name, GenerateName: gen, Seed: seed})
 	})
+}
+
+// tamperNonce changes the first character of the token's nonce.
+func tamperNonce(tok string) string {
+	parts := strings.Split(tok, ".")
+	b := []byte(parts[2])
+	b[0] = 'A' + (b[0]-'A'+1)%26
+	if b[0] < 'A' || b[0] > 'Z' {
+		b[0] = 'A'
+	}
+	parts[2] = string(b)
+	return strings.Join(parts, ".")
 }

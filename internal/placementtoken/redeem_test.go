@@ -1,0 +1,167 @@
+package placementtoken
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The mutating webhook signs a generateName Shoot's token with no name; the
+// API server generates the name (and uid) before the validating webhook.
+var (
+	generated = Subject{Namespace: "garden-a", GenerateName: "web-", Seed: "seed-1"}
+	first     = Holder{UID: "uid-1", Namespace: "garden-a", Name: "web-x7k2p"}
+	second    = Holder{UID: "uid-2", Namespace: "garden-a", Name: "web-q9z4m"}
+)
+
+func subjectFor(h Holder) Subject {
+	s := generated
+	s.Name = h.Name
+	return s
+}
+
+func newTestSigner(t *testing.T) (*Signer, *time.Time) {
+	t.Helper()
+	now := time.Unix(1_700_000_000, 0)
+	g, err := NewSigner([][]byte{key}, time.Minute, func() time.Time { return now })
+	require.NoError(t, err)
+	return g, &now
+}
+
+// TestRedeemGenerateNameTokenServesOneShoot is defect 6 of issue 14: the
+// token of one generateName Shoot, copied onto another Shoot with the same
+// prefix, verifies (Verify) but is refused by Redeem; its own Shoot keeps
+// redeeming it (the API server's repeated calls, the controller's attempts).
+func TestRedeemGenerateNameTokenServesOneShoot(t *testing.T) {
+	g, _ := newTestSigner(t)
+	tok := g.SignRequest(generated, "admission-uid-1")
+
+	require.NoError(t, g.Verify(tok, subjectFor(second)), "the signature alone cannot tell the Shoots apart")
+	require.NoError(t, g.Redeem(tok, subjectFor(first), first))
+	require.NoError(t, g.Redeem(tok, subjectFor(first), first), "the same Shoot again")
+
+	err := g.Redeem(tok, subjectFor(second), second)
+	assert.ErrorIs(t, err, ErrReused)
+	assert.ErrorContains(t, err, `garden-a/web-x7k2p (uid "uid-1")`)
+	sameName := Holder{UID: "uid-3", Namespace: first.Namespace, Name: first.Name}
+	assert.ErrorIs(t, g.Redeem(tok, subjectFor(sameName), sameName), ErrReused, "a Shoot of the same name, recreated")
+	assert.NoError(t, g.Redeem(tok, subjectFor(first), first), "refusing the copy did not take the token from its Shoot")
+}
+
+func TestRedeem(t *testing.T) {
+	tests := []struct {
+		name string
+		// run redeems and returns the last error.
+		run  func(g *Signer, now *time.Time) error
+		want error
+	}{
+		{"other token, other Shoot", func(g *Signer, _ *time.Time) error {
+			_ = g.Redeem(g.Sign(generated), subjectFor(first), first)
+			return g.Redeem(g.Sign(generated), subjectFor(second), second)
+		}, nil},
+		{"dry run is not remembered", func(g *Signer, _ *time.Time) error {
+			dry := generated
+			dry.DryRun = true
+			tok := g.Sign(dry)
+			a, b := subjectFor(first), subjectFor(second)
+			a.DryRun, b.DryRun = true, true
+			_ = g.Redeem(tok, a, first)
+			return g.Redeem(tok, b, second)
+		}, nil},
+		{"expired", func(g *Signer, now *time.Time) error {
+			tok := g.Sign(generated)
+			_ = g.Redeem(tok, subjectFor(first), first)
+			*now = now.Add(2 * time.Minute)
+			return g.Redeem(tok, subjectFor(second), second)
+		}, ErrExpired},
+		{"mismatch is not remembered", func(g *Signer, _ *time.Time) error {
+			tok := g.Sign(generated)
+			other := subjectFor(first)
+			other.Seed = "seed-2"
+			_ = g.Redeem(tok, other, first)
+			return g.Redeem(tok, subjectFor(second), second)
+		}, nil},
+		{"carried by another Shoot the watch saw", func(g *Signer, _ *time.Time) error {
+			g.SetCarriers(func(string) []Holder { return []Holder{first} })
+			return g.Redeem(g.Sign(generated), subjectFor(second), second)
+		}, ErrReused},
+		{"carried by itself", func(g *Signer, _ *time.Time) error {
+			g.SetCarriers(func(string) []Holder { return []Holder{second} })
+			return g.Redeem(g.Sign(generated), subjectFor(second), second)
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, now := newTestSigner(t)
+			err := tt.run(g, now)
+			if tt.want == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tt.want)
+			}
+		})
+	}
+}
+
+// Legacy tokens (replicas not yet upgraded) have no nonce: they verify for
+// the exact name they were signed for, never for a generated one.
+func TestLegacyToken(t *testing.T) {
+	g, now := newTestSigner(t)
+	legacy := func(s Subject) string {
+		exp := "1700000060"
+		return legacyVersion + "." + exp + "." + base64.RawURLEncoding.EncodeToString(mac(key, legacyVersion, s, exp, ""))
+	}
+	named := Subject{Namespace: "garden-a", Name: "web", Seed: "seed-1"}
+	assert.NoError(t, g.Redeem(legacy(named), named, Holder{UID: "u", Namespace: "garden-a", Name: "web"}))
+	assert.ErrorIs(t, g.Verify(legacy(generated), subjectFor(first)), ErrMismatch)
+	*now = now.Add(2 * time.Minute)
+	assert.ErrorIs(t, g.Verify(legacy(named), named), ErrExpired)
+}
+
+// A nonce is letters and digits only: with a NUL in it, a dry-run token's
+// MAC input ("…nonce\x00dry-run\x00") would read as a real token's whose
+// nonce ends in "\x00dry-run".
+func TestNonceCannotSpliceDryRunMarker(t *testing.T) {
+	g, _ := newTestSigner(t)
+	dry := Subject{Namespace: "garden-a", Name: "web", Seed: "seed-1", DryRun: true}
+	parts := strings.Split(g.Sign(dry), ".")
+	require.Len(t, parts, 4)
+	spliced := strings.Join([]string{parts[0], parts[1], parts[2] + "\x00" + dryRunMarker, parts[3]}, ".")
+	real := dry
+	real.DryRun = false
+	assert.ErrorIs(t, g.Verify(spliced, real), ErrMalformed)
+	for _, n := range []string{"", "a-b", "a_b", strings.Repeat("A", maxNonceLen+1)} {
+		assert.False(t, validNonce(n), "%q", n)
+	}
+	assert.True(t, validNonce(parts[2]))
+}
+
+func TestSignRequestNonce(t *testing.T) {
+	g, _ := newTestSigner(t)
+	a, b := g.SignRequest(generated, "req-1"), g.SignRequest(generated, "req-1")
+	assert.Equal(t, a, b, "a repeated call for one request")
+	assert.NotEqual(t, a, g.SignRequest(generated, "req-2"))
+	assert.NotEqual(t, g.SignRequest(generated, ""), g.SignRequest(generated, ""), "no uid: random")
+	p, err := parse(a)
+	require.NoError(t, err)
+	assert.Len(t, p.nonce, 26)
+}
+
+// Past maxUses the ledger refuses rather than forget a nonce in use.
+func TestLedgerBounded(t *testing.T) {
+	var l ledger
+	now := time.Unix(1_700_000_000, 0)
+	exp := now.Add(time.Minute)
+	for i := range maxUses {
+		require.NoError(t, l.claim("n"+strconv.Itoa(i), Holder{UID: strconv.Itoa(i)}, exp, now))
+	}
+	assert.ErrorIs(t, l.claim("one-more", Holder{UID: "x"}, exp, now), ErrBusy)
+	// Once they expire they are swept and room returns.
+	assert.NoError(t, l.claim("one-more", Holder{UID: "x"}, exp, exp.Add(2*time.Second)))
+	assert.Len(t, l.uses, 1)
+}
