@@ -34,6 +34,11 @@ type Snapshot struct {
 	// Usage returns a seed's current usage: shoots on it (a migrating shoot
 	// counts on both seeds) plus in-flight reservations. Nil means zero.
 	Usage func(*Seed) int64
+	// ProjectShoots returns how many Shoots of a project namespace count
+	// against a seed (placement.ChargedSeeds: a migrating Shoot on both);
+	// only the ProjectSpread scorer reads it. Nil: unknown, and that
+	// scorer rates every seed alike.
+	ProjectShoots func(seed *Seed, namespace string) int64
 }
 
 func (s *Snapshot) usage(seed *Seed) int64 {
