@@ -106,13 +106,15 @@ func (p *Profile) has(name ScorerName) bool {
 }
 
 // scoreBufs are a scored decision's per-seed numbers, indexed like the
-// seeds being ranked. They hold no pointers, so a pooled decider keeping
-// them retains no snapshot.
+// seeds being ranked, and the RegionDistance memo. Pooled with the
+// decider; the memo's strings are region and provider names, so a pooled
+// decider retains no snapshot of note.
 type scoreBufs struct {
 	usage, total []int64
 	// scores[i] are the scores of the profile's i-th scorer (a valid
 	// profile has at most one per known scorer).
-	scores [len(ScorerNames)][]int64
+	scores   [len(ScorerNames)][]int64
+	distMemo distMemo
 }
 
 // buffers returns the decider's score buffers sized for n seeds and m
@@ -140,8 +142,10 @@ func (d *decider) buffers(n, m int) *scoreBufs {
 func (d *decider) scoreSeeds(_ *Snapshot, seeds []*Seed) Decision {
 	p := d.opts.Scoring
 	b := d.buffers(len(seeds), len(p.Scorers))
-	for j, s := range seeds {
-		b.usage[j] = d.snap.usage(s) // read once: several scorers need it
+	if p.has(ScoreLeastAllocated) || p.has(ScoreMostAllocated) || p.has(ScoreLeastShoots) {
+		for j, s := range seeds {
+			b.usage[j] = d.snap.usage(s) // read once: several scorers need it
+		}
 	}
 	clear(b.total)
 	for i, ws := range p.Scorers {
@@ -162,7 +166,7 @@ func (d *decider) scoreSeeds(_ *Snapshot, seeds []*Seed) Decision {
 	return Decision{
 		Seed:   seeds[best].Name,
 		Tied:   tied,
-		Usage:  b.usage[best],
+		Usage:  d.snap.usage(seeds[best]),
 		Scores: breakdown(p, seeds, b, top[:n]),
 		Scored: len(seeds),
 		Total:  len(d.snap.Seeds),

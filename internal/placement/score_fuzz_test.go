@@ -85,7 +85,7 @@ func scoringCase(t *testing.T, seed uint64, size uint8, raw []byte) caseOutcome 
 		for _, s := range snap.Seeds {
 			counts[s.Name] = int64(r.IntN(5)) - 1 // a negative count must not break anything either
 		}
-		snap.ProjectShoots = func(s *placement.Seed, _ string) int64 { return counts[s.Name] }
+		snap.ProjectShoots = func(string) map[string]int64 { return counts }
 	}
 	shoot := genShoot(r)
 	profile := fuzzProfile(raw)

@@ -194,8 +194,8 @@ func TestProjectSpreadScorer(t *testing.T) {
 	assert.Equal(t, map[string]int{"a": 100, "b": 100, "c": 100}, scoredBy(t, snap, basicShoot(), ScoreProjectSpread, 0),
 		"without Snapshot.ProjectShoots every seed is alike")
 
-	counts := map[string]int64{"garden-proj/a": 2, "garden-proj/b": 0, "garden-proj/c": 1, "garden-other/b": 50}
-	snap.ProjectShoots = func(s *Seed, ns string) int64 { return counts[ns+"/"+s.Name] }
+	counts := map[string]map[string]int64{"garden-proj": {"a": 2, "c": 1}, "garden-other": {"b": 50}}
+	snap.ProjectShoots = func(ns string) map[string]int64 { return counts[ns] }
 	assert.Equal(t, map[string]int{"a": 0, "b": 100, "c": 50}, scoredBy(t, snap, basicShoot(), ScoreProjectSpread, 0),
 		"counted for the Shoot's own namespace only")
 }

@@ -3,11 +3,14 @@ package placement
 import (
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 )
 
 // The scorers of a Profile. Each fills out[j] with the score (0 to 100) of
 // seeds[j]; usage[j] is that seed's usage (Snapshot.Usage: its Shoots, a
-// migrating Shoot counted on both its seeds, plus reservations).
+// migrating Shoot counted on both its seeds, plus reservations), read only
+// when the profile has a scorer that needs it (scoreSeeds).
 //
 // Two kinds of normalisation, as in kube-scheduler:
 //   - absolute (LeastAllocated, MostAllocated): a seed's score depends on
@@ -39,21 +42,48 @@ var scorers = map[ScorerName]scoreFunc{
 // MinimalDistance strategy would keep get 100, the farthest 0.
 func scoreRegionDistance(d *decider, seeds []*Seed, _, out []int64) {
 	region := d.shoot.Spec.Region
+	memo := &d.scores.distMemo
+	clear(memo[:])
 	listed := false
 	if d.distTable != nil {
 		for j, s := range seeds {
-			out[j] = unrated
-			if v, ok := tableDistance(d.distTable, region, s); ok {
-				out[j], listed = min(int64(v), unrated-1), true
-			}
+			out[j] = memo.cost(s, func() int64 {
+				if v, ok := tableDistance(d.distTable, region, s); ok {
+					return min(int64(v), unrated-1)
+				}
+				return unrated
+			})
+			listed = listed || out[j] != unrated
 		}
 	}
 	if !listed {
+		clear(memo[:])
 		for j, s := range seeds {
-			out[j] = int64(d.nameDistance(s))
+			out[j] = memo.cost(s, func() int64 { return int64(d.nameDistance(s)) })
 		}
 	}
 	lowerIsBetter(out)
+}
+
+// distMemo caches distance costs by region and provider type, the only
+// things of a seed the cost depends on: a landscape has thousands of seeds
+// but a few dozen regions, and the region's hash digested into each Seed
+// spares a map lookup (or a Levenshtein distance) per seed. A slot holds
+// the last pair hashed to it.
+type distMemo [64]struct {
+	region, providerType string
+	cost                 int64
+	set                  bool
+}
+
+// cost returns the memoised cost of s's region and provider type, or
+// computes, stores and returns it.
+func (m *distMemo) cost(s *Seed, compute func() int64) int64 {
+	e := &m[(s.regionHash^s.providerHash)%uint64(len(m))]
+	if !e.set || e.region != s.region || e.providerType != s.providerType {
+		e.region, e.providerType, e.cost, e.set = s.region, s.providerType, compute(), true
+	}
+	return e.cost
 }
 
 // scoreLeastAllocated: absolute. Capacity c is status.allocatable.shoots
@@ -92,11 +122,14 @@ func scoreLeastShoots(_ *decider, _ []*Seed, usage, out []int64) {
 // seeds holding fewest of its Shoots, spreading a project's blast radius.
 // Without Snapshot.ProjectShoots every seed scores 100.
 func scoreProjectSpread(d *decider, seeds []*Seed, _, out []int64) {
-	count := d.snap.ProjectShoots
-	for j, s := range seeds {
-		out[j] = 0
-		if count != nil {
-			out[j] = min(count(s, d.shoot.Namespace), unrated-1)
+	clear(out)
+	if d.snap.ProjectShoots != nil {
+		// A project holds Shoots on a few seeds: finding those among the
+		// seeds (sorted by name) costs less than a lookup per seed.
+		for name, n := range d.snap.ProjectShoots(d.shoot.Namespace) {
+			if j, ok := slices.BinarySearchFunc(seeds, name, func(s *Seed, name string) int { return strings.Compare(s.Name, name) }); ok {
+				out[j] = min(n, unrated-1)
+			}
 		}
 	}
 	lowerIsBetter(out)
