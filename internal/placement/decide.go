@@ -9,8 +9,9 @@ import (
 )
 
 // Decide places a Shoot: it runs the steps of Gardener's scheduler in order
-// and returns the least-used remaining seed (ties broken by name), or an
-// unschedulable Decision naming the step that left no seed.
+// and returns the least-used remaining seed (ties broken by name) or, with
+// Options.Scoring, the best-scored one (score.go), or an unschedulable
+// Decision naming the step that left no seed.
 //
 // The fast path records nothing per seed; only when the Shoot turns out to be
 // unschedulable is the decision replayed with explanations switched on, so
@@ -26,7 +27,8 @@ func Decide(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
 }
 
 // Admits reports whether seed is among the final candidates Decide would
-// choose the least-used one from: it passes every filter and the strategy.
+// choose the least-used (or best-scored) one from: it passes every filter
+// and the strategy (which a profile with RegionDistance makes a preference).
 // A Shoot announced to a seed (the binding placement mode) is bound there
 // as long as this holds, so that other placements shifting the usage in
 // between do not move it; the caller discounts the place the Shoot already
@@ -64,12 +66,25 @@ const (
 func run(snap *Snapshot, shoot *api.Shoot, opts Options, p path) Decision {
 	d := newDecider(snap, shoot, opts, p)
 	defer d.release()
-	return d.decide(leastUsed)
+	return d.decide(d.chooser())
+}
+
+// chooser is step 12: Gardener's least-used rule, or the scoring profile.
+func (d *decider) chooser() func(*Snapshot, []*Seed) Decision {
+	if d.opts.Scoring == nil {
+		return leastUsed
+	}
+	return d.scoreSeeds
 }
 
 // decide checks the Shoot can be placed at all, applies the filters and the
 // strategy, then choose picks from the seeds left (never none).
 func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
+	if p := d.opts.Scoring; p != nil {
+		if err := p.Validate(); err != nil {
+			return d.fail(StepScoring, "%v", err)
+		}
+	}
 	if failed, ok := d.prepare(); !ok {
 		return failed
 	}

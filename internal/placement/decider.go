@@ -28,6 +28,13 @@ type decider struct {
 	// step that may fall back to an earlier set, needs one more.
 	bufs *[3][]*Seed
 	next int
+
+	// distTable is the region config's distance table the RegionDistance
+	// scorer reads (strategy.go); nil without one.
+	distTable map[string]int
+	// scores are a scored decision's buffers (score.go), kept with the
+	// decider like bufs; nil until a profile is first used.
+	scores *scoreBufs
 }
 
 // deciderPool keeps deciders with their buffers between decisions. The
@@ -38,7 +45,7 @@ var deciderPool = sync.Pool{New: func() any { return &decider{bufs: new([3][]*Se
 // newDecider starts a decision; the caller releases it when done.
 func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider {
 	d := deciderPool.Get().(*decider)
-	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs}
+	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, scores: d.scores}
 	for i := range d.bufs {
 		if cap(d.bufs[i]) < len(snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
@@ -81,7 +88,7 @@ func (d *decider) release() {
 		}
 	}
 	// Drop the snapshot, the Shoot and the reasons handed out.
-	*d = decider{bufs: d.bufs}
+	*d = decider{bufs: d.bufs, scores: d.scores}
 	deciderPool.Put(d)
 }
 

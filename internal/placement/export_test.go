@@ -44,5 +44,5 @@ func (v Variant) Run(snap *Snapshot, shoot *api.Shoot, opts Options) Decision {
 	d := newDecider(snap, shoot, opts, v.path)
 	d.indexFrom = v.indexFrom
 	defer d.release()
-	return d.decide(leastUsed)
+	return d.decide(d.chooser())
 }

@@ -34,6 +34,14 @@ type Snapshot struct {
 	// Usage returns a seed's current usage: shoots on it (a migrating shoot
 	// counts on both seeds) plus in-flight reservations. Nil means zero.
 	Usage func(*Seed) int64
+	// ProjectShoots returns, for a project's namespace, how many of its
+	// Shoots count against each seed, by seed name (ChargedSeeds: a
+	// migrating Shoot on both seeds); seeds it leaves out hold none. Only
+	// the ProjectSpread scorer reads it, once per decision, and never
+	// writes the map; the map must not change while decisions may read
+	// it (publish a new one instead). Nil: unknown, and that scorer rates
+	// every seed alike.
+	ProjectShoots func(namespace string) map[string]int64
 }
 
 func (s *Snapshot) usage(seed *Seed) int64 {
@@ -62,6 +70,7 @@ type Seed struct {
 	deleting       bool
 	providerType   string
 	region         string
+	regionHash     uint64 // strHash(region), for the RegionDistance scorer's memo
 	zoneMode       string
 	access         []string
 	defaultDomains []string
@@ -101,6 +110,7 @@ func NewSeed(obj *api.Seed) *Seed {
 		s.zoneMode = obj.Spec.Settings.ZoneSelection.Mode
 	}
 	s.providerHash = strHash(s.providerType)
+	s.regionHash = strHash(s.region)
 	for i, z := range s.zones[:min(len(s.zones), inlineZones)] {
 		s.zoneHashes[i] = strHash(z)
 	}

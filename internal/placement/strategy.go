@@ -25,8 +25,19 @@ func (d *decider) filterStrategy(seeds []*Seed) ([]*Seed, Decision) {
 
 func (d *decider) applyStrategy(seeds []*Seed) ([]*Seed, error) {
 	shoot := d.shoot
+	if d.opts.Scoring.has(ScoreRegionDistance) {
+		// The region strategy becomes the RegionDistance preference
+		// (scorers.go), which reads the same table: a broken one fails
+		// here as it fails MinimalDistance.
+		if err := d.resolveDistances(); err != nil {
+			return nil, err
+		}
+		if !testingShoot(shoot) {
+			return seeds, nil
+		}
+	}
 	switch {
-	case ptr.Deref(shoot.Spec.Purpose, "") == api.PurposeTesting:
+	case testingShoot(shoot):
 		return d.filter(seeds, func(s *Seed) bool { return s.providerType == shoot.Spec.Provider.Type },
 			func(*Seed) string { return "testing shoots stay on seeds of their provider type" }), nil
 	case d.opts.Strategy == SameRegion:
@@ -58,26 +69,51 @@ func (d *decider) minimalDistance(seeds []*Seed) ([]*Seed, error) {
 			return nil, err
 		}
 		if table != nil {
-			dist := func(s *Seed) (int, bool) {
-				v, ok := table[s.region]
-				if !ok && s.region == region {
-					return 0, true // a region is nearest to itself unless configured otherwise
-				}
-				return v, ok
-			}
+			dist := func(s *Seed) (int, bool) { return tableDistance(table, region, s) }
 			if kept := d.keepMinimal(seeds, dist, "farther than the nearest seed by the region config"); len(kept) > 0 {
 				return kept, nil
 			}
 		}
 	}
-	shootType := d.shoot.Spec.Provider.Type
 	return d.keepMinimal(seeds, func(s *Seed) (int, bool) {
-		dist := RegionDistance(s.region, region)
-		if s.providerType != shootType {
-			dist += 2
-		}
-		return dist, true
+		return d.nameDistance(s), true
 	}, "farther than the nearest seed by region name distance"), nil
+}
+
+// tableDistance is a seed's distance from the Shoot's region by the region
+// config's table for that region; false when the table does not list it.
+func tableDistance(table map[string]int, region string, s *Seed) (int, bool) {
+	v, ok := table[s.region]
+	if !ok && s.region == region {
+		return 0, true // a region is nearest to itself unless configured otherwise
+	}
+	return v, ok
+}
+
+// nameDistance is the fallback without a table: region name distance, two
+// more for a seed of another provider type than the Shoot's.
+func (d *decider) nameDistance(s *Seed) int {
+	dist := RegionDistance(s.region, d.shoot.Spec.Region)
+	if s.providerType != d.shoot.Spec.Provider.Type {
+		dist += 2
+	}
+	return dist
+}
+
+// resolveDistances looks up, for the RegionDistance scorer, the table
+// MinimalDistance would read (nil: none applies).
+func (d *decider) resolveDistances() error {
+	rc := d.regionConfig()
+	if rc == nil {
+		return nil
+	}
+	table, err := rc.distancesFrom(d.shoot.Spec.Region)
+	d.distTable = table
+	return err
+}
+
+func testingShoot(shoot *api.Shoot) bool {
+	return ptr.Deref(shoot.Spec.Purpose, "") == api.PurposeTesting
 }
 
 // keepMinimal keeps the seeds with the smallest distance; seeds without a

@@ -40,6 +40,9 @@ type Options struct {
 	// decides again without a seed its cluster-wide reservation found full
 	// (a few at most: the list is searched linearly). Not configuration.
 	Exclude []string
+	// Scoring, when set, replaces step 12 (least used wins) by weighted
+	// scoring (score.go); nil is Gardener's rule, decision for decision.
+	Scoring *Profile
 }
 
 // ExcludedReason is why a seed in Options.Exclude is not a candidate.
@@ -56,6 +59,9 @@ func (o Options) Validate() error {
 	case Disjoint, AllowIPv4, "":
 	default:
 		return fmt.Errorf("networkOverlap: unsupported value %q (want %q or %q)", o.NetworkMode, Disjoint, AllowIPv4)
+	}
+	if o.Scoring != nil {
+		return o.Scoring.Validate()
 	}
 	return nil
 }
@@ -81,6 +87,10 @@ const (
 	StepEmergencyStop        Step = "EmergencyStop"
 	StepCandidates           Step = "Candidates"
 	StepStrategy             Step = "Strategy"
+	// StepScoring: Options.Scoring is invalid (Profile.Validate), so no
+	// seed can be ranked. Configuration is validated at start-up; this
+	// only keeps a decision from acting on a profile that was not.
+	StepScoring Step = "Scoring"
 )
 
 // Decision is the outcome of placing one Shoot.
@@ -88,10 +98,17 @@ type Decision struct {
 	// Seed is the chosen seed; empty when the Shoot is unschedulable.
 	Seed string
 	// Tied are the final candidates with the chosen seed's usage (sorted,
-	// including Seed): any of them would have been as good.
+	// including Seed): any of them would have been as good. A scored
+	// decision ties on the total score instead.
 	Tied []string
 	// Usage is the chosen seed's usage at decision time.
 	Usage int64
+	// Scores is the breakdown of a scored decision (Options.Scoring set):
+	// the chosen seed first, then up to ScoreRanks-1 runners-up, best
+	// first; nil without a profile. ScoreSummary renders it.
+	Scores []SeedScore
+	// Scored is the number of seeds the profile ranked (scored decisions).
+	Scored int
 
 	// Step is the step that left no seed (unschedulable only).
 	Step Step
