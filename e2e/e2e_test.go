@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -1037,32 +1036,14 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 
 	// Seeds that only this test's Shoots select (spec.seedSelector), copies
 	// of aws-eu2 with room for 25 Shoots each.
-	var tmpl api.Seed
-	require.NoError(t, st.c.Get(ctx, keyOf("", "aws-eu2"), &tmpl))
+	sizes := map[string]int64{}
 	var seedNames []string
 	for i := range seeds {
 		name := fmt.Sprintf("e2e-capacity-%d", i)
 		seedNames = append(seedNames, name)
-		sd := &api.Seed{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{label: "true", testLabel: labelValue(t.Name())}},
-			Spec:       *tmpl.Spec.DeepCopy(),
-			Status:     *tmpl.Status.DeepCopy(),
-		}
-		sd.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: *resource.NewQuantity(perSeed, resource.DecimalSI)}
-		require.NoError(t, createWithStatus(ctx, st.c, sd))
+		sizes[name] = perSeed
 	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for _, name := range seedNames {
-			if err := st.c.Delete(ctx, &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting seed %s: %v", name, err)
-			}
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: seedwardenNamespace, Name: "seedwarden-capacity-" + name}}
-			if err := st.c.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting %s: %v", cm.Name, err)
-			}
-		}
-	})
+	st.createSeedsLike(t, "aws-eu2", label, sizes)
 
 	for _, r := range extra {
 		require.NoError(t, waitReplicaReady(r, 60*time.Second))
@@ -1071,66 +1052,20 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 	// replicas were starting while they were created): each one's metrics
 	// list them.
 	for _, url := range []string{st.metricsURL(), extra[0].metricsURL(), extra[1].metricsURL()} {
-		eventually(t, 10*time.Second, func() error {
-			samples, err := scrape(url)
-			if err != nil {
-				return err
-			}
-			known := 0
-			for _, smp := range samples {
-				if smp.name == "seedwarden_seed_allocatable" && strings.HasPrefix(smp.labels["seed"], "e2e-capacity-") {
-					known++
-				}
-			}
-			if known != seeds {
-				return fmt.Errorf("%s knows %d of the %d seeds", url, known, seeds)
-			}
-			return nil
-		})
+		eventually(t, 10*time.Second, func() error { return knowsSeeds(url, sizes) })
 	}
 	startedIn := time.Since(began)
 
 	// One address for the three, like a Service; the CA bundle trusts both CAs.
 	lb, err := startRoundRobin([]string{st.webhookAddr(), extra[0].webhookAddr(), extra[1].webhookAddr()})
 	require.NoError(t, err)
-	singleAddr, singleBundle := st.webhookAddr(), slices.Clone(st.caBundle)
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
-		// Requests still on the way to the load balancer fail from here
-		// on; once a dry run is placed and admitted, the API server calls
-		// the single replica again.
-		lb.Close()
-		require.NoError(t, st.pointWebhooks(ctx, singleAddr, singleBundle))
-		eventually(t, 20*time.Second, func() error {
-			sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
-			if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-				return err
-			}
-			if admittedSeed(sh) == "" {
-				return errors.New("dry run not placed")
-			}
-			return nil
-		}, "the single-replica registration does not take effect again")
-	}
-	t.Cleanup(restore)
-	require.NoError(t, st.pointWebhooks(ctx, lb.Addr(), append(slices.Clone(singleBundle), ca.CertPEM...)))
-	eventually(t, 20*time.Second, func() error {
-		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
-		if admittedSeed(sh) == "" {
-			return errors.New("dry run not placed")
-		}
+	restore := st.routeWebhooks(t, lb.Addr(), append(slices.Clone(st.caBundle), ca.CertPEM...), func() error {
 		if conns := lb.Connections(); slices.Min(conns) == 0 {
 			return fmt.Errorf("connections per replica through the load balancer: %v", conns)
 		}
 		return nil
-	}, "the API server does not call the webhooks through the load balancer")
+	})
+	defer lb.Close()
 
 	before := make([]float64, 3)
 	urls := []string{st.metricsURL(), extra[0].metricsURL(), extra[1].metricsURL()}

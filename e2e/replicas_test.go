@@ -302,3 +302,45 @@ func (st *suite) pointWebhooks(ctx context.Context, addr string, bundle []byte) 
 	st.caBundle = slices.Clone(bundle)
 	return nil
 }
+
+// routeWebhooks points every registered webhook at addr, trusting bundle,
+// and waits until the API server calls it there: a dry-run CREATE comes
+// back placed and check (nil for none) passes. The returned restore, also
+// run at t's cleanup, points them back at the suite's webhook and waits
+// until a dry run is placed again; calling it twice does nothing.
+func (st *suite) routeWebhooks(t *testing.T, addr string, bundle []byte, check func() error) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	placedDryRun := func() error {
+		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if admittedSeed(sh) == "" {
+			return errors.New("dry run not placed")
+		}
+		return nil
+	}
+	home, homeBundle := st.webhookAddr(), slices.Clone(st.caBundle)
+	restored := false
+	restore = func() {
+		if restored {
+			return
+		}
+		restored = true
+		require.NoError(t, st.pointWebhooks(ctx, home, homeBundle))
+		eventually(t, 20*time.Second, placedDryRun, "the suite's webhook registration does not take effect again")
+	}
+	t.Cleanup(restore)
+	require.NoError(t, st.pointWebhooks(ctx, addr, bundle))
+	eventually(t, 20*time.Second, func() error {
+		if err := placedDryRun(); err != nil {
+			return err
+		}
+		if check != nil {
+			return check()
+		}
+		return nil
+	}, "the API server does not call the webhooks at %s", addr)
+	return restore
+}
