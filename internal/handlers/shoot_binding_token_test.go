@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -27,6 +28,21 @@ func generatedShoot(t *testing.T, object, name, uid string) string {
 	return string(b)
 }
 
+// mutateGenerateName sends a CREATE of a Shoot with generateName "web-" (no
+// name yet, as the API server sends it) through mutator and returns the
+// object as mutated.
+func mutateGenerateName(t *testing.T, mutator admission.Handler) string {
+	t.Helper()
+	object := strings.Replace(vShoot("", nil), `"name": "crazy-botany",`, `"generateName": "web-",`, 1)
+	resp := vServe(t, mutator, vReview{uid: "mutating-1", name: "-", object: object}.body(t))
+	require.True(t, resp.Allowed, vMessage(resp))
+	p, err := jsonpatch.DecodePatch(resp.Patch)
+	require.NoError(t, err)
+	out, err := p.Apply([]byte(object))
+	require.NoError(t, err)
+	return string(out)
+}
+
 // TestGenerateNameTokenIsSingleUse is issue 14, defect 6: the placement
 // token of a generateName Shoot names no Shoot (the mutating webhook sees
 // no name) and used to verify for every name with the prefix. Its copy on a
@@ -37,17 +53,10 @@ func generatedShoot(t *testing.T, object, name, uid string) string {
 func TestGenerateNameTokenIsSingleUse(t *testing.T) {
 	store := vStore(vSeed("aws-eu1", 10), vSeed("aws-eu2", 10))
 	c := newChain(t, store, &fakeAuthorizer{}) // nobody holds binding permission
-	object := strings.Replace(vShoot("", nil), `"name": "crazy-botany",`, `"generateName": "web-",`, 1)
+	mutated := mutateGenerateName(t, c.mutator)
+	require.Contains(t, mutated, `"seedwarden.io/placement":"v2.`)
 
-	resp := vServe(t, c.mutator, vReview{uid: "mutating-1", name: "-", object: object}.body(t))
-	require.True(t, resp.Allowed, vMessage(resp))
-	p, err := jsonpatch.DecodePatch(resp.Patch)
-	require.NoError(t, err)
-	mutated, err := p.Apply([]byte(object))
-	require.NoError(t, err)
-	require.Contains(t, string(mutated), `"seedwarden.io/placement":"v2.`)
-
-	first := generatedShoot(t, string(mutated), "web-x7k2p", "uid-1")
+	first := generatedShoot(t, mutated, "web-x7k2p", "uid-1")
 	validate := func(uid, name, obj string) *admissionv1.AdmissionResponse {
 		r := vReview{uid: uid, name: name, object: obj}
 		if resp := vServe(t, c.binding, r.body(t)); !resp.Allowed {
@@ -64,8 +73,8 @@ func TestGenerateNameTokenIsSingleUse(t *testing.T) {
 	}
 
 	// The attack: the same token on another generated name.
-	copied := generatedShoot(t, string(mutated), "web-q9z4m", "uid-2")
-	resp = vServe(t, c.binding, vReview{uid: "validating-2", name: "web-q9z4m", object: copied}.body(t))
+	copied := generatedShoot(t, mutated, "web-q9z4m", "uid-2")
+	resp := vServe(t, c.binding, vReview{uid: "validating-2", name: "web-q9z4m", object: copied}.body(t))
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, vMessage(resp), "may not set spec.seedName")
 	assert.Contains(t, vMessage(resp), `placement token was already used by another Shoot: garden-dev/web-x7k2p (uid "uid-1")`)
@@ -94,22 +103,16 @@ func TestGenerateNameTokenIsSingleUseAcrossReplicas(t *testing.T) {
 	replica2 := newChain(t, store2, &fakeAuthorizer{})
 	replica2.binding.Signer.SetCarriers(store2.TokenCarriers)
 
-	object := strings.Replace(vShoot("", nil), `"name": "crazy-botany",`, `"generateName": "web-",`, 1)
-	resp := vServe(t, replica1.mutator, vReview{uid: "mutating-1", name: "-", object: object}.body(t))
-	require.True(t, resp.Allowed, vMessage(resp))
-	p, err := jsonpatch.DecodePatch(resp.Patch)
-	require.NoError(t, err)
-	mutated, err := p.Apply([]byte(object))
-	require.NoError(t, err)
-	first := generatedShoot(t, string(mutated), "web-x7k2p", "uid-1")
-	resp = vServe(t, replica1.binding, vReview{uid: "validating-1", name: "web-x7k2p", object: first}.body(t))
+	mutated := mutateGenerateName(t, replica1.mutator)
+	first := generatedShoot(t, mutated, "web-x7k2p", "uid-1")
+	resp := vServe(t, replica1.binding, vReview{uid: "validating-1", name: "web-x7k2p", object: first}.body(t))
 	require.True(t, resp.Allowed, vMessage(resp))
 
 	var stored api.Shoot
 	require.NoError(t, json.Unmarshal([]byte(first), &stored))
 	store2.Apply(&stored) // the watch event
 
-	copied := generatedShoot(t, string(mutated), "web-q9z4m", "uid-2")
+	copied := generatedShoot(t, mutated, "web-q9z4m", "uid-2")
 	resp = vServe(t, replica2.binding, vReview{uid: "validating-2", name: "web-q9z4m", object: copied}.body(t))
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, vMessage(resp), `placement token was already used by another Shoot: garden-dev/web-x7k2p (uid "uid-1") carries it`)
