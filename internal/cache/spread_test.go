@@ -148,16 +148,18 @@ func TestProjectShootsHandedOutMapIsImmutable(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(*Store)
+		after  map[string]int64 // what a read after the change sees
 	}{
-		{"add", func(s *Store) { s.Apply(shoot("p1", "new", "a", "")) }},
-		{"move", func(s *Store) { s.Apply(shoot("p1", "s1", "b", "b")) }},
-		{"migrate", func(s *Store) { s.Apply(shoot("p1", "s1", "b", "a")) }},
-		{"delete", func(s *Store) { s.Remove(shoot("p1", "s1", "a", "")) }},
+		{"add", func(s *Store) { s.Apply(shoot("p1", "new", "a", "")) }, map[string]int64{"a": 2, "b": 1}},
+		{"move", func(s *Store) { s.Apply(shoot("p1", "s1", "b", "b")) }, map[string]int64{"b": 2}},
+		{"migrate", func(s *Store) { s.Apply(shoot("p1", "s1", "c", "a")) }, map[string]int64{"a": 1, "b": 1, "c": 1}},
+		{"delete", func(s *Store) { s.Remove(shoot("p1", "s1", "a", "")) }, map[string]int64{"b": 1}},
 		{"delete all", func(s *Store) {
 			s.Remove(shoot("p1", "s1", "a", ""))
 			s.Remove(shoot("p1", "s2", "b", ""))
-		}},
-		{"landscape change", func(s *Store) { s.Apply(seed("c", 10)) }},
+		}, nil},
+		{"other namespace", func(s *Store) { s.Apply(shoot("p2", "s1", "a", "")) }, map[string]int64{"a": 1, "b": 1}},
+		{"landscape change", func(s *Store) { s.Apply(seed("c", 10)) }, map[string]int64{"a": 1, "b": 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,6 +170,7 @@ func TestProjectShootsHandedOutMapIsImmutable(t *testing.T) {
 			require.Equal(t, map[string]int64{"a": 1, "b": 1}, before)
 			tc.change(s)
 			assert.Equal(t, before, held, "the handed-out map changed")
+			assert.Equal(t, tc.after, s.Snapshot().ProjectShoots("p1"), "a read after the change")
 		})
 	}
 }
