@@ -8,8 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -130,6 +132,28 @@ func slicesOfKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// The cluster path: Shoots reduced by the informer's transform and fed
+// through the event handler, a delete arriving wrapped after a watch gap.
+func TestProjectShootsThroughInformerHandler(t *testing.T) {
+	s := NewStore(Options{})
+	h := s.EventHandler()
+	reduced := func(o *api.Shoot) any {
+		out, err := TransformShoot(o)
+		require.NoError(t, err)
+		return out
+	}
+	h.OnAdd(reduced(shoot("p1", "s1", "a", "")), true)
+	h.OnAdd(reduced(shoot("p1", "s2", "a", "")), true)
+	assert.Equal(t, map[string]int64{"a": 2}, s.Snapshot().ProjectShoots("p1"))
+
+	h.OnUpdate(reduced(shoot("p1", "s1", "a", "")), reduced(shoot("p1", "s1", "b", "a")))
+	assert.Equal(t, map[string]int64{"a": 2, "b": 1}, s.Snapshot().ProjectShoots("p1"), "migrating: both seeds")
+
+	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "p1/s1", Obj: reduced(shoot("p1", "s1", "a", ""))})
+	h.OnDelete(reduced(shoot("p1", "s2", "a", "")))
+	assert.Nil(t, s.Snapshot().ProjectShoots("p1"))
 }
 
 // Reservations are admissions, not Shoots: ProjectSpread counts what exists,
