@@ -15,7 +15,8 @@ import (
 // place and drop its published view; the first read after that copies the
 // counts (cost ~ the seeds the project uses) into a new view that is never
 // written again. So a map handed to a decision never changes under it, a
-// Shoot update allocates nothing, and only decisions that score with
+// Shoot update allocates nothing (beyond a namespace's first Shoot or a
+// seed new to it), and only decisions that score with
 // ProjectSpread ever pay for a copy. Seeds at zero are dropped and a
 // namespace without charged Shoots has no entry, so memory follows the
 // (namespace, seed) pairs in use.
