@@ -64,3 +64,25 @@ func BenchmarkPlace(b *testing.B) {
 		s.Place(sh, placementOpts, "k")
 	}
 }
+
+// BenchmarkApplyShootUpdateThenSpread is BenchmarkApplyShootUpdate with a
+// ProjectSpread read after each update, its worst case: the namespace's view
+// is rebuilt every time (the copy writers do not make, spread.go).
+func BenchmarkApplyShootUpdateThenSpread(b *testing.B) {
+	s := benchStore(b, 100000)
+	shoots := [2]*api.Shoot{
+		shoot("p-1", "s-1", "seed-001", ""),
+		shoot("p-1", "s-1", "seed-002", "seed-001"),
+	}
+	snap := s.Snapshot()
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		s.Apply(shoots[i&1])
+		if len(snap.ProjectShoots("p-1")) == 0 {
+			b.Fatal("no Shoots of p-1")
+		}
+		i++
+	}
+}

@@ -109,6 +109,7 @@ func (s *Store) countShoot(o *api.Shoot) (fulfilled bool) {
 		if known {
 			s.addCharge(old, -1)
 		}
+		s.moveSpreadLocked(o.Namespace, old, next) // old is zero when !known
 	}
 	s.shoots[key] = next
 	if spec != "" {
@@ -147,6 +148,7 @@ func (s *Store) removeShoot(o *api.Shoot) {
 		delete(s.namespaces, o.Namespace)
 	}
 	s.addCharge(old, -1)
+	s.moveSpreadLocked(o.Namespace, old, charge{})
 }
 
 // intern returns the seed name shared with its counter, so 100k Shoots on a

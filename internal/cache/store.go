@@ -47,7 +47,8 @@ type Options struct {
 // The landscape (everything but Shoots) changes rarely, so it is rebuilt
 // copy-on-write and published through an atomic pointer: Snapshot is a load.
 // Shoots change often, so they only move per-seed atomic counters that the
-// published snapshot reads live.
+// published snapshot reads live, and per-namespace maps replaced whole
+// (spread.go).
 type Store struct {
 	gardenNamespace string
 	ttl             time.Duration
@@ -90,6 +91,10 @@ type Store struct {
 	// Written under mu: a key is added before it enters reservations and
 	// deleted after it leaves, so a key in reservations is always in here.
 	reserved sync.Map
+
+	// spread holds each namespace's immutable seed -> Shoots map
+	// (namespace -> map[string]int64), written under mu (spread.go).
+	spread sync.Map
 
 	// tokens indexes the Shoots carrying a live placement token (tokens.go).
 	tokens tokenIndex
@@ -156,6 +161,7 @@ func NewStore(o Options) *Store {
 
 func (s *Store) publish(l *landscape) {
 	l.snap.Usage = l.usage
+	l.snap.ProjectShoots = s.projectShoots
 	s.land.Store(l)
 }
 
