@@ -246,17 +246,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil
 	}
-	r := &pending.Reconciler{
-		Config:  pendingConfig(cfg),
-		Store:   store,
-		Options: placementOptions(cfg),
-		Metrics: m,
-		Synced:  synced,
-		Stale: func() bool {
-			_, stale := staleness.StaleBeyond(time.Now())
-			return stale
-		},
-	}
+	r := newPendingReconciler(cfg, store, synced, staleness, m)
 	if signer != nil {
 		// Not a typed nil in the interface: without a key no announced
 		// seed is trusted.
@@ -275,6 +265,22 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 	}
 	log.Info("Retry controller for pending Shoots enabled", kv...)
 	return nil
+}
+
+// newPendingReconciler is the retry controller, placing with the same
+// options (strategy, network mode, scoring profile) as the webhooks.
+func newPendingReconciler(cfg *config.Config, store *cache.Store, synced func() bool, staleness handlers.StalenessGuard, m *metrics.Recorder) *pending.Reconciler {
+	return &pending.Reconciler{
+		Config:  pendingConfig(cfg),
+		Store:   store,
+		Options: placementOptions(cfg),
+		Metrics: m,
+		Synced:  synced,
+		Stale: func() bool {
+			_, stale := staleness.StaleBeyond(time.Now())
+			return stale
+		},
+	}
 }
 
 // recordArrivals records gardener-scheduler's success event on every Shoot

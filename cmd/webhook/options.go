@@ -18,12 +18,32 @@ import (
 
 // configChecks are the configuration rules that need what other packages
 // accept; loadConfig runs them with config's own validation.
-var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources}
+var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers}
 
 // placementOptions are the decision options the configuration sets. The
 // configuration's values are placement's (TestOptionsAcceptConfigValues).
+// Every placer (mutating webhook, retry controller, simulate, the
+// cluster-wide capacity reservations) takes its options from here, so they
+// all rank with the same profile.
 func placementOptions(cfg *config.Config) placement.Options {
-	return placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap)}
+	return placement.Options{
+		Strategy:    placement.Strategy(cfg.Strategy),
+		NetworkMode: placement.NetworkMode(cfg.NetworkOverlap),
+		Scoring:     scoringProfile(cfg.Scoring),
+	}
+}
+
+// scoringProfile converts the scoring block; nil (no block) is Gardener's
+// rule.
+func scoringProfile(s *config.Scoring) *placement.Profile {
+	if s == nil {
+		return nil
+	}
+	p := &placement.Profile{Scorers: make([]placement.WeightedScorer, len(s.Scorers)), DefaultCapacity: s.DefaultCapacity}
+	for i, ws := range s.Scorers {
+		p.Scorers[i] = placement.WeightedScorer{Name: placement.ScorerName(ws.Name), Weight: ws.Weight}
+	}
+	return p
 }
 
 // reservationLimits are the configured limits on live reservations, for
@@ -77,6 +97,29 @@ func checkCountableResources(cfg *config.Config) []string {
 			if l.Count != nil {
 				check(fmt.Sprintf("resourceAdmission.limits[%d]", i), l.Resources)
 			}
+		}
+	}
+	return out
+}
+
+// checkScorers: scoring.scorers name placement's scorers with weights it
+// accepts (config checks that the list is not empty and has no duplicate).
+// Every entry is checked, so all problems are reported at once.
+func checkScorers(cfg *config.Config) []string {
+	if cfg.Scoring == nil {
+		return nil
+	}
+	known := make([]string, len(placement.ScorerNames))
+	for i, n := range placement.ScorerNames {
+		known[i] = string(n)
+	}
+	var out []string
+	for i, ws := range cfg.Scoring.Scorers {
+		if !slices.Contains(known, ws.Name) {
+			out = append(out, fmt.Sprintf("scoring.scorers[%d].name: unknown scorer %q (want one of %s)", i, ws.Name, strings.Join(known, ", ")))
+		}
+		if ws.Weight < 1 || ws.Weight > placement.MaxWeight {
+			out = append(out, fmt.Sprintf("scoring.scorers[%d].weight: %d for %s is out of range (want 1 to %d)", i, ws.Weight, ws.Name, placement.MaxWeight))
 		}
 	}
 	return out

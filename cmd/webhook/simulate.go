@@ -35,11 +35,17 @@ type result struct {
 	Message       string            `json:"message,omitempty"`
 	Reasons       map[string]string `json:"reasons,omitempty"`
 	Error         string            `json:"error,omitempty"`
+	// Scores is a scored decision's breakdown (scoring configured): the
+	// chosen seed, then the runners-up, each scorer's score and weight.
+	// Scored is how many seeds the profile ranked. Both absent without a
+	// profile, so the output is as before.
+	Scores []placement.SeedScore `json:"scores,omitempty"`
+	Scored int                   `json:"scored,omitempty"`
 }
 
 func newResult(name string, d placement.Decision) result {
 	if d.Schedulable() {
-		return result{Name: name, Seed: d.Seed}
+		return result{Name: name, Seed: d.Seed, Scores: d.Scores, Scored: d.Scored}
 	}
 	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons}
 }
@@ -54,7 +60,7 @@ func simulateCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("simulate", "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]", stderr)
 	var files stringsFlag
 	fs.Var(&files, "f", "scenario file, or directory of *.json scenario files (repeatable; further arguments are taken as more)")
-	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap and gardenNamespace unless a scenario overrides them")
+	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace (a scenario may override strategy and networkOverlap)")
 	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
 	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON)")
 	if code, done := parseFlags(fs, args); done {

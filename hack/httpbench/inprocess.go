@@ -84,7 +84,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	srv.Register(mutateShootsPath, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		Placer: &handlers.ClusterPlacer{Local: store},
 		// As cmd/webhook's placementOptions converts the configuration.
-		Options:       placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap)},
+		Options:       placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap), Scoring: scoringProfile(cfg.Scoring)},
 		SchedulerName: cfg.SchedulerName,
 		Announce:      cfg.Announce(),
 		Signer:        signer,
@@ -263,4 +263,18 @@ func (p *profiles) serverCPU() (time.Duration, bool) {
 		return d, err == nil
 	}
 	return 0, false
+}
+
+// scoringProfile converts the scoring block as cmd/webhook's does (a
+// profile placement refuses makes every decision unschedulable, step
+// Scoring, so a bad one shows at once).
+func scoringProfile(s *config.Scoring) *placement.Profile {
+	if s == nil {
+		return nil
+	}
+	p := &placement.Profile{DefaultCapacity: s.DefaultCapacity}
+	for _, ws := range s.Scorers {
+		p.Scorers = append(p.Scorers, placement.WeightedScorer{Name: placement.ScorerName(ws.Name), Weight: ws.Weight})
+	}
+	return p
 }

@@ -170,6 +170,11 @@ type Config struct {
 	LeaderElection LeaderElection `json:"leaderElection,omitempty"`
 	// Cache configures the informer cache (cluster mode only).
 	Cache Cache `json:"cache,omitempty"`
+
+	// Scoring, when present, ranks the seeds the filters keep by weighted
+	// scorers (scoring.go). Default: absent, Gardener's rule (strategy
+	// filter, then the least-used seed).
+	Scoring *Scoring `json:"scoring,omitempty"`
 }
 
 // Cache configures the informer cache the webhooks decide from.
@@ -353,6 +358,7 @@ func (c *Config) Validate() error {
 	c.validateResourceAdmission(&p)
 	c.validatePending(&p)
 	c.validateReservations(&p)
+	c.validateScoring(&p)
 
 	if len(p.list) == 0 {
 		return nil

@@ -155,6 +155,11 @@ leaderElection:
   id: my-lease
 cache:
   maxStaleness: 45s
+scoring:
+  scorers:
+  - {name: LeastAllocated, weight: 5}
+  - {name: RegionDistance, weight: 1}
+  defaultCapacity: 100
 `))
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
@@ -204,6 +209,10 @@ cache:
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(false), Namespace: "seedwarden", ID: "my-lease"},
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
+		Scoring: &Scoring{
+			Scorers:         []WeightedScorer{{Name: "LeastAllocated", Weight: 5}, {Name: "RegionDistance", Weight: 1}},
+			DefaultCapacity: 100,
+		},
 	}, c)
 	assert.False(t, c.BindingEnabled())
 	assert.False(t, c.CapacityEnabled())
@@ -426,6 +435,18 @@ func TestFieldRules(t *testing.T) {
 		{"leaderElection.id dotted", "leaderElection: {id: pending.seedwarden.io}", ""},
 		{"leaderElection.id bad", "leaderElection: {id: 'my lease'}", `leaderElection.id: invalid value "my lease" (the name of a Lease): a lowercase RFC 1123 subdomain`},
 		{"leaderElection.enabled false", "leaderElection: {enabled: false}", ""},
+
+		// Names and weights are placement's: cmd/webhook's TestConfigChecks.
+		{"scoring ok", "scoring: {scorers: [{name: LeastAllocated, weight: 5}, {name: RegionDistance, weight: 1}], defaultCapacity: 100}", ""},
+		{"scoring no defaultCapacity", "scoring: {scorers: [{name: MostAllocated, weight: 1}]}", ""},
+		{"scoring empty list", "scoring: {scorers: []}", "scoring.scorers: empty (name at least one scorer, or leave scoring out for Gardener's least-used rule)"},
+		{"scoring no list", "scoring: {defaultCapacity: 10}", "scoring.scorers: empty"},
+		{"scoring empty block", "scoring: {}", "scoring.scorers: empty"},
+		{"scoring duplicate", "scoring: {scorers: [{name: LeastShoots, weight: 1}, {name: RegionDistance, weight: 2}, {name: LeastShoots, weight: 3}]}",
+			`scoring.scorers[2].name: duplicate scorer "LeastShoots" (already scoring.scorers[0])`},
+		{"scoring negative defaultCapacity", "scoring: {scorers: [{name: LeastAllocated, weight: 1}], defaultCapacity: -1}", "scoring.defaultCapacity: -1 must not be negative"},
+		{"scoring weight not a number", "scoring: {scorers: [{name: LeastAllocated, weight: heavy}]}", "scoring.scorers.weight: cannot use string here (want an integer)"},
+		{"scoring unknown field", "scoring: {scorers: [{name: LeastAllocated, wieght: 1}]}", "scoring.scorers[0].wieght: unknown field"},
 
 		{"unknown top-level field", "stratgy: SameRegion", "stratgy: unknown field"},
 		{"unknown nested field", "server: {prot: 1}", "server.prot: unknown field"},

@@ -36,6 +36,13 @@ const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
 // without a reservation because a limit on live reservations was reached.
 const UnreservedWarningPrefix = "seedwarden: placed without reserving a place on the seed: "
 
+// ScoresWarningPrefix starts the admission warning explaining a scored
+// placement (a scoring profile is configured): placement.Decision's
+// ScoreSummary, the chosen seed and the runners-up with each scorer's score
+// and weight. A warning of its own, so that the one announcing the seed
+// stays exactly as without a profile.
+const ScoresWarningPrefix = "seedwarden: seed scores: "
+
 // selfHostedWarning is the admission warning (and allowed message) for a
 // self-hosted Shoot, with the name of its control-plane worker pool.
 const selfHostedWarning = "seedwarden: self-hosted Shoot (worker pool %q has controlPlane): not scheduled to a seed"
@@ -311,6 +318,9 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 		m.logger(r, shoot).V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
 	}
 	var warnings []string
+	if summary := d.ScoreSummary(); summary != "" {
+		warnings = append(warnings, warning(ScoresWarningPrefix+summary))
+	}
 	if unreserved != nil {
 		// No reservation to end: the Shoot carries no key.
 		key = ""

@@ -208,7 +208,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !d.Schedulable() {
 		return r.unschedulable(ctx, shoot, &d), nil
 	}
-	return r.bindSeed(ctx, log, key, u, shoot, d.Seed, kept), nil
+	// An announced seed is kept, not ranked: its event has no breakdown.
+	return r.bindSeed(ctx, log, key, u, shoot, d.Seed, d.ScoreSummary(), kept), nil
 }
 
 // cacheNotReady reports (and logs) that the cache has not synced or is
@@ -245,9 +246,10 @@ func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*
 }
 
 // bindSeed binds the Shoot to seed (kept: the announced seed) and reports
-// the outcome; a failed binding gives the reservation back and is retried
+// the outcome, with the decision's score breakdown (scores, "" without a
+// profile); a failed binding gives the reservation back and is retried
 // with backoff.
-func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, u *unstructured.Unstructured, shoot *api.Shoot, seed string, kept bool) reconcile.Result {
+func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, u *unstructured.Unstructured, shoot *api.Shoot, seed, scores string, kept bool) reconcile.Result {
 	resKey := ReservationKey(key.Namespace, key.Name)
 	// Read before binding: the bound Shoot's watch event forgets the backoff.
 	attempts := r.backoff.NumRequeues(key) + 1
@@ -256,7 +258,7 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 	case err == nil:
 		r.Metrics.ObserveRetry(metrics.ResultScheduled)
 		r.forget(key)
-		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "Scheduled to seed %q", seed)
+		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "%s", scheduledMessage(seed, scores))
 		log.Info("Scheduled pending Shoot", "seed", seed, "announced", kept, "attempts", attempts, "mode", r.Config.Mode)
 		if r.Config.Mode == ModeUpdate {
 			r.clearPendingOperation(ctx, shoot)
@@ -422,6 +424,17 @@ func shootRef(key types.NamespacedName) *api.Shoot {
 }
 
 // truncate cuts s to MaxMessageBytes on a rune boundary, marking the cut.
+// scheduledMessage is the SchedulingSuccessful event's message:
+// gardener-scheduler's, then the score breakdown of a scored decision, cut
+// to an event's size.
+func scheduledMessage(seed, scores string) string {
+	msg := fmt.Sprintf("Scheduled to seed %q", seed)
+	if scores != "" {
+		msg += "; scores: " + scores
+	}
+	return truncate(msg)
+}
+
 func truncate(s string) string {
 	if len(s) <= MaxMessageBytes {
 		return s
