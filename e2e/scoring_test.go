@@ -27,11 +27,12 @@ const binPackingConfig = `scoring:
 
 // TestBinPackingProfile (issue 15): a webhook with a bin-packing profile,
 // called by the real API server, fills the fullest eligible seed first. Three
-// empty seeds that only the test's Shoots select, with room for 8, 12 and 20:
+// empty seeds that only the test's Shoots select, with room for 8, 16 and 40:
 // MostAllocated scores 100·(usage+1)/allocatable, so the smallest seed is the
 // fullest after each placement until it is full, then the next. 20 Shoots
-// created one after another go 8 to the first and 12 to the second; the
-// largest stays empty. (Gardener's least-used rule would spread them.)
+// created one after another go 8 to the first and 12 to the second (which
+// does not fill up: no boundary at the end); the largest stays empty.
+// (Gardener's least-used rule would spread them.)
 func TestBinPackingProfile(t *testing.T) {
 	st := need(t)
 	st.requireWebhook(t, webhookPlace)
@@ -44,7 +45,7 @@ func TestBinPackingProfile(t *testing.T) {
 	ca, err := newReplicaCA()
 	require.NoError(t, err)
 	packer := st.startReplicaWith(t, "binpack", ca, replicaOptions{config: binPackingConfig})
-	sizes := map[string]int64{"e2e-binpack-small": 8, "e2e-binpack-medium": 12, "e2e-binpack-large": 20}
+	sizes := map[string]int64{"e2e-binpack-small": 8, "e2e-binpack-medium": 16, "e2e-binpack-large": 40}
 	st.createSeedsLike(t, "aws-eu2", label, sizes)
 	require.NoError(t, waitReplicaReady(packer, 60*time.Second))
 	eventually(t, 10*time.Second, func() error { return knowsSeeds(packer.metricsURL(), sizes) })
