@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -99,19 +100,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := setupCertificateWatch(mgr, cfg, m, log); err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("informers", server.SyncedChecker(synced)); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("cache-freshness", server.FreshnessChecker(staleness, staleness.MaxStaleness, time.Now)); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("shutdown", drain.Readyz); err != nil {
+	if err := addChecks(mgr, synced, staleness, srv, drain); err != nil {
 		return err
 	}
 	log.Info("Starting", "version", version, "commit", commit, "host", restCfg.Host,
@@ -119,6 +108,29 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination,
 		"cacheMaxStaleness", cfg.Cache.MaxStaleness.Duration)
 	return mgr.Start(ctx)
+}
+
+// addChecks adds /healthz and the /readyz checks: ready once the informers
+// have synced, while the cache is fresh enough, the webhook server listens
+// and no shutdown is under way.
+func addChecks(mgr ctrl.Manager, synced func() bool, staleness handlers.StalenessGuard, srv webhook.Server, drain *server.Drainer) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		name  string
+		check healthz.Checker
+	}{
+		{"informers", server.SyncedChecker(synced)},
+		{"cache-freshness", server.FreshnessChecker(staleness, staleness.MaxStaleness, time.Now)},
+		{"webhook", srv.StartedChecker()},
+		{"shutdown", drain.Readyz},
+	} {
+		if err := mgr.AddReadyzCheck(c.name, c.check); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // metricsOptions configures the manager's metrics server. metrics.secure:
