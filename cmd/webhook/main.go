@@ -1,7 +1,7 @@
 // Command webhook is seedwarden's admission webhook server for Gardener.
 //
 //	webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
-//	webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]
+//	webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
 //	webhook version
 //
 // Exit codes: 0 success, 1 failure while running (or a scenario that could not
@@ -49,9 +49,9 @@ const usage = `Usage:
       Run the admission webhook server: against a cluster (in-cluster config,
       $KUBECONFIG or --kubeconfig), or with --landscape from a static file of
       Seeds, Shoots, CloudProfiles, Projects and region-config ConfigMaps.
-  webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]
+  webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
       Decide scenario files (or a Shoot against a landscape) and print one JSON
-      line per decision.
+      line per decision (-o text: lines for people, with every seed's reason).
   webhook version
       Print version, git commit and Go version.
 

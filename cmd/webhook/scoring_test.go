@@ -102,6 +102,11 @@ func TestSimulateScoringProfile(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Equal(t, `{"name":"webshop","seed":"aws-eu2"}`+"\n", out, "without a profile the line is as before")
 
+	// -o json is the default; -o text gives the breakdown as the warning does.
+	code, out, _ = runCmd(t, "simulate", "-o", "text", "--config", cfg, "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "webshop: seed aws-eu1\n  scores: aws-eu1 5 (MostAllocated 5x1) > aws-eu2 3 (MostAllocated 3x1); 2 seeds scored\n", out)
+
 	// Scenario files are ranked with the profile too.
 	code, out, _ = runCmd(t, "simulate", "--config", cfg, "-f", "testdata/scenarios/least-usage.json")
 	require.Equal(t, exitOK, code)

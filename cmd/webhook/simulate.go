@@ -57,12 +57,13 @@ func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 func simulateCommand(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("simulate", "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE]", stderr)
+	fs := newFlagSet("simulate", "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]", stderr)
 	var files stringsFlag
 	fs.Var(&files, "f", "scenario file, or directory of *.json scenario files (repeatable; further arguments are taken as more)")
 	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace (a scenario may override strategy and networkOverlap)")
 	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
 	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON)")
+	format := fs.String("o", outputJSON, "output: json (one JSON line per decision, with a scored decision's whole breakdown) or text")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
@@ -83,14 +84,17 @@ func simulateCommand(args []string, stdout, stderr io.Writer) int {
 	}
 
 	out := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	encode, err := newEncoder(*format, out)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
+		return exitUsage
+	}
 	failed := false
 	emit := func(r result) {
 		if r.Error != "" {
 			failed = true
 		}
-		_ = enc.Encode(r)
+		encode(r)
 	}
 
 	for _, path := range expandScenarioPaths(files, emit) {

@@ -197,3 +197,34 @@ func TestSimulateSelfHostedShoot(t *testing.T) {
 		Message: `shoot is self-hosted (worker pool "cp" has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed`}},
 		decodeResults(t, out))
 }
+
+func TestSimulateTextOutput(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // lines, in order
+	}{
+		{"placed", []string{"--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml"}, exitOK,
+			[]string{"webshop: seed aws-eu2"}},
+		{"unschedulable, every seed's reason", []string{"--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot-unschedulable.yaml"}, exitOK,
+			[]string{"unschedulable at step", "  aws-eu-restricted: shoot does not tolerate the seed's taints"}},
+		{"error", []string{"-f", missing}, exitError, []string{missing + ": error: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, append([]string{"simulate", "-o", "text"}, tt.args...)...)
+			require.Equal(t, tt.code, code, errOut)
+			for _, w := range tt.want {
+				assert.Contains(t, out, w)
+			}
+			assert.False(t, json.Valid([]byte(strings.SplitN(out, "\n", 2)[0])), "text, not JSON: %s", out)
+		})
+	}
+
+	code, _, errOut := runCmd(t, "simulate", "-o", "yaml", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `-o: unsupported value "yaml" (want json or text)`)
+}
