@@ -1,0 +1,138 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// A drain moves a seed's Shoots as an operator would with Gardener: the
+// seed is cordoned (it takes no Shoots), then each Shoot, in namespace/name
+// order, is decided again by the placement rules on the seeds a control
+// plane migration may go to, and the seed chosen is checked as Gardener's
+// admission checks a changed spec.seedName. Each move is counted before
+// the next Shoot is decided, so the k-th sees the first k-1.
+
+// DrainedReason is why a drained seed takes no Shoots.
+const DrainedReason = "seed is being drained by the plan"
+
+func (op Drain) apply(p *planner) error {
+	from, ok := p.view.Seed(op.Seed)
+	if !ok {
+		return fmt.Errorf("drain seed %q: no such seed", op.Seed)
+	}
+	p.view.cordon(from.Name, DrainedReason)
+	// A Shoot that cannot move stays on the list; new ones are not added
+	// to a cordoned seed, so the list only shrinks.
+	for _, shoot := range slices.Clone(p.view.onSeed[from.Name]) {
+		p.move(shoot, from)
+	}
+	return nil
+}
+
+// move decides one Shoot of a drained seed again and, if a seed takes it,
+// moves it there.
+func (p *planner) move(shoot *api.Shoot, from *placement.Seed) {
+	if why := immovable(shoot, from.Name); why != "" {
+		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Message: why})
+		return
+	}
+	candidate := shoot.DeepCopy()
+	candidate.Spec.SeedName, candidate.Status.SeedName = nil, nil
+	d, to := p.view.decide(candidate, p.opts, migrationVetoes(p.view, from, shoot))
+	if to == nil {
+		p.report.Unplaced = append(p.report.Unplaced, unplaced(shoot, from.Name, d))
+		return
+	}
+	// Decide applied every rule a binding is checked against; checking
+	// again as the validating webhook would keeps a plan from promising a
+	// move the admission would refuse should the two ever part.
+	if v := placement.CheckSeedForShoot(p.view.Snapshot(), to, shoot, p.opts.NetworkMode); len(v) > 0 {
+		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Step: placement.StepCandidates,
+			Message: "the seed the placement rules chose would be refused as a binding", Reasons: map[string]string{to.Name: strings.Join(v, "; ")}})
+		return
+	}
+	moved := shoot.DeepCopy()
+	moved.Spec.SeedName, moved.Status.SeedName = ptr.To(to.Name), ptr.To(to.Name)
+	p.view.unplace(shoot, from)
+	p.view.place(moved, to)
+	p.report.Placed = append(p.report.Placed, Placed{Shoot: shootKey(shoot), From: from.Name, To: to.Name, Scores: d.Scores})
+}
+
+// immovable says why a Shoot cannot be moved at all, or "": Gardener
+// refuses a new seed while a migration is under way (status.seedName is
+// another seed) and for a Shoot being deleted.
+func immovable(shoot *api.Shoot, from string) string {
+	if shoot.DeletionTimestamp != nil {
+		return "the Shoot is being deleted (metadata.deletionTimestamp is set)"
+	}
+	if status := ptr.Deref(shoot.Status.SeedName, ""); status != "" && status != from {
+		return fmt.Sprintf("a control plane migration from seed %q to %q is under way (status.seedName is %q)", status, from, status)
+	}
+	return ""
+}
+
+// migrationVetoes are the seeds Gardener's admission refuses as a new seed
+// for shoot (a control plane migration from `from`), with the reason: both
+// seeds need backup, the internal domain must stay the same, and a Shoot
+// under one of the old seed's default domains needs a seed serving it.
+func migrationVetoes(v *View, from *placement.Seed, shoot *api.Shoot) map[string]string {
+	veto := map[string]string{}
+	old := from.Object
+	for _, s := range v.snap.Seeds {
+		if why := migrationViolation(old, s.Object, shoot); why != "" {
+			veto[s.Name] = why
+		}
+	}
+	return veto
+}
+
+func migrationViolation(old, target *api.Seed, shoot *api.Shoot) string {
+	if old.Spec.Backup == nil {
+		return fmt.Sprintf("cannot change seed name because backup is not configured for old seed %q", old.Name)
+	}
+	if target.Spec.Backup == nil {
+		return fmt.Sprintf("cannot change seed name because backup is not configured for seed %q", target.Name)
+	}
+	if o, n := internalDomain(old), internalDomain(target); o != n {
+		return fmt.Sprintf("cannot change seed name because internal domain would change from %q to %q", o, n)
+	}
+	if d := usedDefaultDomain(old, shoot); d != "" && !slices.Contains(defaultDomains(target), d) {
+		return fmt.Sprintf("the Shoot uses the default domain %q of seed %q, which seed %q does not serve (it serves %q)", d, old.Name, target.Name, defaultDomains(target))
+	}
+	return ""
+}
+
+func internalDomain(s *api.Seed) string {
+	if s.Spec.DNS.Internal == nil {
+		return ""
+	}
+	return s.Spec.DNS.Internal.Domain
+}
+
+func defaultDomains(s *api.Seed) []string {
+	out := make([]string, len(s.Spec.DNS.Defaults))
+	for i, d := range s.Spec.DNS.Defaults {
+		out[i] = d.Domain
+	}
+	return out
+}
+
+// usedDefaultDomain is the default domain of seed under which the Shoot's
+// spec.dns.domain lies, or "".
+func usedDefaultDomain(seed *api.Seed, shoot *api.Shoot) string {
+	if shoot.Spec.DNS == nil || shoot.Spec.DNS.Domain == nil {
+		return ""
+	}
+	for _, d := range defaultDomains(seed) {
+		if strings.HasSuffix(*shoot.Spec.DNS.Domain, "."+d) {
+			return d
+		}
+	}
+	return ""
+}

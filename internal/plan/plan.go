@@ -1,0 +1,215 @@
+package plan
+
+import (
+	"fmt"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// Operation is one step of a plan; Run applies them in order.
+type Operation interface {
+	apply(p *planner) error
+}
+
+// Drain moves every Shoot whose spec.seedName is Seed elsewhere, one by
+// one in namespace/name order (drain.go), and keeps the seed from taking
+// Shoots for the rest of the plan.
+type Drain struct{ Seed string }
+
+// RemoveSeed takes a seed out of the landscape. Shoots still on it are
+// reported as stranded, not moved: drain it first to move them.
+type RemoveSeed struct{ Seed string }
+
+// AddSeeds adds seeds that hold no Shoots yet.
+type AddSeeds struct{ Seeds []*api.Seed }
+
+// AddShoots places Count copies of Like in sequence, each counted before the
+// next is decided. Copy k (from 1) is named after Like's name (or
+// generateName) with "-k" appended.
+type AddShoots struct {
+	Like  *api.Shoot
+	Count int
+}
+
+// Report is what a plan did.
+type Report struct {
+	// Seeds are every seed before or after, sorted by name.
+	Seeds []SeedRow `json:"seeds"`
+	// Groups are the free slots per provider and region, sorted.
+	Groups []GroupRow `json:"groups"`
+	// Placed are the Shoots moved or added, in the order they were placed.
+	Placed []Placed `json:"placed"`
+	// Unplaced are the Shoots that found no seed, in that order.
+	Unplaced []Unplaced `json:"unplaced"`
+	// Stranded are Shoots left on a removed seed.
+	Stranded []Stranded `json:"stranded"`
+}
+
+// Complete reports whether every Shoot the plan moved or added found a
+// seed and none was stranded.
+func (r *Report) Complete() bool { return len(r.Unplaced) == 0 && len(r.Stranded) == 0 }
+
+// Placed is a Shoot the plan put on a seed; From is empty for a new one.
+type Placed struct {
+	Shoot string `json:"shoot"`
+	From  string `json:"from,omitempty"`
+	To    string `json:"to"`
+	// Scores is the breakdown of a scored decision (a scoring profile).
+	Scores []placement.SeedScore `json:"scores,omitempty"`
+}
+
+// Unplaced is a Shoot that found no seed, with why: the step that left no
+// seed, its message, and each seed's reason.
+type Unplaced struct {
+	Shoot   string            `json:"shoot"`
+	From    string            `json:"from,omitempty"`
+	Step    placement.Step    `json:"step"`
+	Message string            `json:"message"`
+	Reasons map[string]string `json:"reasons,omitempty"`
+}
+
+// Stranded is a Shoot left on a seed the plan removed.
+type Stranded struct {
+	Shoot string `json:"shoot"`
+	Seed  string `json:"seed"`
+}
+
+// planner carries a plan's state through its operations.
+type planner struct {
+	view   *View
+	opts   placement.Options
+	before map[string]int64
+	report Report
+}
+
+// Run applies ops in order to a view of snap and shoots (NewView) and
+// reports the outcome. An operation that cannot apply (an unknown seed, a
+// seed added twice, no Shoot to copy) stops the plan with an error naming
+// it; Shoots that find no seed do not, they are reported.
+func Run(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Options, ops []Operation) (*Report, error) {
+	p := &planner{view: NewView(snap, shoots), opts: opts, before: map[string]int64{}}
+	for _, s := range p.view.all {
+		p.before[s.Name] = p.view.usage[s]
+	}
+	for i, op := range ops {
+		if err := op.apply(p); err != nil {
+			return nil, fmt.Errorf("operation %d: %w", i+1, err)
+		}
+	}
+	p.report.Seeds, p.report.Groups = summarise(p.view, p.before)
+	return &p.report, nil
+}
+
+func (op RemoveSeed) apply(p *planner) error {
+	s, ok := p.view.Seed(op.Seed)
+	if !ok {
+		return fmt.Errorf("remove seed %q: no such seed", op.Seed)
+	}
+	for _, sh := range p.view.removeSeed(s) {
+		p.report.Stranded = append(p.report.Stranded, Stranded{Shoot: shootKey(sh), Seed: s.Name})
+	}
+	return nil
+}
+
+func (op AddSeeds) apply(p *planner) error {
+	for _, obj := range op.Seeds {
+		if obj == nil || obj.Name == "" {
+			return fmt.Errorf("add seed: metadata.name: a seed needs a name")
+		}
+		if _, ok := p.view.Seed(obj.Name); ok {
+			return fmt.Errorf("add seed %q: a seed of that name exists", obj.Name)
+		}
+		p.view.addSeed(placement.NewSeed(obj))
+	}
+	return nil
+}
+
+func (op AddShoots) apply(p *planner) error {
+	if op.Like == nil {
+		return fmt.Errorf("add shoots: no Shoot to copy")
+	}
+	if op.Count <= 0 {
+		return fmt.Errorf("add shoots: count %d: must be at least 1", op.Count)
+	}
+	base := op.Like.Name
+	if base == "" {
+		base = op.Like.GenerateName
+	}
+	for k := 1; k <= op.Count; k++ {
+		shoot := newShootLike(op.Like, fmt.Sprintf("%s-%d", base, k))
+		d, seed := p.view.decide(shoot, p.opts, nil)
+		if seed == nil {
+			p.report.Unplaced = append(p.report.Unplaced, unplaced(shoot, "", d))
+			continue
+		}
+		p.view.place(shoot, seed)
+		p.report.Placed = append(p.report.Placed, Placed{Shoot: shootKey(shoot), To: seed.Name, Scores: d.Scores})
+	}
+	return nil
+}
+
+// newShootLike is a copy of like, named name, without a seed.
+func newShootLike(like *api.Shoot, name string) *api.Shoot {
+	s := like.DeepCopy()
+	s.Name, s.GenerateName = name, ""
+	s.Spec.SeedName, s.Status.SeedName = nil, nil
+	return s
+}
+
+// decide places shoot on the view, with the seeds in veto (name -> reason)
+// left out too. An unschedulable decision gives every seed the view left
+// out its reason, so the report names them all. The seed is nil when none
+// was found.
+func (v *View) decide(shoot *api.Shoot, opts placement.Options, veto map[string]string) (placement.Decision, *placement.Seed) {
+	snap := &v.snap
+	if len(veto) > 0 {
+		view := v.snap
+		view.Seeds = make([]*placement.Seed, 0, len(v.snap.Seeds))
+		for _, s := range v.snap.Seeds {
+			if _, ok := veto[s.Name]; !ok {
+				view.Seeds = append(view.Seeds, s)
+			}
+		}
+		snap = &view
+	}
+	d := placement.Decide(snap, shoot, opts)
+	if d.Schedulable() {
+		s, _ := v.Seed(d.Seed)
+		return d, s
+	}
+	if seedsConsidered(d.Step) {
+		if d.Reasons == nil {
+			d.Reasons = map[string]string{}
+		}
+		for name, why := range v.cordoned {
+			d.Reasons[name] = why
+		}
+		for name, why := range veto {
+			d.Reasons[name] = why
+		}
+		d.Total = len(v.all)
+	}
+	return d, nil
+}
+
+// seedsConsidered says whether a decision that failed at step got as far
+// as looking at seeds (before, the Shoot itself ruled out placement).
+func seedsConsidered(step placement.Step) bool {
+	switch step {
+	case placement.StepSelfHosted, placement.StepCloudProfile, placement.StepScoring:
+		return false
+	}
+	return true
+}
+
+func unplaced(shoot *api.Shoot, from string, d placement.Decision) Unplaced {
+	return Unplaced{Shoot: shootKey(shoot), From: from, Step: d.Step, Message: d.Message, Reasons: d.Reasons}
+}
+
+func shootKey(s *api.Shoot) string { return s.Namespace + "/" + s.Name }
+
+// seedOf is the Shoot's spec.seedName.
+func seedOf(s *api.Shoot) string { return ptr.Deref(s.Spec.SeedName, "") }

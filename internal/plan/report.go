@@ -1,0 +1,113 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+)
+
+// SeedRow is one seed before and after the plan.
+type SeedRow struct {
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	Region   string `json:"region"`
+	// Before and After are the seed's usage (Shoots charged to it, a
+	// migrating one on both seeds, plus reservations the snapshot held).
+	Before int64 `json:"before"`
+	After  int64 `json:"after"`
+	// Allocatable is status.allocatable.shoots; nil when the seed sets none.
+	Allocatable *int64 `json:"allocatable,omitempty"`
+	// Utilization is After / Allocatable; nil without Allocatable.
+	Utilization *float64 `json:"utilization,omitempty"`
+	// State is "added", "removed" or "drained"; empty otherwise.
+	State string `json:"state,omitempty"`
+}
+
+// Seed states in a SeedRow.
+const (
+	StateAdded   = "added"
+	StateRemoved = "removed"
+	StateDrained = "drained"
+)
+
+// GroupRow is the free room of one provider and region.
+type GroupRow struct {
+	Provider string `json:"provider"`
+	Region   string `json:"region"`
+	// Seeds counts the group's seeds after the plan.
+	Seeds int `json:"seeds"`
+	// FreeBefore and FreeAfter sum allocatable minus usage over the seeds
+	// that set allocatable and take Shoots (a drained seed offers none).
+	FreeBefore int64 `json:"freeBefore"`
+	FreeAfter  int64 `json:"freeAfter"`
+	// Unlimited counts the group's seeds without allocatable after the
+	// plan: room the free counts cannot express.
+	Unlimited int `json:"unlimited,omitempty"`
+}
+
+// summarise builds the report's tables: before is the usage of the seeds
+// the plan started with.
+func summarise(v *View, before map[string]int64) ([]SeedRow, []GroupRow) {
+	rows := make([]SeedRow, 0, len(v.all))
+	groups := map[[2]string]*GroupRow{}
+	group := func(provider, region string) *GroupRow {
+		k := [2]string{provider, region}
+		if groups[k] == nil {
+			groups[k] = &GroupRow{Provider: provider, Region: region}
+		}
+		return groups[k]
+	}
+	after := map[string]bool{}
+	for _, s := range v.all {
+		after[s.Name] = true
+		obj := s.Object
+		row := SeedRow{Name: s.Name, Provider: obj.Spec.Provider.Type, Region: obj.Spec.Provider.Region, After: v.usage[s]}
+		b, existed := before[s.Name]
+		row.Before = b
+		switch {
+		case !existed:
+			row.State = StateAdded
+		case v.Cordoned(s.Name) != "":
+			row.State = StateDrained
+		}
+		g := group(row.Provider, row.Region)
+		g.Seeds++
+		if alloc, ok := s.Allocatable(); ok {
+			row.Allocatable = &alloc
+			if alloc > 0 {
+				u := float64(row.After) / float64(alloc)
+				row.Utilization = &u
+			}
+			if existed {
+				g.FreeBefore += max(0, alloc-b)
+			}
+			if row.State != StateDrained {
+				g.FreeAfter += max(0, alloc-row.After)
+			}
+		} else {
+			g.Unlimited++
+		}
+		rows = append(rows, row)
+	}
+	for _, s := range v.base.Seeds {
+		if after[s.Name] {
+			continue
+		}
+		obj := s.Object
+		row := SeedRow{Name: s.Name, Provider: obj.Spec.Provider.Type, Region: obj.Spec.Provider.Region, Before: before[s.Name], State: StateRemoved}
+		g := group(row.Provider, row.Region)
+		if alloc, ok := s.Allocatable(); ok {
+			row.Allocatable = &alloc
+			g.FreeBefore += max(0, alloc-row.Before)
+		}
+		rows = append(rows, row)
+	}
+	slices.SortFunc(rows, func(a, b SeedRow) int { return cmp.Compare(a.Name, b.Name) })
+	out := make([]GroupRow, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b GroupRow) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region))
+	})
+	return rows, out
+}
