@@ -173,6 +173,10 @@ type Config struct {
 	// scorers (scoring.go). Default: absent, Gardener's rule (strategy
 	// filter, then the least-used seed).
 	Scoring *Scoring `json:"scoring,omitempty"`
+
+	// Headroom, when present, exports how many more Shoots like each
+	// profile's template fit right now (capacity.go). Default: absent.
+	Headroom *Headroom `json:"headroom,omitempty"`
 }
 
 // Cache configures the informer cache the webhooks decide from.
@@ -239,6 +243,7 @@ func (c *Config) applyDefaults() {
 	c.applyValidatingDefaults()
 	c.applyPendingDefaults()
 	c.applyReservationDefaults()
+	c.applyHeadroomDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -264,6 +269,8 @@ func (c *Config) Validate() error {
 	c.validatePending(&p)
 	c.validateReservations(&p)
 	c.validateScoring(&p)
+	c.validateSeedLabels(&p)
+	c.validateHeadroom(&p)
 
 	if len(p.list) == 0 {
 		return nil

@@ -79,6 +79,10 @@ type Metrics struct {
 	// (SubjectAccessReview). Needs a cluster. Default: false (plain HTTP,
 	// loopback only).
 	Secure *bool `json:"secure,omitempty"`
+	// SeedLabels are Seed label keys added to the per-seed gauges, each as
+	// a label named by SeedLabelName (capacity.go); a seed without the
+	// label gets "". Default: none.
+	SeedLabels []string `json:"seedLabels,omitempty"`
 }
 
 // Certificate names the cert-manager Certificate whose Secret is mounted in
