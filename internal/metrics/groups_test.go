@@ -20,6 +20,7 @@ func TestGroupsRegisteredOnRequest(t *testing.T) {
 		m.SetPending(0)
 		m.ObserveReservationConflict()
 		m.SetCertificateReady("ns", "cert", true)
+		m.SetHeadroom("p", 1, time.Unix(1, 0), time.Millisecond)
 		mfs, err := reg.Gather()
 		require.NoError(t, err)
 		var names []string
@@ -33,8 +34,9 @@ func TestGroupsRegisteredOnRequest(t *testing.T) {
 	assert.NotContains(t, none, ReservationConflictsName)
 	assert.NotContains(t, none, ReservationBatchSizeName)
 	assert.NotContains(t, none, CertificateReadyName)
-	all := gathered(GroupPending, GroupReservations, GroupCertificates)
-	assert.Subset(t, all, []string{PendingShootsName, ReservationConflictsName, ReservationBatchSizeName, CertificateReadyName})
+	assert.NotContains(t, none, HeadroomShootsName)
+	all := gathered(GroupPending, GroupReservations, GroupCertificates, GroupHeadroom)
+	assert.Subset(t, all, []string{PendingShootsName, ReservationConflictsName, ReservationBatchSizeName, CertificateReadyName, HeadroomShootsName})
 	assert.Panics(t, func() { New(prometheus.NewRegistry(), Group(99)) })
 }
 
@@ -104,8 +106,8 @@ seedwarden_certificate_ready{name="cert",namespace="ns"} 0
 func TestRegisterSeedsReplaces(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := New(reg)
-	m.RegisterSeeds(func() []SeedStat { return []SeedStat{{Name: "old", Usage: 1}} })
-	m.RegisterSeeds(func() []SeedStat { return []SeedStat{{Name: "new", Usage: 2}} })
+	m.RegisterSeeds(nil, func() []SeedStat { return []SeedStat{{Name: "old", Usage: 1}} })
+	m.RegisterSeeds([]string{"label_env"}, func() []SeedStat { return []SeedStat{{Name: "new", Usage: 2}} })
 	m.RegisterCacheStaleness(func() time.Duration { return time.Second })
 	m.RegisterCacheStaleness(func() time.Duration { return 2 * time.Second })
 	want := `
@@ -114,12 +116,12 @@ func TestRegisterSeedsReplaces(t *testing.T) {
 seedwarden_cache_stale_seconds 2
 # HELP seedwarden_seed_usage Shoots charged to the seed (spec and status seed names, plus in-flight reservations).
 # TYPE seedwarden_seed_usage gauge
-seedwarden_seed_usage{seed="new"} 2
+seedwarden_seed_usage{label_env="",provider="",region="",seed="new"} 2
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedUsageName, CacheStaleSecondsName))
 
 	assert.NotPanics(t, func() {
-		New(nil).RegisterSeeds(nil)
+		New(nil).RegisterSeeds(nil, nil)
 		var none *Recorder
 		none.RegisterCacheStaleness(nil)
 	})

@@ -39,6 +39,8 @@ const (
 	DurationName               = "seedwarden_scheduling_duration_seconds"
 	SeedUsageName              = "seedwarden_seed_usage"
 	SeedAllocatableName        = "seedwarden_seed_allocatable"
+	SeedShootsName             = "seedwarden_seed_shoots"
+	SeedUtilizationName        = "seedwarden_seed_utilization_ratio"
 	ValidationsTotalName       = "seedwarden_validations_total"
 	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
 	CacheStaleSecondsName      = "seedwarden_cache_stale_seconds"
@@ -79,6 +81,7 @@ type Recorder struct {
 	pending      pendingCollectors
 	reservations reservationCollectors
 	certificates certificateCollectors
+	headroom     headroomCollectors
 }
 
 // Group is the collectors of a part of seedwarden that may be off; they are
@@ -95,6 +98,8 @@ const (
 	// GroupCertificates is the serving certificate watch's
 	// (internal/certwatch).
 	GroupCertificates
+	// GroupHeadroom is the headroom profiles' (internal/headroom).
+	GroupHeadroom
 )
 
 // New creates the collectors and registers the webhooks' and those of
@@ -138,6 +143,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		pending:      newPendingCollectors(),
 		reservations: newReservationCollectors(),
 		certificates: newCertificateCollectors(),
+		headroom:     newHeadroomCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -157,6 +163,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			m.reservations.register(reg)
 		case GroupCertificates:
 			m.certificates.register(reg)
+		case GroupHeadroom:
+			m.headroom.register(reg)
 		default:
 			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
 		}

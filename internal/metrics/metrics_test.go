@@ -93,8 +93,9 @@ func TestNilMetrics(t *testing.T) {
 func TestSeedCollector(t *testing.T) {
 	var mu sync.Mutex
 	stats := []SeedStat{
-		{Name: "seed-a", Usage: 3, Allocatable: 10, HasAllocatable: true},
-		{Name: "seed-b", Usage: 0},
+		{Name: "seed-a", Provider: "aws", Region: "eu-west-1", Labels: []string{"set-1", "prod"}, Shoots: 2, Usage: 3, Allocatable: 10, HasAllocatable: true},
+		{Name: "seed-b", Provider: "gcp", Region: "us-east1", Labels: []string{"", "dev"}},
+		{Name: "seed-c", Provider: "aws", Region: "eu-west-1", Labels: []string{"set-1"}, Shoots: 1, Usage: 1, HasAllocatable: true}, // allocatable 0, one label short
 		{Name: "seed-a", Usage: 99}, // duplicate: must not break the scrape
 	}
 	list := func() []SeedStat {
@@ -102,31 +103,37 @@ func TestSeedCollector(t *testing.T) {
 		defer mu.Unlock()
 		return append([]SeedStat(nil), stats...)
 	}
+	names := []string{"label_seedmanagement_gardener_cloud_managed_seed_set", "label_environment"}
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(NewSeedCollector(list)))
+	require.NoError(t, reg.Register(NewSeedCollector(names, list)))
 
-	const header = `
-# HELP seedwarden_seed_allocatable The seed's status.allocatable.shoots; absent when the seed sets no limit.
-# TYPE seedwarden_seed_allocatable gauge
+	all := []string{SeedShootsName, SeedUsageName, SeedAllocatableName, SeedUtilizationName}
+	const a = `label_environment="prod",label_seedmanagement_gardener_cloud_managed_seed_set="set-1",provider="aws",region="eu-west-1",seed="seed-a"`
+	const b = `label_environment="dev",label_seedmanagement_gardener_cloud_managed_seed_set="",provider="gcp",region="us-east1",seed="seed-b"`
+	const c = `label_environment="",label_seedmanagement_gardener_cloud_managed_seed_set="set-1",provider="aws",region="eu-west-1",seed="seed-c"`
+	want := seedHeaders[SeedAllocatableName] + `seedwarden_seed_allocatable{` + a + `} 10
+seedwarden_seed_allocatable{` + c + `} 0
+` + seedHeaders[SeedShootsName] + `seedwarden_seed_shoots{` + a + `} 2
+seedwarden_seed_shoots{` + b + `} 0
+seedwarden_seed_shoots{` + c + `} 1
+` + seedHeaders[SeedUsageName] + `seedwarden_seed_usage{` + a + `} 3
+seedwarden_seed_usage{` + b + `} 0
+seedwarden_seed_usage{` + c + `} 1
+` + seedHeaders[SeedUtilizationName] + `seedwarden_seed_utilization_ratio{` + a + `} 0.3
 `
-	const usageHeader = `
-# HELP seedwarden_seed_usage Shoots charged to the seed (spec and status seed names, plus in-flight reservations).
-# TYPE seedwarden_seed_usage gauge
-`
-	want := header + `seedwarden_seed_allocatable{seed="seed-a"} 10
-` + usageHeader + `seedwarden_seed_usage{seed="seed-a"} 3
-seedwarden_seed_usage{seed="seed-b"} 0
-`
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedUsageName, SeedAllocatableName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), all...))
 
 	// Values are read at scrape time; a seed that is gone is gone.
 	mu.Lock()
-	stats = []SeedStat{{Name: "seed-b", Usage: 7, Allocatable: 8, HasAllocatable: true}}
+	stats = []SeedStat{{Name: "seed-b", Shoots: 7, Usage: 9, Allocatable: 8, HasAllocatable: true}}
 	mu.Unlock()
-	want = header + `seedwarden_seed_allocatable{seed="seed-b"} 8
-` + usageHeader + `seedwarden_seed_usage{seed="seed-b"} 7
+	const b2 = `label_environment="",label_seedmanagement_gardener_cloud_managed_seed_set="",provider="",region="",seed="seed-b"`
+	want = seedHeaders[SeedAllocatableName] + `seedwarden_seed_allocatable{` + b2 + `} 8
+` + seedHeaders[SeedShootsName] + `seedwarden_seed_shoots{` + b2 + `} 7
+` + seedHeaders[SeedUsageName] + `seedwarden_seed_usage{` + b2 + `} 9
+` + seedHeaders[SeedUtilizationName] + `seedwarden_seed_utilization_ratio{` + b2 + `} 1.125
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedUsageName, SeedAllocatableName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), all...))
 
 	// No seeds: no series, and no error.
 	mu.Lock()
@@ -136,22 +143,91 @@ seedwarden_seed_usage{seed="seed-b"} 0
 	require.NoError(t, err)
 	assert.Zero(t, n)
 
-	problems, err := testutil.CollectAndLint(NewSeedCollector(list))
+	problems, err := testutil.CollectAndLint(NewSeedCollector(names, list))
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 }
 
+var seedHeaders = map[string]string{
+	SeedAllocatableName: `
+# HELP seedwarden_seed_allocatable The seed's status.allocatable.shoots; absent when the seed sets no limit.
+# TYPE seedwarden_seed_allocatable gauge
+`,
+	SeedShootsName: `
+# HELP seedwarden_seed_shoots Shoots scheduled to the seed as gardener-scheduler counts them: spec.seedName, plus status.seedName while a Shoot migrates; reservations excluded.
+# TYPE seedwarden_seed_shoots gauge
+`,
+	SeedUsageName: `
+# HELP seedwarden_seed_usage Shoots charged to the seed (spec and status seed names, plus in-flight reservations).
+# TYPE seedwarden_seed_usage gauge
+`,
+	SeedUtilizationName: `
+# HELP seedwarden_seed_utilization_ratio seedwarden_seed_usage divided by seedwarden_seed_allocatable; absent when the seed sets no limit or a limit of 0.
+# TYPE seedwarden_seed_utilization_ratio gauge
+`,
+}
+
+func TestSeedCollectorWithoutSeedLabels(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(NewSeedCollector(nil, func() []SeedStat {
+		return []SeedStat{{Name: "s", Provider: "aws", Region: "r", Labels: []string{"ignored"}, Shoots: 1, Usage: 1}}
+	})))
+	want := seedHeaders[SeedShootsName] + `seedwarden_seed_shoots{provider="aws",region="r",seed="s"} 1
+` + seedHeaders[SeedUsageName] + `seedwarden_seed_usage{provider="aws",region="r",seed="s"} 1
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedShootsName, SeedUsageName, SeedAllocatableName, SeedUtilizationName))
+}
+
 func TestSeedCollectorSkipsInvalidNames(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(NewSeedCollector(func() []SeedStat {
-		return []SeedStat{{Name: "bad-\xff", Usage: 1, HasAllocatable: true}, {Name: "ok", Usage: 2}}
+	require.NoError(t, reg.Register(NewSeedCollector([]string{"label_x"}, func() []SeedStat {
+		return []SeedStat{
+			{Name: "bad-\xff", Usage: 1, HasAllocatable: true},
+			{Name: "bad-label", Labels: []string{"\xff"}, Usage: 1, Allocatable: 1, HasAllocatable: true},
+			{Name: "ok", Usage: 2},
+		}
 	})))
-	n, err := testutil.GatherAndCount(reg, SeedUsageName, SeedAllocatableName)
+	n, err := testutil.GatherAndCount(reg, SeedUsageName, SeedAllocatableName, SeedShootsName, SeedUtilizationName)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n)
+	assert.Equal(t, 2, n, "usage and shoots of ok")
 
 	assert.NotPanics(t, func() {
-		assert.Zero(t, testutil.CollectAndCount(NewSeedCollector(nil)))
+		assert.Zero(t, testutil.CollectAndCount(NewSeedCollector(nil, nil)))
+	})
+}
+
+func TestHeadroomMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, GroupHeadroom)
+	m.SetHeadroom("aws-small", 37, time.Unix(1700000000, 500e6), 3*time.Millisecond)
+	m.SetHeadroom("aws-small", 36, time.Unix(1700000060, 0), 2*time.Millisecond)
+	m.SetHeadroom("gcp", 0, time.Unix(1700000060, 0), time.Millisecond)
+	m.SetHeadroomAlertThreshold("aws-small", 10)
+	want := `
+# HELP seedwarden_headroom_alert_threshold_shoots The profile's headroom.profiles[].alertBelow: the shipped alert fires while seedwarden_headroom_shoots is below it. Absent for profiles without one.
+# TYPE seedwarden_headroom_alert_threshold_shoots gauge
+seedwarden_headroom_alert_threshold_shoots{profile="aws-small"} 10
+# HELP seedwarden_headroom_last_success_timestamp_seconds When the profile's headroom was last computed, in Unix seconds.
+# TYPE seedwarden_headroom_last_success_timestamp_seconds gauge
+seedwarden_headroom_last_success_timestamp_seconds{profile="aws-small"} 1.70000006e+09
+seedwarden_headroom_last_success_timestamp_seconds{profile="gcp"} 1.70000006e+09
+# HELP seedwarden_headroom_shoots How many more Shoots like the profile's template the landscape takes right now (placed one after another by the placement rules, up to the profile's limit), as last computed.
+# TYPE seedwarden_headroom_shoots gauge
+seedwarden_headroom_shoots{profile="aws-small"} 36
+seedwarden_headroom_shoots{profile="gcp"} 0
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), HeadroomShootsName, HeadroomAlertThresholdName, HeadroomLastSuccessName))
+	n, err := testutil.GatherAndCount(reg, HeadroomDurationName)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "one histogram per profile")
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+
+	var none *Recorder
+	assert.NotPanics(t, func() {
+		none.SetHeadroom("p", 1, time.Now(), time.Second)
+		none.SetHeadroomAlertThreshold("p", 1)
 	})
 }
 
