@@ -119,7 +119,7 @@ func TestShootBeforeSeed(t *testing.T) {
 	snap := s.Snapshot()
 	require.Len(t, snap.Seeds, 1)
 	assert.Equal(t, int64(2), snap.Usage(snap.Seeds[0]))
-	assert.Equal(t, []metrics.SeedStat{{Name: "a", Usage: 2, Allocatable: 10, HasAllocatable: true}}, s.SeedStats())
+	assert.Equal(t, []metrics.SeedStat{{Name: "a", Provider: "aws", Region: "eu-west-1", Shoots: 2, Usage: 2, Allocatable: 10, HasAllocatable: true}}, s.SeedStats(nil))
 
 	// Removing the Seed keeps counting its Shoots.
 	s.Remove(seed("a", 10))
@@ -186,4 +186,27 @@ func TestShootsOnSeed(t *testing.T) {
 	assert.Equal(t, int64(0), shoots)
 	assert.Equal(t, []bool{false, false, false, false, false}, charged)
 	assert.True(t, s.ShootChargedTo("p1", "moving", "b"))
+}
+
+// SeedStats separates the Shoots gardener-scheduler counts (a migrating
+// Shoot on both seeds) from usage, which adds reservations, and carries
+// the allowlisted Seed labels.
+func TestSeedStats(t *testing.T) {
+	s := NewStore(Options{})
+	a := seed("a", 10)
+	a.Labels = map[string]string{"seedmanagement.gardener.cloud/managed-seed-set": "set-1", "environment": "prod"}
+	s.Apply(a)
+	b := seed("b", -1)
+	b.Spec.Provider.Type, b.Spec.Provider.Region = "gcp", "us-east1"
+	s.Apply(b)
+	s.Apply(shoot("p", "on-a", "a", ""))
+	s.Apply(shoot("p", "migrating", "b", "a")) // counts on both
+	s.Apply(shoot("p", "pending", "", ""))
+	require.NoError(t, s.Reserve("p", "a", "k1"))
+
+	keys := []string{"seedmanagement.gardener.cloud/managed-seed-set", "environment"}
+	assert.Equal(t, []metrics.SeedStat{
+		{Name: "a", Provider: "aws", Region: "eu-west-1", Labels: []string{"set-1", "prod"}, Shoots: 2, Usage: 3, Allocatable: 10, HasAllocatable: true},
+		{Name: "b", Provider: "gcp", Region: "us-east1", Labels: []string{"", ""}, Shoots: 1, Usage: 1},
+	}, s.SeedStats(keys))
 }

@@ -177,7 +177,7 @@ func TestReservationTTL(t *testing.T) {
 	clock.Step(time.Second) // k1 expires at exactly 30s
 	snap = s.Snapshot()     // Snapshot sweeps lazily
 	assert.Equal(t, int64(1), snap.Usage(snap.Seeds[0]))
-	assert.Equal(t, []metrics.SeedStat{{Name: "a", Usage: 1, Allocatable: 2, HasAllocatable: true}}, s.SeedStats())
+	assert.Equal(t, []metrics.SeedStat{{Name: "a", Provider: "aws", Region: "eu-west-1", Usage: 1, Allocatable: 2, HasAllocatable: true}}, s.SeedStats(nil))
 
 	clock.Step(10 * time.Second)
 	assert.Equal(t, int64(0), s.Usage("a"))

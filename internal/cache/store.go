@@ -179,15 +179,34 @@ func (s *Store) Seed(name string) (*placement.Seed, bool) {
 	return sd, ok
 }
 
-// SeedStats returns usage and allocatable of every known Seed, sorted by name.
-// Seeds that Shoots point to but that do not exist are left out.
-func (s *Store) SeedStats() []metrics.SeedStat {
+// SeedStats returns, for every known Seed sorted by name, its Shoots
+// (spec.seedName, and status.seedName while migrating), usage (Shoots plus
+// live reservations), allocatable, provider, region and the values of the
+// Seed labels labelKeys ("" when missing). Seeds that Shoots point to but
+// that do not exist are left out. It reads atomics only: no lock.
+func (s *Store) SeedStats(labelKeys []string) []metrics.SeedStat {
 	s.maybeSweep()
 	l := s.land.Load()
 	out := make([]metrics.SeedStat, 0, len(l.snap.Seeds))
 	for _, sd := range l.snap.Seeds {
 		alloc, has := sd.Allocatable()
-		out = append(out, metrics.SeedStat{Name: sd.Name, Usage: l.usage(sd), Allocatable: alloc, HasAllocatable: has})
+		st := metrics.SeedStat{Name: sd.Name, Allocatable: alloc, HasAllocatable: has}
+		if c := l.counters[sd.Name]; c != nil {
+			// Shoots first: a reservation ending as its Shoot arrives moves
+			// from reserved to shoots, so usage read after never undercounts.
+			st.Shoots = c.shoots.Load()
+			st.Usage = c.usage()
+		}
+		if obj := sd.Object; obj != nil {
+			st.Provider, st.Region = obj.Spec.Provider.Type, obj.Spec.Provider.Region
+			if len(labelKeys) > 0 {
+				st.Labels = make([]string, len(labelKeys))
+				for i, k := range labelKeys {
+					st.Labels[i] = obj.Labels[k]
+				}
+			}
+		}
+		out = append(out, st)
 	}
 	return out
 }
