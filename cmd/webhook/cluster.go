@@ -100,6 +100,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := setupCertificateWatch(mgr, cfg, m, log); err != nil {
 		return err
 	}
+	if err := setupHeadroom(mgr, cfg, store, synced, staleness, m, log); err != nil {
+		return err
+	}
 	if err := addChecks(mgr, synced, staleness, srv, drain); err != nil {
 		return err
 	}
@@ -243,7 +246,7 @@ func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
 	if cfg.Certificate.Watched() {
 		groups = append(groups, metrics.GroupCertificates)
 	}
-	return groups
+	return append(groups, headroomGroup(cfg)...)
 }
 
 // setupPendingShoots adds the retry controller for Shoots admitted without a

@@ -60,7 +60,7 @@ pendingShoots: {bindMode: update, backoffBase: 1m}
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Contains(t, string(resp.Patch), `{"op":"add","path":"/spec/seedName","value":"aws-eu2"}`)
-	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), `seedwarden_seed_usage{seed="aws-eu1"} 4`)
+	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), `seedwarden_seed_usage{provider="aws",region="eu-central-1",seed="aws-eu1"} 4`)
 
 	// The binding webhook asks this API server (RBAC) with SubjectAccessReviews.
 	bindingURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath)

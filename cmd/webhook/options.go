@@ -18,7 +18,7 @@ import (
 
 // configChecks are the configuration rules that need what other packages
 // accept; loadConfig runs them with config's own validation.
-var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers}
+var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers, checkHeadroom}
 
 // placementOptions are the decision options the configuration sets. The
 // configuration's values are placement's (TestOptionsAcceptConfigValues).

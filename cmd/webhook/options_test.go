@@ -38,6 +38,14 @@ func TestConfigChecks(t *testing.T) {
 			`kubeconfigSecret.allowedFields: unknown kubeconfig field(s) "tokenfile" (want any of client-certificate, client-key, tokenFile,`},
 		{"resourceAdmission size only is not counted", `resourceAdmission: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: [shoots], size: 1Ki}]}`, ""},
 		{"count ok", `resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [seeds, cloudprofiles], count: 0}]}`, ""},
+		{"headroom shoot ok", `headroom: {profiles: [{name: a, shoot: {apiVersion: core.gardener.cloud/v1beta1, kind: Shoot, metadata: {name: t, namespace: garden-dev}, spec: {region: eu-west-1}}}]}`, ""},
+		{"headroom shoot is a Seed", `headroom: {profiles: [{name: a, shoot: {apiVersion: core.gardener.cloud/v1beta1, kind: Seed, metadata: {name: s}}}]}`,
+			`headroom.profiles[0].shoot: want a core.gardener.cloud/v1beta1 Shoot, found Seed "s"`},
+		{"headroom shoot without kind", `headroom: {profiles: [{name: a, shoot: {metadata: {name: t}}}]}`, "headroom.profiles[0].shoot: "},
+		{"headroom shoot of another kind", `headroom: {profiles: [{name: a, shoot: {apiVersion: v1, kind: Pod, metadata: {name: p}}}]}`,
+			"headroom.profiles[0].shoot: want exactly one core.gardener.cloud/v1beta1 Shoot, found 0 supported objects"},
+		{"headroom shoot bad field", `headroom: {profiles: [{name: a, shoot: {apiVersion: v1, kind: Pod}}, {name: b, shoot: {apiVersion: core.gardener.cloud/v1beta1, kind: Shoot, metadata: {name: t}, spec: {region: [1]}}}]}`,
+			"headroom.profiles[1].shoot: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := config.Parse([]byte(configHeader+tc.yaml+"\n"), configChecks...)

@@ -111,9 +111,17 @@ func checkLandscapeConfig(cfg *config.Config) error {
 // It runs the same webhook server as serveCluster, plus plain HTTP servers for
 // metrics and probes, until ctx ends.
 func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Object, deps placementDeps, log logr.Logger) error {
-	m := metrics.New(ctrlmetrics.Registry)
+	m := metrics.New(ctrlmetrics.Registry, headroomGroup(cfg)...)
 	store := newStore(cfg, m)
 	store.Load(objs)
+	runner, err := newHeadroomRunner(cfg, store, nil, m, log)
+	if err != nil {
+		return err
+	}
+	if runner != nil {
+		// The landscape is loaded: ready at once. It stops with ctx.
+		go func() { _ = runner.Start(ctx) }()
+	}
 	log.Info("Loaded landscape", "objects", len(objs), "seeds", len(store.Snapshot().Seeds))
 	if cfg.PendingShootsEnabled() {
 		log.V(1).Info("No retry controller for pending Shoots in landscape mode: there is nothing to bind")
@@ -204,7 +212,7 @@ func newStore(cfg *config.Config, m *metrics.Recorder) *cache.Store {
 // registerWebhooks registers the admission handlers on srv, each recording
 // its answers through m, and exports the Store's per-seed gauges.
 func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
-	m.RegisterSeeds(store.SeedStats)
+	registerSeedStats(cfg, store, m)
 	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).

@@ -25,7 +25,7 @@ server:
   port: %d
   certDir: %s
   maxRequestBytes: 65536
-metrics: {bindAddress: "127.0.0.1:%d"}
+metrics: {bindAddress: "127.0.0.1:%d", seedLabels: [seed.gardener.cloud/region, environment]}
 health: {bindAddress: "127.0.0.1:%d"}
 log: {level: debug, format: json}
 `, port, certDir, metricsPort, healthPort))
@@ -65,8 +65,14 @@ log: {level: debug, format: json}
 	metrics := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	assert.Contains(t, metrics, `seedwarden_scheduling_decisions_total{result="scheduled",strategy="SameRegion"} `)
 	assert.Contains(t, metrics, `seedwarden_scheduling_decisions_total{result="unschedulable",strategy="SameRegion"} `)
-	assert.Contains(t, metrics, `seedwarden_seed_usage{seed="aws-eu2"} 3`)
-	assert.Contains(t, metrics, `seedwarden_seed_allocatable{seed="gcp-us1"} 3`)
+	// Shoots as the scheduler counts them leave the reservation out; the
+	// allowlisted Seed labels follow, "" where a seed lacks one.
+	const eu2 = `{label_environment="",label_seed_gardener_cloud_region="eu-central-1",provider="aws",region="eu-central-1",seed="aws-eu2"}`
+	assert.Contains(t, metrics, `seedwarden_seed_usage`+eu2+` 3`)
+	assert.Contains(t, metrics, `seedwarden_seed_shoots`+eu2+` 2`)
+	assert.Contains(t, metrics, `seedwarden_seed_allocatable`+eu2+` 100`)
+	assert.Contains(t, metrics, `seedwarden_seed_utilization_ratio`+eu2+` 0.03`)
+	assert.Contains(t, metrics, `seedwarden_seed_allocatable{label_environment="",label_seed_gardener_cloud_region="us-central1",provider="gcp",region="us-central1",seed="gcp-us1"} 3`)
 	assert.Contains(t, metrics, `controller_runtime_webhook_requests_total{code="200",webhook="/mutate-shoots"}`)
 
 	// The server refuses TLS below 1.2 (the client here would allow 1.0).
