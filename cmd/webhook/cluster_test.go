@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,8 @@ schedulerName: default-scheduler
 # The CRDs have no binding subresource. A minute of backoff: a binding
 # within seconds can only come from the Seed event.
 pendingShoots: {bindMode: update, backoffBase: 1m}
-`, port, certDir, metricsPort, healthPort, keyFile))
+headroom: {interval: 1s, profiles: [{name: cluster-eu, shoot: %s}]}
+`, port, certDir, metricsPort, healthPort, keyFile, yamlToJSON(t, "../../examples/shoot.yaml")))
 	srv := startCluster(ctx, t, cfg, kubeconfigPath, healthPort)
 	assert.Equal(t, http.StatusOK, get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz/informers", healthPort)))
 
@@ -61,6 +63,10 @@ pendingShoots: {bindMode: update, backoffBase: 1m}
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Contains(t, string(resp.Patch), `{"op":"add","path":"/spec/seedName","value":"aws-eu2"}`)
 	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), `seedwarden_seed_usage{provider="aws",region="eu-central-1",seed="aws-eu1"} 4`)
+	// The headroom runner runs in cluster mode too, once the informers have synced.
+	assert.Eventually(t, func() bool {
+		return regexp.MustCompile(`(?m)^seedwarden_headroom_shoots\{profile="cluster-eu"\} [1-9]`).MatchString(body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)))
+	}, 15*time.Second, 100*time.Millisecond, "no headroom exported")
 
 	// The binding webhook asks this API server (RBAC) with SubjectAccessReviews.
 	bindingURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath)
