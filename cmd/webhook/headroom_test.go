@@ -78,8 +78,9 @@ headroom:
 		assert.Equal(t, len(report.Placed), exported[p.Name], "profile %s", p.Name)
 	}
 	// Known answers: once eu-central-1's 96 + 98 free places are taken,
-	// Shoots go to aws-us1, which has no limit, so the count stops at the
-	// limit; a seed selector keeps them to eu-central-1; the cap stops at
+	// Shoots go to aws-us1 (with RegionDistance the strategy is a
+	// preference, not a filter), which has no limit, so the count stops at
+	// the limit; a seed selector keeps them to eu-central-1; the cap stops at
 	// 7; an unknown cloud profile places nothing.
 	assert.Equal(t, map[string]int{"accept-eu-central": 1000, "accept-eu-selected": 194, "accept-eu-capped": 7, "accept-unknown-profile": 0}, exported)
 
