@@ -24,7 +24,7 @@ const DrainedReason = "seed is being drained by the plan"
 func (op Drain) apply(p *planner) error {
 	from, ok := p.view.Seed(op.Seed)
 	if !ok {
-		return fmt.Errorf("drain seed %q: no such seed", op.Seed)
+		return fmt.Errorf("no seed %q", op.Seed)
 	}
 	p.view.cordon(from.Name, DrainedReason)
 	// A Shoot that cannot move stays on the list; new ones are not added
