@@ -106,4 +106,3 @@ func percent(v *float64) string {
 	}
 	return strconv.FormatFloat(*v*100, 'f', 0, 64) + "%"
 }
-
