@@ -29,7 +29,8 @@ func (op Drain) apply(p *planner) error {
 	p.view.cordon(from.Name, DrainedReason)
 	// A Shoot that cannot move stays on the list; new ones are not added
 	// to a cordoned seed, so the list only shrinks.
-	for _, shoot := range slices.Clone(p.view.onSeed[from.Name]) {
+	shoots := slices.SortedFunc(slices.Values(p.view.onSeed[from.Name]), compareShoots)
+	for _, shoot := range shoots {
 		p.move(shoot, from)
 	}
 	return nil

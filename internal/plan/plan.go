@@ -162,12 +162,13 @@ func (op AddShoots) apply(p *planner) error {
 	return nil
 }
 
-// newShootLike is a copy of like, named name, without a seed.
+// newShootLike is a copy of like, named name, without a seed. The copy is
+// shallow: it shares like's maps and slices, which nothing here writes.
 func newShootLike(like *api.Shoot, name string) *api.Shoot {
-	s := like.DeepCopy()
+	s := *like
 	s.Name, s.GenerateName = name, ""
 	s.Spec.SeedName, s.Status.SeedName = nil, nil
-	return s
+	return &s
 }
 
 // decide places shoot on the view, with the seeds in veto (name -> reason)
