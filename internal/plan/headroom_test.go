@@ -18,8 +18,9 @@ import (
 )
 
 // randomLandscape is a generated landscape of n seeds with random
-// allocatable (some without) and random Shoots on them.
-func randomLandscape(rng *rand.Rand, n int) *placement.Snapshot {
+// allocatable (some without) and random Shoots on them, which it returns
+// too.
+func randomLandscape(rng *rand.Rand, n int) (*placement.Snapshot, []*api.Shoot) {
 	objs := []client.Object{landscapegen.CloudProfile(), landscapegen.Project(), landscapegen.RegionConfig()}
 	for i := range n {
 		s := landscapegen.Seed(i)
@@ -31,12 +32,15 @@ func randomLandscape(rng *rand.Rand, n int) *placement.Snapshot {
 		}
 		objs = append(objs, s)
 	}
+	var shoots []*api.Shoot
 	for i := range rng.IntN(4 * n) {
-		objs = append(objs, landscapegen.ExistingShoot(i*(1+rng.IntN(3)), n))
+		s := landscapegen.ExistingShoot(i*(1+rng.IntN(3)), n)
+		objs = append(objs, s)
+		shoots = append(shoots, s)
 	}
 	store := cache.NewStore(cache.Options{})
 	store.Load(objs)
-	return store.Snapshot()
+	return store.Snapshot(), shoots
 }
 
 func randomOptions(rng *rand.Rand) placement.Options {
@@ -62,7 +66,7 @@ func TestHeadroomFastMatchesPlain(t *testing.T) {
 	nonZero, limited := 0, 0
 	for i := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		snap := randomLandscape(rng, 1+rng.IntN(90))
+		snap, _ := randomLandscape(rng, 1+rng.IntN(90))
 		opts := randomOptions(rng)
 		shoot := landscapegen.NewShoot("template")
 		shoot.Spec.Region = landscapegen.Regions[rng.IntN(len(landscapegen.Regions))]
