@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serveCommand(ctx, args, stderr)
 	case "simulate":
-		return simulateCommand(args, stdout, stderr)
+		return simulateCommand(ctx, args, stdout, stderr)
 	case "plan":
 		return planCommand(args, stdout, stderr)
 	case "version":
