@@ -2,6 +2,7 @@
 //
 //	webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
 //	webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
+//	webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
 //	webhook plan --landscape FILE [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
 //	webhook version
 //
@@ -54,6 +55,9 @@ const usage = `Usage:
   webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
       Decide scenario files (or a Shoot against a landscape) and print one JSON
       line per decision (-o text: lines for people, with every seed's reason).
+  webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
+      Decide an existing Shoot against the cluster's landscape, listed once
+      (nothing is written): why is it pending, where would it go now.
   webhook plan --landscape FILE [--config FILE] [--drain SEED] [--remove-seed SEED]
                [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
       What if: apply the operations in the order given (drain a seed, remove or
