@@ -75,8 +75,31 @@ func TestSimulateLiveUsage(t *testing.T) {
 	}
 }
 
+// plan's sources: exactly one of --landscape and --kubeconfig; an
+// unreachable cluster is exit 2 naming the flag and its value.
+func TestPlanLiveUsage(t *testing.T) {
+	kc := unreachableKubeconfig(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"both", []string{"--kubeconfig", kc, "--landscape", planLandscape}, "webhook plan: give either --landscape FILE or --kubeconfig PATH"},
+		{"neither", []string{"--drain", "a"}, "webhook plan: give either --landscape FILE or --kubeconfig PATH"},
+		{"unreachable", []string{"--kubeconfig", kc, "--drain", "a"}, fmt.Sprintf("webhook plan: --kubeconfig %q: cannot list seeds from https://127.0.0.1:1: ", kc)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, append([]string{"plan"}, tc.args...)...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}
+
 // TestLiveExplainAgainstAPIServer: live explain on a real kube-apiserver
-// decides as simulate does on the dumped landscape, leaves the Shoot out of
+// decides as simulate does on the dumped landscape (and plan plans the
+// same on both), leaves the Shoot out of
 // its own seed's count, and names a Shoot that does not exist.
 func TestLiveExplainAgainstAPIServer(t *testing.T) {
 	env, restCfg := testenv.Start(t, "../../e2e/crds")
@@ -89,14 +112,14 @@ func TestLiveExplainAgainstAPIServer(t *testing.T) {
 
 	// webshop is on aws-eu2, which has room for it and the two Shoots it
 	// already carries, no more: counting webshop itself would make it full.
-	webshop := readShoot(t, "../../examples/shoot.yaml")
+	webshop := readShootFile(t, "../../examples/shoot.yaml")
 	webshop.Spec.SeedName = ptrTo("aws-eu2")
 	require.NoError(t, c.Create(ctx, webshop))
 	var eu2 api.Seed
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "aws-eu2"}, &eu2))
 	eu2.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: resource.MustParse("3")}
 	require.NoError(t, c.Status().Update(ctx, &eu2))
-	ledger := readShoot(t, "../../examples/shoot-unschedulable.yaml")
+	ledger := readShootFile(t, "../../examples/shoot-unschedulable.yaml")
 	require.NoError(t, c.Create(ctx, ledger))
 
 	objs, err := liveLandscape(ctx, kc, "garden")
@@ -121,13 +144,22 @@ func TestLiveExplainAgainstAPIServer(t *testing.T) {
 		}
 	}
 
+	// plan: the same operations on the cluster and on its dump.
+	ops := []string{"--drain", "aws-eu1", "--add-shoots", "5", "--like", "../../examples/shoot.yaml", "-o", "json"}
+	liveCode, live, errOut := runCmd(t, append([]string{"plan", "--kubeconfig", kc}, ops...)...)
+	require.Contains(t, []int{exitOK, exitIncomplete}, liveCode, errOut)
+	fileCode, file, errOut := runCmd(t, append([]string{"plan", "--landscape", dumpPath}, ops...)...)
+	assert.Equal(t, fileCode, liveCode, errOut)
+	assert.JSONEq(t, file, live)
+	assert.Contains(t, live, `"from": "aws-eu1"`, "the drain was planned")
+
 	code, out, errOut = runCmd(t, "simulate", "--kubeconfig", kc, "--shoot", "garden-dev/missing")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "webhook simulate: --shoot \"garden-dev/missing\": not found\n", errOut)
 }
 
-func readShoot(t *testing.T, path string) *api.Shoot {
+func readShootFile(t *testing.T, path string) *api.Shoot {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
