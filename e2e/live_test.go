@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,7 +33,9 @@ const liveLabel = "e2e.seedwarden.io/live-test"
 // --kubeconfig --shoot` (as the webhook's ServiceAccount, so the shipped
 // RBAC is proven enough to read the landscape) names each seed full with its
 // usage; the landscape dumped by landscape.List and Encode, decided with
-// `simulate --landscape`, gives the identical line, in both output formats.
+// `simulate --landscape`, gives the identical line, in both output formats;
+// and `webhook plan --kubeconfig` reports exactly what the same plan on the
+// dumped file does.
 func TestLiveExplainMatchesDump(t *testing.T) {
 	st := need(t)
 	st.logOnFailure(t)
@@ -80,6 +83,27 @@ func TestLiveExplainMatchesDump(t *testing.T) {
 		file := st.runWebhook(t, "simulate", "--config", st.configPath, "--landscape", dump, "--shoot", shootFile, "-o", format)
 		assert.Equal(t, file, live, "-o %s", format)
 	}
+	// (c) plan: the same operations on the cluster and on its dump. The
+	// large seed's Shoots have nowhere to go (the other seeds of theirs are
+	// full); the new ones go to the example landscape's eu-central-1 seeds.
+	like := writeObject(t, newShoot(t.Name(), withName("e2e-live-template")))
+	ops := []string{"--config", st.configPath, "--drain", "e2e-live-large", "--add-shoots", "5", "--like", like, "-o", "json"}
+	liveCode, livePlan := st.runWebhookCode(t, append([]string{"plan", "--kubeconfig", st.kubeconfig}, ops...)...)
+	fileCode, filePlan := st.runWebhookCode(t, append([]string{"plan", "--landscape", dump}, ops...)...)
+	assert.Equal(t, 3, liveCode, "some Shoot found no seed: %s", livePlan)
+	assert.Equal(t, fileCode, liveCode)
+	assert.JSONEq(t, filePlan, livePlan)
+	var report struct {
+		Placed   []struct{ Shoot, To string }
+		Unplaced []struct{ Shoot, From string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(livePlan), &report))
+	assert.Len(t, report.Placed, 5, livePlan)
+	assert.Len(t, report.Unplaced, 3, livePlan)
+	for _, u := range report.Unplaced {
+		assert.Equal(t, "e2e-live-large", u.From, u.Shoot)
+	}
+
 	text := st.runWebhook(t, "simulate", "--config", st.configPath, "--kubeconfig", st.kubeconfig, "--shoot", key, "-o", "text")
 	assert.Contains(t, text, "e2e-live-pending: unschedulable at step Candidates: ")
 	assert.Contains(t, text, "\n  e2e-live-small: seed does not have available capacity for shoots (usage 1, allocatable 1)\n")
@@ -103,6 +127,34 @@ func (st *suite) runWebhook(t *testing.T, args ...string) string {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "webhook %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), stdout.String(), stderr.String())
 	return stdout.String()
+}
+
+// runWebhookCode runs the webhook binary and returns its exit code and
+// standard output; an error other than an exit code fails t.
+func (st *suite) runWebhookCode(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(st.bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 && code != 3 {
+		t.Fatalf("webhook %s: exit code %d\nstderr: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String()
+}
+
+// writeObject writes u as JSON to a file and returns its path.
+func writeObject(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	data, err := json.Marshal(u.Object)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), u.GetName()+".json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
 }
 
 // dumpLandscape writes the landscape the API server holds now, as
