@@ -120,3 +120,42 @@ func TestListNamesTheRefusedResource(t *testing.T) {
 	_, err = landscape.List(context.Background(), c, "")
 	assert.EqualError(t, err, "gardenNamespace: must not be empty")
 }
+
+// List follows continue tokens: an API server answering in pages of one
+// Seed gives every Seed, each once.
+func TestListReadsEveryPage(t *testing.T) {
+	pages := 0
+	c := listClient(t, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+		seeds, ok := l.(*api.SeedList)
+		if !ok {
+			return c.List(ctx, l, opts...)
+		}
+		var o client.ListOptions
+		o.ApplyOptions(opts)
+		require.Positive(t, o.Limit, "a page size is asked for")
+		var all api.SeedList
+		if err := c.List(ctx, &all); err != nil {
+			return err
+		}
+		i := 0
+		if o.Continue != "" {
+			i = int(o.Continue[0] - '0')
+		}
+		pages++
+		seeds.Items = all.Items[i : i+1]
+		if i+1 < len(all.Items) {
+			seeds.Continue = string(rune('0' + i + 1))
+		}
+		return nil
+	}})
+	got, err := landscape.List(context.Background(), c, "garden")
+	require.NoError(t, err)
+	var names []string
+	for _, o := range got {
+		if _, ok := o.(*api.Seed); ok {
+			names = append(names, o.GetName())
+		}
+	}
+	assert.ElementsMatch(t, []string{"aws-eu1", "aws-eu2", "aws-eu-restricted", "aws-us1", "gcp-eu1", "gcp-us1"}, names)
+	assert.Equal(t, 6, pages)
+}
