@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +22,7 @@ import (
 // left on a removed seed): the plan ran, but does not work out.
 const exitIncomplete = 3
 
-const planSynopsis = "webhook plan --landscape FILE [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]"
+const planSynopsis = "webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]"
 
 // planFlags collects plan's operations in the order they are given: the
 // flag package calls Set in command-line order.
@@ -143,12 +144,13 @@ func readSeeds(path string) ([]*api.Seed, error) {
 	return seeds, nil
 }
 
-func planCommand(args []string, stdout, stderr io.Writer) int {
+func planCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("plan", planSynopsis, stderr)
 	var flags planFlags
 	flags.register(fs)
 	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml)")
 	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace, as the webhook uses them")
+	kubeconfig := fs.String("kubeconfig", "", `instead of --landscape: the cluster's landscape, listed once (current context; "" is $KUBECONFIG, in-cluster or ~/.kube/config)`)
 	format := fs.String("o", outputText, "output: text (tables for people) or json")
 	if code, done := parseFlags(fs, args); done {
 		return code
@@ -160,8 +162,9 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q", fs.Arg(0))
 	}
-	if *landscapeFile == "" {
-		return fail("--landscape FILE is required")
+	live := flagSet(fs, "kubeconfig")
+	if live == (*landscapeFile != "") {
+		return fail("give either --landscape FILE or --kubeconfig PATH")
 	}
 	write, err := newReportWriter(*format)
 	if err != nil {
@@ -175,9 +178,9 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	objs, err := landscape.ReadFile(*landscapeFile)
+	objs, err := planSource(ctx, cfg, *landscapeFile, *kubeconfig, live)
 	if err != nil {
-		return fail("--landscape %q: %v", *landscapeFile, err)
+		return fail("%v", err)
 	}
 	report, err := runPlan(cfg, objs, ops)
 	if opErr := (*plan.OpError)(nil); errors.As(err, &opErr) {
@@ -197,6 +200,19 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 		return exitIncomplete
 	}
 	return exitOK
+}
+
+// planSource reads the landscape file, or lists the cluster's landscape
+// when live; errors name the flag and its value.
+func planSource(ctx context.Context, cfg *config.Config, file, kubeconfig string, live bool) ([]client.Object, error) {
+	if live {
+		return liveLandscape(ctx, kubeconfig, cfg.GardenNamespace)
+	}
+	objs, err := landscape.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--landscape %q: %w", file, err)
+	}
+	return objs, nil
 }
 
 // runPlan loads the landscape as the webhook's cache does and plans on it
