@@ -262,6 +262,7 @@ type simResult struct {
 	Name          string            `json:"name"`
 	Seed          string            `json:"seed"`
 	Unschedulable bool              `json:"unschedulable"`
+	Step          string            `json:"step"`
 	Message       string            `json:"message"`
 	Reasons       map[string]string `json:"reasons"`
 	Error         string            `json:"error"`

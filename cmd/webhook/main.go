@@ -2,10 +2,13 @@
 //
 //	webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
 //	webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
+//	webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
+//	webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
 //	webhook version
 //
 // Exit codes: 0 success, 1 failure while running (or a scenario that could not
-// be decided), 2 bad usage or invalid configuration.
+// be decided), 2 bad usage or invalid configuration, 3 a plan in which some
+// Shoot found no seed.
 package main
 
 import (
@@ -52,6 +55,17 @@ const usage = `Usage:
   webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
       Decide scenario files (or a Shoot against a landscape) and print one JSON
       line per decision (-o text: lines for people, with every seed's reason).
+  webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
+      Decide an existing Shoot against the cluster's landscape, listed once
+      (nothing is written): why is it pending, where would it go now.
+  webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED]
+               [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
+      What if: apply the operations in the order given (drain a seed, remove or
+      add seeds, place N copies of a Shoot) and report every seed before and
+      after, free slots per provider and region, each Shoot moved or added and
+      each that found no seed with every seed's reason. Writes nothing (with
+      --kubeconfig it lists the cluster's landscape once).
+      Exit code 3 when some Shoot found no seed.
   webhook version
       Print version, git commit and Go version.
 
@@ -68,7 +82,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serveCommand(ctx, args, stderr)
 	case "simulate":
-		return simulateCommand(args, stdout, stderr)
+		return simulateCommand(ctx, args, stdout, stderr)
+	case "plan":
+		return planCommand(ctx, args, stdout, stderr)
 	case "version":
 		return versionCommand(args, stdout, stderr)
 	case "help":

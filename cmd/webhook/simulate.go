@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,24 +57,26 @@ type stringsFlag []string
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
-func simulateCommand(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("simulate", "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]", stderr)
+// simulateSynopsis is simulate's usage line.
+const simulateSynopsis = "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]\n" +
+	"       webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]"
+
+func simulateCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("simulate", simulateSynopsis, stderr)
 	var files stringsFlag
 	fs.Var(&files, "f", "scenario file, or directory of *.json scenario files (repeatable; further arguments are taken as more)")
 	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace (a scenario may override strategy and networkOverlap)")
 	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
-	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON)")
+	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON); with --kubeconfig, NAMESPACE/NAME of an existing Shoot")
+	kubeconfig := fs.String("kubeconfig", "", `decide --shoot against the cluster's landscape, listed once (current context; "" is $KUBECONFIG, in-cluster or ~/.kube/config)`)
 	format := fs.String("o", outputJSON, "output: json (one JSON line per decision, with a scored decision's whole breakdown) or text")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
 	files = append(files, fs.Args()...)
-	if (*landscapeFile == "") != (*shootPath == "") {
-		fmt.Fprintln(stderr, "webhook simulate: --landscape and --shoot go together")
-		return exitUsage
-	}
-	if len(files) == 0 && *landscapeFile == "" {
-		fmt.Fprintln(stderr, "webhook simulate: nothing to decide: give -f FILE_OR_DIR or --landscape with --shoot")
+	live := flagSet(fs, "kubeconfig")
+	if msg := checkSimulateArgs(live, len(files) > 0, *landscapeFile != "", *shootPath != ""); msg != "" {
+		fmt.Fprintf(stderr, "webhook simulate: %s\n", msg)
 		fs.Usage()
 		return exitUsage
 	}
@@ -81,6 +84,9 @@ func simulateCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
 		return exitUsage
+	}
+	if live {
+		return simulateLive(ctx, cfg, *kubeconfig, *shootPath, *format, stdout, stderr)
 	}
 
 	out := bufio.NewWriter(stdout)
@@ -111,6 +117,23 @@ func simulateCommand(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// checkSimulateArgs says what is wrong with simulate's sources, or "".
+func checkSimulateArgs(live, files, landscape, shoot bool) string {
+	switch {
+	case live && (files || landscape):
+		return "--kubeconfig decides an existing Shoot of the cluster: it does not go with -f or --landscape"
+	case live && !shoot:
+		return "--kubeconfig needs --shoot NAMESPACE/NAME"
+	case live:
+		return ""
+	case landscape != shoot:
+		return "--landscape and --shoot go together"
+	case !files && !landscape:
+		return "nothing to decide: give -f FILE_OR_DIR, --landscape with --shoot, or --kubeconfig with --shoot"
+	}
+	return ""
 }
 
 // expandScenarioPaths replaces each directory by its *.json files in name

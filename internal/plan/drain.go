@@ -24,12 +24,13 @@ const DrainedReason = "seed is being drained by the plan"
 func (op Drain) apply(p *planner) error {
 	from, ok := p.view.Seed(op.Seed)
 	if !ok {
-		return fmt.Errorf("drain seed %q: no such seed", op.Seed)
+		return fmt.Errorf("no seed %q", op.Seed)
 	}
 	p.view.cordon(from.Name, DrainedReason)
 	// A Shoot that cannot move stays on the list; new ones are not added
 	// to a cordoned seed, so the list only shrinks.
-	for _, shoot := range slices.Clone(p.view.onSeed[from.Name]) {
+	shoots := slices.SortedFunc(slices.Values(p.view.onSeed[from.Name]), compareShoots)
+	for _, shoot := range shoots {
 		p.move(shoot, from)
 	}
 	return nil

@@ -77,6 +77,17 @@ type Stranded struct {
 	Seed  string `json:"seed"`
 }
 
+// OpError is an operation that could not apply: Index is its position in
+// the list given to Run (from 0), so a caller can name the flag it came from.
+type OpError struct {
+	Index int
+	Err   error
+}
+
+func (e *OpError) Error() string { return fmt.Sprintf("operation %d: %v", e.Index+1, e.Err) }
+
+func (e *OpError) Unwrap() error { return e.Err }
+
 // planner carries a plan's state through its operations.
 type planner struct {
 	view   *View
@@ -96,7 +107,7 @@ func Run(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Options, 
 	}
 	for i, op := range ops {
 		if err := op.apply(p); err != nil {
-			return nil, fmt.Errorf("operation %d: %w", i+1, err)
+			return nil, &OpError{Index: i, Err: err}
 		}
 	}
 	p.report.Seeds, p.report.Groups = summarise(p.view, p.before)
@@ -106,7 +117,7 @@ func Run(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Options, 
 func (op RemoveSeed) apply(p *planner) error {
 	s, ok := p.view.Seed(op.Seed)
 	if !ok {
-		return fmt.Errorf("remove seed %q: no such seed", op.Seed)
+		return fmt.Errorf("no seed %q", op.Seed)
 	}
 	for _, sh := range p.view.removeSeed(s) {
 		p.report.Stranded = append(p.report.Stranded, Stranded{Shoot: shootKey(sh), Seed: s.Name})
@@ -117,10 +128,10 @@ func (op RemoveSeed) apply(p *planner) error {
 func (op AddSeeds) apply(p *planner) error {
 	for _, obj := range op.Seeds {
 		if obj == nil || obj.Name == "" {
-			return fmt.Errorf("add seed: metadata.name: a seed needs a name")
+			return fmt.Errorf("metadata.name: a seed needs a name")
 		}
 		if _, ok := p.view.Seed(obj.Name); ok {
-			return fmt.Errorf("add seed %q: a seed of that name exists", obj.Name)
+			return fmt.Errorf("seed %q exists already", obj.Name)
 		}
 		p.view.addSeed(placement.NewSeed(obj))
 	}
@@ -129,10 +140,10 @@ func (op AddSeeds) apply(p *planner) error {
 
 func (op AddShoots) apply(p *planner) error {
 	if op.Like == nil {
-		return fmt.Errorf("add shoots: no Shoot to copy")
+		return fmt.Errorf("no Shoot to copy")
 	}
 	if op.Count <= 0 {
-		return fmt.Errorf("add shoots: count %d: must be at least 1", op.Count)
+		return fmt.Errorf("count %d: must be at least 1", op.Count)
 	}
 	base := op.Like.Name
 	if base == "" {
@@ -151,12 +162,13 @@ func (op AddShoots) apply(p *planner) error {
 	return nil
 }
 
-// newShootLike is a copy of like, named name, without a seed.
+// newShootLike is a copy of like, named name, without a seed. The copy is
+// shallow: it shares like's maps and slices, which nothing here writes.
 func newShootLike(like *api.Shoot, name string) *api.Shoot {
-	s := like.DeepCopy()
+	s := *like
 	s.Name, s.GenerateName = name, ""
 	s.Spec.SeedName, s.Status.SeedName = nil, nil
-	return s
+	return &s
 }
 
 // decide places shoot on the view, with the seeds in veto (name -> reason)

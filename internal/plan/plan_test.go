@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,16 +127,19 @@ func TestOperationErrorsNameTheValue(t *testing.T) {
 		op   Operation
 		want string
 	}{
-		{"drain unknown", Drain{Seed: "nope"}, `operation 1: drain seed "nope": no such seed`},
-		{"remove unknown", RemoveSeed{Seed: "nope"}, `operation 1: remove seed "nope": no such seed`},
-		{"add existing", AddSeeds{Seeds: []*api.Seed{seed("a", "eu-west-1", 1)}}, `operation 1: add seed "a": a seed of that name exists`},
-		{"count 0", AddShoots{Like: shoot("x", ""), Count: 0}, "operation 1: add shoots: count 0: must be at least 1"},
-		{"no template", AddShoots{Count: 1}, "operation 1: add shoots: no Shoot to copy"},
+		{"drain unknown", Drain{Seed: "nope"}, `operation 1: no seed "nope"`},
+		{"remove unknown", RemoveSeed{Seed: "nope"}, `operation 1: no seed "nope"`},
+		{"add existing", AddSeeds{Seeds: []*api.Seed{seed("a", "eu-west-1", 1)}}, `operation 1: seed "a" exists already`},
+		{"count 0", AddShoots{Like: shoot("x", ""), Count: 0}, "operation 1: count 0: must be at least 1"},
+		{"no template", AddShoots{Count: 1}, "operation 1: no Shoot to copy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(snap, nil, sameRegion, []Operation{tt.op})
-			assert.EqualError(t, err, tt.want)
+			_, err := Run(snap, nil, sameRegion, []Operation{AddShoots{Like: shoot("first", ""), Count: 1}, tt.op})
+			assert.EqualError(t, err, strings.Replace(tt.want, "operation 1", "operation 2", 1))
+			var opErr *OpError
+			require.ErrorAs(t, err, &opErr)
+			assert.Equal(t, 1, opErr.Index, "the index of the operation in the list")
 		})
 	}
 }

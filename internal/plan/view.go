@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -24,8 +25,8 @@ type View struct {
 	spread map[string]map[string]int64
 	// cordoned are seeds that take no Shoots (drained), with the reason.
 	cordoned map[string]string
-	// onSeed lists, by seed name, the Shoots whose spec.seedName it is,
-	// sorted by namespace/name: what a drain moves.
+	// onSeed lists, by seed name, the Shoots whose spec.seedName it is, in
+	// no order: what a drain moves (in its own order).
 	onSeed map[string][]*api.Shoot
 	// snap is what decisions see: base with the view's seeds (cordoned
 	// ones left out), usage and project counts.
@@ -54,9 +55,6 @@ func NewView(snap *placement.Snapshot, shoots []*api.Shoot) *View {
 			v.onSeed[seed] = append(v.onSeed[seed], sh)
 		}
 	}
-	for _, list := range v.onSeed {
-		slices.SortFunc(list, compareShoots)
-	}
 	v.snap = *snap
 	v.snap.Usage = func(s *placement.Seed) int64 { return v.usage[s] }
 	v.snap.ProjectShoots = v.projectShoots
@@ -64,8 +62,9 @@ func NewView(snap *placement.Snapshot, shoots []*api.Shoot) *View {
 	return v
 }
 
+// compareShoots orders Shoots by namespace, then name.
 func compareShoots(a, b *api.Shoot) int {
-	return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 }
 
 // refresh rebuilds the seeds decisions see after seeds were added, removed
@@ -156,9 +155,7 @@ func (v *View) removeSeed(s *placement.Seed) []*api.Shoot {
 // place records a Shoot on seed: counted, and listed for a later drain.
 func (v *View) place(shoot *api.Shoot, seed *placement.Seed) {
 	v.charge(shoot.Namespace, seed, 1)
-	list := v.onSeed[seed.Name]
-	i, _ := slices.BinarySearchFunc(list, shoot, compareShoots)
-	v.onSeed[seed.Name] = slices.Insert(list, i, shoot)
+	v.onSeed[seed.Name] = append(v.onSeed[seed.Name], shoot)
 }
 
 // unplace takes a Shoot off seed: uncounted and off its list.

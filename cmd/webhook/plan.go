@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/landscape"
+	"github.com/seedwarden/seedwarden/internal/plan"
+)
+
+// exitIncomplete is plan's exit code when some Shoot found no seed (or was
+// left on a removed seed): the plan ran, but does not work out.
+const exitIncomplete = 3
+
+const planSynopsis = "webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]"
+
+// planFlags collects plan's operations in the order they are given: the
+// flag package calls Set in command-line order.
+type planFlags struct {
+	ops []planOp
+}
+
+// planOp is one operation with the flag it came from, for error messages.
+// An --add-shoots waits for the --like that completes it.
+type planOp struct {
+	flag, value string
+	op          plan.Operation
+	count       int // --add-shoots
+}
+
+type opFlag struct {
+	p    *planFlags
+	name string
+	// make turns the flag's value into an operation, or says why not.
+	make func(value string) (planOp, error)
+}
+
+func (f opFlag) String() string { return "" }
+
+func (f opFlag) Set(v string) error {
+	op, err := f.make(v)
+	if err != nil {
+		return err
+	}
+	op.flag, op.value = f.name, v
+	f.p.ops = append(f.p.ops, op)
+	return nil
+}
+
+func (p *planFlags) register(fs *flag.FlagSet) {
+	seedOp := func(mk func(string) plan.Operation) func(string) (planOp, error) {
+		return func(v string) (planOp, error) {
+			if v == "" {
+				return planOp{}, errors.New("a seed name is required")
+			}
+			return planOp{op: mk(v)}, nil
+		}
+	}
+	fs.Var(opFlag{p, "drain", seedOp(func(s string) plan.Operation { return plan.Drain{Seed: s} })}, "drain",
+		"move every Shoot of SEED elsewhere, one by one in namespace/name order, as a control plane migration (repeatable)")
+	fs.Var(opFlag{p, "remove-seed", seedOp(func(s string) plan.Operation { return plan.RemoveSeed{Seed: s} })}, "remove-seed",
+		"take SEED out of the landscape; Shoots still on it are reported as stranded (drain it first) (repeatable)")
+	fs.Var(opFlag{p, "add-seed", func(string) (planOp, error) { return planOp{}, nil }}, "add-seed",
+		"add the Seeds of FILE (YAML or JSON manifests) (repeatable)")
+	fs.Var(opFlag{p, "add-shoots", func(v string) (planOp, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return planOp{}, errors.New("must be a whole number of at least 1")
+		}
+		return planOp{count: n}, nil
+	}}, "add-shoots", "place N copies of the --like Shoot in sequence (repeatable, each with its --like)")
+	fs.Var(opFlag{p, "like", func(string) (planOp, error) { return planOp{}, nil }}, "like",
+		"template Shoot (YAML or JSON) for the --add-shoots before it")
+}
+
+// operations reads the files the flags name and pairs each --add-shoots with
+// the --like after it. Errors name the flag and its value.
+func (p *planFlags) operations() ([]plan.Operation, []planOp, error) {
+	var ops []plan.Operation
+	var from []planOp
+	for i := 0; i < len(p.ops); i++ {
+		o := p.ops[i]
+		switch o.flag {
+		case "like":
+			return nil, nil, fmt.Errorf("--like %q: no --add-shoots before it", o.value)
+		case "add-seed":
+			seeds, err := readSeeds(o.value)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--add-seed %q: %w", o.value, err)
+			}
+			o.op = plan.AddSeeds{Seeds: seeds}
+		case "add-shoots":
+			if i+1 == len(p.ops) || p.ops[i+1].flag != "like" {
+				return nil, nil, fmt.Errorf("--add-shoots %s: needs --like FILE right after it", o.value)
+			}
+			i++
+			like, err := readShoot(p.ops[i].value)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--like %q: %w", p.ops[i].value, err)
+			}
+			o.op = plan.AddShoots{Like: like, Count: o.count}
+		}
+		ops = append(ops, o.op)
+		from = append(from, o)
+	}
+	return ops, from, nil
+}
+
+func readShoot(path string) (*api.Shoot, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeShoot(data)
+}
+
+// readSeeds reads a file of Seed manifests; anything else in it is an error.
+func readSeeds(path string) ([]*api.Seed, error) {
+	objs, err := landscape.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, errors.New("no Seed in the file")
+	}
+	seeds := make([]*api.Seed, len(objs))
+	for i, o := range objs {
+		s, ok := o.(*api.Seed)
+		if !ok {
+			return nil, fmt.Errorf("item %d: want a core.gardener.cloud/v1beta1 Seed, found %s %q", i, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+		}
+		seeds[i] = s
+	}
+	return seeds, nil
+}
+
+func planCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("plan", planSynopsis, stderr)
+	var flags planFlags
+	flags.register(fs)
+	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml)")
+	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace, as the webhook uses them")
+	kubeconfig := fs.String("kubeconfig", "", `instead of --landscape: the cluster's landscape, listed once (current context; "" is $KUBECONFIG, in-cluster or ~/.kube/config)`)
+	format := fs.String("o", outputText, "output: text (tables for people) or json")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "webhook plan: "+format+"\n", args...)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	live := flagSet(fs, "kubeconfig")
+	if live == (*landscapeFile != "") {
+		return fail("give either --landscape FILE or --kubeconfig PATH")
+	}
+	write, err := newReportWriter(*format)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ops, from, err := flags.operations()
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return fail("%v", err)
+	}
+	objs, err := planSource(ctx, cfg, *landscapeFile, *kubeconfig, live)
+	if err != nil {
+		return fail("%v", err)
+	}
+	report, err := runPlan(cfg, objs, ops)
+	if opErr := (*plan.OpError)(nil); errors.As(err, &opErr) {
+		o := from[opErr.Index]
+		return fail("--%s %q: %v", o.flag, o.value, opErr.Err)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	out := bufio.NewWriter(stdout)
+	write(out, report)
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(stderr, "webhook plan: %v\n", err)
+		return exitError
+	}
+	if !report.Complete() {
+		return exitIncomplete
+	}
+	return exitOK
+}
+
+// planSource reads the landscape file, or lists the cluster's landscape
+// when live; errors name the flag and its value.
+func planSource(ctx context.Context, cfg *config.Config, file, kubeconfig string, live bool) ([]client.Object, error) {
+	if live {
+		return liveLandscape(ctx, kubeconfig, cfg.GardenNamespace)
+	}
+	objs, err := landscape.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--landscape %q: %w", file, err)
+	}
+	return objs, nil
+}
+
+// runPlan loads the landscape as the webhook's cache does and plans on it
+// with the webhook's placement options.
+func runPlan(cfg *config.Config, objs []client.Object, ops []plan.Operation) (*plan.Report, error) {
+	store := newStore(cfg, nil)
+	store.Load(objs)
+	var shoots []*api.Shoot
+	for _, o := range objs {
+		if s, ok := o.(*api.Shoot); ok {
+			shoots = append(shoots, s)
+		}
+	}
+	return plan.Run(store.Snapshot(), shoots, placementOptions(cfg), ops)
+}
