@@ -143,7 +143,6 @@ func TestRunnerWaitsForTheCache(t *testing.T) {
 	assert.Equal(t, 2, calls, "rounds only once ready")
 
 	// An interval below the poll is not stretched to it.
-	polls = 0
 	r = &Runner{Profiles: profiles("a"), Interval: 10 * time.Millisecond, Log: logr.Discard(), Ready: func() bool { return false }}
 	ft, calls = run(t, r, time.Millisecond, 2)
 	assert.Equal(t, []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}, ft.waits)
