@@ -137,26 +137,31 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 }
 
 // reserve takes a place on seed across replicas, or checks that one is free
-// for a dry run and for a placement the limits left without a reservation
-// (unreserved, from Local). It returns why no place is reserved (why:
-// unreserved, or the Cluster's own *cache.LimitError) and whether the seed
-// has room (err). A seed without allocatable shoots has no limit to share.
+// for a dry run. It returns why no place is reserved (why: unreserved, the
+// limits' refusal from Local, or the Cluster's own *cache.LimitError) and
+// whether the seed has room (err). Once a limit refused, nothing is placed
+// (the mutating webhook admits the Shoot without a seed), so the seed is
+// not checked either. A seed without allocatable shoots has no limit to
+// share.
 func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool, unreserved error) (why, err error) {
+	if unreserved != nil {
+		return unreserved, nil
+	}
 	sd, ok := p.Local.Seed(seed)
 	if !ok {
 		// Gone since the decision: the capacity webhook denies it anyway.
-		return unreserved, fmt.Errorf("seed %q is no longer in the cache", seed)
+		return nil, fmt.Errorf("seed %q is no longer in the cache", seed)
 	}
 	alloc, has := sd.Allocatable()
 	if !has {
-		return unreserved, nil
+		return nil, nil
 	}
-	if dryRun || unreserved != nil {
-		return unreserved, p.Cluster.Check(ctx, seed, clusterKey, alloc)
+	if dryRun {
+		return nil, p.Cluster.Check(ctx, seed, clusterKey, alloc)
 	}
 	err = p.Cluster.Reserve(ctx, seed, clusterKey, alloc)
 	if limit := (*cache.LimitError)(nil); errors.As(err, &limit) {
-		return limit, p.Cluster.Check(ctx, seed, clusterKey, alloc)
+		return limit, nil
 	}
 	return nil, err
 }

@@ -97,6 +97,22 @@ func placedOn(t *testing.T, resp *admissionv1.AdmissionResponse) (seed string, r
 	return seed, reserved
 }
 
+// outcome returns the seed the response sets ("" for none), whether the
+// Shoot carries a reservation key, and how many unreserved warnings it has.
+func outcome(t *testing.T, resp *admissionv1.AdmissionResponse) (seed string, reserved bool, warned int) {
+	t.Helper()
+	require.True(t, resp.Allowed, vMessage(resp))
+	if warned = unreservedWarnings(resp); warned > 0 {
+		if len(resp.Patch) > 0 {
+			obj := applyPatch(t, shootJSON("", ""), resp.Patch)
+			assert.NotContains(t, obj["spec"], "seedName", "no seed without a reservation")
+		}
+		return "", false, warned
+	}
+	seed, reserved = placedOn(t, resp)
+	return seed, reserved, 0
+}
+
 func unreservedWarnings(resp *admissionv1.AdmissionResponse) int {
 	n := 0
 	for _, w := range resp.Warnings {
@@ -136,10 +152,10 @@ func TestForgedMutatingFloodIsBounded(t *testing.T) {
 			flood := func() (warned int) {
 				for i := range 330 {
 					resp := postReview(t, h, forgedReview(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "garden-dev"))
-					seed, reserved := placedOn(t, resp)
-					require.NotEmpty(t, seed, "every forged review is still answered with a placement")
-					w := unreservedWarnings(resp)
-					assert.Equal(t, w == 0, reserved, "a reservation key only on a reserved placement")
+					seed, reserved, w := outcome(t, resp)
+					// Within the limit: placed and reserved; beyond it:
+					// admitted without a seed, never placed unreserved.
+					assert.Equal(t, w == 0, seed != "" && reserved, "review %d", i)
 					warned += w
 				}
 				return warned
@@ -159,7 +175,7 @@ func TestForgedMutatingFloodIsBounded(t *testing.T) {
 			_, held := store.Reservation("real-1")
 			assert.True(t, held)
 			require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`
-# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The placement itself is still made.
+# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The mutating webhook then admits the Shoot without a seed (the retry controller places it); the capacity webhook checks the user's seed without reserving.
 # TYPE seedwarden_reservations_refused_total counter
 seedwarden_reservations_refused_total{reason="namespace",store="memory"} %d
 `, 330-tc.reserved)), metrics.ReservationsRefusedName))
@@ -179,8 +195,9 @@ seedwarden_reservations_refused_total{reason="namespace",store="memory"} %d
 }
 
 // Spread over many Projects' namespaces, the flood holds at most
-// reservations.maxTotal places; a real Shoot is still placed in its region
-// (without a reservation, with a warning).
+// reservations.maxTotal places; a real Shoot is then admitted without a
+// seed, with a warning (the retry controller places it), never placed
+// unreserved, and reserves again once the flood's reservations expire.
 func TestForgedMutatingFloodOverManyNamespaces(t *testing.T) {
 	clock := newVClock()
 	reg := prometheus.NewPedanticRegistry()
@@ -196,26 +213,32 @@ func TestForgedMutatingFloodOverManyNamespaces(t *testing.T) {
 	m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
 	h := NewMutatingHTTPHandler(m, 0)
 
+	warned := 0
 	for i, ns := range namespaces {
 		for j := range 50 {
-			placedOn(t, postReview(t, h, forgedReview(fmt.Sprintf("forged-%d-%d", i, j), ns)))
+			_, _, w := outcome(t, postReview(t, h, forgedReview(fmt.Sprintf("forged-%d-%d", i, j), ns)))
+			warned += w
 		}
 	}
+	assert.Equal(t, 22*50-1000, warned, "beyond the total limit: no seed")
 	assert.Equal(t, int64(1000), store.Usage("aws-eu1")+store.Usage("aws-eu2"))
 
 	resp := postReview(t, h, forgedReview("real-1", "garden-prod"))
-	seed, reserved := placedOn(t, resp)
-	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
-	assert.False(t, reserved)
-	assert.Equal(t, 1, unreservedWarnings(resp))
+	seed, _, warned := outcome(t, resp)
+	assert.Empty(t, seed)
+	assert.Equal(t, 1, warned)
+	assert.Contains(t, resp.Warnings[0], "the Shoot is admitted without a seed and the retry controller places it")
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The placement itself is still made.
+# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The mutating webhook then admits the Shoot without a seed (the retry controller places it); the capacity webhook checks the user's seed without reserving.
 # TYPE seedwarden_reservations_refused_total counter
 seedwarden_reservations_refused_total{reason="total",store="memory"} 101
 `), metrics.ReservationsRefusedName))
 
 	clock.Step(30 * time.Second)
 	assert.Zero(t, store.Usage("aws-eu1")+store.Usage("aws-eu2"))
+	seed, reserved, _ := outcome(t, postReview(t, h, forgedReview("real-2", "garden-prod")))
+	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
+	assert.True(t, reserved, "one TTL later the real Shoot reserves again")
 }
 
 // Forged /validate-shoot-capacity reviews (a user's own spec.seedName) in a
@@ -291,8 +314,8 @@ func TestForgedFloodClusterMode(t *testing.T) {
 
 	for i := range 330 {
 		resp := postReview(t, h, named(forgedReview(fmt.Sprintf("uid-%d", i), "garden-dev"), fmt.Sprintf("forged-%d", i)))
-		seed, _ := placedOn(t, resp)
-		require.NotEmpty(t, seed)
+		seed, reserved, warned := outcome(t, resp)
+		require.Equal(t, i < cache.DefaultMaxReservationsPerNamespace, seed != "" && reserved && warned == 0, "review %d", i)
 	}
 	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace}, entries())
 
@@ -327,9 +350,9 @@ func (f *limitedCluster) Reserve(_ context.Context, seed, key string, alloc int6
 	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
 }
 
-// When the cluster-wide reservations refuse at their limit, ClusterPlacer
-// checks instead, places the Shoot unreserved and holds nothing in memory
-// either (the Shoot carries no key that would end it).
+// When the cluster-wide reservations refuse at their limit, the Shoot is
+// admitted without a seed (the retry controller places it), and nothing is
+// held in memory either.
 func TestClusterPlacerAtClusterLimit(t *testing.T) {
 	store := vStore(vSeed("aws-eu1", 10))
 	cluster := &limitedCluster{}
@@ -337,17 +360,9 @@ func TestClusterPlacerAtClusterLimit(t *testing.T) {
 	m := newMutator(t, p, nil)
 	m.Projects = store
 	resp := postReview(t, NewMutatingHTTPHandler(m, 0), review{}.body())
-	seed, reserved := placedOn(t, resp)
-	assert.Equal(t, "aws-eu1", seed)
-	assert.False(t, reserved)
-	assert.Equal(t, 1, unreservedWarnings(resp))
-	assert.Equal(t, []string{"reserve aws-eu1 garden-dev/crazy-botany 10", "check aws-eu1 garden-dev/crazy-botany 10"}, cluster.calls)
-	assert.Zero(t, store.Usage("aws-eu1"), "nothing held in memory")
-
-	// A full seed found by the check is still left out.
-	cluster.calls, cluster.full = nil, map[string]bool{"aws-eu1": true}
-	resp = postReview(t, NewMutatingHTTPHandler(m, 0), review{uid: "second"}.body())
-	require.True(t, resp.Allowed)
-	assert.Contains(t, strings.Join(resp.Warnings, " "), UnschedulableWarningPrefix)
+	seed, _, warned := outcome(t, resp)
+	assert.Empty(t, seed)
+	assert.Equal(t, 1, warned)
+	assert.Equal(t, []string{"reserve aws-eu1 garden-dev/crazy-botany 10"}, cluster.calls)
 	assert.Zero(t, store.Usage("aws-eu1"))
 }

@@ -32,9 +32,11 @@ const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stay
 // will be bound to (placement mode "binding"), followed by the quoted seed.
 const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
 
-// UnreservedWarningPrefix starts the admission warning of a Shoot placed
-// without a reservation because a limit on live reservations was reached.
-const UnreservedWarningPrefix = "seedwarden: placed without reserving a place on the seed: "
+// UnreservedWarningPrefix starts the admission warning of a Shoot admitted
+// without a seed because a limit on live reservations was reached (the
+// mutating webhook), or admitted onto its own seed without a reservation
+// (the capacity webhook).
+const UnreservedWarningPrefix = "seedwarden: no place reserved: "
 
 // ScoresWarningPrefix starts the admission warning explaining a scored
 // placement (a scoring profile is configured): placement.Decision's
@@ -58,7 +60,7 @@ type Placer interface {
 	// nothing). It may reserve through the API server (ClusterPlacer), so
 	// it takes the request's context. unreserved (a *cache.LimitError) says
 	// a schedulable decision holds no reservation: the reservation limits
-	// refused one, the placement stands.
+	// refused one (the mutating webhook then places nothing).
 	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) (d placement.Decision, unreserved error)
 }
 
@@ -304,6 +306,17 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 		return shape.unchanged("seedwarden: no seed fits").
 			WithWarnings(warning(UnschedulableWarningPrefix + d.Summary())), metrics.ResultUnschedulable
 	}
+	if unreserved != nil {
+		// Placed without a reservation, concurrent placements could
+		// overfill the seed. Admitted without a seed instead, the Shoot is
+		// placed by the retry controller, one at a time through the
+		// binding and its capacity check. V(1): a flood of forged reviews
+		// must not flood the log too; seedwarden_reservations_refused_total
+		// counts them.
+		m.logger(r, shoot).V(1).Info("No place reserved; admitting the Shoot without a seed", "seed", d.Seed, "reason", unreserved.Error())
+		return shape.unchanged("seedwarden: no place reserved").
+			WithWarnings(warning(fmt.Sprintf("%s%v; the Shoot is admitted without a seed and the retry controller places it", UnreservedWarningPrefix, unreserved))), metrics.ResultUnschedulable
+	}
 
 	token := ""
 	if m.Signer != nil {
@@ -320,14 +333,6 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 	var warnings []string
 	if summary := d.ScoreSummary(); summary != "" {
 		warnings = append(warnings, warning(ScoresWarningPrefix+summary))
-	}
-	if unreserved != nil {
-		// No reservation to end: the Shoot carries no key.
-		key = ""
-		// V(1): a flood of forged reviews must not flood the log too;
-		// seedwarden_reservations_refused_total counts them.
-		m.logger(r, shoot).V(1).Info("Placed Shoot without a reservation", "seed", d.Seed, "reason", unreserved.Error())
-		warnings = append(warnings, warning(UnreservedWarningPrefix+unreserved.Error()))
 	}
 	ops := shape.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
 	if m.Announce {

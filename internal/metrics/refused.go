@@ -23,7 +23,7 @@ func newRefusedCollector() *prometheus.CounterVec {
 		Name: ReservationsRefusedName,
 		Help: "Reservations not taken because a limit on live reservations was reached, by store " +
 			"(memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason " +
-			"(namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The placement itself is still made.",
+			"(namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The mutating webhook then admits the Shoot without a seed (the retry controller places it); the capacity webhook checks the user's seed without reserving.",
 	}, []string{"store", "reason"})
 }
 
