@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -30,22 +31,23 @@ func (op Drain) apply(p *planner) error {
 	// A Shoot that cannot move stays on the list; new ones are not added
 	// to a cordoned seed, so the list only shrinks.
 	shoots := slices.SortedFunc(slices.Values(p.view.onSeed[from.Name]), compareShoots)
+	vetoes := seedVetoes(p.view, from)
 	for _, shoot := range shoots {
-		p.move(shoot, from)
+		p.move(shoot, from, vetoes)
 	}
 	return nil
 }
 
 // move decides one Shoot of a drained seed again and, if a seed takes it,
-// moves it there.
-func (p *planner) move(shoot *api.Shoot, from *placement.Seed) {
+// moves it there. vetoes are the seeds no Shoot of from may migrate to.
+func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes map[string]string) {
 	if why := immovable(shoot, from.Name); why != "" {
 		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Message: why})
 		return
 	}
 	candidate := shoot.DeepCopy()
 	candidate.Spec.SeedName, candidate.Status.SeedName = nil, nil
-	d, to := p.view.decide(candidate, p.opts, migrationVetoes(p.view, from, shoot))
+	d, to := p.view.decide(candidate, p.opts, domainVetoes(p.view, from, shoot, vetoes))
 	if to == nil {
 		p.report.Unplaced = append(p.report.Unplaced, unplaced(shoot, from.Name, d))
 		return
@@ -78,35 +80,45 @@ func immovable(shoot *api.Shoot, from string) string {
 	return ""
 }
 
-// migrationVetoes are the seeds Gardener's admission refuses as a new seed
-// for shoot (a control plane migration from `from`), with the reason: both
-// seeds need backup, the internal domain must stay the same, and a Shoot
-// under one of the old seed's default domains needs a seed serving it.
-func migrationVetoes(v *View, from *placement.Seed, shoot *api.Shoot) map[string]string {
+// Gardener's admission refuses a new seed for a control plane migration
+// unless both seeds have backup and the internal domain stays the same
+// (seedVetoes, the same for every Shoot of the seed), and, for a Shoot
+// under one of the old seed's default domains, unless the new seed serves
+// that domain too (domainVetoes).
+
+// seedVetoes are the seeds no Shoot of from may migrate to, with the reason.
+func seedVetoes(v *View, from *placement.Seed) map[string]string {
 	veto := map[string]string{}
 	old := from.Object
 	for _, s := range v.snap.Seeds {
-		if why := migrationViolation(old, s.Object, shoot); why != "" {
-			veto[s.Name] = why
+		target := s.Object
+		switch o, n := internalDomain(old), internalDomain(target); {
+		case old.Spec.Backup == nil:
+			veto[s.Name] = fmt.Sprintf("cannot change seed name because backup is not configured for old seed %q", old.Name)
+		case target.Spec.Backup == nil:
+			veto[s.Name] = fmt.Sprintf("cannot change seed name because backup is not configured for seed %q", target.Name)
+		case o != n:
+			veto[s.Name] = fmt.Sprintf("cannot change seed name because internal domain would change from %q to %q", o, n)
 		}
 	}
 	return veto
 }
 
-func migrationViolation(old, target *api.Seed, shoot *api.Shoot) string {
-	if old.Spec.Backup == nil {
-		return fmt.Sprintf("cannot change seed name because backup is not configured for old seed %q", old.Name)
+// domainVetoes adds to vetoes the seeds that do not serve the default domain
+// of from the Shoot's spec.dns.domain lies under, if any; vetoes itself is
+// not changed.
+func domainVetoes(v *View, from *placement.Seed, shoot *api.Shoot, vetoes map[string]string) map[string]string {
+	d := usedDefaultDomain(from.Object, shoot)
+	if d == "" {
+		return vetoes
 	}
-	if target.Spec.Backup == nil {
-		return fmt.Sprintf("cannot change seed name because backup is not configured for seed %q", target.Name)
+	out := maps.Clone(vetoes)
+	for _, s := range v.snap.Seeds {
+		if _, ok := out[s.Name]; !ok && !slices.Contains(defaultDomains(s.Object), d) {
+			out[s.Name] = fmt.Sprintf("the Shoot uses the default domain %q of seed %q, which seed %q does not serve (it serves %q)", d, from.Name, s.Name, defaultDomains(s.Object))
+		}
 	}
-	if o, n := internalDomain(old), internalDomain(target); o != n {
-		return fmt.Sprintf("cannot change seed name because internal domain would change from %q to %q", o, n)
-	}
-	if d := usedDefaultDomain(old, shoot); d != "" && !slices.Contains(defaultDomains(target), d) {
-		return fmt.Sprintf("the Shoot uses the default domain %q of seed %q, which seed %q does not serve (it serves %q)", d, old.Name, target.Name, defaultDomains(target))
-	}
-	return ""
+	return out
 }
 
 func internalDomain(s *api.Seed) string {

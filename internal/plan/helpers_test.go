@@ -86,7 +86,11 @@ func cloudProfile() *api.CloudProfile {
 // command does with a landscape file, and returns its snapshot.
 func landscape(seeds []*api.Seed, shoots []*api.Shoot) *placement.Snapshot {
 	store := cache.NewStore(cache.Options{})
-	objs := []client.Object{cloudProfile()}
+	objs := []client.Object{cloudProfile(), &api.Project{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "Project"},
+		ObjectMeta: metav1.ObjectMeta{Name: "dev", ResourceVersion: "1"},
+		Spec:       api.ProjectSpec{Namespace: ptr.To("garden-dev")},
+	}}
 	for _, s := range seeds {
 		objs = append(objs, s)
 	}

@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+)
+
+func dns(internal string, defaults ...string) func(*api.Seed) {
+	return func(s *api.Seed) {
+		s.Spec.DNS.Internal = &api.SeedDNSProviderConfig{Domain: internal}
+		for _, d := range defaults {
+			s.Spec.DNS.Defaults = append(s.Spec.DNS.Defaults, api.SeedDNSProviderConfig{Domain: d})
+		}
+	}
+}
+
+// TestDrainKeepsGardenersMigrationRules: a Shoot moves only to a seed with
+// backup and the same internal domain, and one under the old seed's
+// default domain only to a seed serving it.
+func TestDrainKeepsGardenersMigrationRules(t *testing.T) {
+	seeds := []*api.Seed{
+		seed("old", "eu-west-1", 10, dns("int.example.com", "dev.example.com")),
+		seed("same", "eu-west-1", 10, dns("int.example.com", "dev.example.com")),
+		seed("other-internal", "eu-west-1", 10, dns("int.other.com", "dev.example.com")),
+		seed("no-backup", "eu-west-1", 10, dns("int.example.com", "dev.example.com"), noBackup),
+		seed("no-default", "eu-west-1", 10, dns("int.example.com")),
+	}
+	tests := []struct {
+		name      string
+		domain    string // under which the Shoot's own domain lies; "" for none
+		wantSeeds []string // where the two Shoots go, in order
+		vetoed    map[string]string
+	}{
+		{"no domain of its own", "", []string{"no-default", "same"}, nil},
+		{"own domain outside the defaults", "example.org", []string{"no-default", "same"}, nil},
+		{"under the old seed's default domain", "dev.example.com", []string{"same", "same"}, map[string]string{
+			"other-internal": `cannot change seed name because internal domain would change from "int.example.com" to "int.other.com"`,
+			"no-backup":      `cannot change seed name because backup is not configured for seed "no-backup"`,
+			"no-default":     `the Shoot uses the default domain "dev.example.com" of seed "old", which seed "no-default" does not serve (it serves [])`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			shoots := shootsOn("s", "old", 2)
+			for _, s := range shoots {
+				if tt.domain != "" {
+					// <shoot>.<project>.<domain>, as Gardener names it
+					s.Spec.DNS = &api.DNS{Domain: ptr.To(s.Name + ".dev." + tt.domain)}
+				}
+			}
+			snap := landscape(seeds, shoots)
+			r, err := Run(snap, shoots, sameRegion, []Operation{Drain{Seed: "old"}})
+			require.NoError(t, err)
+			var got []string
+			for _, p := range r.Placed {
+				got = append(got, p.To)
+			}
+			assert.Equal(t, tt.wantSeeds, got)
+			if tt.vetoed == nil {
+				return
+			}
+			// Fill "same" and drain again: the reasons name every rule.
+			full := append(shootsOn("full", "same", 10), shoots...)
+			r, err = Run(landscape(seeds, full), full, sameRegion, []Operation{Drain{Seed: "old"}})
+			require.NoError(t, err)
+			require.Len(t, r.Unplaced, 2)
+			for seed, why := range tt.vetoed {
+				assert.Equal(t, why, r.Unplaced[0].Reasons[seed])
+			}
+		})
+	}
+	t.Run("from a seed without backup nothing moves", func(t *testing.T) {
+		shoots := shootsOn("s", "nb", 1)
+		r, err := Run(landscape([]*api.Seed{seed("nb", "eu-west-1", 10, noBackup), seed("b", "eu-west-1", 10)}, shoots), shoots, sameRegion, []Operation{Drain{Seed: "nb"}})
+		require.NoError(t, err)
+		require.Len(t, r.Unplaced, 1)
+		assert.Equal(t, `cannot change seed name because backup is not configured for old seed "nb"`, r.Unplaced[0].Reasons["b"])
+	})
+}
