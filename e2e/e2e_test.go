@@ -1156,15 +1156,12 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 		// The announced Shoots are bound by the leader's retry controller,
 		// one reconcile each. The mutating webhooks reserved each announced
 		// place across replicas, so no more were announced than fit. Wait
-		// until every announced Shoot is bound. A few announced Shoots can
-		// need a second attempt, one pendingShoots.backoffBase (30s) later:
-		// the leader's own view lacks the other replicas' reservations, so
-		// its tentative places for the unannounced Shoots can make an
-		// announced seed look full there for a moment; the retry then
-		// decides afresh and is refused across replicas until the backoff
-		// passes. Known and reported; the wait covers two attempts.
+		// until every announced Shoot is bound: well within one
+		// pendingShoots.backoffBase (30s), so no announced Shoot may need a
+		// second, backed-off attempt (the leader retries an announced seed
+		// that looks full in its own view shortly, not after a backoff).
 		want := min(placed, seeds*perSeed)
-		eventually(t, 75*time.Second, func() error {
+		eventually(t, 30*time.Second, func() error {
 			if onSeeds, total = count(); total < want {
 				return fmt.Errorf("%d of the %d announced Shoots bound (%d places)", total, placed, seeds*perSeed)
 			}

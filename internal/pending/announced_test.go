@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -55,11 +56,13 @@ func TestReconcileAnnouncedSeed(t *testing.T) {
 		// wantReleased: the admission's reservation was given back here
 		// (PlaceOn gives it back itself).
 		wantReleased bool
+		// wantRetries: quick retries of the announced seed first.
+		wantRetries int
 	}{
 		{name: "kept while it fits", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"), verifier: signer, fits: true,
 			wantSeed: "aws-eu2", wantPlaceOn: true},
-		{name: "decided again when it no longer fits", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"), verifier: signer,
-			wantSeed: fresh.Seed, wantPlaceOn: true},
+		{name: "decided again when it no longer fits, after quick retries", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"), verifier: signer,
+			wantSeed: fresh.Seed, wantPlaceOn: true, wantRetries: announcedRetries},
 		{name: "token for another seed: not trusted", shoot: announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu1"), verifier: signer, fits: true,
 			wantSeed: fresh.Seed, wantReleased: true},
 		{name: "token under another key: not trusted", shoot: announcedShoot(t, otherSigner, "s1", "aws-eu2", "aws-eu2"), verifier: signer, fits: true,
@@ -75,6 +78,10 @@ func TestReconcileAnnouncedSeed(t *testing.T) {
 			f.store.decide = func(*api.Shoot) placement.Decision { return fresh }
 			f.store.placeOn = func(string) bool { return tt.fits }
 
+			for i := range tt.wantRetries {
+				assert.Equal(t, reconcile.Result{RequeueAfter: conflictBackoffBase << i}, f.reconcile(t, "s1"), "retry %d", i)
+				assert.Empty(t, f.writes.Writes(), "nothing bound while the announced seed is retried")
+			}
 			assert.Zero(t, f.reconcile(t, "s1"))
 
 			writes := f.writes.Writes()
@@ -82,7 +89,8 @@ func TestReconcileAnnouncedSeed(t *testing.T) {
 			spec := writes[0].body["spec"].(map[string]any)
 			assert.Equal(t, tt.wantSeed, spec["seedName"])
 			if tt.wantPlaceOn {
-				assert.Equal(t, []placeOnCall{{seed: "aws-eu2", from: "admission-uid", to: ReservationKey("garden-dev", "s1")}}, f.store.placedOn)
+				call := placeOnCall{seed: "aws-eu2", from: "admission-uid", to: ReservationKey("garden-dev", "s1")}
+				assert.Equal(t, slices.Repeat([]placeOnCall{call}, tt.wantRetries+1), f.store.placedOn)
 			} else {
 				assert.Empty(t, f.store.placedOn)
 			}

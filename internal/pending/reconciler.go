@@ -201,7 +201,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	r.track(key)
 
 	resKey := ReservationKey(key.Namespace, key.Name)
-	d, kept := r.announced(ctx, shoot, resKey)
+	d, kept, retry := r.announced(ctx, shoot, resKey)
+	if retry > 0 {
+		return reconcile.Result{RequeueAfter: retry}, nil
+	}
 	if !kept {
 		d = r.Store.Place(shoot, r.Options, resKey)
 	}
@@ -288,7 +291,13 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 		}
 		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", seed, err, hint))
 		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
-		log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
+		if apierrors.IsForbidden(err) {
+			// Refused by admission (a seed full across replicas): expected
+			// in a burst, retried; no stack trace for it.
+			log.Info("Binding pending Shoot refused", "seed", seed, "retryAfter", wait, "reason", err.Error())
+		} else {
+			log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
+		}
 		return reconcile.Result{RequeueAfter: wait}
 	}
 }
