@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -11,9 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/config"
-	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/plan"
 )
 
@@ -24,6 +23,13 @@ func TestServeLandscapeHeadroomMatchesPlan(t *testing.T) {
 	certDir := devCertDir(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)
 	template := string(yamlToJSON(t, "../../examples/shoot.yaml"))
+	templates := []string{
+		template,
+		// Only the two eu-central-1 seeds, both with allocatable.
+		strings.Replace(template, `"spec":{`, `"spec":{"seedSelector":{"matchLabels":{"seed.gardener.cloud/region":"eu-central-1"}},`, 1),
+		template,
+		strings.Replace(template, `"name":"aws"`, `"name":"no-such-cloud-profile"`, 1),
+	}
 	cfgText := configHeader + fmt.Sprintf(`
 server: {port: %d, certDir: %s}
 metrics: {bindAddress: "127.0.0.1:%d"}
@@ -36,26 +42,12 @@ headroom:
   - {name: accept-eu-selected, limit: 1000, shoot: %s}
   - {name: accept-eu-capped, limit: 7, shoot: %s}
   - {name: accept-unknown-profile, shoot: %s}
-`, port, certDir, metricsPort, healthPort, template,
-		// Only the two eu-central-1 seeds, both with allocatable.
-		strings.Replace(template, `"spec":{`, `"spec":{"seedSelector":{"matchLabels":{"seed.gardener.cloud/region":"eu-central-1"}},`, 1),
-		template,
-		strings.Replace(template, `"name":"aws"`, `"name":"no-such-cloud-profile"`, 1))
+`, port, certDir, metricsPort, healthPort, templates[0], templates[1], templates[2], templates[3])
 	cfg, err := config.Parse([]byte(cfgText), configChecks...)
 	require.NoError(t, err)
-	srv := startLandscape(t, writeFile(t, "config.yaml", cfgText), healthPort)
+	cfgPath := writeFile(t, "config.yaml", cfgText)
+	srv := startLandscape(t, cfgPath, healthPort)
 	defer srv.stopAndWait(t, 30*time.Second)
-
-	objs, err := landscape.ReadFile("../../examples/landscape.yaml")
-	require.NoError(t, err)
-	store := newStore(cfg, nil)
-	store.Load(objs)
-	var shoots []*api.Shoot
-	for _, o := range objs {
-		if sh, ok := o.(*api.Shoot); ok {
-			shoots = append(shoots, sh)
-		}
-	}
 	profiles, err := headroomProfiles(cfg)
 	require.NoError(t, err)
 	require.Len(t, profiles, 4)
@@ -72,9 +64,15 @@ headroom:
 		return true
 	}, 15*time.Second, 50*time.Millisecond)
 
-	for _, p := range profiles {
-		report, err := plan.Run(store.Snapshot(), shoots, placementOptions(cfg), []plan.Operation{plan.AddShoots{Like: p.Shoot, Count: p.Limit}})
-		require.NoError(t, err)
+	// What `webhook plan --add-shoots LIMIT --like TEMPLATE` places on the
+	// same landscape with the same configuration.
+	for i, p := range profiles {
+		like := writeFile(t, fmt.Sprintf("template-%d.json", i), templates[i])
+		code, out, errOut := runCmd(t, "plan", "--landscape", "../../examples/landscape.yaml", "--config", cfgPath,
+			"--add-shoots", strconv.Itoa(p.Limit), "--like", like, "-o", "json")
+		require.Contains(t, []int{exitOK, exitIncomplete}, code, errOut)
+		var report plan.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &report))
 		assert.Equal(t, len(report.Placed), exported[p.Name], "profile %s", p.Name)
 	}
 	// Known answers: once eu-central-1's 96 + 98 free places are taken,
