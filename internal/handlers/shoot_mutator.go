@@ -318,6 +318,12 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 			WithWarnings(warning(fmt.Sprintf("%s%v; the Shoot is admitted without a seed and the retry controller places it", UnreservedWarningPrefix, unreserved))), metrics.ResultUnschedulable
 	}
 
+	return m.placed(r, shoot, shape, d, key, dryRun), metrics.ResultScheduled
+}
+
+// placed is the answer for a Shoot placed on d.Seed (reserved under key, ""
+// for none): the seed in spec.seedName or announced, with its token.
+func (m *ShootMutator) placed(r *shootRequest, shoot *api.Shoot, shape patchShape, d placement.Decision, key string, dryRun bool) admission.Response {
 	token := ""
 	if m.Signer != nil {
 		// The name as the object has it: empty for generateName, which the
@@ -337,13 +343,13 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 	ops := shape.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
 	if m.Announce {
 		return admission.Patched("seedwarden: will be scheduled to seed "+strconv.Quote(d.Seed), ops...).
-			WithWarnings(append([]string{AnnouncedWarningPrefix + strconv.Quote(d.Seed)}, warnings...)...), metrics.ResultScheduled
+			WithWarnings(append([]string{AnnouncedWarningPrefix + strconv.Quote(d.Seed)}, warnings...)...)
 	}
 	resp := admission.Patched("seedwarden: scheduled to seed "+strconv.Quote(d.Seed), ops...)
 	if len(warnings) > 0 {
 		resp = resp.WithWarnings(warnings...)
 	}
-	return resp, metrics.ResultScheduled
+	return resp
 }
 
 // checkTarget rejects requests the mutating webhook configuration should

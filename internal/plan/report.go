@@ -3,6 +3,8 @@ package plan
 import (
 	"cmp"
 	"slices"
+
+	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 // SeedRow is one seed before and after the plan.
@@ -47,67 +49,80 @@ type GroupRow struct {
 // summarise builds the report's tables: before is the usage of the seeds
 // the plan started with.
 func summarise(v *View, before map[string]int64) ([]SeedRow, []GroupRow) {
-	rows := make([]SeedRow, 0, len(v.all))
-	groups := map[[2]string]*GroupRow{}
-	group := func(provider, region string) *GroupRow {
-		k := [2]string{provider, region}
-		if groups[k] == nil {
-			groups[k] = &GroupRow{Provider: provider, Region: region}
-		}
-		return groups[k]
-	}
+	t := tables{groups: map[[2]string]*GroupRow{}}
 	after := map[string]bool{}
 	for _, s := range v.all {
 		after[s.Name] = true
-		obj := s.Object
-		row := SeedRow{Name: s.Name, Provider: obj.Spec.Provider.Type, Region: obj.Spec.Provider.Region, After: v.usage[s]}
-		b, existed := before[s.Name]
-		row.Before = b
-		switch {
-		case !existed:
-			row.State = StateAdded
-		case v.Cordoned(s.Name) != "":
-			row.State = StateDrained
-		}
-		g := group(row.Provider, row.Region)
-		g.Seeds++
-		if alloc, ok := s.Allocatable(); ok {
-			row.Allocatable = &alloc
-			if alloc > 0 {
-				u := float64(row.After) / float64(alloc)
-				row.Utilization = &u
-			}
-			if existed {
-				g.FreeBefore += max(0, alloc-b)
-			}
-			if row.State != StateDrained {
-				g.FreeAfter += max(0, alloc-row.After)
-			}
-		} else {
-			g.Unlimited++
-		}
-		rows = append(rows, row)
+		t.addSeed(v, s, before)
 	}
 	for _, s := range v.base.Seeds {
-		if after[s.Name] {
-			continue
+		if !after[s.Name] {
+			t.addRemoved(s, before[s.Name])
 		}
-		obj := s.Object
-		row := SeedRow{Name: s.Name, Provider: obj.Spec.Provider.Type, Region: obj.Spec.Provider.Region, Before: before[s.Name], State: StateRemoved}
-		g := group(row.Provider, row.Region)
-		if alloc, ok := s.Allocatable(); ok {
-			row.Allocatable = &alloc
-			g.FreeBefore += max(0, alloc-row.Before)
-		}
-		rows = append(rows, row)
 	}
-	slices.SortFunc(rows, func(a, b SeedRow) int { return cmp.Compare(a.Name, b.Name) })
-	out := make([]GroupRow, 0, len(groups))
-	for _, g := range groups {
+	slices.SortFunc(t.rows, func(a, b SeedRow) int { return cmp.Compare(a.Name, b.Name) })
+	out := make([]GroupRow, 0, len(t.groups))
+	for _, g := range t.groups {
 		out = append(out, *g)
 	}
 	slices.SortFunc(out, func(a, b GroupRow) int {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region))
 	})
-	return rows, out
+	return t.rows, out
+}
+
+// tables collects the report's rows while summarise walks the seeds.
+type tables struct {
+	rows   []SeedRow
+	groups map[[2]string]*GroupRow
+}
+
+func (t *tables) group(provider, region string) *GroupRow {
+	k := [2]string{provider, region}
+	if t.groups[k] == nil {
+		t.groups[k] = &GroupRow{Provider: provider, Region: region}
+	}
+	return t.groups[k]
+}
+
+// addSeed adds a seed of the plan's end: its row and its free room.
+func (t *tables) addSeed(v *View, s *placement.Seed, before map[string]int64) {
+	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, After: v.usage[s]}
+	b, existed := before[s.Name]
+	row.Before = b
+	switch {
+	case !existed:
+		row.State = StateAdded
+	case v.Cordoned(s.Name) != "":
+		row.State = StateDrained
+	}
+	g := t.group(row.Provider, row.Region)
+	g.Seeds++
+	if alloc, ok := s.Allocatable(); ok {
+		row.Allocatable = &alloc
+		if alloc > 0 {
+			u := float64(row.After) / float64(alloc)
+			row.Utilization = &u
+		}
+		if existed {
+			g.FreeBefore += max(0, alloc-b)
+		}
+		if row.State != StateDrained {
+			g.FreeAfter += max(0, alloc-row.After)
+		}
+	} else {
+		g.Unlimited++
+	}
+	t.rows = append(t.rows, row)
+}
+
+// addRemoved adds a seed the plan removed: its row and its room before.
+func (t *tables) addRemoved(s *placement.Seed, before int64) {
+	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, Before: before, State: StateRemoved}
+	g := t.group(row.Provider, row.Region)
+	if alloc, ok := s.Allocatable(); ok {
+		row.Allocatable = &alloc
+		g.FreeBefore += max(0, alloc-row.Before)
+	}
+	t.rows = append(t.rows, row)
 }
