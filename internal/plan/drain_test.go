@@ -32,7 +32,7 @@ func TestDrainKeepsGardenersMigrationRules(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		domain    string // under which the Shoot's own domain lies; "" for none
+		domain    string   // under which the Shoot's own domain lies; "" for none
 		wantSeeds []string // where the two Shoots go, in order
 		vetoed    map[string]string
 	}{
