@@ -1,5 +1,6 @@
-// Package docs holds seedwarden's design document; its test keeps the
-// document's package table in step with the module.
+// Package docs holds seedwarden's documentation. Its tests keep the pages in
+// step with the code: the design's package table, the configuration and
+// metrics references, the README's length and links, every relative link.
 package docs
 
 import (
