@@ -55,7 +55,7 @@ func TestPlacement(t *testing.T) {
 	cases := []struct {
 		name  string
 		shoot *unstructured.Unstructured
-		known string // the seed on the untouched example landscape (README), if any
+		known string // the seed on the untouched example landscape (docs/commands.md), if any
 	}{
 		{"examples/shoot.yaml", shootFromFile(t, t.Name(), "examples/shoot.yaml"), "aws-eu2"},
 		{"second eu-central-1 Shoot", newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b")), "aws-eu2"},

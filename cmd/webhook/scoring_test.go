@@ -14,7 +14,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
-// binPacking is README's bin-packing profile: the strategy filter stays,
+// binPacking is docs/placement.md's bin-packing profile: the strategy filter stays,
 // and among the seeds it keeps the fullest wins.
 const binPacking = "scoring:\n  scorers:\n  - {name: MostAllocated, weight: 1}\n"
 
@@ -86,7 +86,7 @@ scoring:
 	assert.Nil(t, placementOptions(config.Default()).Scoring, "no block: Gardener's rule")
 }
 
-// simulate with README's bin-packing profile on examples/landscape.yaml:
+// simulate with docs/placement.md's bin-packing profile on examples/landscape.yaml:
 // the strategy keeps both eu-central-1 seeds and the fuller aws-eu1 (4 of
 // 100) wins, where Gardener's rule takes the emptier aws-eu2. The line
 // carries the breakdown.

@@ -221,7 +221,7 @@ func TestReservationNamespace(t *testing.T) {
 }
 
 // TestBadInput sends what the API server never sends to every path of a
-// running server and checks each answer: the README's table of bad input
+// running server and checks each answer: docs/security.md's table of bad input
 // ("Security and robustness") is this test. Answers that controller-runtime
 // writes for a body it cannot decode come as HTTP 200 with an
 // AdmissionReview whose response has code 400 and no uid (the API server

@@ -14,7 +14,7 @@
 // Adding a setting for a later feature: add a field (with a JSON name and a
 // comment giving its default), default it in (*Config).applyDefaults, check it
 // in (*Config).Validate with v.add("path", ...), add a row to the tests, and
-// document it in examples/config.yaml and README.md.
+// document it in examples/config.yaml and docs/configuration.md (docs/config_reference_test.go fails until it is).
 //
 // The package is plain data and imports no other package of seedwarden
 // (TestImportsNoSeedwardenPackage): it owns the defaults it documents, and

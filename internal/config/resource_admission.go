@@ -14,7 +14,7 @@ import (
 // (server.resourceAdmissionConfiguration, admissioncontroller v1alpha1
 // ResourceAdmissionConfiguration), taken as it is, so that an operator can
 // paste it: same field names, same meaning (see the resource-size webhook in
-// README). It replaces resourceSize; the two cannot be combined.
+// docs/webhooks.md). It replaces resourceSize; the two cannot be combined.
 type ResourceAdmission struct {
 	// Limits: the first entry matching the request's group, version (the
 	// one the client asked for) and resource applies, with its size, its

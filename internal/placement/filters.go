@@ -1,7 +1,7 @@
 package placement
 
 // The specification: gardener-scheduler's seed filters in the order it
-// applies them (README, "How a decision is made"), one file filter_*.go
+// applies them (docs/placement.md, "How a decision is made"), one file filter_*.go
 // each, as kube-scheduler keeps one plugin per file. A filter returns the
 // seeds it keeps or, when it keeps none, the unschedulable Decision naming
 // its step. The fast path (fast.go) is held to this list.
