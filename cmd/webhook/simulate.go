@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -227,6 +229,9 @@ func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) resu
 	if err != nil {
 		return result{Name: shoot.Name, Error: err.Error()}
 	}
+	// A Shoot the landscape holds already (explaining an existing one from
+	// a dump) is decided without its own charge, as live explain does.
+	_, objs = takeShoot(objs, client.ObjectKeyFromObject(shoot))
 	store := newStore(cfg, nil)
 	store.Load(objs)
 	return newResult(shoot.Name, store.Place(shoot, placementOptions(cfg), ""))

@@ -228,3 +228,29 @@ func TestSimulateTextOutput(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `-o: unsupported value "yaml" (want json or text)`)
 }
+
+// A Shoot the landscape already holds is decided without its own charge:
+// analytics sits on gcp-us1, full at 3 of 3 with it, so counted twice it
+// would find no seed.
+func TestSimulateLandscapeLeavesTheShootItselfOut(t *testing.T) {
+	shoot := writeFile(t, "analytics.yaml", `apiVersion: core.gardener.cloud/v1beta1
+kind: Shoot
+metadata: {name: analytics, namespace: garden-dev}
+spec:
+  cloudProfile: {kind: CloudProfile, name: gcp}
+  region: us-central1
+  provider: {type: gcp, workers: [{name: worker, zones: [us-central1-a]}]}
+`)
+	code, out, errOut := runCmd(t, "simulate", "--landscape", "../../examples/landscape.yaml", "--shoot", shoot)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, []result{{Name: "analytics", Seed: "gcp-us1"}}, decodeResults(t, out))
+
+	data, err := os.ReadFile(shoot)
+	require.NoError(t, err)
+	renamed := strings.Replace(string(data), "name: analytics,", "name: analytics-2,", 1)
+	code, out, errOut = runCmd(t, "simulate", "--landscape", "../../examples/landscape.yaml", "--shoot", writeFile(t, "analytics-2.yaml", renamed))
+	require.Equal(t, exitOK, code, errOut)
+	r := decodeResults(t, out)
+	require.Len(t, r, 1)
+	assert.True(t, r[0].Unschedulable, "another Shoot finds gcp-us1 full")
+}
