@@ -186,13 +186,19 @@ fi
 `, s.binary, s.fn, list.String(), s.defaultCmd, cases.String())
 }
 
-// zshDescription is a flag's usage shortened to its first clause, with
-// the characters _arguments treats specially escaped.
+// zshDescription is shortUsage with the characters _arguments treats
+// specially escaped.
 func zshDescription(usage string) string {
+	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, ":", `\:`).Replace(shortUsage(usage))
+}
+
+// shortUsage is a flag's usage up to the first colon, semicolon or
+// parenthesis: a description that fits a completion menu.
+func shortUsage(usage string) string {
 	if i := strings.IndexAny(usage, ";:("); i > 0 {
 		usage = usage[:i]
 	}
-	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, ":", `\:`).Replace(strings.TrimSpace(usage))
+	return strings.TrimSpace(usage)
 }
 
 // zshQuote single-quotes s for zsh.

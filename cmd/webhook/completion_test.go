@@ -112,3 +112,54 @@ func TestCompletionUsage(t *testing.T) {
 		assert.Contains(t, errOut, tc.want, "%q", tc.args)
 	}
 }
+
+func TestKubectlCompleteName(t *testing.T) {
+	for _, tc := range []struct {
+		arg0, want string
+		ok         bool
+	}{
+		{"/home/me/bin/kubectl_complete-seedwarden", "kubectl seedwarden", true},
+		{"kubectl_complete-seedwarden", "kubectl seedwarden", true},
+		{"kubectl_complete-", "", false},
+		{"kubectl-seedwarden", "", false},
+		{"webhook", "", false},
+	} {
+		prog, ok := kubectlCompleteName(tc.arg0)
+		assert.Equal(t, tc.ok, ok, tc.arg0)
+		assert.Equal(t, tc.want, prog, tc.arg0)
+	}
+}
+
+// As kubectl_complete-seedwarden the binary answers kubectl's completion
+// requests in cobra's protocol: candidates, then ":DIRECTIVE".
+func TestKubectlComplete(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		words []string
+		want  string
+	}{
+		{"commands", []string{"s"}, "serve\tRun the admission webhook server\nsimulate\tDecide Shoots offline\n:4\n"},
+		{"no word yet", nil, "serve\t"},
+		{"flags", []string{"plan", "--add"}, "--add-seed\tadd the Seeds of FILE\n--add-shoots\tplace N copies of the --like Shoot in sequence\n:4\n"},
+		{"a flag's value: files", []string{"validate", "--config", ""}, ":0\n"},
+		{"single-dash value flag", []string{"simulate", "-o", ""}, ":0\n"},
+		{"an argument: files", []string{"simulate", "-f", "a.json", ""}, ":0\n"},
+		{"first argument's values", []string{"completion", ""}, "bash\nzsh\n:4\n"},
+		{"help's commands", []string{"help", "ve"}, "version\n:4\n"},
+		{"unknown command", []string{"nope", "--"}, ":4\n"},
+		{"no default command for the plugin", []string{"--con"}, ":4\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			code := kubectlComplete(&cli{prog: pluginProg, stdout: &stdout, stderr: &stderr}, tc.words)
+			assert.Equal(t, exitOK, code)
+			if tc.name == "no word yet" {
+				// Every command, each with its summary.
+				assert.Equal(t, len(commandNames()), strings.Count(stdout.String(), "\t"))
+				assert.True(t, strings.HasPrefix(stdout.String(), tc.want) && strings.HasSuffix(stdout.String(), "\n:4\n"), stdout.String())
+				return
+			}
+			assert.Equal(t, tc.want, stdout.String())
+		})
+	}
+}

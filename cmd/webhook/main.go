@@ -10,7 +10,8 @@
 //	webhook version
 //
 // Installed as kubectl-seedwarden it is a kubectl plugin: `kubectl seedwarden
-// simulate …` (help text then names it so). `webhook help` and
+// simulate …` (help text then names it so); as kubectl_complete-seedwarden
+// it completes the plugin's command lines for kubectl. `webhook help` and
 // `webhook COMMAND --help` describe each command (commands.go).
 //
 // Exit codes: 0 success, 1 failure while running (or a scenario that could not
@@ -46,6 +47,9 @@ func main() {
 		klog.SetLogger(l)
 		stdlog.SetFlags(0)
 		stdlog.SetOutput(newStdLogWriter(l))
+	}
+	if prog, ok := kubectlCompleteName(os.Args[0]); ok {
+		os.Exit(kubectlComplete(&cli{prog: prog, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
 	}
 	os.Exit(runAs(ctrl.SetupSignalHandler(), programName(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
 }
