@@ -90,7 +90,7 @@ func commandNames() []string {
 	return names
 }
 
-// flagSet defines cmd's flags on a new FlagSet. A bad flag prints the
+// newFlagSet is the FlagSet of the command name. A bad flag prints the
 // synopsis on stderr; -h and --help are handled by parseFlags.
 func (c *cli) newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
