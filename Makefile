@@ -24,6 +24,14 @@ help: ## List the targets.
 build: ## Build bin/webhook.
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/webhook ./cmd/webhook
 
+# The kubectl plugin is the same binary under kubectl's names: kubectl runs
+# kubectl-seedwarden for `kubectl seedwarden`, and kubectl_complete-seedwarden
+# to complete it (docs/cli.md). Put bin/ on PATH, or copy the links.
+.PHONY: plugin
+plugin: build ## Link bin/kubectl-seedwarden (kubectl plugin) and bin/kubectl_complete-seedwarden to bin/webhook.
+	ln -sf webhook bin/kubectl-seedwarden
+	ln -sf webhook bin/kubectl_complete-seedwarden
+
 certs: ## Make development TLS material in certs/ (kept while valid).
 	$(GO) run ./hack/devcerts
 

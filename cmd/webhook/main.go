@@ -1,10 +1,18 @@
-// Command webhook is seedwarden's admission webhook server for Gardener.
+// Command webhook is seedwarden's admission webhook server for Gardener,
+// with the tools that decide as it does:
 //
 //	webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
 //	webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
 //	webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
 //	webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
+//	webhook validate --config FILE [--mode cluster|landscape]
+//	webhook completion bash|zsh
 //	webhook version
+//
+// Installed as kubectl-seedwarden it is a kubectl plugin: `kubectl seedwarden
+// simulate …` (help text then names it so); as kubectl_complete-seedwarden
+// it completes the plugin's command lines for kubectl. `webhook help` and
+// `webhook COMMAND --help` describe each command (commands.go).
 //
 // Exit codes: 0 success, 1 failure while running (or a scenario that could not
 // be decided), 2 bad usage or invalid configuration, 3 a plan in which some
@@ -13,7 +21,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	stdlog "log"
 	"os"
@@ -41,59 +48,48 @@ func main() {
 		stdlog.SetFlags(0)
 		stdlog.SetOutput(newStdLogWriter(l))
 	}
-	os.Exit(run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout, os.Stderr))
+	if prog, ok := kubectlCompleteName(os.Args[0]); ok {
+		os.Exit(kubectlComplete(&cli{prog: prog, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
+	}
+	os.Exit(runAs(ctrl.SetupSignalHandler(), programName(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // setLogger installs the logger of `webhook serve` process-wide.
 var setLogger = ctrl.SetLogger
 
-const usage = `Usage:
-  webhook [serve] [--config FILE] [--kubeconfig PATH] [--landscape FILE]
-      Run the admission webhook server: against a cluster (in-cluster config,
-      $KUBECONFIG or --kubeconfig), or with --landscape from a static file of
-      Seeds, Shoots, CloudProfiles, Projects and region-config ConfigMaps.
-  webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]
-      Decide scenario files (or a Shoot against a landscape) and print one JSON
-      line per decision (-o text: lines for people, with every seed's reason).
-  webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
-      Decide an existing Shoot against the cluster's landscape, listed once
-      (nothing is written): why is it pending, where would it go now.
-  webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED]
-               [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
-      What if: apply the operations in the order given (drain a seed, remove or
-      add seeds, place N copies of a Shoot) and report every seed before and
-      after, free slots per provider and region, each Shoot moved or added and
-      each that found no seed with every seed's reason. Writes nothing (with
-      --kubeconfig it lists the cluster's landscape once).
-      Exit code 3 when some Shoot found no seed.
-  webhook version
-      Print version, git commit and Go version.
-
-Run "webhook <command> -h" for the flags of a command.
-`
-
-// run dispatches to a subcommand and returns the exit code.
+// run runs the program as webhook.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve":
-		return serveCommand(ctx, args, stderr)
-	case "simulate":
-		return simulateCommand(ctx, args, stdout, stderr)
-	case "plan":
-		return planCommand(ctx, args, stdout, stderr)
-	case "version":
-		return versionCommand(args, stdout, stderr)
-	case "help":
-		if _, err := fmt.Fprint(stdout, usage); err != nil {
-			return exitError
-		}
+	return runAs(ctx, defaultProg, args, stdout, stderr)
+}
+
+// runAs dispatches to a subcommand and returns the exit code; prog is the
+// name help text gives the program (programName).
+func runAs(ctx context.Context, prog string, args []string, stdout, stderr io.Writer) int {
+	c := &cli{prog: prog, stdout: stdout, stderr: stderr}
+	if len(args) == 0 && c.plugin() {
+		// A kubectl plugin called bare shows what it does, as kubectl does.
+		c.printUsage(stdout)
 		return exitOK
-	default:
-		fmt.Fprintf(stderr, "webhook: unknown command %q\n\n%s", cmd, usage)
-		return exitUsage
 	}
+	name := "serve"
+	if len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-h" || a == "-help" || a == "--help":
+			c.printUsage(stdout)
+			return exitOK
+		case a == "-version" || a == "--version":
+			return versionCommand(ctx, c, args[1:])
+		case !strings.HasPrefix(a, "-"):
+			name, args = a, args[1:]
+		case c.plugin():
+			// Flags first mean serve for webhook, where serving is the
+			// job; a plugin is asked for a command.
+			return c.unknownCommand(a)
+		}
+	}
+	cmd, ok := lookup(name)
+	if !ok {
+		return c.unknownCommand(name)
+	}
+	return cmd.run(ctx, c, args)
 }

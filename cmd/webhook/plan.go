@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 
@@ -21,8 +20,6 @@ import (
 // exitIncomplete is plan's exit code when some Shoot found no seed (or was
 // left on a removed seed): the plan ran, but does not work out.
 const exitIncomplete = 3
-
-const planSynopsis = "webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]"
 
 // planFlags collects plan's operations in the order they are given: the
 // flag package calls Set in command-line order.
@@ -67,20 +64,20 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 		}
 	}
 	fs.Var(opFlag{p, "drain", seedOp(func(s string) plan.Operation { return plan.Drain{Seed: s} })}, "drain",
-		"move every Shoot of SEED elsewhere, one by one in namespace/name order, as a control plane migration (repeatable)")
+		"move every Shoot of `SEED` elsewhere, one by one in namespace/name order, as a control plane migration (repeatable)")
 	fs.Var(opFlag{p, "remove-seed", seedOp(func(s string) plan.Operation { return plan.RemoveSeed{Seed: s} })}, "remove-seed",
-		"take SEED out of the landscape; Shoots still on it are reported as stranded (drain it first) (repeatable)")
+		"take `SEED` out of the landscape; Shoots still on it are reported as stranded (drain it first) (repeatable)")
 	fs.Var(opFlag{p, "add-seed", func(string) (planOp, error) { return planOp{}, nil }}, "add-seed",
-		"add the Seeds of FILE (YAML or JSON manifests) (repeatable)")
+		"add the Seeds of `FILE` (YAML or JSON manifests) (repeatable)")
 	fs.Var(opFlag{p, "add-shoots", func(v string) (planOp, error) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			return planOp{}, errors.New("must be a whole number of at least 1")
 		}
 		return planOp{count: n}, nil
-	}}, "add-shoots", "place N copies of the --like Shoot in sequence (repeatable, each with its --like)")
+	}}, "add-shoots", "place `N` copies of the --like Shoot in sequence (repeatable, each with its --like)")
 	fs.Var(opFlag{p, "like", func(string) (planOp, error) { return planOp{}, nil }}, "like",
-		"template Shoot (YAML or JSON) for the --add-shoots before it")
+		"template Shoot (YAML or JSON `FILE`) for the --add-shoots before it")
 }
 
 // operations reads the files the flags name and pairs each --add-shoots with
@@ -144,17 +141,31 @@ func readSeeds(path string) ([]*api.Seed, error) {
 	return seeds, nil
 }
 
-func planCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("plan", planSynopsis, stderr)
-	var flags planFlags
-	flags.register(fs)
-	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml)")
-	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace, as the webhook uses them")
-	kubeconfig := fs.String("kubeconfig", "", `instead of --landscape: the cluster's landscape, listed once (current context; "" is $KUBECONFIG, in-cluster or ~/.kube/config)`)
-	format := fs.String("o", outputText, "output: text (tables for people) or json")
-	if code, done := parseFlags(fs, args); done {
+// planOptions are plan's flags.
+type planOptions struct {
+	ops                                           planFlags
+	landscapeFile, configPath, kubeconfig, format *string
+}
+
+// planFlagSet defines plan's flags on fs.
+func planFlagSet(fs *flag.FlagSet) *planOptions {
+	o := &planOptions{}
+	o.ops.register(fs)
+	o.landscapeFile = fs.String("landscape", "", "landscape `FILE` (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml)")
+	o.configPath = fs.String("config", "", "configuration `FILE`: strategy, networkOverlap, scoring and gardenNamespace, as the webhook uses them")
+	o.kubeconfig = fs.String("kubeconfig", "", "instead of --landscape: the landscape of the cluster of kubeconfig `PATH`, listed once (current context; \"\" is $KUBECONFIG, in-cluster or ~/.kube/config)")
+	o.format = fs.String("o", outputText, "output `FORMAT`: text (tables for people) or json")
+	return o
+}
+
+func planCommand(ctx context.Context, c *cli, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
+	fs := c.newFlagSet("plan")
+	o := planFlagSet(fs)
+	if code, done := c.parseFlags(fs, args); done {
 		return code
 	}
+	flags, landscapeFile, configPath, kubeconfig, format := &o.ops, o.landscapeFile, o.configPath, o.kubeconfig, o.format
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "webhook plan: "+format+"\n", args...)
 		return exitUsage

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/go-logr/logr"
@@ -22,14 +22,28 @@ import (
 // MutateShootsPath is where the mutating webhook for Shoot CREATE is served.
 const MutateShootsPath = "/mutate-shoots"
 
-func serveCommand(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := newFlagSet("serve", "webhook serve [--config FILE] [--kubeconfig PATH] [--landscape FILE]", stderr)
-	configPath := fs.String("config", "", "configuration file (YAML or JSON); without it every default applies")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the garden cluster (default: $KUBECONFIG, ~/.kube/config or the in-cluster config)")
-	landscapeFile := fs.String("landscape", "", "serve decisions from this static landscape file (YAML/JSON List or multi-document) instead of a cluster")
-	if code, done := parseFlags(fs, args); done {
+// serveOptions are serve's flags.
+type serveOptions struct {
+	configPath, kubeconfig, landscapeFile *string
+}
+
+// serveFlags defines serve's flags on fs.
+func serveFlags(fs *flag.FlagSet) serveOptions {
+	return serveOptions{
+		configPath:    fs.String("config", "", "configuration `FILE` (YAML or JSON); without it every default applies"),
+		kubeconfig:    fs.String("kubeconfig", "", "kubeconfig `PATH` of the garden cluster (default: $KUBECONFIG, ~/.kube/config or the in-cluster config)"),
+		landscapeFile: fs.String("landscape", "", "serve decisions from this static landscape `FILE` (YAML/JSON List or multi-document) instead of a cluster"),
+	}
+}
+
+func serveCommand(ctx context.Context, c *cli, args []string) int {
+	stderr := c.stderr
+	fs := c.newFlagSet("serve")
+	o := serveFlags(fs)
+	if code, done := c.parseFlags(fs, args); done {
 		return code
 	}
+	configPath, kubeconfig, landscapeFile := o.configPath, o.kubeconfig, o.landscapeFile
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "webhook serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,23 +59,33 @@ type stringsFlag []string
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
-// simulateSynopsis is simulate's usage line.
-const simulateSynopsis = "webhook simulate -f FILE_OR_DIR... [--config FILE] [--landscape FILE --shoot FILE] [-o json|text]\n" +
-	"       webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]"
+// simulateOptions are simulate's flags.
+type simulateOptions struct {
+	files                                                    stringsFlag
+	configPath, landscapeFile, shootPath, kubeconfig, format *string
+}
 
-func simulateCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("simulate", simulateSynopsis, stderr)
-	var files stringsFlag
-	fs.Var(&files, "f", "scenario file, or directory of *.json scenario files (repeatable; further arguments are taken as more)")
-	configPath := fs.String("config", "", "configuration file: strategy, networkOverlap, scoring and gardenNamespace (a scenario may override strategy and networkOverlap)")
-	landscapeFile := fs.String("landscape", "", "landscape file (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
-	shootPath := fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON); with --kubeconfig, NAMESPACE/NAME of an existing Shoot")
-	kubeconfig := fs.String("kubeconfig", "", `decide --shoot against the cluster's landscape, listed once (current context; "" is $KUBECONFIG, in-cluster or ~/.kube/config)`)
-	format := fs.String("o", outputJSON, "output: json (one JSON line per decision, with a scored decision's whole breakdown) or text")
-	if code, done := parseFlags(fs, args); done {
+// simulateFlags defines simulate's flags on fs.
+func simulateFlags(fs *flag.FlagSet) *simulateOptions {
+	o := &simulateOptions{}
+	fs.Var(&o.files, "f", "scenario `FILE_OR_DIR`: a file, or a directory of *.json scenario files (repeatable; further arguments are taken as more)")
+	o.configPath = fs.String("config", "", "configuration `FILE`: strategy, networkOverlap, scoring and gardenNamespace (a scenario may override strategy and networkOverlap)")
+	o.landscapeFile = fs.String("landscape", "", "landscape `FILE` (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
+	o.shootPath = fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON `FILE`); with --kubeconfig, NAMESPACE/NAME of an existing Shoot")
+	o.kubeconfig = fs.String("kubeconfig", "", "decide --shoot against the landscape of the cluster of kubeconfig `PATH`, listed once (current context; \"\" is $KUBECONFIG, in-cluster or ~/.kube/config)")
+	o.format = fs.String("o", outputJSON, "output `FORMAT`: json (one JSON line per decision, with a scored decision's whole breakdown) or text")
+	return o
+}
+
+func simulateCommand(ctx context.Context, c *cli, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
+	fs := c.newFlagSet("simulate")
+	o := simulateFlags(fs)
+	if code, done := c.parseFlags(fs, args); done {
 		return code
 	}
-	files = append(files, fs.Args()...)
+	configPath, landscapeFile, shootPath, kubeconfig, format := o.configPath, o.landscapeFile, o.shootPath, o.kubeconfig, o.format
+	files := append(o.files, fs.Args()...)
 	live := flagSet(fs, "kubeconfig")
 	if msg := checkSimulateArgs(live, len(files) > 0, *landscapeFile != "", *shootPath != ""); msg != "" {
 		fmt.Fprintf(stderr, "webhook simulate: %s\n", msg)

@@ -59,7 +59,8 @@ func Parse(data []byte, checks ...Check) (*Config, error) {
 }
 
 // decode is strict: unknown and duplicate fields come back as problems naming
-// their path; a value of the wrong type is an error.
+// their path (an unknown one with the nearest known name, suggest.go); a
+// value of the wrong type is an error.
 func decode(data []byte) (c *Config, unknown []string, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, &Error{Problems: []string{"the file is empty (want apiVersion: " + APIVersion + ", kind: " + Kind + ")"}}
@@ -85,8 +86,17 @@ func describeStrictError(err error) string {
 		return err.Error()
 	}
 	kind, _, _ := strings.Cut(err.Error(), ` "`) // "unknown field" or "duplicate field"
+	if kind == unknownField {
+		if s := suggestField(fe.FieldPath()); s != "" {
+			return fmt.Sprintf("%s: %s; did you mean %q?", fe.FieldPath(), kind, s)
+		}
+	}
 	return fmt.Sprintf("%s: %s", fe.FieldPath(), kind)
 }
+
+// unknownField is how sigs.k8s.io/json's strict errors begin for a field
+// the configuration does not have.
+const unknownField = "unknown field"
 
 func describeDecodeError(err error) string {
 	var te *json.UnmarshalTypeError
