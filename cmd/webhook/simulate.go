@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,7 +86,7 @@ func simulateCommand(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 	configPath, landscapeFile, shootPath, kubeconfig, format := o.configPath, o.landscapeFile, o.shootPath, o.kubeconfig, o.format
-	files := append(o.files, fs.Args()...)
+	files := append(slices.Clone(o.files), fs.Args()...)
 	live := flagSet(fs, "kubeconfig")
 	if msg := checkSimulateArgs(live, len(files) > 0, *landscapeFile != "", *shootPath != ""); msg != "" {
 		fmt.Fprintf(stderr, "webhook simulate: %s\n", msg)

@@ -3,8 +3,6 @@ package plan
 import (
 	"fmt"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -222,6 +220,3 @@ func unplaced(shoot *api.Shoot, from string, d placement.Decision) Unplaced {
 }
 
 func shootKey(s *api.Shoot) string { return s.Namespace + "/" + s.Name }
-
-// seedOf is the Shoot's spec.seedName.
-func seedOf(s *api.Shoot) string { return ptr.Deref(s.Spec.SeedName, "") }
