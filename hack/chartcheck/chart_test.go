@@ -175,3 +175,30 @@ func readYAML(t *testing.T, file string, into any) {
 	require.NoError(t, err)
 	require.NoError(t, yaml.Unmarshal(data, into), file)
 }
+
+// The health port is for the kubelet's probes: no Service exposes it, with
+// default values or with every option.
+func TestServiceLeavesHealthPortOut(t *testing.T) {
+	for name, values := range map[string]map[string]any{"defaults": nil, "options": OptionValues()} {
+		objs := index(t, values)
+		var health any
+		c := path(objs["Deployment/seedwarden/seedwarden"], "spec", "template", "spec")["containers"].([]any)[0].(map[string]any)
+		for _, p := range c["ports"].([]any) {
+			if p.(map[string]any)["name"] == "health" {
+				health = p.(map[string]any)["containerPort"]
+			}
+		}
+		require.NotNil(t, health, "%s: no container port health", name)
+		for k, o := range objs {
+			if Kind(o) != "Service" {
+				continue
+			}
+			for _, p := range path(o, "spec")["ports"].([]any) {
+				p := p.(map[string]any)
+				assert.NotEqual(t, "health", p["targetPort"], "%s: %s", name, k)
+				assert.NotEqual(t, health, p["targetPort"], "%s: %s", name, k)
+				assert.NotEqual(t, health, p["port"], "%s: %s", name, k)
+			}
+		}
+	}
+}
