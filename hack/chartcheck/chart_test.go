@@ -202,3 +202,39 @@ func TestServiceLeavesHealthPortOut(t *testing.T) {
 		}
 	}
 }
+
+// In another namespace, everything that names the release namespace follows
+// it: the objects, the certificate's DNS names, the CA injection, the
+// webhooks' Service and exclusions, the configuration.
+func TestChartInAnotherNamespace(t *testing.T) {
+	const ns = "garden-seedwarden"
+	ch, err := LoadChart(filepath.Join(root(t), ChartDir))
+	require.NoError(t, err)
+	rendered, err := RenderChartIn(ch, ns, nil)
+	require.NoError(t, err)
+	objs, err := Normalize(rendered)
+	require.NoError(t, err)
+	for k, o := range objs {
+		if Namespace(o) != "" && Namespace(o) != "garden" {
+			assert.Equal(t, ns, Namespace(o), k)
+		}
+		data, err := yaml.Marshal(o)
+		require.NoError(t, err)
+		assert.NotRegexp(t, `namespace: ["']?seedwarden["']?\n|inject-ca-from: seedwarden/|seedwarden\.seedwarden\.svc`, string(data), k)
+	}
+	cert := objs["Certificate/"+ns+"/seedwarden-webhook"]
+	assert.Equal(t, []any{"seedwarden." + ns + ".svc", "seedwarden." + ns + ".svc.cluster.local"}, path(cert, "spec")["dnsNames"])
+	cfg := path(objs["ConfigMap/"+ns+"/"+ConfigName], "data", ConfigFile)
+	assert.Equal(t, ns, path(cfg, "certificate")["namespace"])
+	assert.Equal(t, ns, path(cfg, "capacity")["reservationNamespace"])
+	vwc := objs["ValidatingWebhookConfiguration//seedwarden"]
+	assert.Equal(t, ns+"/seedwarden-webhook", path(vwc, "metadata", "annotations")["cert-manager.io/inject-ca-from"])
+	for _, w := range vwc["webhooks"].([]any) {
+		w := w.(map[string]any)
+		assert.Equal(t, ns, path(w, "clientConfig", "service")["namespace"], w["name"])
+		if w["name"] != "size.seedwarden.io" {
+			expr := path(w, "namespaceSelector")["matchExpressions"].([]any)[0].(map[string]any)
+			assert.Contains(t, expr["values"], ns, w["name"])
+		}
+	}
+}

@@ -74,7 +74,12 @@ func LoadChart(dir string) (*chart.Chart, error) {
 // defaults), validated against values.schema.json, as `helm template
 // --namespace seedwarden seedwarden CHART` does. NOTES.txt is left out.
 func RenderChart(ch *chart.Chart, values map[string]any) ([]Object, error) {
-	opts := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: ReleaseNamespace, Revision: 1, IsInstall: true}
+	return RenderChartIn(ch, ReleaseNamespace, values)
+}
+
+// RenderChartIn renders the chart for a release in namespace.
+func RenderChartIn(ch *chart.Chart, namespace string, values map[string]any) ([]Object, error) {
+	opts := chartutil.ReleaseOptions{Name: ReleaseName, Namespace: namespace, Revision: 1, IsInstall: true}
 	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, fmt.Errorf("values: %w", err)
