@@ -2,13 +2,18 @@
 #
 # seedwarden webhook image: a static binary on distroless, running as nonroot.
 #
-#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
-#     --build-arg COMMIT=$(git rev-parse HEAD) -t seedwarden:dev .
+#   make image     # = docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
+#                  #     --build-arg COMMIT=$(git rev-parse HEAD) -t ghcr.io/seedwarden/seedwarden:VERSION .
 #
 # Multi-platform: docker buildx build --platform linux/amd64,linux/arm64 ...
 # (the builder cross-compiles; nothing runs under emulation).
 
-FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
+# Base images: by tag here; `make image GO_IMAGE=...@sha256:... BASE_IMAGE=...@sha256:...`
+# pins them by digest for a release.
+ARG GO_IMAGE=golang:1.26
+ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
+
+FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
 
 ARG TARGETOS=linux
 ARG TARGETARCH
@@ -35,7 +40,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
       -o /out/webhook ./cmd/webhook
 
 # CA certificates, /etc/passwd with nonroot (65532), tzdata; no shell.
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${BASE_IMAGE}
 
 ARG VERSION=dev
 ARG COMMIT=unknown

@@ -16,7 +16,7 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # landscape, certificates from ./certs, ports on localhost.
 SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
 
-.PHONY: help build certs run demo test tools unit unit-with-apiserver e2e bench lint golangci fuzz generate clean
+.PHONY: help build certs run demo test tools unit unit-with-apiserver chart-check e2e bench lint golangci fuzz generate clean image set-version
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -41,7 +41,7 @@ run: certs ## Run the webhook server on the example landscape (Ctrl-C stops it).
 demo: build certs ## Send the example Shoots to the server (started and stopped if not running).
 	$(GO) run ./hack/demo -server "bin/webhook $(SERVE_ARGS)"
 
-test: tools unit-with-apiserver e2e ## Everything CI runs: unit tests (with a real kube-apiserver where they need one), conformance count, e2e.
+test: tools unit-with-apiserver chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver where they need one), conformance count, chart check, e2e.
 
 tools: ## Build kube-apiserver and etcd from the Go module proxy into .cache (once per machine).
 	@bash hack/e2e-tools.sh >/dev/null
@@ -56,6 +56,39 @@ unit-with-apiserver:
 
 unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless .cache has it.
 	$(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# The Helm chart against the kustomize base (drift), and what `helm lint`
+# checks, with Helm's and kustomize's Go packages: hack/chartcheck is a module
+# of its own, so their dependencies stay out of seedwarden's build.
+CHARTCHECK_DIR := hack/chartcheck
+
+chart-check: ## Chart vs. kustomize base with default values (no drift), helm-lint checks, every option rendered.
+	cd $(CHARTCHECK_DIR) && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The image, tagged with `git describe` (the release tag on a clean checkout
+# of it). GO_IMAGE and BASE_IMAGE may name the base images by digest.
+IMAGE      ?= ghcr.io/seedwarden/seedwarden
+DOCKER     ?= docker
+GO_IMAGE   ?=
+BASE_IMAGE ?=
+
+image: ## Build the container image $(IMAGE):$(VERSION) (VERSION from git describe).
+	$(DOCKER) build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) \
+		$(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) \
+		-t $(IMAGE):$(VERSION) .
+
+# A release: make set-version VERSION=v0.2.0, commit, tag v0.2.0, make image.
+# The chart's version and appVersion, the kustomize base's image tag and
+# deployment.yaml's image move together (make chart-check checks they agree).
+set-version: ## Pin VERSION=vX.Y.Z in the chart and the kustomize base (before tagging a release).
+	@echo '$(VERSION)' | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
+		{ echo 'VERSION=$(VERSION): want vMAJOR.MINOR.PATCH, e.g. make set-version VERSION=v0.2.0' >&2; exit 2; }
+	sed -i -E 's/^version: .*/version: $(patsubst v%,%,$(VERSION))/; s/^appVersion: .*/appVersion: "$(VERSION)"/' charts/seedwarden/Chart.yaml
+	sed -i -E 's/^(  newTag: ).*/\1$(VERSION)/' deploy/manifests/kustomization.yaml
+	sed -i -E 's#^(        image: $(IMAGE_BASE_NAME):).*#\1$(VERSION)#' deploy/manifests/deployment.yaml
+
+# The image name the manifests and the chart refer to (overlays change it).
+IMAGE_BASE_NAME := ghcr.io/seedwarden/seedwarden
 
 # kube-apiserver and etcd come from hack/e2e-tools.sh: built from the Go module
 # proxy once per machine (a few minutes), cached under .cache/e2e-tools.

@@ -57,8 +57,11 @@ const (
 	networkPolicyDir  = "networkpolicy"
 	networkPolicyFile = "networkpolicy.yaml"
 
-	namespace      = "seedwarden"
-	serviceName    = "seedwarden"
+	namespace   = "seedwarden"
+	serviceName = "seedwarden"
+	// The ServiceMonitor scrapes as this ServiceAccount, with the token in metricsToken.
+	metricsScraper = "seedwarden-metrics"
+	metricsToken   = "seedwarden-metrics-token"
 	certificate    = "seedwarden-webhook"
 	certSecret     = "seedwarden-webhook-tls"
 	placementKey   = "seedwarden-placement-key"
@@ -407,6 +410,9 @@ func TestDocumentsDecode(t *testing.T) {
 		{validatingConfiguration, "", "seedwarden"},
 		{"ServiceMonitor", namespace, "seedwarden"},
 		{"PrometheusRule", namespace, "seedwarden"},
+		{"ServiceAccount", namespace, metricsScraper},
+		{"Secret", namespace, metricsToken},
+		{"ClusterRoleBinding", "", "seedwarden-metrics-reader"},
 	}
 	for _, k := range want {
 		if !got[k] {
@@ -673,7 +679,10 @@ func TestDeployment(t *testing.T) {
 	spec := dep.Spec.Template.Spec
 
 	if dep.Spec.Replicas == nil || *dep.Spec.Replicas < 2 {
-		t.Errorf("replicas = %v, want 2", deref(dep.Spec.Replicas))
+		t.Errorf("replicas = %v, want at least 2 (fail-closed webhooks)", deref(dep.Spec.Replicas))
+	}
+	if spec.PriorityClassName != "system-cluster-critical" {
+		t.Errorf("priorityClassName = %q, want system-cluster-critical (fail-closed webhooks are in the write path)", spec.PriorityClassName)
 	}
 	if ru := dep.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
 		t.Error("a rollout must not take a replica away before its successor is ready (maxUnavailable 0)")
@@ -902,8 +911,15 @@ func TestServiceMonitor(t *testing.T) {
 		t.Fatalf("%d endpoints", len(eps))
 	}
 	ep := eps[0].(map[string]any)
-	if ep["scheme"] != "https" || ep["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
-		t.Errorf("endpoint = %v: want HTTPS with the service account token", ep)
+	// authorization, not the deprecated bearerTokenFile: the token of the
+	// scraper's ServiceAccount, from its token Secret.
+	wantAuth := map[string]any{"type": "Bearer", "credentials": map[string]any{"name": metricsToken, "key": "token"}}
+	if ep["scheme"] != "https" || !reflect.DeepEqual(ep["authorization"], wantAuth) || ep["bearerTokenFile"] != nil {
+		t.Errorf("endpoint = %v: want HTTPS with authorization %v", ep, wantAuth)
+	}
+	secret := find[*corev1.Secret](t, docs, "Secret", namespace, metricsToken)
+	if secret.Type != corev1.SecretTypeServiceAccountToken || secret.Annotations[corev1.ServiceAccountNameKey] != metricsScraper {
+		t.Errorf("Secret %s: type %s, for ServiceAccount %q; want a token of %s", metricsToken, secret.Type, secret.Annotations[corev1.ServiceAccountNameKey], metricsScraper)
 	}
 	var metricsPort *corev1.ServicePort
 	for i := range svc.Spec.Ports {
@@ -1122,6 +1138,14 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	for _, d := range docs {
 		switch o := d.typed.(type) {
 		case *rbacv1.ClusterRoleBinding:
+			if o.RoleRef.Name == "seedwarden-metrics-reader" {
+				// Only the scraper's ServiceAccount (servicemonitor.yaml) reads the metrics.
+				scraper := rbacv1.Subject{Kind: "ServiceAccount", Name: metricsScraper, Namespace: namespace}
+				if !reflect.DeepEqual(o.Subjects, []rbacv1.Subject{scraper}) {
+					t.Errorf("ClusterRoleBinding %s: %+v, want only %s", o.Name, o.Subjects, metricsScraper)
+				}
+				continue
+			}
 			if !reflect.DeepEqual(o.Subjects, []rbacv1.Subject{sa}) || o.RoleRef.Kind != "ClusterRole" {
 				t.Errorf("ClusterRoleBinding %s: %+v -> %+v", o.Name, o.Subjects, o.RoleRef)
 			}
@@ -1134,7 +1158,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		}
 	}
 	for role := range want {
-		// The metrics reader is for Prometheus, bound per installation.
+		// The metrics reader is for the scraper, bound above.
 		if role != "ClusterRole/seedwarden-metrics-reader" && !bound[role] {
 			t.Errorf("%s is not bound to the seedwarden ServiceAccount", role)
 		}

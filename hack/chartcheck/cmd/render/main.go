@@ -1,0 +1,66 @@
+// Command render writes what `helm template` (Go engine) and `kubectl
+// kustomize` make of charts/seedwarden and deploy/manifests into a directory,
+// for the e2e suite to send to its API server (it cannot import Helm):
+//
+//	go run ./cmd/render -out DIR
+//
+// Files: kustomize.yaml (the base), helm-default.yaml (default values),
+// helm-options.yaml (every optional part on: NetworkPolicy, client
+// authentication, an existing issuer, patch mode, labels).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/seedwarden/seedwarden/hack/chartcheck"
+)
+
+func main() {
+	out := flag.String("out", "", "directory to write the rendered YAML to (created)")
+	flag.Parse()
+	if *out == "" {
+		fmt.Fprintln(os.Stderr, "render: -out is required")
+		os.Exit(2)
+	}
+	if err := run(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "render:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string) error {
+	root, err := chartcheck.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	base, err := chartcheck.RenderKustomize(filepath.Join(root, chartcheck.ManifestsDir))
+	if err != nil {
+		return err
+	}
+	ch, err := chartcheck.LoadChart(filepath.Join(root, chartcheck.ChartDir))
+	if err != nil {
+		return err
+	}
+	def, err := chartcheck.RenderChart(ch, nil)
+	if err != nil {
+		return err
+	}
+	opt, err := chartcheck.RenderChart(ch, chartcheck.OptionValues())
+	if err != nil {
+		return err
+	}
+	for name, objs := range map[string][]chartcheck.Object{
+		"kustomize.yaml": base, "helm-default.yaml": def, "helm-options.yaml": opt,
+	} {
+		if err := chartcheck.WriteYAML(filepath.Join(out, name), objs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
