@@ -78,10 +78,10 @@ func TestCertificates(t *testing.T) {
 	want := `
 # HELP seedwarden_certificate_expiry_timestamp_seconds status.notAfter of the webhook's cert-manager Certificate, in Unix seconds; absent while the Certificate has none.
 # TYPE seedwarden_certificate_expiry_timestamp_seconds gauge
-seedwarden_certificate_expiry_timestamp_seconds{name="cert",namespace="ns"} 1.9e+09
+seedwarden_certificate_expiry_timestamp_seconds{certificate="cert",certificate_namespace="ns"} 1.9e+09
 # HELP seedwarden_certificate_ready 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE seedwarden_certificate_ready gauge
-seedwarden_certificate_ready{name="cert",namespace="ns"} 1
+seedwarden_certificate_ready{certificate="cert",certificate_namespace="ns"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), CertificateExpiryTimestampName, CertificateReadyName))
 
@@ -90,7 +90,7 @@ seedwarden_certificate_ready{name="cert",namespace="ns"} 1
 	want = `
 # HELP seedwarden_certificate_ready 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE seedwarden_certificate_ready gauge
-seedwarden_certificate_ready{name="cert",namespace="ns"} 0
+seedwarden_certificate_ready{certificate="cert",certificate_namespace="ns"} 0
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), CertificateExpiryTimestampName, CertificateReadyName))
 
@@ -114,11 +114,11 @@ func TestRegisterSeedsReplaces(t *testing.T) {
 # HELP seedwarden_cache_stale_seconds How long the informer cache has been without a watch on some resource (the API server unreachable, a watch broken); 0 while every informer watches.
 # TYPE seedwarden_cache_stale_seconds gauge
 seedwarden_cache_stale_seconds 2
-# HELP seedwarden_seed_usage Shoots charged to the seed (spec and status seed names, plus in-flight reservations).
-# TYPE seedwarden_seed_usage gauge
-seedwarden_seed_usage{label_env="",provider="",region="",seed="new"} 2
+# HELP seedwarden_seed_charged_shoots Shoots charged to the seed when placing: seedwarden_seed_shoots plus the in-flight reservations of Shoots being admitted.
+# TYPE seedwarden_seed_charged_shoots gauge
+seedwarden_seed_charged_shoots{label_env="",provider="",region="",seed="new"} 2
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedUsageName, CacheStaleSecondsName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedChargedShootsName, CacheStaleSecondsName))
 
 	assert.NotPanics(t, func() {
 		New(nil).RegisterSeeds(nil, nil)
