@@ -108,9 +108,12 @@ func TestRegisterSeedsReplaces(t *testing.T) {
 	m := New(reg)
 	m.RegisterSeeds(nil, func() []SeedStat { return []SeedStat{{Name: "old", Usage: 1}} })
 	m.RegisterSeeds([]string{"label_env"}, func() []SeedStat { return []SeedStat{{Name: "new", Usage: 2}} })
-	m.RegisterCacheStaleness(func() time.Duration { return time.Second })
-	m.RegisterCacheStaleness(func() time.Duration { return 2 * time.Second })
+	m.RegisterCacheStaleness(time.Minute, func() time.Duration { return time.Second })
+	m.RegisterCacheStaleness(30*time.Second, func() time.Duration { return 2 * time.Second })
 	want := `
+# HELP seedwarden_cache_max_staleness_seconds The configured cache.maxStaleness: beyond it (seedwarden_cache_stale_seconds above it) the replica stops placing and fails /readyz. Absent when 0 (no bound).
+# TYPE seedwarden_cache_max_staleness_seconds gauge
+seedwarden_cache_max_staleness_seconds 30
 # HELP seedwarden_cache_stale_seconds How long the informer cache has been without a watch on some resource (the API server unreachable, a watch broken); 0 while every informer watches.
 # TYPE seedwarden_cache_stale_seconds gauge
 seedwarden_cache_stale_seconds 2
@@ -118,11 +121,16 @@ seedwarden_cache_stale_seconds 2
 # TYPE seedwarden_seed_charged_shoots gauge
 seedwarden_seed_charged_shoots{label_env="",provider="",region="",seed="new"} 2
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedChargedShootsName, CacheStaleSecondsName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedChargedShootsName, CacheStaleSecondsName, CacheMaxStalenessName))
+	// cache.maxStaleness 0: no bound, no threshold series.
+	m.RegisterCacheStaleness(0, func() time.Duration { return 0 })
+	n, err := testutil.GatherAndCount(reg, CacheMaxStalenessName)
+	require.NoError(t, err)
+	assert.Zero(t, n)
 
 	assert.NotPanics(t, func() {
 		New(nil).RegisterSeeds(nil, nil)
 		var none *Recorder
-		none.RegisterCacheStaleness(nil)
+		none.RegisterCacheStaleness(time.Second, nil)
 	})
 }

@@ -44,8 +44,16 @@ const (
 	ValidationsTotalName       = "seedwarden_validations_total"
 	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
 	CacheStaleSecondsName      = "seedwarden_cache_stale_seconds"
+	CacheMaxStalenessName      = "seedwarden_cache_max_staleness_seconds"
 	ClusterConflictsTotalName  = "seedwarden_scheduling_cluster_capacity_conflicts_total"
 	ClientRejectionsTotalName  = "seedwarden_webhook_client_rejections_total"
+)
+
+// Deprecated: the old identifiers of the renamed per-seed metrics, kept
+// only until deploy/manifests_test.go uses the new ones; remove them then.
+const (
+	SeedUsageName       = SeedChargedShootsName
+	SeedAllocatableName = SeedAllocatableShootsName
 )
 
 // Label names that are not obvious. None is a target label Prometheus adds

@@ -169,7 +169,26 @@ var seedSlots = struct {
 }{by: map[prometheus.Registerer]*seedSlot{}}
 
 // RegisterCacheStaleness exports seedwarden_cache_stale_seconds from
-// staleFor (NewCacheStaleness), replacing an earlier cache's.
-func (m *Recorder) RegisterCacheStaleness(staleFor func() time.Duration) {
+// staleFor (NewCacheStaleness) and cache.maxStaleness as
+// seedwarden_cache_max_staleness_seconds (absent when 0, which disables the
+// bound), replacing an earlier cache's. The shipped alert compares the two
+// on each replica.
+func (m *Recorder) RegisterCacheStaleness(maxStaleness time.Duration, staleFor func() time.Duration) {
 	m.registerReplacing(NewCacheStaleness(staleFor))
+	if m == nil || m.reg == nil {
+		return
+	}
+	if maxStaleness <= 0 {
+		// A bound of an earlier cache in this process (tests) goes too.
+		m.reg.Unregister(newMaxStaleness(0))
+		return
+	}
+	m.registerReplacing(newMaxStaleness(maxStaleness))
+}
+
+func newMaxStaleness(d time.Duration) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: CacheMaxStalenessName,
+		Help: "The configured cache.maxStaleness: beyond it (seedwarden_cache_stale_seconds above it) the replica stops placing and fails /readyz. Absent when 0 (no bound).",
+	}, func() float64 { return d.Seconds() })
 }
