@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,6 +61,9 @@ var eventOnlyMetrics = map[string]string{
 	// A TLS handshake refused by server.clientAuth.
 	metrics.ClientRejectionsTotalName: "TestServeClientAuthentication",
 }
+
+// clusterChildEnv marks the process TestMetricNamesCluster starts.
+const clusterChildEnv = "SEEDWARDEN_METRIC_NAMES_CLUSTER_CHILD"
 
 // targetLabels are the labels Prometheus (and the Prometheus Operator) set
 // on every scraped series: a metric's own label of that name would become
@@ -262,7 +266,20 @@ headroom: {interval: 1s, profiles: [{name: eu, alertBelow: 5, shoot: %s}]}
 // reservations through the API server, the certificate watch, the informer
 // cache) and checks that the metrics only they register are served, by
 // the conventions.
+//
+// controller-runtime allows one controller of a name per process, and
+// TestServeCluster runs the retry controller: this test runs in a process
+// of its own (the test binary again).
 func TestMetricNamesCluster(t *testing.T) {
+	if os.Getenv(clusterChildEnv) == "" {
+		testenv.RequireAssets(t)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMetricNamesCluster$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), clusterChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "--- PASS: TestMetricNamesCluster", "%s", out)
+		return
+	}
 	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
