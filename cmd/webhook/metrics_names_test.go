@@ -271,13 +271,7 @@ headroom: {interval: 1s, profiles: [{name: eu, alertBelow: 5, shoot: %s}]}
 // TestServeCluster runs the retry controller: this test runs in a process
 // of its own (the test binary again).
 func TestMetricNamesCluster(t *testing.T) {
-	if os.Getenv(clusterChildEnv) == "" {
-		testenv.RequireAssets(t)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMetricNamesCluster$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), clusterChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		require.Contains(t, string(out), "--- PASS: TestMetricNamesCluster", "%s", out)
+	if ranInChild(t) {
 		return
 	}
 	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds")
@@ -332,6 +326,22 @@ leaderElection: {namespace: seedwarden}
 	assert.Regexp(t, `(?m)^`+metrics.RetryControllerLeaderName+` 1$`, text, "this replica leads")
 	assert.Regexp(t, `(?m)^`+metrics.CacheMaxStalenessName+` 30$`, text, "cache.maxStaleness's default")
 	checkConventions(t, text)
+}
+
+// ranInChild runs the test in a new process of the test binary unless
+// this is that process; it reports whether it did.
+func ranInChild(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(clusterChildEnv) != "" {
+		return false
+	}
+	testenv.RequireAssets(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), clusterChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+	return true
 }
 
 // createReadyCertificate creates the serving certificate's Certificate,
