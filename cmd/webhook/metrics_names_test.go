@@ -36,6 +36,7 @@ import (
 const (
 	dashboardPath      = "../../deploy/grafana/seedwarden-dashboard.json"
 	prometheusRulePath = "../../deploy/manifests/prometheusrule.yaml"
+	runbooksPath       = "../../docs/operations.md"
 )
 
 // clusterOnlyMetrics are registered only against a cluster, by the parts
@@ -72,8 +73,8 @@ var targetLabels = []string{"namespace", "pod", "job", "instance", "service", "c
 
 var metricNameRE = regexp.MustCompile(`\b(?:seedwarden|controller_runtime|leader_election)_[a-z0-9_]+\b`)
 
-// referencedMetrics are the metric names the dashboard's queries and the
-// alerts' expressions read.
+// referencedMetrics are the metric names the dashboard's queries, the
+// alerts' expressions and the runbooks' PromQL read.
 func referencedMetrics(t *testing.T) []string {
 	t.Helper()
 	var exprs []string
@@ -109,6 +110,9 @@ func referencedMetrics(t *testing.T) []string {
 			exprs = append(exprs, r.Expr)
 		}
 	}
+	data, err = os.ReadFile(runbooksPath)
+	require.NoError(t, err)
+	exprs = append(exprs, promqlBlocks(string(data))...)
 	var names []string
 	for _, e := range exprs {
 		for _, n := range metricNameRE.FindAllString(e, -1) {
@@ -120,6 +124,16 @@ func referencedMetrics(t *testing.T) []string {
 	slices.Sort(names)
 	require.NotEmpty(t, names)
 	return names
+}
+
+// promqlBlocks are the ```promql code blocks of a Markdown document.
+func promqlBlocks(doc string) []string {
+	var out []string
+	for _, part := range strings.Split(doc, "```promql\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		out = append(out, block)
+	}
+	return out
 }
 
 // families maps each metric family of a text exposition to its type.
