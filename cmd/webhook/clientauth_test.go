@@ -65,7 +65,7 @@ health: {bindAddress: "127.0.0.1:%d"}
 	for _, reason := range []string{"missing", "untrusted", "name_not_allowed"} {
 		assert.Regexp(t, `seedwarden_webhook_client_rejections_total\{reason="`+reason+`"\} [12]\n`, m.String())
 	}
-	assert.Contains(t, m.String(), `seedwarden_seed_usage{provider="aws",region="eu-central-1",seed="aws-eu2"} 2`+"\n", "nothing was reserved")
+	assert.Contains(t, m.String(), `seedwarden_seed_charged_shoots{provider="aws",region="eu-central-1",seed="aws-eu2"} 2`+"\n", "nothing was reserved")
 
 	resp := admit(t, withCert(clientCA, "kube-apiserver"), url, "../../examples/shoot.yaml")
 	assert.Contains(t, string(resp.Patch), `"seedwarden.io/seed":"aws-eu2"`)

@@ -92,7 +92,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return fmt.Errorf("watching the landscape: %w", err)
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
-	m.RegisterCacheStaleness(func() time.Duration { return freshness.StaleFor(time.Now()) })
+	m.RegisterCacheStaleness(cfg.Cache.MaxStaleness.Duration, func() time.Duration { return freshness.StaleFor(time.Now()) })
 	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, m, log)
 	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, m, log); err != nil {
 		return err

@@ -139,7 +139,7 @@ pendingShoots: {enabled: false}
 	assert.Equal(t, http.StatusForbidden, code, "a token without get on /metrics: %s", msg)
 	code, scraped := scrape(readerToken)
 	require.Equal(t, http.StatusOK, code, scraped)
-	assert.Contains(t, scraped, "seedwarden_seed_usage")
+	assert.Contains(t, scraped, "seedwarden_seed_charged_shoots")
 
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/scraped", metricsPort))
 	require.NoError(t, err)
@@ -157,8 +157,8 @@ pendingShoots: {enabled: false}
 	// The Certificate's state, from the watcher.
 	require.Eventually(t, func() bool {
 		_, m := scrape(readerToken)
-		return strings.Contains(m, `seedwarden_certificate_ready{name="seedwarden-webhook",namespace="seedwarden"} 1`) &&
-			strings.Contains(m, fmt.Sprintf(`seedwarden_certificate_expiry_timestamp_seconds{name="seedwarden-webhook",namespace="seedwarden"} %g`, float64(notAfter.Unix())))
+		return strings.Contains(m, `seedwarden_certificate_ready{certificate="seedwarden-webhook",certificate_namespace="seedwarden"} 1`) &&
+			strings.Contains(m, fmt.Sprintf(`seedwarden_certificate_expiry_timestamp_seconds{certificate="seedwarden-webhook",certificate_namespace="seedwarden"} %g`, float64(notAfter.Unix())))
 	}, 20*time.Second, 100*time.Millisecond, "certificate scraped")
 
 	// Capacity across replicas: the reservation goes to the API server.

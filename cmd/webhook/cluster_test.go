@@ -62,7 +62,7 @@ headroom: {interval: 1s, profiles: [{name: cluster-eu, shoot: %s}]}
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Contains(t, string(resp.Patch), `{"op":"add","path":"/spec/seedName","value":"aws-eu2"}`)
-	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), `seedwarden_seed_usage{provider="aws",region="eu-central-1",seed="aws-eu1"} 4`)
+	assert.Contains(t, body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)), `seedwarden_seed_charged_shoots{provider="aws",region="eu-central-1",seed="aws-eu1"} 4`)
 	// The headroom runner runs in cluster mode too, once the informers have synced.
 	assert.Eventually(t, func() bool {
 		return regexp.MustCompile(`(?m)^seedwarden_headroom_shoots\{profile="cluster-eu"\} [1-9]`).MatchString(body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)))

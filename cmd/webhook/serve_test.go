@@ -68,11 +68,11 @@ log: {level: debug, format: json}
 	// Shoots as the scheduler counts them leave the reservation out; the
 	// allowlisted Seed labels follow, "" where a seed lacks one.
 	const eu2 = `{label_environment="",label_seed_gardener_cloud_region="eu-central-1",provider="aws",region="eu-central-1",seed="aws-eu2"}`
-	assert.Contains(t, metrics, `seedwarden_seed_usage`+eu2+` 3`)
+	assert.Contains(t, metrics, `seedwarden_seed_charged_shoots`+eu2+` 3`)
 	assert.Contains(t, metrics, `seedwarden_seed_shoots`+eu2+` 2`)
-	assert.Contains(t, metrics, `seedwarden_seed_allocatable`+eu2+` 100`)
+	assert.Contains(t, metrics, `seedwarden_seed_allocatable_shoots`+eu2+` 100`)
 	assert.Contains(t, metrics, `seedwarden_seed_utilization_ratio`+eu2+` 0.03`)
-	assert.Contains(t, metrics, `seedwarden_seed_allocatable{label_environment="",label_seed_gardener_cloud_region="us-central1",provider="gcp",region="us-central1",seed="gcp-us1"} 3`)
+	assert.Contains(t, metrics, `seedwarden_seed_allocatable_shoots{label_environment="",label_seed_gardener_cloud_region="us-central1",provider="gcp",region="us-central1",seed="gcp-us1"} 3`)
 	assert.Contains(t, metrics, `controller_runtime_webhook_requests_total{code="200",webhook="/mutate-shoots"}`)
 
 	// The server refuses TLS below 1.2 (the client here would allow 1.0).

@@ -123,8 +123,8 @@ resourceSize:
 	metrics := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	assert.Contains(t, metrics, `seedwarden_validations_total{result="allowed",webhook="binding"}`)
 	assert.Contains(t, metrics, `seedwarden_validations_total{result="denied",webhook="capacity"}`)
-	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Shoot",namespace="garden-dev",operation="CREATE",reason="size"}`)
-	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Seed",namespace="",operation="CREATE",reason="count"}`)
+	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Shoot",operation="CREATE",reason="size",resource_namespace="garden-dev"}`)
+	assert.Contains(t, metrics, `seedwarden_rejected_resources_total{kind="Seed",operation="CREATE",reason="count",resource_namespace=""}`)
 
 	srv.stopAndWait(t, 30*time.Second)
 	logs := srv.stderr.String()

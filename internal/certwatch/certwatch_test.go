@@ -133,13 +133,13 @@ func (f *fixture) expectMetrics(ready float64, expiry int64) {
 	want := fmt.Sprintf(`
 # HELP %[1]s 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE %[1]s gauge
-%[1]s{name="%[2]s",namespace="%[3]s"} %[4]g
+%[1]s{certificate="%[2]s",certificate_namespace="%[3]s"} %[4]g
 `, metrics.CertificateReadyName, testName, testNamespace, ready)
 	if expiry >= 0 {
 		want += fmt.Sprintf(`
 # HELP %[1]s status.notAfter of the webhook's cert-manager Certificate, in Unix seconds; absent while the Certificate has none.
 # TYPE %[1]s gauge
-%[1]s{name="%[2]s",namespace="%[3]s"} %[4]d
+%[1]s{certificate="%[2]s",certificate_namespace="%[3]s"} %[4]d
 `, metrics.CertificateExpiryTimestampName, testName, testNamespace, expiry)
 	}
 	assert.NoError(f.t, testutil.GatherAndCompare(f.reg, strings.NewReader(want), metrics.CertificateReadyName, metrics.CertificateExpiryTimestampName))
@@ -310,8 +310,8 @@ func TestWatchersShareRecorder(t *testing.T) {
 	want := `
 # HELP seedwarden_certificate_ready 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE seedwarden_certificate_ready gauge
-seedwarden_certificate_ready{name="a",namespace="ns"} 0
-seedwarden_certificate_ready{name="b",namespace="ns"} 1
+seedwarden_certificate_ready{certificate="a",certificate_namespace="ns"} 0
+seedwarden_certificate_ready{certificate="b",certificate_namespace="ns"} 1
 `
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.CertificateReadyName, metrics.CertificateExpiryTimestampName))
 

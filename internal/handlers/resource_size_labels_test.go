@@ -31,7 +31,7 @@ func TestRejectedResourceLabelsAreBounded(t *testing.T) {
 	}
 	families, err := reg.Gather()
 	require.NoError(t, err)
-	values := map[string]map[string]bool{"operation": {}, "kind": {}, "namespace": {}}
+	values := map[string]map[string]bool{"operation": {}, "kind": {}, metrics.RejectedNamespaceLabel: {}}
 	var total float64
 	for _, f := range families {
 		if f.GetName() != metrics.RejectedResourcesTotalName {
@@ -48,7 +48,7 @@ func TestRejectedResourceLabelsAreBounded(t *testing.T) {
 	}
 	assert.Equal(t, float64(2000), total, "every rejection still counted")
 	assert.Len(t, values["kind"], metrics.MaxRejectedKinds+1, "the first kinds, then other")
-	assert.Len(t, values["namespace"], metrics.MaxRejectedNamespaces+1)
+	assert.Len(t, values[metrics.RejectedNamespaceLabel], metrics.MaxRejectedNamespaces+1)
 	// Only CREATE and UPDATE are measured, so operation is bounded already.
 	assert.Equal(t, map[string]bool{"CREATE": true, "UPDATE": true}, values["operation"])
 }

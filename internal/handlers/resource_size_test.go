@@ -232,7 +232,7 @@ func TestResourceSizeValidator(t *testing.T) {
 					for _, p := range m.GetLabel() {
 						l[p.GetName()] = p.GetValue()
 					}
-					got[l["operation"]+"/"+l["kind"]+"/"+l["namespace"]+"/"+l["reason"]] = m.GetCounter().GetValue()
+					got[l["operation"]+"/"+l["kind"]+"/"+l[metrics.RejectedNamespaceLabel]+"/"+l["reason"]] = m.GetCounter().GetValue()
 				}
 			}
 			switch {

@@ -19,15 +19,16 @@ type certificateCollectors struct {
 }
 
 func newCertificateCollectors() certificateCollectors {
+	labels := []string{CertificateNamespaceLabel, CertificateNameLabel}
 	return certificateCollectors{
 		expiry: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: CertificateExpiryTimestampName,
 			Help: "status.notAfter of the webhook's cert-manager Certificate, in Unix seconds; absent while the Certificate has none.",
-		}, []string{"namespace", "name"}),
+		}, labels),
 		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: CertificateReadyName,
 			Help: "1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).",
-		}, []string{"namespace", "name"}),
+		}, labels),
 	}
 }
 

@@ -78,10 +78,10 @@ func TestCertificates(t *testing.T) {
 	want := `
 # HELP seedwarden_certificate_expiry_timestamp_seconds status.notAfter of the webhook's cert-manager Certificate, in Unix seconds; absent while the Certificate has none.
 # TYPE seedwarden_certificate_expiry_timestamp_seconds gauge
-seedwarden_certificate_expiry_timestamp_seconds{name="cert",namespace="ns"} 1.9e+09
+seedwarden_certificate_expiry_timestamp_seconds{certificate="cert",certificate_namespace="ns"} 1.9e+09
 # HELP seedwarden_certificate_ready 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE seedwarden_certificate_ready gauge
-seedwarden_certificate_ready{name="cert",namespace="ns"} 1
+seedwarden_certificate_ready{certificate="cert",certificate_namespace="ns"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), CertificateExpiryTimestampName, CertificateReadyName))
 
@@ -90,7 +90,7 @@ seedwarden_certificate_ready{name="cert",namespace="ns"} 1
 	want = `
 # HELP seedwarden_certificate_ready 1 when the webhook's cert-manager Certificate has condition Ready=True, else 0 (also when it is missing or cannot be watched).
 # TYPE seedwarden_certificate_ready gauge
-seedwarden_certificate_ready{name="cert",namespace="ns"} 0
+seedwarden_certificate_ready{certificate="cert",certificate_namespace="ns"} 0
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), CertificateExpiryTimestampName, CertificateReadyName))
 
@@ -108,21 +108,29 @@ func TestRegisterSeedsReplaces(t *testing.T) {
 	m := New(reg)
 	m.RegisterSeeds(nil, func() []SeedStat { return []SeedStat{{Name: "old", Usage: 1}} })
 	m.RegisterSeeds([]string{"label_env"}, func() []SeedStat { return []SeedStat{{Name: "new", Usage: 2}} })
-	m.RegisterCacheStaleness(func() time.Duration { return time.Second })
-	m.RegisterCacheStaleness(func() time.Duration { return 2 * time.Second })
+	m.RegisterCacheStaleness(time.Minute, func() time.Duration { return time.Second })
+	m.RegisterCacheStaleness(30*time.Second, func() time.Duration { return 2 * time.Second })
 	want := `
+# HELP seedwarden_cache_max_staleness_seconds The configured cache.maxStaleness: beyond it (seedwarden_cache_stale_seconds above it) the replica stops placing and fails /readyz. Absent when 0 (no bound).
+# TYPE seedwarden_cache_max_staleness_seconds gauge
+seedwarden_cache_max_staleness_seconds 30
 # HELP seedwarden_cache_stale_seconds How long the informer cache has been without a watch on some resource (the API server unreachable, a watch broken); 0 while every informer watches.
 # TYPE seedwarden_cache_stale_seconds gauge
 seedwarden_cache_stale_seconds 2
-# HELP seedwarden_seed_usage Shoots charged to the seed (spec and status seed names, plus in-flight reservations).
-# TYPE seedwarden_seed_usage gauge
-seedwarden_seed_usage{label_env="",provider="",region="",seed="new"} 2
+# HELP seedwarden_seed_charged_shoots Shoots charged to the seed when placing: seedwarden_seed_shoots plus the in-flight reservations of Shoots being admitted.
+# TYPE seedwarden_seed_charged_shoots gauge
+seedwarden_seed_charged_shoots{label_env="",provider="",region="",seed="new"} 2
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedUsageName, CacheStaleSecondsName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedChargedShootsName, CacheStaleSecondsName, CacheMaxStalenessName))
+	// cache.maxStaleness 0: no bound, no threshold series.
+	m.RegisterCacheStaleness(0, func() time.Duration { return 0 })
+	n, err := testutil.GatherAndCount(reg, CacheMaxStalenessName)
+	require.NoError(t, err)
+	assert.Zero(t, n)
 
 	assert.NotPanics(t, func() {
 		New(nil).RegisterSeeds(nil, nil)
 		var none *Recorder
-		none.RegisterCacheStaleness(nil)
+		none.RegisterCacheStaleness(time.Second, nil)
 	})
 }

@@ -37,15 +37,36 @@ const (
 const (
 	DecisionsTotalName         = "seedwarden_scheduling_decisions_total"
 	DurationName               = "seedwarden_scheduling_duration_seconds"
-	SeedUsageName              = "seedwarden_seed_usage"
-	SeedAllocatableName        = "seedwarden_seed_allocatable"
+	SeedChargedShootsName      = "seedwarden_seed_charged_shoots"
+	SeedAllocatableShootsName  = "seedwarden_seed_allocatable_shoots"
 	SeedShootsName             = "seedwarden_seed_shoots"
 	SeedUtilizationName        = "seedwarden_seed_utilization_ratio"
 	ValidationsTotalName       = "seedwarden_validations_total"
 	RejectedResourcesTotalName = "seedwarden_rejected_resources_total"
 	CacheStaleSecondsName      = "seedwarden_cache_stale_seconds"
+	CacheMaxStalenessName      = "seedwarden_cache_max_staleness_seconds"
 	ClusterConflictsTotalName  = "seedwarden_scheduling_cluster_capacity_conflicts_total"
 	ClientRejectionsTotalName  = "seedwarden_webhook_client_rejections_total"
+)
+
+// Deprecated: the old identifiers of the renamed per-seed metrics, kept
+// only until deploy/manifests_test.go uses the new ones; remove them then.
+const (
+	SeedUsageName       = SeedChargedShootsName
+	SeedAllocatableName = SeedAllocatableShootsName
+)
+
+// Label names that are not obvious. None is a target label Prometheus adds
+// at scrape time (namespace, pod, job, instance, service, container,
+// endpoint): a metric's own would be renamed exported_<name>.
+const (
+	// RejectedNamespaceLabel is the namespace of a write the resource-size
+	// webhook rejected.
+	RejectedNamespaceLabel = "resource_namespace"
+	// CertificateNamespaceLabel and CertificateNameLabel name the webhook's
+	// cert-manager Certificate.
+	CertificateNamespaceLabel = "certificate_namespace"
+	CertificateNameLabel      = "certificate"
 )
 
 // DurationBuckets span 1µs to 100ms: a decision from the in-memory cache costs
@@ -129,8 +150,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		}, []string{"webhook", "result"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RejectedResourcesTotalName,
-			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, namespace and reason (size, count).",
-		}, []string{"operation", "kind", "namespace", "reason"}),
+			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
+		}, []string{"operation", "kind", RejectedNamespaceLabel, "reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: ClusterConflictsTotalName,
 			Help: "Seeds the placing webhook chose from its replica's view that the cluster-wide reservation found full (capacity.coordination apiserver); each is followed by the next-best seed.",

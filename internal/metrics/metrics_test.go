@@ -107,18 +107,18 @@ func TestSeedCollector(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(NewSeedCollector(names, list)))
 
-	all := []string{SeedShootsName, SeedUsageName, SeedAllocatableName, SeedUtilizationName}
+	all := []string{SeedShootsName, SeedChargedShootsName, SeedAllocatableShootsName, SeedUtilizationName}
 	const a = `label_environment="prod",label_seedmanagement_gardener_cloud_managed_seed_set="set-1",provider="aws",region="eu-west-1",seed="seed-a"`
 	const b = `label_environment="dev",label_seedmanagement_gardener_cloud_managed_seed_set="",provider="gcp",region="us-east1",seed="seed-b"`
 	const c = `label_environment="",label_seedmanagement_gardener_cloud_managed_seed_set="set-1",provider="aws",region="eu-west-1",seed="seed-c"`
-	want := seedHeaders[SeedAllocatableName] + `seedwarden_seed_allocatable{` + a + `} 10
-seedwarden_seed_allocatable{` + c + `} 0
+	want := seedHeaders[SeedAllocatableShootsName] + `seedwarden_seed_allocatable_shoots{` + a + `} 10
+seedwarden_seed_allocatable_shoots{` + c + `} 0
 ` + seedHeaders[SeedShootsName] + `seedwarden_seed_shoots{` + a + `} 2
 seedwarden_seed_shoots{` + b + `} 0
 seedwarden_seed_shoots{` + c + `} 1
-` + seedHeaders[SeedUsageName] + `seedwarden_seed_usage{` + a + `} 3
-seedwarden_seed_usage{` + b + `} 0
-seedwarden_seed_usage{` + c + `} 1
+` + seedHeaders[SeedChargedShootsName] + `seedwarden_seed_charged_shoots{` + a + `} 3
+seedwarden_seed_charged_shoots{` + b + `} 0
+seedwarden_seed_charged_shoots{` + c + `} 1
 ` + seedHeaders[SeedUtilizationName] + `seedwarden_seed_utilization_ratio{` + a + `} 0.3
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), all...))
@@ -128,9 +128,9 @@ seedwarden_seed_usage{` + c + `} 1
 	stats = []SeedStat{{Name: "seed-b", Shoots: 7, Usage: 9, Allocatable: 8, HasAllocatable: true}}
 	mu.Unlock()
 	const b2 = `label_environment="",label_seedmanagement_gardener_cloud_managed_seed_set="",provider="",region="",seed="seed-b"`
-	want = seedHeaders[SeedAllocatableName] + `seedwarden_seed_allocatable{` + b2 + `} 8
+	want = seedHeaders[SeedAllocatableShootsName] + `seedwarden_seed_allocatable_shoots{` + b2 + `} 8
 ` + seedHeaders[SeedShootsName] + `seedwarden_seed_shoots{` + b2 + `} 7
-` + seedHeaders[SeedUsageName] + `seedwarden_seed_usage{` + b2 + `} 9
+` + seedHeaders[SeedChargedShootsName] + `seedwarden_seed_charged_shoots{` + b2 + `} 9
 ` + seedHeaders[SeedUtilizationName] + `seedwarden_seed_utilization_ratio{` + b2 + `} 1.125
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), all...))
@@ -149,20 +149,20 @@ seedwarden_seed_usage{` + c + `} 1
 }
 
 var seedHeaders = map[string]string{
-	SeedAllocatableName: `
-# HELP seedwarden_seed_allocatable The seed's status.allocatable.shoots; absent when the seed sets no limit.
-# TYPE seedwarden_seed_allocatable gauge
+	SeedAllocatableShootsName: `
+# HELP seedwarden_seed_allocatable_shoots The seed's status.allocatable.shoots; absent when the seed sets no limit.
+# TYPE seedwarden_seed_allocatable_shoots gauge
 `,
 	SeedShootsName: `
 # HELP seedwarden_seed_shoots Shoots scheduled to the seed as gardener-scheduler counts them: spec.seedName, plus status.seedName while a Shoot migrates; reservations excluded.
 # TYPE seedwarden_seed_shoots gauge
 `,
-	SeedUsageName: `
-# HELP seedwarden_seed_usage Shoots charged to the seed (spec and status seed names, plus in-flight reservations).
-# TYPE seedwarden_seed_usage gauge
+	SeedChargedShootsName: `
+# HELP seedwarden_seed_charged_shoots Shoots charged to the seed when placing: seedwarden_seed_shoots plus the in-flight reservations of Shoots being admitted.
+# TYPE seedwarden_seed_charged_shoots gauge
 `,
 	SeedUtilizationName: `
-# HELP seedwarden_seed_utilization_ratio seedwarden_seed_usage divided by seedwarden_seed_allocatable; absent when the seed sets no limit or a limit of 0.
+# HELP seedwarden_seed_utilization_ratio seedwarden_seed_charged_shoots divided by seedwarden_seed_allocatable_shoots; absent when the seed sets no limit or a limit of 0.
 # TYPE seedwarden_seed_utilization_ratio gauge
 `,
 }
@@ -173,9 +173,9 @@ func TestSeedCollectorWithoutSeedLabels(t *testing.T) {
 		return []SeedStat{{Name: "s", Provider: "aws", Region: "r", Labels: []string{"ignored"}, Shoots: 1, Usage: 1}}
 	})))
 	want := seedHeaders[SeedShootsName] + `seedwarden_seed_shoots{provider="aws",region="r",seed="s"} 1
-` + seedHeaders[SeedUsageName] + `seedwarden_seed_usage{provider="aws",region="r",seed="s"} 1
+` + seedHeaders[SeedChargedShootsName] + `seedwarden_seed_charged_shoots{provider="aws",region="r",seed="s"} 1
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedShootsName, SeedUsageName, SeedAllocatableName, SeedUtilizationName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), SeedShootsName, SeedChargedShootsName, SeedAllocatableShootsName, SeedUtilizationName))
 }
 
 func TestSeedCollectorSkipsInvalidNames(t *testing.T) {
@@ -187,7 +187,7 @@ func TestSeedCollectorSkipsInvalidNames(t *testing.T) {
 			{Name: "ok", Usage: 2},
 		}
 	})))
-	n, err := testutil.GatherAndCount(reg, SeedUsageName, SeedAllocatableName, SeedShootsName, SeedUtilizationName)
+	n, err := testutil.GatherAndCount(reg, SeedChargedShootsName, SeedAllocatableShootsName, SeedShootsName, SeedUtilizationName)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "usage and shoots of ok")
 

@@ -1,11 +1,18 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metric names of the pending-Shoot controller (internal/pending).
 const (
-	PendingShootsName     = "seedwarden_pending_shoots"
-	SchedulingRetriesName = "seedwarden_scheduling_retries_total"
+	PendingShootsName         = "seedwarden_pending_shoots"
+	PendingOldestAgeName      = "seedwarden_pending_shoots_oldest_age_seconds"
+	SchedulingRetriesName     = "seedwarden_scheduling_retries_total"
+	RetryControllerLeaderName = "seedwarden_retry_controller_leader"
 )
 
 // ResultConflict is a retry whose binding lost an optimistic-concurrency
@@ -16,9 +23,16 @@ const ResultConflict = "conflict"
 type pendingCollectors struct {
 	pending prometheus.Gauge
 	retries *prometheus.CounterVec
+	leader  prometheus.Gauge
+	// oldest is read at scrape time from the function the controller sets
+	// (SetPendingOldestAge), so the age grows between events without a
+	// ticker and without API calls.
+	oldest    prometheus.Collector
+	oldestAge *atomic.Pointer[func() time.Duration]
 }
 
 func newPendingCollectors() pendingCollectors {
+	age := &atomic.Pointer[func() time.Duration]{}
 	return pendingCollectors{
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: PendingShootsName,
@@ -28,12 +42,34 @@ func newPendingCollectors() pendingCollectors {
 			Name: SchedulingRetriesName,
 			Help: "Placement attempts of the retry controller for pending Shoots, by result (scheduled, unschedulable, conflict, error).",
 		}, []string{"result"}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: RetryControllerLeaderName,
+			Help: "1 while this replica runs the retry controller for pending Shoots (it holds the leader lease, or leader election is off), else 0.",
+		}),
+		oldest: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: PendingOldestAgeName,
+			Help: "Age (since creationTimestamp) of the oldest Shoot the retry controller knows to be pending; 0 when none is, and on replicas that are not the leader.",
+		}, func() float64 {
+			if f := age.Load(); f != nil {
+				return (*f)().Seconds()
+			}
+			return 0
+		}),
+		oldestAge: age,
 	}
 }
 
 func (c *pendingCollectors) register(reg prometheus.Registerer) {
 	c.pending = Register(reg, c.pending)
 	c.retries = Register(reg, c.retries)
+	c.leader = Register(reg, c.leader)
+	if existing := Register(reg, c.oldest); existing != c.oldest {
+		// The GaugeFunc of an earlier Recorder on reg (a second server in
+		// one process, as in tests) reads that Recorder's pointer: unregister
+		// it so the age comes from this one.
+		reg.Unregister(existing)
+		c.oldest = Register(reg, c.oldest)
+	}
 }
 
 // SetPending sets the number of pending Shoots.
@@ -42,6 +78,28 @@ func (m *Recorder) SetPending(n int) {
 		return
 	}
 	m.pending.pending.Set(float64(n))
+}
+
+// SetPendingOldestAge makes the oldest-pending gauge read age at each
+// scrape; age must be cheap and safe for concurrent use.
+func (m *Recorder) SetPendingOldestAge(age func() time.Duration) {
+	if m == nil {
+		return
+	}
+	m.pending.oldestAge.Store(&age)
+}
+
+// SetRetryControllerLeader records whether this replica runs the retry
+// controller.
+func (m *Recorder) SetRetryControllerLeader(running bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if running {
+		v = 1
+	}
+	m.pending.leader.Set(v)
 }
 
 // ObserveRetry counts one placement attempt of the retry controller with

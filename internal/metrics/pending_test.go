@@ -3,6 +3,7 @@ package metrics
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -41,9 +42,48 @@ seedwarden_scheduling_retries_total{result="unschedulable"} 2
 	assert.Equal(t, 2.0, testutil.ToFloat64(p.pending.retries.WithLabelValues(ResultScheduled)))
 }
 
+// The leader gauge follows the controller; the oldest pending age is read
+// at scrape time from the controller's function, and a second Recorder on
+// the same registry (a second server in one process) takes it over.
+func TestPendingLeaderAndOldestAge(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	p := New(reg, GroupPending)
+	age := 90 * time.Second
+	gauge := func(name string) float64 {
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("%s not gathered", name)
+		return 0
+	}
+	assert.Equal(t, 0.0, gauge(PendingOldestAgeName), "no source yet")
+	assert.Equal(t, 0.0, gauge(RetryControllerLeaderName))
+	p.SetPendingOldestAge(func() time.Duration { return age })
+	p.SetRetryControllerLeader(true)
+	assert.Equal(t, 90.0, gauge(PendingOldestAgeName))
+	assert.Equal(t, 1.0, gauge(RetryControllerLeaderName))
+	age = 2 * time.Minute
+	assert.Equal(t, 120.0, gauge(PendingOldestAgeName), "read at scrape time")
+	p.SetRetryControllerLeader(false)
+	assert.Equal(t, 0.0, gauge(RetryControllerLeaderName))
+
+	again := New(reg, GroupPending)
+	again.SetPendingOldestAge(func() time.Duration { return time.Second })
+	assert.Equal(t, 1.0, gauge(PendingOldestAgeName))
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
 func TestPendingNil(t *testing.T) {
 	var p *Recorder
 	p.SetPending(1)
 	p.ObserveRetry(ResultError)
+	p.SetRetryControllerLeader(true)
+	p.SetPendingOldestAge(func() time.Duration { return 0 })
 	New(nil, GroupPending).ObserveRetry(ResultError)
 }

@@ -44,7 +44,7 @@ type seedCollector struct {
 }
 
 // NewSeedCollector returns a collector producing seedwarden_seed_shoots,
-// seedwarden_seed_usage, seedwarden_seed_allocatable and
+// seedwarden_seed_charged_shoots, seedwarden_seed_allocatable_shoots and
 // seedwarden_seed_utilization_ratio from list, called once per scrape (it
 // must be safe for concurrent use and cheap: it runs on every scrape).
 // labelNames are the Prometheus names of the allowlisted Seed labels
@@ -57,12 +57,12 @@ func NewSeedCollector(labelNames []string, list func() []SeedStat) prometheus.Co
 		extra: len(labelNames),
 		shoots: desc(SeedShootsName,
 			"Shoots scheduled to the seed as gardener-scheduler counts them: spec.seedName, plus status.seedName while a Shoot migrates; reservations excluded."),
-		usage: desc(SeedUsageName,
-			"Shoots charged to the seed (spec and status seed names, plus in-flight reservations)."),
-		allocatable: desc(SeedAllocatableName,
+		usage: desc(SeedChargedShootsName,
+			"Shoots charged to the seed when placing: seedwarden_seed_shoots plus the in-flight reservations of Shoots being admitted."),
+		allocatable: desc(SeedAllocatableShootsName,
 			"The seed's status.allocatable.shoots; absent when the seed sets no limit."),
 		utilization: desc(SeedUtilizationName,
-			"seedwarden_seed_usage divided by seedwarden_seed_allocatable; absent when the seed sets no limit or a limit of 0."),
+			"seedwarden_seed_charged_shoots divided by seedwarden_seed_allocatable_shoots; absent when the seed sets no limit or a limit of 0."),
 	}
 }
 
@@ -169,7 +169,26 @@ var seedSlots = struct {
 }{by: map[prometheus.Registerer]*seedSlot{}}
 
 // RegisterCacheStaleness exports seedwarden_cache_stale_seconds from
-// staleFor (NewCacheStaleness), replacing an earlier cache's.
-func (m *Recorder) RegisterCacheStaleness(staleFor func() time.Duration) {
+// staleFor (NewCacheStaleness) and cache.maxStaleness as
+// seedwarden_cache_max_staleness_seconds (absent when 0, which disables the
+// bound), replacing an earlier cache's. The shipped alert compares the two
+// on each replica.
+func (m *Recorder) RegisterCacheStaleness(maxStaleness time.Duration, staleFor func() time.Duration) {
 	m.registerReplacing(NewCacheStaleness(staleFor))
+	if m == nil || m.reg == nil {
+		return
+	}
+	if maxStaleness <= 0 {
+		// A bound of an earlier cache in this process (tests) goes too.
+		m.reg.Unregister(newMaxStaleness(0))
+		return
+	}
+	m.registerReplacing(newMaxStaleness(maxStaleness))
+}
+
+func newMaxStaleness(d time.Duration) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: CacheMaxStalenessName,
+		Help: "The configured cache.maxStaleness: beyond it (seedwarden_cache_stale_seconds above it) the replica stops placing and fails /readyz. Absent when 0 (no bound).",
+	}, func() float64 { return d.Seconds() })
 }

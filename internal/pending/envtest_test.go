@@ -157,6 +157,8 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("not elected leader")
 	}
+	require.Eventually(t, func() bool { return gathered(reg, metrics.RetryControllerLeaderName, "") == 1 }, 10*time.Second, 20*time.Millisecond,
+		"the leader reports that it runs the retry controller")
 	require.Eventually(t, func() bool { return synced() && store.Usage(testSeed) == 1 }, 30*time.Second, 20*time.Millisecond, "the Store sees the full seed")
 
 	// 1. Pending while the seed is full.
@@ -173,6 +175,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	}, 15*time.Second, 50*time.Millisecond)
 	assert.Nil(t, getShoot(ctx, t, c, "pending-1").Spec.SeedName)
 	assert.Equal(t, 1.0, gathered(reg, metrics.PendingShootsName, ""))
+	assert.Positive(t, gathered(reg, metrics.PendingOldestAgeName, ""))
 	assert.GreaterOrEqual(t, gathered(reg, metrics.SchedulingRetriesName, metrics.ResultUnschedulable), 1.0)
 	warning := events(ctx, t, c, "pending-1", corev1.EventTypeWarning, ReasonSchedulingFailed)[0]
 	assert.Contains(t, warning.Note, "0/1 seeds eligible: "+testSeed+": ")

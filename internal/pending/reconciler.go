@@ -108,7 +108,12 @@ type Reconciler struct {
 	mu   sync.Mutex
 	// pending maps each pending Shoot to whether binding it to its
 	// announced seed failed (then it is decided afresh).
-	pending    map[types.NamespacedName]bool
+	pending map[types.NamespacedName]bool
+	// since is when this replica first saw each pending Shoot: the oldest
+	// pending age (metrics) without API calls. The reduced Shoots of the
+	// cache carry no creationTimestamp, and a new leader starts counting
+	// afresh.
+	since      map[types.NamespacedName]time.Time
 	backoff    workqueue.TypedRateLimiter[types.NamespacedName]
 	conflicts  workqueue.TypedRateLimiter[types.NamespacedName]
 	controller controller.Controller
@@ -121,6 +126,7 @@ func (r *Reconciler) init() {
 			r.Now = time.Now
 		}
 		r.pending = map[types.NamespacedName]bool{}
+		r.since = map[types.NamespacedName]time.Time{}
 		r.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](r.Config.BackoffBase, r.Config.BackoffMax)
 		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), r.Config.BackoffMax)
 	})
@@ -163,7 +169,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.controller = c
-	return nil
+	r.Metrics.SetPendingOldestAge(r.oldestPendingAge)
+	return mgr.Add(manager.RunnableFunc(r.reportLeader))
 }
 
 // NeedLeaderElection reports whether the registered controller runs only on
@@ -400,6 +407,7 @@ func (r *Reconciler) track(key types.NamespacedName) {
 	defer r.mu.Unlock()
 	if _, ok := r.pending[key]; !ok {
 		r.pending[key] = false
+		r.since[key] = r.Now()
 		r.Metrics.SetPending(len(r.pending))
 	}
 }
@@ -413,6 +421,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	defer r.mu.Unlock()
 	if _, ok := r.pending[key]; ok {
 		delete(r.pending, key)
+		delete(r.since, key)
 		r.Metrics.SetPending(len(r.pending))
 	}
 }
