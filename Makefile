@@ -43,8 +43,9 @@ demo: build certs ## Send the example Shoots to the server (started and stopped 
 
 test: tools unit-with-apiserver chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver where they need one), conformance count, chart check, e2e.
 
-tools: ## Build kube-apiserver and etcd from the Go module proxy into .cache (once per machine).
+tools: ## Build kube-apiserver, etcd and promtool from the Go module proxy into .cache (once per machine).
 	@bash hack/e2e-tools.sh >/dev/null
+	@bash hack/rules/promtool.sh >/dev/null
 
 # Unit tests that need an API server (CRD install, serve --kubeconfig, the
 # pending controller, manifests dry-run) find it through KUBEBUILDER_ASSETS;

@@ -1270,8 +1270,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	for _, m := range []string{
 		metrics.DecisionsTotalName,
 		metrics.DurationName + "_bucket",
-		metrics.SeedUsageName,
-		metrics.SeedAllocatableName,
+		metrics.SeedChargedShootsName,
+		metrics.SeedAllocatableShootsName,
 		metrics.SeedShootsName,
 		metrics.SeedUtilizationName,
 		metrics.HeadroomShootsName,

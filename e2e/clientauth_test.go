@@ -185,7 +185,7 @@ func (st *suite) seedwardenCounts(t *testing.T) map[string]float64 {
 		switch smp.name {
 		case "seedwarden_webhook_client_rejections_total":
 			out[smp.name+"/"+smp.labels["reason"]] = smp.value
-		case "seedwarden_seed_usage":
+		case "seedwarden_seed_charged_shoots":
 			out[smp.name+"/"+smp.labels["seed"]] = smp.value
 		case "seedwarden_scheduling_decisions_total":
 			out[smp.name+"/"+smp.labels["result"]] += smp.value

@@ -360,7 +360,7 @@ func (st *suite) expectedUsage(ctx context.Context) (map[string]int64, error) {
 	return u, nil
 }
 
-// webhookUsage is seedwarden_seed_usage from the webhook's metrics endpoint.
+// webhookUsage is seedwarden_seed_charged_shoots from the webhook's metrics endpoint.
 func (st *suite) webhookUsage() (map[string]int64, error) {
 	samples, err := scrape(st.metricsURL())
 	if err != nil {
@@ -368,7 +368,7 @@ func (st *suite) webhookUsage() (map[string]int64, error) {
 	}
 	u := map[string]int64{}
 	for _, smp := range samples {
-		if smp.name == "seedwarden_seed_usage" {
+		if smp.name == "seedwarden_seed_charged_shoots" {
 			u[smp.labels["seed"]] = int64(smp.value)
 		}
 	}

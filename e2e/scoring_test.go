@@ -114,7 +114,7 @@ func knowsSeeds(metricsURL string, sizes map[string]int64) error {
 	}
 	known := 0
 	for _, smp := range samples {
-		if size, ok := sizes[smp.labels["seed"]]; ok && smp.name == "seedwarden_seed_allocatable" && smp.value == float64(size) {
+		if size, ok := sizes[smp.labels["seed"]]; ok && smp.name == "seedwarden_seed_allocatable_shoots" && smp.value == float64(size) {
 			known++
 		}
 	}

@@ -49,13 +49,6 @@ const (
 	ClientRejectionsTotalName  = "seedwarden_webhook_client_rejections_total"
 )
 
-// Deprecated: the old identifiers of the renamed per-seed metrics, kept
-// only until deploy/manifests_test.go uses the new ones; remove them then.
-const (
-	SeedUsageName       = SeedChargedShootsName
-	SeedAllocatableName = SeedAllocatableShootsName
-)
-
 // Label names that are not obvious. None is a target label Prometheus adds
 // at scrape time (namespace, pod, job, instance, service, container,
 // endpoint): a metric's own would be renamed exported_<name>.
