@@ -255,60 +255,6 @@ func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*
 	return u, shoot, nil
 }
 
-// bindSeed binds the Shoot to seed (kept: the announced seed) and reports
-// the outcome, with the decision's score breakdown (scores, "" without a
-// profile); a failed binding gives the reservation back and is retried
-// with backoff.
-func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, u *unstructured.Unstructured, shoot *api.Shoot, seed, scores string, kept bool) reconcile.Result {
-	resKey := ReservationKey(key.Namespace, key.Name)
-	// Read before binding: the bound Shoot's watch event forgets the backoff.
-	attempts := r.backoff.NumRequeues(key) + 1
-	err := r.bind(ctx, u, seed)
-	switch {
-	case err == nil:
-		r.Metrics.ObserveRetry(metrics.ResultScheduled)
-		r.forget(key)
-		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "%s", scheduledMessage(seed, scores))
-		log.Info("Scheduled pending Shoot", "seed", seed, "announced", kept, "attempts", attempts, "mode", r.Config.Mode)
-		if r.Config.Mode == ModeUpdate {
-			r.clearPendingOperation(ctx, shoot)
-		}
-		return reconcile.Result{}
-	case apierrors.IsConflict(err):
-		// Someone wrote the Shoot since it was read; read again soon.
-		r.Store.Release(resKey)
-		r.Metrics.ObserveRetry(metrics.ResultConflict)
-		wait := r.conflicts.When(key)
-		log.V(1).Info("Binding conflict; retrying", "seed", seed, "after", wait)
-		return reconcile.Result{RequeueAfter: wait}
-	default:
-		r.Store.Release(resKey)
-		if kept {
-			// Refused (e.g. the seed is full cluster-wide): the next
-			// attempt is free to choose another seed.
-			r.distrustAnnounced(key)
-		}
-		r.Metrics.ObserveRetry(metrics.ResultError)
-		wait := r.backoff.When(key)
-		hint := ""
-		if apierrors.IsNotFound(err) && r.Config.Mode == ModeBinding {
-			// A Shoot deleted meanwhile is forgotten on the next attempt;
-			// a 404 for a Shoot that exists means no binding subresource.
-			hint = " (if the Shoot exists, the API server serves no shoots/binding subresource: Shoots from a CRD need mode update)"
-		}
-		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", seed, err, hint))
-		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
-		if apierrors.IsForbidden(err) {
-			// Refused by admission (a seed full across replicas): expected
-			// in a burst, retried; no stack trace for it.
-			log.Info("Binding pending Shoot refused", "seed", seed, "retryAfter", wait, "reason", err.Error())
-		} else {
-			log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
-		}
-		return reconcile.Result{RequeueAfter: wait}
-	}
-}
-
 // unschedulable reports a failed attempt and schedules the next one.
 func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *placement.Decision) reconcile.Result {
 	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
@@ -346,47 +292,6 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 		log.Error(err, "Writing status.lastOperation failed")
 	}
 	return reconcile.Result{RequeueAfter: wait}
-}
-
-// bind writes spec.seedName as the configured mode says.
-func (r *Reconciler) bind(ctx context.Context, u *unstructured.Unstructured, seed string) error {
-	switch r.Config.Mode {
-	case ModeUpdate:
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
-			"spec":     map[string]any{"seedName": seed},
-		})
-		if err != nil {
-			return err
-		}
-		return r.Client.Patch(ctx, shootRef(types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}),
-			client.RawPatch(types.MergePatchType, patch))
-	default:
-		// The whole Shoot as read: the binding subresource takes a Shoot and
-		// keeps its status, so nothing the struct does not model is lost.
-		obj := u.DeepCopy()
-		if err := unstructured.SetNestedField(obj.Object, seed, "spec", "seedName"); err != nil {
-			return err
-		}
-		return r.Client.SubResource("binding").Update(ctx, obj)
-	}
-}
-
-// clearPendingOperation removes the Create/Pending lastOperation this
-// controller wrote, as Gardener's binding strategy does on binding. The test
-// operations make it a no-op if anything else has written lastOperation since.
-func (r *Reconciler) clearPendingOperation(ctx context.Context, shoot *api.Shoot) {
-	op := shoot.Status.LastOperation
-	if op == nil || op.Type != lastOperationTypeCreate || op.State != lastOperationStatePending {
-		return
-	}
-	patch := []byte(`[{"op":"test","path":"/status/lastOperation/type","value":"Create"},` +
-		`{"op":"test","path":"/status/lastOperation/state","value":"Pending"},` +
-		`{"op":"remove","path":"/status/lastOperation"}]`)
-	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
-	if err := r.Client.Status().Patch(ctx, shootRef(key), client.RawPatch(types.JSONPatchType, patch)); err != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info("Pending lastOperation not cleared", "shoot", key.String(), "reason", err.Error())
-	}
 }
 
 // isPending: no seed, our scheduler, not being deleted, not self-hosted (its
