@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+// The tables of TestCreateLatencyWebhooks, in Markdown, for BENCHMARKS.md.
+
+// createBenchReport is every phase, then with against without per rate
+// (both phases of each pooled), then where the time went.
+func createBenchReport(rs []phaseResult, hooks []string) string {
+	var b strings.Builder
+	b.WriteString(phaseTables(rs))
+	b.WriteString("\nPooled per rate (both phases of each kind):\n\n")
+	b.WriteString("| rate | CREATEs with / without | p50 with | p50 without | p50 added | p99 with | p99 without | p99 added |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, rate := range rates(rs) {
+		with, without := pooled(rs, rate, true), pooled(rs, rate, false)
+		fmt.Fprintf(&b, "| %d | %d / %d | %s | %s | %s | %s | %s | %s |\n", rate, len(with), len(without),
+			pct(with, .5), pct(without, .5), pct(with, .5)-pct(without, .5),
+			pct(with, .99), pct(without, .99), pct(with, .99)-pct(without, .99))
+	}
+	b.WriteString("\nThe API server's apiserver_admission_webhook_admission_duration_seconds during the phases with webhooks " +
+		"(UPDATE: the retry controller's binds in placement mode binding; the histogram's lowest bucket is 5 ms):\n\n")
+	b.WriteString("| rate | webhook | operation | calls | mean | ≤ 5 ms |\n|---:|---|---|---:|---:|---:|\n")
+	for _, rate := range rates(rs) {
+		for _, h := range hooks {
+			for _, op := range []string{"CREATE", "UPDATE"} {
+				match := func(l map[string]string) bool { return l["name"] == h && l["operation"] == op }
+				const m = "apiserver_admission_webhook_admission_duration_seconds"
+				n := sumDelta(rs, rate, true, m+"_count", match)
+				if n == 0 {
+					continue
+				}
+				fast := sumDelta(rs, rate, true, m+"_bucket", func(l map[string]string) bool { return match(l) && l["le"] == "0.005" })
+				fmt.Fprintf(&b, "| %d | %s | %s | %.0f | %s | %.1f%% |\n", rate, h, op, n,
+					us(meanOf(rs, rate, true, m, match)), 100*fast/n)
+			}
+		}
+	}
+	return b.String()
+}
+
+// phaseTables are the CREATE calls of each phase as the client saw them,
+// then where the time went: the API server's own mean for the request, the
+// webhook's decision time, CPU per CREATE of each process, connections to
+// the webhook.
+func phaseTables(rs []phaseResult) string {
+	var b strings.Builder
+	b.WriteString("\nShoot CREATE call (sent -> response), each phase (request: the API server's own mean, " +
+		"apiserver_request_duration_seconds, POST shoots):\n\n")
+	b.WriteString("| # | webhooks | rate | sent/s | CREATEs | p50 | p90 | p99 | max | request | load avg |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	post := func(l map[string]string) bool {
+		return l["verb"] == "POST" && l["resource"] == "shoots" && l["dry_run"] == ""
+	}
+	for i, r := range rs {
+		one := []phaseResult{r}
+		fmt.Fprintf(&b, "| %d | %s | %d | %.1f | %d | %s | %s | %s | %s | %s | %s |\n",
+			i+1, r.benchPhase, r.rate, float64(len(r.call)-1)/r.sending.Seconds(), len(r.call),
+			pct(r.call, .5), pct(r.call, .9), pct(r.call, .99), pct(r.call, 1),
+			us(meanOf(one, r.rate, r.webhooks, "apiserver_request_duration_seconds", post)), r.load)
+	}
+	b.WriteString("\nCPU per CREATE of each process (the test process also runs the webhook's API proxy), " +
+		"the webhook's decisions (seedwarden_scheduling_duration_seconds), connections to the webhook " +
+		"(sampled every " + connSampleInterval.String() + "):\n\n")
+	b.WriteString("| # | webhooks | rate | kube-apiserver | etcd | webhook | test | decisions | decision mean | conns used/opened/peak |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for i, r := range rs {
+		n := time.Duration(max(1, len(r.call)))
+		decisions := delta(r.own, metrics.DurationName+"_count", nil)
+		mean := "–"
+		if decisions > 0 {
+			mean = us(time.Duration(delta(r.own, metrics.DurationName+"_sum", nil) / decisions * float64(time.Second))).String()
+		}
+		fmt.Fprintf(&b, "| %d | %s | %d | %s | %s | %s | %s | %.0f | %s | %d/%d/%d |\n",
+			i+1, r.benchPhase, r.rate, us(r.cpu["kube-apiserver"]/n), us(r.cpu["etcd"]/n), us(r.cpu["webhook"]/n),
+			us(cpuOfTest(r.cpu)/n), decisions, mean, r.conns[0], r.conns[1], r.conns[2])
+	}
+	return b.String()
+}
+
+func rates(rs []phaseResult) []int {
+	var out []int
+	for _, r := range rs {
+		if !slices.Contains(out, r.rate) {
+			out = append(out, r.rate)
+		}
+	}
+	return out
+}
+
+func pooled(rs []phaseResult, rate int, webhooks bool) []time.Duration {
+	var out []time.Duration
+	for _, r := range rs {
+		if r.rate == rate && r.webhooks == webhooks {
+			out = append(out, r.call...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// delta is how much the samples of name matching match grew over a phase.
+func delta(s [2][]sample, name string, match func(map[string]string) bool) float64 {
+	return counterSum(s[1], name, match) - counterSum(s[0], name, match)
+}
+
+// sumDelta adds delta of the API server's metric over the phases of rate
+// and kind.
+func sumDelta(rs []phaseResult, rate int, webhooks bool, name string, match func(map[string]string) bool) float64 {
+	var v float64
+	for _, r := range rs {
+		if r.rate == rate && r.webhooks == webhooks {
+			v += delta(r.api, name, match)
+		}
+	}
+	return v
+}
+
+// meanOf is a histogram's mean over the phases of rate and kind.
+func meanOf(rs []phaseResult, rate int, webhooks bool, hist string, match func(map[string]string) bool) time.Duration {
+	n := sumDelta(rs, rate, webhooks, hist+"_count", match)
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(sumDelta(rs, rate, webhooks, hist+"_sum", match) / n * float64(time.Second))
+}
+
+func cpuOfTest(cpu map[string]time.Duration) time.Duration {
+	for k, v := range cpu {
+		if strings.HasPrefix(k, "test") {
+			return v
+		}
+	}
+	return 0
+}
+
+// us rounds d to microseconds for the tables.
+func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
