@@ -14,6 +14,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // What TestCreateLatencyWebhooks needs beside the CREATEs themselves: taking
@@ -57,27 +58,51 @@ func (st *suite) shootCreateHooks() []string {
 	return out
 }
 
-// setRegistered removes (on false) or restores (on true) both webhook
-// configurations, then waits until the API server acts on it: a dry-run
-// Shoot CREATE is announced or not, and every Shoot webhook is called by it
-// or none is.
-func (st *suite) setRegistered(ctx context.Context, reg *webhookRegistration, on bool) error {
-	if on {
-		m, v := reg.m.DeepCopy(), reg.v.DeepCopy()
-		for _, err := range []error{st.c.Create(ctx, m), st.c.Create(ctx, v)} {
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("restoring the webhook configurations: %w", err)
-			}
+// pointedAt is reg with every webhook's URL pointed at w (same path).
+func (reg *webhookRegistration) pointedAt(w *emptyWebhook) (*webhookRegistration, error) {
+	out := &webhookRegistration{m: *reg.m.DeepCopy(), v: *reg.v.DeepCopy()}
+	ccs := make([]*admissionregistrationv1.WebhookClientConfig, 0, len(out.m.Webhooks)+len(out.v.Webhooks))
+	for i := range out.m.Webhooks {
+		ccs = append(ccs, &out.m.Webhooks[i].ClientConfig)
+	}
+	for i := range out.v.Webhooks {
+		ccs = append(ccs, &out.v.Webhooks[i].ClientConfig)
+	}
+	for _, cc := range ccs {
+		if cc.URL == nil {
+			return nil, fmt.Errorf("a registered webhook has no clientConfig.url")
 		}
-	} else {
-		m, v := reg.m.DeepCopy(), reg.v.DeepCopy()
-		for _, err := range []error{st.c.Delete(ctx, m), st.c.Delete(ctx, v)} {
-			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("removing the webhook configurations: %w", err)
-			}
+		u, err := w.url(*cc.URL)
+		if err != nil {
+			return nil, err
+		}
+		cc.URL = &u
+	}
+	return out, nil
+}
+
+// setRegistration replaces the webhook configurations by reg (none when
+// nil), then waits until the API server acts on it: a dry-run Shoot CREATE
+// is placed or not (placing), and every Shoot webhook is called by it, or
+// none is.
+func (st *suite) setRegistration(ctx context.Context, reg *webhookRegistration, placing bool) error {
+	for _, o := range []client.Object{
+		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "seedwarden"}},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "seedwarden"}},
+	} {
+		if err := st.c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing the webhook configurations: %w", err)
 		}
 	}
-	hooks := st.shootCreateHooks()
+	if reg != nil {
+		if err := st.c.Create(ctx, reg.m.DeepCopy()); err != nil {
+			return fmt.Errorf("registering the mutating webhooks: %w", err)
+		}
+		if err := st.c.Create(ctx, reg.v.DeepCopy()); err != nil {
+			return fmt.Errorf("registering the validating webhooks: %w", err)
+		}
+	}
+	hooks, on := st.shootCreateHooks(), reg != nil
 	return poll(ctx, 30*time.Second, 100*time.Millisecond, func() error {
 		before, err := st.apiserverMetrics(ctx)
 		if err != nil {
@@ -92,8 +117,8 @@ func (st *suite) setRegistered(ctx context.Context, reg *webhookRegistration, on
 			return err
 		}
 		b, a := webhookCalls(before), webhookCalls(after)
-		if placed := admittedSeed(sh) != ""; placed != on {
-			return fmt.Errorf("dry-run Shoot placed=%t, want %t", placed, on)
+		if placed := admittedSeed(sh) != ""; placed != placing {
+			return fmt.Errorf("dry-run Shoot placed=%t, want %t", placed, placing)
 		}
 		for _, n := range hooks {
 			if called := a[n] > b[n]; called != on {

@@ -16,30 +16,33 @@ import (
 func createBenchReport(rs []phaseResult, hooks []string) string {
 	var b strings.Builder
 	b.WriteString(phaseTables(rs))
-	b.WriteString("\nPooled per rate (both phases of each kind):\n\n")
-	b.WriteString("| rate | CREATEs with / without | p50 with | p50 without | p50 added | p99 with | p99 without | p99 added |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\nPooled per rate (both phases of each kind), and what the webhooks add to no webhook:\n\n")
+	b.WriteString("| rate | webhooks | CREATEs | p50 | p99 | p50 added | p99 added |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, rate := range rates(rs) {
-		with, without := pooled(rs, rate, true), pooled(rs, rate, false)
-		fmt.Fprintf(&b, "| %d | %d / %d | %s | %s | %s | %s | %s | %s |\n", rate, len(with), len(without),
-			pct(with, .5), pct(without, .5), pct(with, .5)-pct(without, .5),
-			pct(with, .99), pct(without, .99), pct(with, .99)-pct(without, .99))
+		none := pooled(rs, rate, noWebhooks)
+		for _, k := range []hookKind{noWebhooks, emptyWebhooks, seedwardenWebhooks} {
+			d := pooled(rs, rate, k)
+			fmt.Fprintf(&b, "| %d | %s | %d | %s | %s | %s | %s |\n", rate, k, len(d),
+				pct(d, .5), pct(d, .99), pct(d, .5)-pct(none, .5), pct(d, .99)-pct(none, .99))
+		}
 	}
-	b.WriteString("\nThe API server's apiserver_admission_webhook_admission_duration_seconds during the phases with webhooks " +
-		"(UPDATE: the retry controller's binds in placement mode binding; the histogram's lowest bucket is 5 ms):\n\n")
-	b.WriteString("| rate | webhook | operation | calls | mean | ≤ 5 ms |\n|---:|---|---|---:|---:|---:|\n")
+	b.WriteString("\nThe API server's apiserver_admission_webhook_admission_duration_seconds (UPDATE: the retry " +
+		"controller's binds in placement mode binding; the histogram's lowest bucket is 5 ms):\n\n")
+	b.WriteString("| rate | webhooks | webhook | operation | calls | mean | ≤ 5 ms |\n|---:|---|---|---|---:|---:|---:|\n")
+	const m = "apiserver_admission_webhook_admission_duration_seconds"
 	for _, rate := range rates(rs) {
-		for _, h := range hooks {
-			for _, op := range []string{"CREATE", "UPDATE"} {
-				match := func(l map[string]string) bool { return l["name"] == h && l["operation"] == op }
-				const m = "apiserver_admission_webhook_admission_duration_seconds"
-				n := sumDelta(rs, rate, true, m+"_count", match)
-				if n == 0 {
-					continue
+		for _, k := range []hookKind{emptyWebhooks, seedwardenWebhooks} {
+			for _, h := range hooks {
+				for _, op := range []string{"CREATE", "UPDATE"} {
+					match := func(l map[string]string) bool { return l["name"] == h && l["operation"] == op }
+					n := sumDelta(rs, rate, k, m+"_count", match)
+					if n == 0 {
+						continue
+					}
+					fast := sumDelta(rs, rate, k, m+"_bucket", func(l map[string]string) bool { return match(l) && l["le"] == "0.005" })
+					fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f | %s | %.1f%% |\n", rate, k, h, op, n,
+						us(meanOf(rs, rate, k, m, match)), 100*fast/n)
 				}
-				fast := sumDelta(rs, rate, true, m+"_bucket", func(l map[string]string) bool { return match(l) && l["le"] == "0.005" })
-				fmt.Fprintf(&b, "| %d | %s | %s | %.0f | %s | %.1f%% |\n", rate, h, op, n,
-					us(meanOf(rs, rate, true, m, match)), 100*fast/n)
 			}
 		}
 	}
@@ -62,11 +65,11 @@ func phaseTables(rs []phaseResult) string {
 	for i, r := range rs {
 		one := []phaseResult{r}
 		fmt.Fprintf(&b, "| %d | %s | %d | %.1f | %d | %s | %s | %s | %s | %s | %s |\n",
-			i+1, r.benchPhase, r.rate, float64(len(r.call)-1)/r.sending.Seconds(), len(r.call),
+			i+1, r.kind, r.rate, float64(len(r.call)-1)/r.sending.Seconds(), len(r.call),
 			pct(r.call, .5), pct(r.call, .9), pct(r.call, .99), pct(r.call, 1),
-			us(meanOf(one, r.rate, r.webhooks, "apiserver_request_duration_seconds", post)), r.load)
+			us(meanOf(one, r.rate, r.kind, "apiserver_request_duration_seconds", post)), r.load)
 	}
-	b.WriteString("\nCPU per CREATE of each process (the test process also runs the webhook's API proxy), " +
+	b.WriteString("\nCPU per CREATE of each process (the test process also runs the webhook's API proxy and the empty webhook), " +
 		"the webhook's decisions (seedwarden_scheduling_duration_seconds), connections to the webhook " +
 		"(sampled every " + connSampleInterval.String() + "):\n\n")
 	b.WriteString("| # | webhooks | rate | kube-apiserver | etcd | webhook | test | decisions | decision mean | conns used/opened/peak |\n")
@@ -79,7 +82,7 @@ func phaseTables(rs []phaseResult) string {
 			mean = us(time.Duration(delta(r.own, metrics.DurationName+"_sum", nil) / decisions * float64(time.Second))).String()
 		}
 		fmt.Fprintf(&b, "| %d | %s | %d | %s | %s | %s | %s | %.0f | %s | %d/%d/%d |\n",
-			i+1, r.benchPhase, r.rate, us(r.cpu["kube-apiserver"]/n), us(r.cpu["etcd"]/n), us(r.cpu["webhook"]/n),
+			i+1, r.kind, r.rate, us(r.cpu["kube-apiserver"]/n), us(r.cpu["etcd"]/n), us(r.cpu["webhook"]/n),
 			us(cpuOfTest(r.cpu)/n), decisions, mean, r.conns[0], r.conns[1], r.conns[2])
 	}
 	return b.String()
@@ -95,10 +98,10 @@ func rates(rs []phaseResult) []int {
 	return out
 }
 
-func pooled(rs []phaseResult, rate int, webhooks bool) []time.Duration {
+func pooled(rs []phaseResult, rate int, kind hookKind) []time.Duration {
 	var out []time.Duration
 	for _, r := range rs {
-		if r.rate == rate && r.webhooks == webhooks {
+		if r.rate == rate && r.kind == kind {
 			out = append(out, r.call...)
 		}
 	}
@@ -113,10 +116,10 @@ func delta(s [2][]sample, name string, match func(map[string]string) bool) float
 
 // sumDelta adds delta of the API server's metric over the phases of rate
 // and kind.
-func sumDelta(rs []phaseResult, rate int, webhooks bool, name string, match func(map[string]string) bool) float64 {
+func sumDelta(rs []phaseResult, rate int, kind hookKind, name string, match func(map[string]string) bool) float64 {
 	var v float64
 	for _, r := range rs {
-		if r.rate == rate && r.webhooks == webhooks {
+		if r.rate == rate && r.kind == kind {
 			v += delta(r.api, name, match)
 		}
 	}
@@ -124,12 +127,12 @@ func sumDelta(rs []phaseResult, rate int, webhooks bool, name string, match func
 }
 
 // meanOf is a histogram's mean over the phases of rate and kind.
-func meanOf(rs []phaseResult, rate int, webhooks bool, hist string, match func(map[string]string) bool) time.Duration {
-	n := sumDelta(rs, rate, webhooks, hist+"_count", match)
+func meanOf(rs []phaseResult, rate int, kind hookKind, hist string, match func(map[string]string) bool) time.Duration {
+	n := sumDelta(rs, rate, kind, hist+"_count", match)
 	if n == 0 {
 		return 0
 	}
-	return time.Duration(sumDelta(rs, rate, webhooks, hist+"_sum", match) / n * float64(time.Second))
+	return time.Duration(sumDelta(rs, rate, kind, hist+"_sum", match) / n * float64(time.Second))
 }
 
 func cpuOfTest(cpu map[string]time.Duration) time.Duration {

@@ -29,27 +29,40 @@ const (
 	createBenchFirstWarmup = 3 * time.Second
 )
 
-// benchPhase is one stretch of CREATEs at a fixed rate, with seedwarden's
-// webhooks registered or with no webhook at all.
+// hookKind is what is registered during a phase.
+type hookKind int
+
+const (
+	// noWebhooks: the webhook configurations removed.
+	noWebhooks hookKind = iota
+	// emptyWebhooks: the same configurations pointed at emptyWebhook.
+	emptyWebhooks
+	// seedwardenWebhooks: the suite's configurations, as registered.
+	seedwardenWebhooks
+)
+
+func (k hookKind) String() string {
+	return [...]string{"none", "empty", "seedwarden"}[k]
+}
+
+// benchPhase is one stretch of CREATEs at a fixed rate.
 type benchPhase struct {
-	webhooks bool
-	rate     int
+	kind hookKind
+	rate int
 }
 
-func (p benchPhase) String() string {
-	if p.webhooks {
-		return "with webhooks"
+// createBenchPlan runs seedwarden, none, empty, empty, none, seedwarden per
+// rate, so that a drift of the shared machine's load shows in the table and
+// cancels in the pooled figures.
+var createBenchPlan = func() []benchPhase {
+	var out []benchPhase
+	for _, rate := range []int{20, 50} {
+		for _, k := range []hookKind{seedwardenWebhooks, noWebhooks, emptyWebhooks, emptyWebhooks, noWebhooks, seedwardenWebhooks} {
+			out = append(out, benchPhase{k, rate})
+		}
 	}
-	return "without"
-}
-
-// createBenchPlan alternates with/without/without/with per rate, so that a
-// drift of the shared machine's load shows in the table and cancels in the
-// pooled figures.
-var createBenchPlan = []benchPhase{
-	{true, 20}, {false, 20}, {false, 20}, {true, 20},
-	{true, 50}, {false, 50}, {false, 50}, {true, 50},
-}
+	return out
+}()
 
 // phaseResult is what one phase measured.
 type phaseResult struct {
@@ -66,8 +79,10 @@ type phaseResult struct {
 // webhooks add to a Shoot CREATE as a client sees it. Shoots (us-east-1:
 // aws-us1, which has no capacity limit, so no seed fills and no capacity
 // ConfigMap is written) are created at 20 and 50 per second, each CREATE in
-// its own goroutine, with the suite's webhook configurations registered and
-// with them removed, alternating in one run (createBenchPlan). Only the
+// its own goroutine, with the suite's webhook configurations registered,
+// with them removed, and with them pointed at an empty webhook (what the
+// mechanism costs without seedwarden's work), alternating in one run
+// (createBenchPlan). Only the
 // CREATE call is timed; in placement mode binding the retry controller's
 // binds of a phase are awaited before the next phase starts. Beside it: the
 // API server's own time per webhook, the webhook's decision time, CPU per
@@ -83,28 +98,36 @@ func TestCreateLatencyWebhooks(t *testing.T) {
 	ctx := context.Background()
 	reg, err := st.saveRegistration(ctx)
 	require.NoError(t, err)
+	empty, err := startEmptyWebhook(st.certDir)
+	require.NoError(t, err)
+	defer empty.Close()
+	regs := map[hookKind]*webhookRegistration{seedwardenWebhooks: reg}
+	regs[emptyWebhooks], err = reg.pointedAt(empty)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		// Whatever failed, the tests after this one need the webhooks.
-		if err := st.setRegistered(context.Background(), reg, true); err != nil {
+		if err := st.setRegistration(context.Background(), reg, true); err != nil {
 			t.Errorf("restoring the webhooks: %v", err)
 		}
 	})
+	ports := map[hookKind]int{seedwardenWebhooks: st.ports.webhook, emptyWebhooks: empty.port}
 	st.cleanupShoots(t)
 	// The first load after setup is slower (the API server opens its
 	// connections to the webhook, both processes grow their heaps): not
 	// part of any phase.
-	st.sendCreates(t, "e2e-cw-", benchPhase{true, createBenchPlan[len(createBenchPlan)-1].rate}, createBenchFirstWarmup)
-	st.finishPhase(t, benchPhase{webhooks: true}, 0)
-	on := true
+	warm := benchPhase{seedwardenWebhooks, createBenchPlan[len(createBenchPlan)-1].rate}
+	st.sendCreates(t, "e2e-cw-", warm, createBenchFirstWarmup)
+	st.finishPhase(t, warm, 0)
+	on := seedwardenWebhooks
 	var results []phaseResult
 	for i, ph := range createBenchPlan {
-		if ph.webhooks != on {
-			require.NoError(t, st.setRegistered(ctx, reg, ph.webhooks))
-			on = ph.webhooks
+		if ph.kind != on {
+			require.NoError(t, st.setRegistration(ctx, regs[ph.kind], ph.kind == seedwardenWebhooks))
+			on = ph.kind
 		}
-		r := st.runCreatePhase(t, i, ph)
-		msg := fmt.Sprintf("phase %d, %s, %d/s: %d CREATEs, p50 %s, p99 %s, load %s",
-			i+1, ph, ph.rate, len(r.call), pct(r.call, .5), pct(r.call, .99), r.load)
+		r := st.runCreatePhase(t, i, ph, ports[ph.kind])
+		msg := fmt.Sprintf("phase %d, webhooks %s, %d/s: %d CREATEs, p50 %s, p99 %s, load %s",
+			i+1, ph.kind, ph.rate, len(r.call), pct(r.call, .5), pct(r.call, .99), r.load)
 		t.Log(msg)
 		fmt.Printf("e2e: %s\n", msg)
 		results = append(results, r)
@@ -117,7 +140,7 @@ func TestCreateLatencyWebhooks(t *testing.T) {
 // runCreatePhase sends the warm-up and the measured CREATEs of phase i,
 // takes the figures around the measured part, then waits for the binds and
 // deletes the phase's Shoots.
-func (st *suite) runCreatePhase(t *testing.T, i int, ph benchPhase) phaseResult {
+func (st *suite) runCreatePhase(t *testing.T, i int, ph benchPhase, port int) phaseResult {
 	t.Helper()
 	ctx := context.Background()
 	st.waitSettled(t)
@@ -130,7 +153,7 @@ func (st *suite) runCreatePhase(t *testing.T, i int, ph benchPhase) phaseResult 
 	r.own[0], err = scrape(st.metricsURL())
 	require.NoError(t, err)
 	cpu0 := childCPU()
-	cw := watchConns(st.ports.webhook)
+	cw := watchConns(port)
 
 	r.call, r.sending = st.sendCreates(t, fmt.Sprintf("e2e-cl%d-", i), ph, createBenchDuration)
 
@@ -154,7 +177,7 @@ func (st *suite) runCreatePhase(t *testing.T, i int, ph benchPhase) phaseResult 
 // with them, and deletes the test's Shoots.
 func (st *suite) finishPhase(t *testing.T, ph benchPhase, n int) {
 	t.Helper()
-	if ph.webhooks && bindingMode() {
+	if ph.kind == seedwardenWebhooks && bindingMode() {
 		eventually(t, time.Minute, st.allTestShootsBound(t), "the retry controller's binds of phase %d", n)
 	}
 	require.NoError(t, st.c.DeleteAllOf(context.Background(), &api.Shoot{}, client.InNamespace(projectNamespace),
@@ -186,7 +209,7 @@ func (st *suite) allTestShootsBound(t *testing.T) func() error {
 // CREATE in its own goroutine so a slow one does not delay the next (an
 // open loop, as independent users are). It returns the call durations,
 // sorted, and the time from the first send to the last. Every CREATE must
-// succeed, announced or placed with the webhooks and unplaced without.
+// succeed, announced or placed with seedwarden's webhooks, unplaced else.
 func (st *suite) sendCreates(t *testing.T, prefix string, ph benchPhase, d time.Duration) ([]time.Duration, time.Duration) {
 	t.Helper()
 	var (
@@ -219,15 +242,15 @@ func (st *suite) sendCreates(t *testing.T, prefix string, ph benchPhase, d time.
 			switch placed := admittedSeed(sh) != ""; {
 			case err != nil:
 				errs = append(errs, fmt.Sprintf("%s: %v", sh.GetName(), err))
-			case placed != ph.webhooks:
-				errs = append(errs, fmt.Sprintf("%s: placed=%t %s", sh.GetName(), placed, ph))
+			case placed != (ph.kind == seedwardenWebhooks):
+				errs = append(errs, fmt.Sprintf("%s: placed=%t with webhooks %s", sh.GetName(), placed, ph.kind))
 			default:
 				calls = append(calls, took)
 			}
 		}()
 	}
 	wg.Wait()
-	require.Empty(t, errs, "CREATEs that failed or were placed wrongly (%s)", ph)
+	require.Empty(t, errs, "CREATEs that failed or were placed wrongly (webhooks %s)", ph.kind)
 	slices.Sort(calls)
 	return calls, last.Sub(first)
 }
