@@ -46,6 +46,59 @@ func createBenchReport(rs []phaseResult, hooks []string) string {
 			}
 		}
 	}
+	b.WriteString(requestTable(rs))
+	return b.String()
+}
+
+// requestTable lists the API requests (apiserver_request_total) per Shoot
+// CREATE of each kind of phase, pooled over rates: what else the webhooks
+// make the API server do (binds, SubjectAccessReviews, events, Leases).
+func requestTable(rs []phaseResult) string {
+	type key struct{ verb, resource string }
+	per := map[hookKind]map[key]float64{}
+	creates := map[hookKind]float64{}
+	for _, r := range rs {
+		creates[r.kind] += float64(len(r.call))
+		if per[r.kind] == nil {
+			per[r.kind] = map[key]float64{}
+		}
+		for i, sign := range []float64{-1, 1} {
+			for _, smp := range r.api[i] {
+				if smp.name != "apiserver_request_total" || smp.labels["resource"] == "" {
+					continue
+				}
+				res := smp.labels["resource"]
+				if sub := smp.labels["subresource"]; sub != "" {
+					res += "/" + sub
+				}
+				per[r.kind][key{smp.labels["verb"], res}] += sign * smp.value
+			}
+		}
+	}
+	var keys []key
+	for _, m := range per {
+		for k, v := range m {
+			if v > 0 && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.resource+a.verb, b.resource+b.verb) })
+	var b strings.Builder
+	b.WriteString("\nAPI requests per Shoot CREATE during the phases (apiserver_request_total, all clients; at least 0.05 in one column):\n\n")
+	b.WriteString("| verb | resource | none | empty | seedwarden |\n|---|---|---:|---:|---:|\n")
+	for _, k := range keys {
+		var cells []string
+		show := false
+		for _, kind := range []hookKind{noWebhooks, emptyWebhooks, seedwardenWebhooks} {
+			v := per[kind][k] / max(1, creates[kind])
+			show = show || v >= 0.05
+			cells = append(cells, fmt.Sprintf("%.2f", v))
+		}
+		if show {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", k.verb, k.resource, strings.Join(cells, " | "))
+		}
+	}
 	return b.String()
 }
 
