@@ -139,6 +139,9 @@ generate: ## Regenerate deepcopy functions and the CRDs of the e2e tests.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: bench-http
+.PHONY: bench-http bench-e2e
+bench-e2e: ## Shoot CREATE latency with and without the webhooks, on the e2e API server (BENCHMARKS.md §11; about 3 minutes per placement mode).
+	for mode in binding patch; do KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_BENCH=1 SEEDWARDEN_E2E_PLACEMENT=$$mode $(GO) test -count=1 -v -timeout 20m -run TestCreateLatencyWebhooks ./e2e/ || exit 1; done
+
 bench-http: ## HTTP benchmark: the server over TLS vs. an empty controller-runtime webhook (hack/httpbench).
 	$(GO) run ./hack/httpbench $(BENCH_HTTP_ARGS)
