@@ -114,11 +114,18 @@ type webhookWant struct {
 	conditions []string
 }
 
-// seedChangeCondition is the matchCondition of the Shoot guards: every
+// seedChangeCondition is where the binding webhook's matchCondition starts: every
 // request that can choose a seed, nothing else. The expression is compiled
 // by a real API server in TestAPIServerAcceptsManifests and exercised by the
 // e2e suite.
 const seedChangeCondition = "request.operation == 'CREATE' || request.?subResource.orValue('') == 'binding' || " +
+	"object.?spec.?seedName.orValue('') != oldObject.?spec.?seedName.orValue('')"
+
+// seedSetCondition is the capacity webhook's matchCondition: a request that
+// sets or changes spec.seedName (a CREATE without one takes no place: in
+// placement mode binding the seed is only announced then).
+const seedSetCondition = "(request.operation == 'CREATE' && object.?spec.?seedName.orValue('') != '') || " +
+	"request.?subResource.orValue('') == 'binding' || " +
 	"object.?spec.?seedName.orValue('') != oldObject.?spec.?seedName.orValue('')"
 
 // seedConstraintCondition is the binding webhook's matchCondition: also
@@ -541,8 +548,8 @@ func TestWebhookConfigurations(t *testing.T) {
 		var conds []string
 		for _, c := range w.conds {
 			conds = append(conds, c.Name)
-			if c.Name == "may-change-seed" && c.Expression != seedChangeCondition {
-				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedChangeCondition)
+			if c.Name == "may-change-seed" && c.Expression != seedSetCondition {
+				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedSetCondition)
 			}
 			if c.Name == "may-affect-seed" && c.Expression != seedConstraintCondition {
 				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedConstraintCondition)

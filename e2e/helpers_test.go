@@ -735,3 +735,18 @@ func seedFromPatch(obj *unstructured.Unstructured, patch []byte) (string, error)
 	}
 	return admittedSeed(res), nil
 }
+
+// concurrentDryRuns sends n dry-run CREATEs of a Shoot at once (errors are
+// ignored: the caller checks what it needs afterwards).
+func (st *suite) concurrentDryRuns(t *testing.T, n int) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh := newShoot(fmt.Sprintf("%s-%d", t.Name(), i), awsShoot("eu-central-1", "eu-central-1a"))
+			_ = st.c.Create(context.Background(), sh, dryRunAll)
+		}()
+	}
+	wg.Wait()
+}

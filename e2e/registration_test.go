@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -170,8 +172,20 @@ func (st *suite) waitWebhooksEffective(ctx context.Context) error {
 		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
 			return err
 		}
-		if admittedSeed(sh) == "" {
+		seed := admittedSeed(sh)
+		if seed == "" {
 			return fmt.Errorf("dry-run Shoot was not placed (mutating webhook not called yet)")
+		}
+		if bindingMode() {
+			// Placement mode binding only announces the seed, and the
+			// capacity webhook is only called for a CREATE that sets one.
+			withSeed := newShoot("registration-probe", awsShoot("eu-central-1", "eu-central-1a"))
+			if err := unstructured.SetNestedField(withSeed.Object, seed, "spec", "seedName"); err != nil {
+				return err
+			}
+			if err := st.c.Create(ctx, withSeed, dryRunAll); err != nil {
+				return err
+			}
 		}
 		samples, err := st.apiserverMetrics(ctx)
 		if err != nil {
