@@ -88,20 +88,37 @@ func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
 	if failed, ok := d.prepare(); !ok {
 		return failed
 	}
-	seeds, failed := d.perSeedSteps()
-	if len(seeds) == 0 {
-		return failed
+	// The fast path first tries the seeds the strategy can keep at best
+	// (fast_narrow.go); if that leaves none, it decides on every seed.
+	if d.path == fastPath {
+		d.narrowing = d.narrowRule()
+		d.narrow = d.narrowing.on
 	}
-	if seeds, failed = d.apply(laterFilters[:], seeds); len(seeds) == 0 {
+	seeds, failed := d.filterSteps()
+	if len(seeds) == 0 && d.narrow {
+		d.narrow = false
+		seeds, failed = d.filterSteps()
+	}
+	if len(seeds) == 0 {
 		return failed
 	}
 	return choose(d.snap, seeds)
 }
 
-// perSeedSteps applies steps 1-6 by the decider's path.
+// filterSteps applies steps 1-11.
+func (d *decider) filterSteps() ([]*Seed, Decision) {
+	seeds, failed := d.perSeedSteps()
+	if len(seeds) == 0 {
+		return nil, failed
+	}
+	return d.apply(laterFilters[:], seeds)
+}
+
+// perSeedSteps applies steps 1-6 by the decider's path. A narrowed fast
+// path that leaves nothing returns nothing: decide tries again without.
 func (d *decider) perSeedSteps() ([]*Seed, Decision) {
 	if d.path == fastPath {
-		if seeds := d.fast(); len(seeds) > 0 {
+		if seeds := d.fast(); len(seeds) > 0 || d.narrow {
 			return seeds, Decision{}
 		}
 	}
@@ -154,17 +171,15 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 
 // leastUsed is step 12, gardener-scheduler's getSeedWithLeastShootsDeployed:
 // it picks the seed with the least usage; seeds come sorted by name, so the
-// first minimum is the name-order tie-break.
+// first minimum is the name-order tie-break. Each usage is read once.
 func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
 	best, least := 0, snap.usage(seeds[0])
+	tied := []string{seeds[0].Name}
 	for i, s := range seeds[1:] {
-		if u := snap.usage(s); u < least {
-			best, least = i+1, u
-		}
-	}
-	var tied []string
-	for _, s := range seeds[best:] {
-		if snap.usage(s) == least {
+		switch u := snap.usage(s); {
+		case u < least:
+			best, least, tied = i+1, u, append(tied[:0], s.Name)
+		case u == least:
 			tied = append(tied, s.Name)
 		}
 	}

@@ -28,6 +28,13 @@ type decider struct {
 	// step that may fall back to an earlier set, needs one more.
 	bufs *[3][]*Seed
 	next int
+	// bits is the fast path's bit set of seeds to visit (fast_buckets.go),
+	// pooled like bufs and left cleared.
+	bits []uint64
+	// narrow is set while the fast path tries the seeds step 11 can keep
+	// at best, narrowing (fast_narrow.go), first.
+	narrow    bool
+	narrowing narrowRule
 
 	// distTable is the region config's distance table the RegionDistance
 	// scorer reads (strategy.go); nil without one.
@@ -45,7 +52,7 @@ var deciderPool = sync.Pool{New: func() any { return &decider{bufs: new([3][]*Se
 // newDecider starts a decision; the caller releases it when done.
 func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider {
 	d := deciderPool.Get().(*decider)
-	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, scores: d.scores}
+	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, bits: d.bits, scores: d.scores}
 	for i := range d.bufs {
 		if cap(d.bufs[i]) < len(snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
@@ -88,7 +95,7 @@ func (d *decider) release() {
 		}
 	}
 	// Drop the snapshot, the Shoot and the reasons handed out.
-	*d = decider{bufs: d.bufs, scores: d.scores}
+	*d = decider{bufs: d.bufs, bits: d.bits, scores: d.scores}
 	deciderPool.Put(d)
 }
 
