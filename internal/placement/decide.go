@@ -90,7 +90,7 @@ func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
 	}
 	// The fast path first tries the seeds the strategy can keep at best
 	// (fast_narrow.go); if that leaves none, it decides on every seed.
-	if d.path == fastPath {
+	if d.path == fastPath && !d.noNarrow {
 		d.narrowing = d.narrowRule()
 		d.narrow = d.narrowing.on
 	}
@@ -111,7 +111,13 @@ func (d *decider) filterSteps() ([]*Seed, Decision) {
 	if len(seeds) == 0 {
 		return nil, failed
 	}
-	return d.apply(laterFilters[:], seeds)
+	later := laterFilters[:]
+	if d.narrow && !d.opts.Scoring.has(ScoreRegionDistance) {
+		// Narrowed, step 11 keeps every seed left (fast_narrow.go); only
+		// the RegionDistance scorer needs what it looks up.
+		later = later[:len(later)-1]
+	}
+	return d.apply(later, seeds)
 }
 
 // perSeedSteps applies steps 1-6 by the decider's path. A narrowed fast

@@ -22,6 +22,9 @@ type decider struct {
 	// through the seed index: minIndexed, except in tests, which also take
 	// the fast path never and always through it (export_test.go).
 	indexFrom int
+	// noNarrow: tests also take the fast path without narrowing
+	// (export_test.go), as decide does after a narrowed attempt failed.
+	noNarrow bool
 
 	// bufs are the scratch sets steps fill in turn. Three suffice: a step
 	// reads the previous set and writes the next, and zone selection, the only

@@ -14,7 +14,9 @@ import (
 // (except step 8 for a Shoot with a domain, which is not narrowed), and
 // MinimalDistance keeps the nearest seeds left, so when some of those best
 // seeds survive steps 1-10, step 11 keeps exactly the survivors among them:
-// the fast path may apply steps 1-10 to them alone. When none survive (or,
+// the fast path may apply steps 1-10 to them alone, and step 11 (the last
+// of laterFilters) then keeps them all, so it is skipped unless the
+// RegionDistance scorer needs its table. When none survive (or,
 // under worker-pool zones, none is in the Prefer set C, which would make
 // the plain filters fall back to another set), decide drops the narrowing
 // and decides on every seed, so a failure is reported as the plain filters
