@@ -60,8 +60,8 @@ type fastPass struct {
 	zone  zoneRule
 	// narrow is what step 11 keeps at best, while the decider narrows.
 	narrow narrowRule
-	b     []*Seed // the survivors; under worker-pool zones the Enforce set B
-	c     []*Seed // worker-pool zones only: the Prefer set C ⊆ B
+	b      []*Seed // the survivors; under worker-pool zones the Enforce set B
+	c      []*Seed // worker-pool zones only: the Prefer set C ⊆ B
 }
 
 // initFastPass prepares the pass; false when a selector does not parse
