@@ -19,35 +19,67 @@ func BenchmarkDecision(b *testing.B) {
 	for _, seeds := range []int{100, 1000, 5000} {
 		for _, shoots := range []int{10000, 100000} {
 			b.Run(fmt.Sprintf("seeds=%d/shoots=%d", seeds, shoots), func(b *testing.B) {
-				s := NewStore(Options{})
-				s.Load(landscapegen.Landscape(seeds, shoots))
-				shoot := landscapegen.NewShoot("new")
-				strategies := []placement.Options{
-					{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint},
-					{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
-				}
-				lat := make([]time.Duration, 0, 1<<16)
-				b.ReportAllocs()
-				b.ResetTimer()
-				i := 0
-				for b.Loop() {
-					start := time.Now()
-					d := s.Place(shoot, strategies[i&1], "")
-					if len(lat) < cap(lat) {
-						lat = append(lat, time.Since(start))
-					}
-					if !d.Schedulable() {
-						b.Fatal(d.Summary())
-					}
-					i++
-				}
-				b.StopTimer()
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+				benchPlace(b, seeds, shoots, nil)
 			})
 		}
 	}
+}
+
+// BenchmarkDecisionScored is BenchmarkDecision under scoring profiles:
+// "spread" (LeastAllocated and ProjectSpread) keeps the strategy filter;
+// "distance" adds RegionDistance, which turns the strategy into a
+// preference, so every seed steps 1-10 keep is ranked.
+func BenchmarkDecisionScored(b *testing.B) {
+	profiles := []struct {
+		name    string
+		profile *placement.Profile
+	}{
+		{"spread", &placement.Profile{Scorers: []placement.WeightedScorer{
+			{Name: placement.ScoreLeastAllocated, Weight: 2}, {Name: placement.ScoreProjectSpread, Weight: 1},
+		}}},
+		{"distance", &placement.Profile{Scorers: []placement.WeightedScorer{
+			{Name: placement.ScoreRegionDistance, Weight: 3}, {Name: placement.ScoreLeastAllocated, Weight: 2}, {Name: placement.ScoreProjectSpread, Weight: 1},
+		}}},
+	}
+	for _, p := range profiles {
+		for _, seeds := range []int{100, 1000, 5000} {
+			b.Run(fmt.Sprintf("profile=%s/seeds=%d/shoots=10000", p.name, seeds), func(b *testing.B) {
+				benchPlace(b, seeds, 10000, p.profile)
+			})
+		}
+	}
+}
+
+// benchPlace places landscapegen's new Shoot again and again on a landscape
+// of seeds and shoots, alternating the strategies, under profile (nil:
+// Gardener's rule), and reports the p50 and p99 of the decisions.
+func benchPlace(b *testing.B, seeds, shoots int, profile *placement.Profile) {
+	s := NewStore(Options{})
+	s.Load(landscapegen.Landscape(seeds, shoots))
+	shoot := landscapegen.NewShoot("new")
+	strategies := []placement.Options{
+		{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint, Scoring: profile},
+		{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint, Scoring: profile},
+	}
+	lat := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		d := s.Place(shoot, strategies[i&1], "")
+		if len(lat) < cap(lat) {
+			lat = append(lat, time.Since(start))
+		}
+		if !d.Schedulable() {
+			b.Fatal(d.Summary())
+		}
+		i++
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 }
 
 // BenchmarkDecisionListAll is the baseline: the reference scheduler's way of
