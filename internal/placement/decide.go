@@ -72,7 +72,7 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, p path) Decision {
 // chooser is step 12: Gardener's least-used rule, or the scoring profile.
 func (d *decider) chooser() func(*Snapshot, []*Seed) Decision {
 	if d.opts.Scoring == nil {
-		return leastUsed
+		return d.leastUsed
 	}
 	return d.scoreSeeds
 }
@@ -177,12 +177,12 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 
 // leastUsed is step 12, gardener-scheduler's getSeedWithLeastShootsDeployed:
 // it picks the seed with the least usage; seeds come sorted by name, so the
-// first minimum is the name-order tie-break. Each usage is read once.
-func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
-	best, least := 0, snap.usage(seeds[0])
+// first minimum is the name-order tie-break.
+func (d *decider) leastUsed(snap *Snapshot, seeds []*Seed) Decision {
+	best, least := 0, d.usage(seeds[0])
 	tied := []string{seeds[0].Name}
 	for i, s := range seeds[1:] {
-		switch u := snap.usage(s); {
+		switch u := d.usage(s); {
 		case u < least:
 			best, least, tied = i+1, u, append(tied[:0], s.Name)
 		case u == least:

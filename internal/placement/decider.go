@@ -45,6 +45,8 @@ type decider struct {
 	// scores are a scored decision's buffers (score.go), kept with the
 	// decider like bufs; nil until a profile is first used.
 	scores *scoreBufs
+	// usages are the usages read so far (decision_usage.go).
+	usages usageMemo
 }
 
 // deciderPool keeps deciders with their buffers between decisions. The
@@ -55,7 +57,7 @@ var deciderPool = sync.Pool{New: func() any { return &decider{bufs: new([3][]*Se
 // newDecider starts a decision; the caller releases it when done.
 func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider {
 	d := deciderPool.Get().(*decider)
-	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, bits: d.bits, scores: d.scores}
+	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, bits: d.bits, scores: d.scores, usages: d.usages}
 	for i := range d.bufs {
 		if cap(d.bufs[i]) < len(snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
@@ -97,8 +99,9 @@ func (d *decider) release() {
 			d.bufs[i] = make([]*Seed, 0, len(d.snap.Seeds))
 		}
 	}
+	d.usages.reset()
 	// Drop the snapshot, the Shoot and the reasons handed out.
-	*d = decider{bufs: d.bufs, bits: d.bits, scores: d.scores}
+	*d = decider{bufs: d.bufs, bits: d.bits, scores: d.scores, usages: d.usages}
 	deciderPool.Put(d)
 }
 
