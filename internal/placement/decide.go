@@ -179,13 +179,20 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 // it picks the seed with the least usage; seeds come sorted by name, so the
 // first minimum is the name-order tie-break.
 func (d *decider) leastUsed(snap *Snapshot, seeds []*Seed) Decision {
-	best, least := 0, d.usage(seeds[0])
-	tied := []string{seeds[0].Name}
+	best, least, n := 0, d.usage(seeds[0]), 1
 	for i, s := range seeds[1:] {
 		switch u := d.usage(s); {
 		case u < least:
-			best, least, tied = i+1, u, append(tied[:0], s.Name)
+			best, least, n = i+1, u, 1
 		case u == least:
+			n++
+		}
+	}
+	// Sized once: in a balanced landscape most seeds tie. The second pass
+	// reads the decision's memo, not the snapshot.
+	tied := make([]string, 0, n)
+	for _, s := range seeds[best:] {
+		if d.usage(s) == least {
 			tied = append(tied, s.Name)
 		}
 	}

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"math/bits"
+	"slices"
 )
 
 // seedBuckets sorts the usable seeds of a seed index by provider, then by
@@ -32,36 +33,122 @@ type providerBucket struct {
 	byRegion map[uint64][]int32
 }
 
-func newSeedBuckets(idx *seedIndex) *seedBuckets {
+// newSeedBuckets sorts the seeds at positions lo to hi of idx.
+func newSeedBuckets(idx *seedIndex, lo, hi int) *seedBuckets {
 	b := &seedBuckets{byProvider: map[uint64]*providerBucket{}}
-	for k, c := range idx.chunks {
-		for i := range c.recs[:c.n] {
-			r := &c.recs[i]
-			if r.flags&recUsable == 0 {
-				continue
-			}
-			pb := b.byProvider[r.provider]
-			if pb == nil {
-				pb = &providerBucket{byZone: map[zoneFinger][]int32{}, byRegion: map[uint64][]int32{}}
-				b.byProvider[r.provider] = pb
-			}
-			pos := int32(k*chunkLen + i)
-			pb.all = append(pb.all, pos)
-			pb.byRegion[r.region] = append(pb.byRegion[r.region], pos)
-			if r.flags&recZoneFree != 0 || r.nZones > inlineZones {
-				pb.anyZone = append(pb.anyZone, pos)
-				continue
-			}
-			for _, fp := range r.zoneFP[:r.nZones] {
-				// A seed listing a zone twice (or two zones of one
-				// fingerprint) is filed once per fingerprint.
-				if l := pb.byZone[fp]; len(l) == 0 || l[len(l)-1] != pos {
-					pb.byZone[fp] = append(l, pos)
-				}
+	for i := lo; i < hi; i++ {
+		r := idx.rec(i)
+		if r.flags&recUsable == 0 {
+			continue
+		}
+		pb := b.byProvider[r.provider]
+		if pb == nil {
+			pb = newProviderBucket()
+			b.byProvider[r.provider] = pb
+		}
+		pos := int32(i)
+		pb.all = append(pb.all, pos)
+		pb.byRegion[r.region] = append(pb.byRegion[r.region], pos)
+		if r.flags&recZoneFree != 0 || r.nZones > inlineZones {
+			pb.anyZone = append(pb.anyZone, pos)
+			continue
+		}
+		for _, fp := range r.zoneFP[:r.nZones] {
+			// A seed listing a zone twice (or two zones of one
+			// fingerprint) is filed once per fingerprint.
+			if l := pb.byZone[fp]; len(l) == 0 || l[len(l)-1] != pos {
+				pb.byZone[fp] = append(l, pos)
 			}
 		}
 	}
 	return b
+}
+
+func newProviderBucket() *providerBucket {
+	return &providerBucket{byZone: map[zoneFinger][]int32{}, byRegion: map[uint64][]int32{}}
+}
+
+// splice returns the buckets of idx, which holds the seeds of b's index
+// except that positions lo to hi of idx replace lo to prevHi of b's: the
+// seeds in between sorted afresh, those after shifted, and every list and
+// bucket the change leaves alone shared. It equals newSeedBuckets(idx, 0,
+// idx.n) and costs, instead of a map lookup per seed and key, one per key.
+func (b *seedBuckets) splice(idx *seedIndex, lo, hi, prevHi int) *seedBuckets {
+	win := newSeedBuckets(idx, lo, hi)
+	sp := splicer{lo: int32(lo), prevHi: int32(prevHi), shift: int32(hi - prevHi)}
+	out := &seedBuckets{byProvider: make(map[uint64]*providerBucket, len(b.byProvider)+len(win.byProvider))}
+	for h, pb := range b.byProvider {
+		if merged := sp.bucket(pb, win.byProvider[h]); merged != nil {
+			out.byProvider[h] = merged
+		}
+	}
+	for h, wb := range win.byProvider {
+		if _, ok := b.byProvider[h]; !ok {
+			out.byProvider[h] = wb
+		}
+	}
+	return out
+}
+
+type splicer struct{ lo, prevHi, shift int32 }
+
+// bucket merges old (nil: none) with the window's win (nil: none); nil
+// when no seed is left.
+func (sp splicer) bucket(old, win *providerBucket) *providerBucket {
+	if win == nil {
+		win = newProviderBucket()
+	}
+	if len(win.all) == 0 && !sp.touches(old.all) {
+		return old
+	}
+	pb := &providerBucket{all: sp.list(old.all, win.all), anyZone: sp.list(old.anyZone, win.anyZone)}
+	if len(pb.all) == 0 {
+		return nil
+	}
+	pb.byZone, pb.byRegion = spliceMap(sp, old.byZone, win.byZone), spliceMap(sp, old.byRegion, win.byRegion)
+	return pb
+}
+
+func spliceMap[K comparable](sp splicer, old, win map[K][]int32) map[K][]int32 {
+	out := make(map[K][]int32, len(old))
+	for k, l := range old {
+		if merged := sp.list(l, win[k]); len(merged) > 0 {
+			out[k] = merged
+		}
+	}
+	for k, l := range win {
+		if _, ok := old[k]; !ok {
+			out[k] = l
+		}
+	}
+	return out
+}
+
+// touches reports whether old holds a position the window replaces or
+// shifts.
+func (sp splicer) touches(old []int32) bool {
+	i, _ := slices.BinarySearch(old, sp.lo)
+	return i < len(old) && (sp.shift != 0 || old[i] < sp.prevHi)
+}
+
+// list is old without the positions the window replaces, with the
+// window's, and with the later ones shifted; old itself when nothing
+// changes; nil when empty.
+func (sp splicer) list(old, win []int32) []int32 {
+	i, _ := slices.BinarySearch(old, sp.lo)
+	j, _ := slices.BinarySearch(old, sp.prevHi)
+	if i == j && len(win) == 0 && (sp.shift == 0 || j == len(old)) {
+		return old
+	}
+	if i+len(win)+len(old)-j == 0 {
+		return nil
+	}
+	out := make([]int32, 0, i+len(win)+len(old)-j)
+	out = append(append(out, old[:i]...), win...)
+	for _, p := range old[j:] {
+		out = append(out, p+sp.shift)
+	}
+	return out
 }
 
 // candidates passes to f.add, in index order, every usable seed of a

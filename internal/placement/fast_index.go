@@ -123,10 +123,11 @@ func indexFor(seeds []*Seed) *seedIndex {
 // (a record depends only on its Seed, which is immutable). So a seed replaced
 // costs one chunk, and one added or removed copies the records after it but
 // reads no other Seed. The buckets are prev's when every record is (a seed
-// replaced by one digesting the same), else built again.
+// replaced by one digesting the same), prev's with the changed seeds spliced
+// in when few changed, else built again.
 func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 	idx := &seedIndex{n: len(seeds), chunks: make([]*indexChunk, (len(seeds)+chunkLen-1)/chunkLen)}
-	tail := commonTail(prev, seeds)
+	head, tail := commonEnds(prev, seeds)
 	sameRecs := prev != nil && prev.n == len(seeds)
 	for k := range idx.chunks {
 		lo, hi := k*chunkLen, min((k+1)*chunkLen, len(seeds))
@@ -149,21 +150,23 @@ func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 		}
 		idx.chunks[k] = c
 	}
-	if sameRecs {
+	switch end := len(seeds) - tail; {
+	case sameRecs:
 		idx.buckets = prev.buckets
-	} else {
-		idx.buckets = newSeedBuckets(idx)
+	case prev != nil && end-head <= max(chunkLen, len(seeds)/8):
+		idx.buckets = prev.buckets.splice(idx, head, end, prev.n-tail)
+	default:
+		idx.buckets = newSeedBuckets(idx, 0, len(seeds))
 	}
 	return idx
 }
 
-// commonTail returns how many seeds at the end prev and seeds share, not
-// counting those they share at the start, position by position.
-func commonTail(prev *seedIndex, seeds []*Seed) int {
+// commonEnds returns how many seeds at the start prev and seeds share, and
+// how many at the end, not counting those, position by position.
+func commonEnds(prev *seedIndex, seeds []*Seed) (head, tail int) {
 	if prev == nil {
-		return 0
+		return 0, 0
 	}
-	head, tail := 0, 0
 	n := min(prev.n, len(seeds))
 	for head < n && prev.seed(head) == seeds[head] {
 		head++
@@ -171,7 +174,7 @@ func commonTail(prev *seedIndex, seeds []*Seed) int {
 	for tail < n-head && prev.seed(prev.n-1-tail) == seeds[len(seeds)-1-tail] {
 		tail++
 	}
-	return tail
+	return head, tail
 }
 
 // sameChunk returns chunk k of idx (nil or not) if it holds exactly seeds.

@@ -20,7 +20,16 @@ func TestBuildIndexReusesRecords(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	pool := make([]*Seed, 60)
 	for i := range pool {
-		pool[i] = NewSeed(landscapegen.Seed(i))
+		s := landscapegen.Seed(i)
+		switch i % 5 {
+		case 1:
+			s.Status.LastOperation = nil // unusable
+		case 2:
+			s.Spec.Settings = nil // zone selection leaves it
+		case 3:
+			s.Spec.Provider.Zones = append(s.Spec.Provider.Zones, "x-1", "x-2", "x-3") // beyond the fingerprints
+		}
+		pool[i] = NewSeed(s)
 	}
 	seeds := slices.Clone(pool[:20])
 	prev := buildIndex(seeds, nil)
