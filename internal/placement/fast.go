@@ -17,7 +17,7 @@ import (
 // A first attempt also narrows steps 1-6 to the seeds step 11 (the
 // strategy) can keep at best (fast_narrow.go); decide drops the narrowing
 // when that attempt leaves no seed, so what it changes is only how many
-// seeds steps 7-10 look at.
+// seeds steps 7-10 look at (step 11 then keeps them all and is skipped).
 //
 // Steps 1-4 are independent per-seed predicates, so their conjunction keeps
 // exactly the seeds, in snapshot order, that the plain filters keep. Step 6
