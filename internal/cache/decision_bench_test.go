@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -50,12 +52,38 @@ func BenchmarkDecisionScored(b *testing.B) {
 	}
 }
 
+// BenchmarkDecisionFixedHosts is BenchmarkDecision's 1,000-seed landscape
+// with 4,000 more seeds in regions of their own (no zone, region or
+// distance the Shoot can use): what seeds that cannot host the Shoot cost
+// its decision. In BenchmarkDecision the seeds that can host it grow with
+// the landscape; here they stay the same.
+func BenchmarkDecisionFixedHosts(b *testing.B) {
+	for _, extra := range []int{0, 4000} {
+		b.Run(fmt.Sprintf("seeds=%d/shoots=10000", 1000+extra), func(b *testing.B) {
+			objs := landscapegen.Landscape(1000, 10000)
+			for i := range extra {
+				sd := landscapegen.Seed(1000 + i)
+				region := fmt.Sprintf("far-%d", i%40)
+				sd.Spec.Provider.Region = region
+				sd.Spec.Provider.Zones = []string{region + "-a", region + "-b", region + "-c"}
+				objs = append(objs, sd)
+			}
+			benchPlaceOn(b, objs, nil)
+		})
+	}
+}
+
 // benchPlace places landscapegen's new Shoot again and again on a landscape
 // of seeds and shoots, alternating the strategies, under profile (nil:
 // Gardener's rule), and reports the p50 and p99 of the decisions.
 func benchPlace(b *testing.B, seeds, shoots int, profile *placement.Profile) {
+	benchPlaceOn(b, landscapegen.Landscape(seeds, shoots), profile)
+}
+
+// benchPlaceOn is benchPlace on the landscape objs.
+func benchPlaceOn(b *testing.B, objs []client.Object, profile *placement.Profile) {
 	s := NewStore(Options{})
-	s.Load(landscapegen.Landscape(seeds, shoots))
+	s.Load(objs)
 	shoot := landscapegen.NewShoot("new")
 	strategies := []placement.Options{
 		{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint, Scoring: profile},
