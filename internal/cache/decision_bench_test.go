@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -19,35 +21,93 @@ func BenchmarkDecision(b *testing.B) {
 	for _, seeds := range []int{100, 1000, 5000} {
 		for _, shoots := range []int{10000, 100000} {
 			b.Run(fmt.Sprintf("seeds=%d/shoots=%d", seeds, shoots), func(b *testing.B) {
-				s := NewStore(Options{})
-				s.Load(landscapegen.Landscape(seeds, shoots))
-				shoot := landscapegen.NewShoot("new")
-				strategies := []placement.Options{
-					{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint},
-					{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
-				}
-				lat := make([]time.Duration, 0, 1<<16)
-				b.ReportAllocs()
-				b.ResetTimer()
-				i := 0
-				for b.Loop() {
-					start := time.Now()
-					d := s.Place(shoot, strategies[i&1], "")
-					if len(lat) < cap(lat) {
-						lat = append(lat, time.Since(start))
-					}
-					if !d.Schedulable() {
-						b.Fatal(d.Summary())
-					}
-					i++
-				}
-				b.StopTimer()
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+				benchPlace(b, seeds, shoots, nil)
 			})
 		}
 	}
+}
+
+// BenchmarkDecisionScored is BenchmarkDecision under scoring profiles:
+// "spread" (LeastAllocated and ProjectSpread) keeps the strategy filter;
+// "distance" adds RegionDistance, which turns the strategy into a
+// preference, so every seed steps 1-10 keep is ranked.
+func BenchmarkDecisionScored(b *testing.B) {
+	profiles := []struct {
+		name    string
+		profile *placement.Profile
+	}{
+		{"spread", &placement.Profile{Scorers: []placement.WeightedScorer{
+			{Name: placement.ScoreLeastAllocated, Weight: 2}, {Name: placement.ScoreProjectSpread, Weight: 1},
+		}}},
+		{"distance", &placement.Profile{Scorers: []placement.WeightedScorer{
+			{Name: placement.ScoreRegionDistance, Weight: 3}, {Name: placement.ScoreLeastAllocated, Weight: 2}, {Name: placement.ScoreProjectSpread, Weight: 1},
+		}}},
+	}
+	for _, p := range profiles {
+		for _, seeds := range []int{100, 1000, 5000} {
+			b.Run(fmt.Sprintf("profile=%s/seeds=%d/shoots=10000", p.name, seeds), func(b *testing.B) {
+				benchPlace(b, seeds, 10000, p.profile)
+			})
+		}
+	}
+}
+
+// BenchmarkDecisionFixedHosts is BenchmarkDecision's 1,000-seed landscape
+// with 4,000 more seeds in regions of their own (no zone, region or
+// distance the Shoot can use): what seeds that cannot host the Shoot cost
+// its decision. In BenchmarkDecision the seeds that can host it grow with
+// the landscape; here they stay the same.
+func BenchmarkDecisionFixedHosts(b *testing.B) {
+	for _, extra := range []int{0, 4000} {
+		b.Run(fmt.Sprintf("seeds=%d/shoots=10000", 1000+extra), func(b *testing.B) {
+			objs := landscapegen.Landscape(1000, 10000)
+			for i := range extra {
+				sd := landscapegen.Seed(1000 + i)
+				region := fmt.Sprintf("far-%d", i%40)
+				sd.Spec.Provider.Region = region
+				sd.Spec.Provider.Zones = []string{region + "-a", region + "-b", region + "-c"}
+				objs = append(objs, sd)
+			}
+			benchPlaceOn(b, objs, nil)
+		})
+	}
+}
+
+// benchPlace places landscapegen's new Shoot again and again on a landscape
+// of seeds and shoots, alternating the strategies, under profile (nil:
+// Gardener's rule), and reports the p50 and p99 of the decisions.
+func benchPlace(b *testing.B, seeds, shoots int, profile *placement.Profile) {
+	benchPlaceOn(b, landscapegen.Landscape(seeds, shoots), profile)
+}
+
+// benchPlaceOn is benchPlace on the landscape objs.
+func benchPlaceOn(b *testing.B, objs []client.Object, profile *placement.Profile) {
+	s := NewStore(Options{})
+	s.Load(objs)
+	shoot := landscapegen.NewShoot("new")
+	strategies := []placement.Options{
+		{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint, Scoring: profile},
+		{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint, Scoring: profile},
+	}
+	lat := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		d := s.Place(shoot, strategies[i&1], "")
+		if len(lat) < cap(lat) {
+			lat = append(lat, time.Since(start))
+		}
+		if !d.Schedulable() {
+			b.Fatal(d.Summary())
+		}
+		i++
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 }
 
 // BenchmarkDecisionListAll is the baseline: the reference scheduler's way of

@@ -72,7 +72,7 @@ func run(snap *Snapshot, shoot *api.Shoot, opts Options, p path) Decision {
 // chooser is step 12: Gardener's least-used rule, or the scoring profile.
 func (d *decider) chooser() func(*Snapshot, []*Seed) Decision {
 	if d.opts.Scoring == nil {
-		return leastUsed
+		return d.leastUsed
 	}
 	return d.scoreSeeds
 }
@@ -88,20 +88,43 @@ func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
 	if failed, ok := d.prepare(); !ok {
 		return failed
 	}
-	seeds, failed := d.perSeedSteps()
-	if len(seeds) == 0 {
-		return failed
+	// The fast path first tries the seeds the strategy can keep at best
+	// (fast_narrow.go); if that leaves none, it decides on every seed.
+	if d.path == fastPath && !d.noNarrow {
+		d.narrowing = d.narrowRule()
+		d.narrow = d.narrowing.on
 	}
-	if seeds, failed = d.apply(laterFilters[:], seeds); len(seeds) == 0 {
+	seeds, failed := d.filterSteps()
+	if len(seeds) == 0 && d.narrow {
+		d.narrow = false
+		seeds, failed = d.filterSteps()
+	}
+	if len(seeds) == 0 {
 		return failed
 	}
 	return choose(d.snap, seeds)
 }
 
-// perSeedSteps applies steps 1-6 by the decider's path.
+// filterSteps applies steps 1-11.
+func (d *decider) filterSteps() ([]*Seed, Decision) {
+	seeds, failed := d.perSeedSteps()
+	if len(seeds) == 0 {
+		return nil, failed
+	}
+	later := laterFilters[:]
+	if d.narrow && !d.opts.Scoring.has(ScoreRegionDistance) {
+		// Narrowed, step 11 keeps every seed left (fast_narrow.go); only
+		// the RegionDistance scorer needs what it looks up.
+		later = later[:len(later)-1]
+	}
+	return d.apply(later, seeds)
+}
+
+// perSeedSteps applies steps 1-6 by the decider's path. A narrowed fast
+// path that leaves nothing returns nothing: decide tries again without.
 func (d *decider) perSeedSteps() ([]*Seed, Decision) {
 	if d.path == fastPath {
-		if seeds := d.fast(); len(seeds) > 0 {
+		if seeds := d.fast(); len(seeds) > 0 || d.narrow {
 			return seeds, Decision{}
 		}
 	}
@@ -155,16 +178,21 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 // leastUsed is step 12, gardener-scheduler's getSeedWithLeastShootsDeployed:
 // it picks the seed with the least usage; seeds come sorted by name, so the
 // first minimum is the name-order tie-break.
-func leastUsed(snap *Snapshot, seeds []*Seed) Decision {
-	best, least := 0, snap.usage(seeds[0])
+func (d *decider) leastUsed(snap *Snapshot, seeds []*Seed) Decision {
+	best, least, n := 0, d.usage(seeds[0]), 1
 	for i, s := range seeds[1:] {
-		if u := snap.usage(s); u < least {
-			best, least = i+1, u
+		switch u := d.usage(s); {
+		case u < least:
+			best, least, n = i+1, u, 1
+		case u == least:
+			n++
 		}
 	}
-	var tied []string
+	// Sized once: in a balanced landscape most seeds tie. The second pass
+	// reads the decision's memo, not the snapshot.
+	tied := make([]string, 0, n)
 	for _, s := range seeds[best:] {
-		if snap.usage(s) == least {
+		if d.usage(s) == least {
 			tied = append(tied, s.Name)
 		}
 	}

@@ -22,12 +22,22 @@ type decider struct {
 	// through the seed index: minIndexed, except in tests, which also take
 	// the fast path never and always through it (export_test.go).
 	indexFrom int
+	// noNarrow: tests also take the fast path without narrowing
+	// (export_test.go), as decide does after a narrowed attempt failed.
+	noNarrow bool
 
 	// bufs are the scratch sets steps fill in turn. Three suffice: a step
 	// reads the previous set and writes the next, and zone selection, the only
 	// step that may fall back to an earlier set, needs one more.
 	bufs *[3][]*Seed
 	next int
+	// bits is the fast path's bit set of seeds to visit (fast_buckets.go),
+	// pooled like bufs and left cleared.
+	bits []uint64
+	// narrow is set while the fast path tries the seeds step 11 can keep
+	// at best, narrowing (fast_narrow.go), first.
+	narrow    bool
+	narrowing narrowRule
 
 	// distTable is the region config's distance table the RegionDistance
 	// scorer reads (strategy.go); nil without one.
@@ -35,6 +45,8 @@ type decider struct {
 	// scores are a scored decision's buffers (score.go), kept with the
 	// decider like bufs; nil until a profile is first used.
 	scores *scoreBufs
+	// usages are the usages read so far (decision_usage.go).
+	usages usageMemo
 }
 
 // deciderPool keeps deciders with their buffers between decisions. The
@@ -45,7 +57,7 @@ var deciderPool = sync.Pool{New: func() any { return &decider{bufs: new([3][]*Se
 // newDecider starts a decision; the caller releases it when done.
 func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider {
 	d := deciderPool.Get().(*decider)
-	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, scores: d.scores}
+	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, bits: d.bits, scores: d.scores, usages: d.usages}
 	for i := range d.bufs {
 		if cap(d.bufs[i]) < len(snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))
@@ -87,8 +99,9 @@ func (d *decider) release() {
 			d.bufs[i] = make([]*Seed, 0, len(d.snap.Seeds))
 		}
 	}
+	d.usages.reset()
 	// Drop the snapshot, the Shoot and the reasons handed out.
-	*d = decider{bufs: d.bufs, scores: d.scores}
+	*d = decider{bufs: d.bufs, bits: d.bits, scores: d.scores, usages: d.usages}
 	deciderPool.Put(d)
 }
 

@@ -26,7 +26,8 @@ import (
 // are the 1229 recorded conformance scenarios under both strategies and every
 // network mode, and generated landscapes of 0 to 700 seeds whose seeds and
 // Shoots are mutated at random (unusable, deleting, other providers and
-// regions, labels, zones and zone modes, taints, capacity, ...), decided on
+// regions, labels, zones and zone modes, taints, capacity, ...), with random
+// region configs and scoring profiles (narrow_gen_test.go), decided on
 // alternately with a neighbouring snapshot that differs by one seed, so the
 // index is also rebuilt from its predecessor.
 func TestFastPathMatchesPlain(t *testing.T) {
@@ -58,7 +59,11 @@ func TestFastPathMatchesPlain(t *testing.T) {
 			for i := 0; i < shoots; i++ {
 				shoot := genShoot(r)
 				for _, strategy := range []placement.Strategy{placement.SameRegion, placement.MinimalDistance} {
-					opts := placement.Options{Strategy: strategy, NetworkMode: []placement.NetworkMode{placement.Disjoint, placement.AllowIPv4}[r.IntN(2)]}
+					opts := placement.Options{
+						Strategy:    strategy,
+						NetworkMode: []placement.NetworkMode{placement.Disjoint, placement.AllowIPv4}[r.IntN(2)],
+						Scoring:     genProfiles[r.IntN(len(genProfiles))],
+					}
 					name := fmt.Sprintf("landscape %d (%d seeds), shoot %d, %s", l, n, i, strategy)
 					st.check(t, name, snap, shoot, opts)
 					st.check(t, name+", neighbour", neighbour, shoot, opts)
@@ -78,6 +83,8 @@ func TestFastPathMatchesPlain(t *testing.T) {
 		require.Greater(t, st.scheduled, 500*landscapes/150, "too few generated cases are schedulable")
 		require.Greater(t, st.scheduledIndexed, 200*landscapes/150, "too few schedulable cases on landscapes large enough for the index")
 		require.Greater(t, st.excluded, 500*landscapes/150, "too few cases decided again with excluded seeds")
+		require.Greater(t, st.narrowed, 300*landscapes/150, "too few schedulable cases decided on the narrowed seeds")
+		require.Greater(t, st.scheduled-st.narrowed, 100*landscapes/150, "too few schedulable cases decided without narrowing")
 	})
 }
 
@@ -85,6 +92,7 @@ func TestFastPathMatchesPlain(t *testing.T) {
 type stats struct {
 	scheduled, scheduledIndexed int
 	excluded                    int // decisions with Options.Exclude
+	narrowed                    int // schedulable on the first, narrowed attempt (fast_narrow.go)
 	failed                      map[placement.Step]int
 }
 
@@ -135,18 +143,22 @@ func (st *stats) compare(t *testing.T, name string, snap *placement.Snapshot, sh
 	switch {
 	case !want.Schedulable():
 		st.failed[want.Step]++
+		require.False(t, placement.NarrowedFirst(snap, shoot, opts), "%s: narrowed seeds left for an unschedulable Shoot", name)
 	case len(snap.Seeds) >= placement.MinIndexed:
 		st.scheduled++
 		st.scheduledIndexed++
 	default:
 		st.scheduled++
 	}
+	if want.Schedulable() && placement.NarrowedFirst(snap, shoot, opts) {
+		st.narrowed++
+	}
 	return want
 }
 
 func (st *stats) report(t *testing.T) {
-	t.Logf("compared: %d schedulable (%d on landscapes using the index), unschedulable by step: %v; %d with excluded seeds",
-		st.scheduled, st.scheduledIndexed, st.failed, st.excluded)
+	t.Logf("compared: %d schedulable (%d on landscapes using the index, %d on narrowed seeds), unschedulable by step: %v; %d with excluded seeds",
+		st.scheduled, st.scheduledIndexed, st.narrowed, st.failed, st.excluded)
 }
 
 var (
@@ -170,7 +182,7 @@ func genSnapshot(r *rand.Rand, n int) (*placement.Snapshot, map[string]int64) {
 		Usage:         func(s *placement.Seed) int64 { return usage[s.Name] },
 	}
 	if r.IntN(4) > 0 {
-		snap.RegionConfigs = []*placement.RegionConfig{placement.NewRegionConfig(landscapegen.RegionConfig())}
+		snap.RegionConfigs = []*placement.RegionConfig{genRegionConfig(r)}
 	}
 	for i := 0; i < n; i++ {
 		s := landscapegen.Seed(i)

@@ -8,10 +8,16 @@ import (
 // provider, then failure tolerance or zones; filters.go) in one pass over
 // the seeds instead of one pass per step, comparing hashes NewSeed digested
 // instead of strings (fast_rules.go); from indexFrom seeds it visits only
-// the seeds the seed index (fast_index.go) cannot rule out. The index is an
-// accelerator inside this one path: every seed it lets through is checked in
-// full by fastPass.add. TestFastPathMatchesPlain holds the path, with and
-// without the index, to the plain filters.
+// the seeds of the buckets (fast_buckets.go) of the seed index
+// (fast_index.go) the Shoot's provider, zones and region leave plausible.
+// The index is an accelerator inside this one path: every seed it lets
+// through is checked in full by fastPass.add. TestFastPathMatchesPlain holds
+// the path, with and without the index, to the plain filters.
+//
+// A first attempt also narrows steps 1-6 to the seeds step 11 (the
+// strategy) can keep at best (fast_narrow.go); decide drops the narrowing
+// when that attempt leaves no seed, so what it changes is only how many
+// seeds steps 7-10 look at (step 11 then keeps them all and is skipped).
 //
 // Steps 1-4 are independent per-seed predicates, so their conjunction keeps
 // exactly the seeds, in snapshot order, that the plain filters keep. Step 6
@@ -28,11 +34,20 @@ func (d *decider) fast() []*Seed {
 		return nil
 	}
 	if len(d.snap.Seeds) >= d.indexFrom {
-		if seeds, done := f.throughIndex(indexFor(d.snap.Seeds)); done {
+		if seeds, done := f.throughIndex(indexFor(d.snap.Seeds), d.marks()); done {
 			return seeds
 		}
 	}
 	return f.scan(d.snap.Seeds)
+}
+
+// marks returns the decider's cleared bit set of one bit per seed.
+func (d *decider) marks() []uint64 {
+	n := (len(d.snap.Seeds) + 63) / 64
+	if cap(d.bits) < n {
+		d.bits = make([]uint64, n)
+	}
+	return d.bits[:n]
 }
 
 // fastPass is one run of the fused steps 1-6.
@@ -43,8 +58,10 @@ type fastPass struct {
 	nSels int
 	prov  providerRule
 	zone  zoneRule
-	b     []*Seed // the survivors; under worker-pool zones the Enforce set B
-	c     []*Seed // worker-pool zones only: the Prefer set C ⊆ B
+	// narrow is what step 11 keeps at best, while the decider narrows.
+	narrow narrowRule
+	b      []*Seed // the survivors; under worker-pool zones the Enforce set B
+	c      []*Seed // worker-pool zones only: the Prefer set C ⊆ B
 }
 
 // initFastPass prepares the pass; false when a selector does not parse
@@ -66,6 +83,9 @@ func (d *decider) initFastPass(f *fastPass) bool {
 	}
 	f.prov = newProviderRule(shoot.Spec.Provider.Type, profile.ProviderTypes())
 	f.zone = newZoneRule(shoot)
+	if d.narrow {
+		f.narrow = d.narrowing
+	}
 	f.b = d.scratch()
 	if f.zone.kind == zoneWorkers {
 		f.c = d.scratch()
@@ -83,29 +103,32 @@ func (f *fastPass) addSelector(sel labels.Selector) {
 
 // throughIndex runs the pass on the seeds idx cannot rule out. It is not
 // done when, under worker-pool zones, C is empty: then B, which the index
-// does not narrow down to, needs the full scan.
-func (f *fastPass) throughIndex(idx *seedIndex) ([]*Seed, bool) {
+// does not narrow down to, needs the full scan (unless the pass narrows:
+// see scan).
+func (f *fastPass) throughIndex(idx *seedIndex, marks []uint64) ([]*Seed, bool) {
 	if f.zone.kind != zoneWorkers {
-		// The candidates hold every usable seed of a matching provider,
-		// so B is complete.
-		idx.candidates(f, false)
+		// The candidates hold every usable seed of a matching provider
+		// (and narrowed region), so B is complete.
+		idx.candidates(f, false, marks)
 		return f.b, true
 	}
 	// The candidates hold every seed that can be in C.
-	idx.candidates(f, true)
-	if len(f.c) > 0 {
+	idx.candidates(f, true, marks)
+	if len(f.c) > 0 || f.narrow.on {
 		return f.c, true
 	}
 	f.b, f.c = f.b[:0], f.c[:0]
 	return nil, false
 }
 
-// scan runs the pass on every seed.
+// scan runs the pass on every seed. Narrowed, an empty C says nothing of
+// the C the plain filters fall back from (seeds of other regions may be
+// in it), so the pass returns nothing and the decision drops the narrowing.
 func (f *fastPass) scan(seeds []*Seed) []*Seed {
 	for _, s := range seeds {
 		f.add(s)
 	}
-	if len(f.c) > 0 {
+	if len(f.c) > 0 || (f.narrow.on && f.zone.kind == zoneWorkers) {
 		return f.c
 	}
 	return f.b
@@ -114,7 +137,7 @@ func (f *fastPass) scan(seeds []*Seed) []*Seed {
 // add files s under b and c if it passes steps 1-6. It is the hot loop's
 // body, so it stays one function (no calls beyond the checks themselves).
 func (f *fastPass) add(s *Seed) {
-	if !isUsable(s) || !f.prov.matches(s) {
+	if !isUsable(s) || !f.prov.matches(s) || (f.narrow.on && !f.narrow.keeps(s)) {
 		return
 	}
 	for _, sel := range f.sels[:f.nSels] {

@@ -5,21 +5,22 @@ import (
 	"sync/atomic"
 )
 
-// seedIndex is a compact, contiguous digest of what the fast path asks of
-// every seed first (usable, provider, zones), so that the pass scans flat
-// arrays instead of following a pointer to each Seed, and visits only the
-// seeds that pass the scan. Every visited seed is still checked in full by
-// fastPass.add: the digest only narrows which seeds are visited (hash and
-// Bloom collisions only widen it), so it saves work but never changes a
-// result.
+// seedIndex is a compact digest of what the fast path asks of every seed
+// first (usable, provider, region, zones), and the seeds sorted into buckets
+// by it (fast_buckets.go), so that a decision visits only the seeds of the
+// buckets a Shoot makes plausible instead of every seed. Every visited seed
+// is still checked in full by fastPass.add: the digest only narrows which
+// seeds are visited (hash and fingerprint collisions only widen it), so it
+// saves work but never changes a result.
 //
 // It is cut into chunks of chunkLen seeds by position, so that the index of
 // a changed landscape shares the unchanged chunks with its predecessor: after
 // a Seed update (the commonest change) a decision builds one chunk, not a
 // digest of every seed.
 type seedIndex struct {
-	n      int
-	chunks []*indexChunk
+	n       int
+	chunks  []*indexChunk
+	buckets *seedBuckets
 }
 
 const chunkLen = 64
@@ -47,16 +48,15 @@ func (idx *seedIndex) describes(seeds []*Seed) bool {
 }
 
 type seedRec struct {
-	provider  uint64                  // Seed.providerHash
-	zoneBloom uint64                  // bloomBit of each zone's hash; all bits beyond inlineZones zones
-	zoneFP    [inlineZones]zoneFinger // fingerprint of each zone's hash
-	nZones    uint8                   // fingerprints set; more than inlineZones: always visited
-	flags     recFlags
+	provider uint64                  // Seed.providerHash
+	region   uint64                  // Seed.regionHash
+	zoneFP   [inlineZones]zoneFinger // fingerprint of each zone's hash
+	nZones   uint8                   // fingerprints set; more than inlineZones: always visited
+	flags    recFlags
 }
 
-// zoneFinger is 16 bits of a zone's hash: after the Bloom test, comparing
-// fingerprints spares visiting (a cache miss each) nearly all seeds that
-// share no zone.
+// zoneFinger is 16 bits of a zone's hash, the key of a zone bucket: it
+// spares visiting (a cache miss each) nearly all seeds that share no zone.
 type zoneFinger uint16
 
 func fingerprint(h uint64) zoneFinger { return zoneFinger(h) }
@@ -69,12 +69,11 @@ const (
 )
 
 func newSeedRec(s *Seed) seedRec {
-	r := seedRec{provider: s.providerHash}
+	r := seedRec{provider: s.providerHash, region: s.regionHash}
 	if len(s.zones) > inlineZones {
-		r.zoneBloom, r.nZones = ^uint64(0), inlineZones+1
+		r.nZones = inlineZones + 1
 	} else {
 		for i, h := range s.zoneHashes[:len(s.zones)] {
-			r.zoneBloom |= bloomBit(h)
 			r.zoneFP[i] = fingerprint(h)
 		}
 		r.nZones = uint8(len(s.zones))
@@ -87,8 +86,6 @@ func newSeedRec(s *Seed) seedRec {
 	}
 	return r
 }
-
-func bloomBit(h uint64) uint64 { return 1 << (h >> 58) }
 
 // minIndexed is the number of seeds from which the fast path uses the
 // index. Below it the plain pass costs a microsecond or two, and tools and
@@ -125,10 +122,13 @@ func indexFor(seeds []*Seed) *seedIndex {
 // by an addition or removal before it), is copied rather than digested again
 // (a record depends only on its Seed, which is immutable). So a seed replaced
 // costs one chunk, and one added or removed copies the records after it but
-// reads no other Seed.
+// reads no other Seed. The buckets are prev's when every record is (a seed
+// replaced by one digesting the same), prev's with the changed seeds spliced
+// in when few changed, else built again.
 func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 	idx := &seedIndex{n: len(seeds), chunks: make([]*indexChunk, (len(seeds)+chunkLen-1)/chunkLen)}
-	tail := commonTail(prev, seeds)
+	head, tail := commonEnds(prev, seeds)
+	sameRecs := prev != nil && prev.n == len(seeds)
 	for k := range idx.chunks {
 		lo, hi := k*chunkLen, min((k+1)*chunkLen, len(seeds))
 		if c := prev.sameChunk(k, seeds[lo:hi]); c != nil {
@@ -145,20 +145,28 @@ func buildIndex(seeds []*Seed, prev *seedIndex) *seedIndex {
 				c.recs[i-lo] = *prev.rec(i + prev.n - len(seeds))
 			default:
 				c.recs[i-lo] = newSeedRec(seeds[i])
+				sameRecs = sameRecs && c.recs[i-lo] == *prev.rec(i)
 			}
 		}
 		idx.chunks[k] = c
 	}
+	switch end := len(seeds) - tail; {
+	case sameRecs:
+		idx.buckets = prev.buckets
+	case prev != nil && end-head <= max(chunkLen, len(seeds)/8):
+		idx.buckets = prev.buckets.splice(idx, head, end, prev.n-tail)
+	default:
+		idx.buckets = newSeedBuckets(idx, 0, len(seeds))
+	}
 	return idx
 }
 
-// commonTail returns how many seeds at the end prev and seeds share, not
-// counting those they share at the start, position by position.
-func commonTail(prev *seedIndex, seeds []*Seed) int {
+// commonEnds returns how many seeds at the start prev and seeds share, and
+// how many at the end, not counting those, position by position.
+func commonEnds(prev *seedIndex, seeds []*Seed) (head, tail int) {
 	if prev == nil {
-		return 0
+		return 0, 0
 	}
-	head, tail := 0, 0
 	n := min(prev.n, len(seeds))
 	for head < n && prev.seed(head) == seeds[head] {
 		head++
@@ -166,7 +174,7 @@ func commonTail(prev *seedIndex, seeds []*Seed) int {
 	for tail < n-head && prev.seed(prev.n-1-tail) == seeds[len(seeds)-1-tail] {
 		tail++
 	}
-	return tail
+	return head, tail
 }
 
 // sameChunk returns chunk k of idx (nil or not) if it holds exactly seeds.
@@ -178,30 +186,4 @@ func (idx *seedIndex) sameChunk(k int, seeds []*Seed) *indexChunk {
 		return c
 	}
 	return nil
-}
-
-// candidates passes to f.add, in order, every usable seed whose provider
-// hash f accepts and, when zones is set, that zone selection never drops or
-// that may offer one of the worker pools' zones: a superset of the Prefer
-// set C.
-func (idx *seedIndex) candidates(f *fastPass, zones bool) {
-	var zmask uint64
-	if zones {
-		zmask = f.zone.mask()
-	}
-	for _, c := range idx.chunks {
-		for i := range c.recs[:c.n] {
-			r := &c.recs[i]
-			if r.flags&recUsable == 0 {
-				continue
-			}
-			if zones && r.flags&recZoneFree == 0 && (r.zoneBloom&zmask == 0 || !f.zone.mayShare(r)) {
-				continue
-			}
-			if !f.prov.matchesHash(r.provider) {
-				continue
-			}
-			f.add(c.seeds[i])
-		}
-	}
 }

@@ -12,20 +12,31 @@ import (
 )
 
 // TestBuildIndexReusesRecords: an index built from its predecessor equals
-// one built from scratch, whatever changed in between (one seed replaced,
-// added or removed as the cache does, or arbitrary reshuffles, duplicates
-// and truncations, which it does not).
+// one built from scratch, buckets included, whatever changed in between (one
+// seed replaced, added or removed as the cache does, or arbitrary
+// reshuffles, duplicates and truncations, which it does not), and shares
+// its predecessor's buckets when only a Seed's pointer changed.
 func TestBuildIndexReusesRecords(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	pool := make([]*Seed, 60)
 	for i := range pool {
-		pool[i] = NewSeed(landscapegen.Seed(i))
+		s := landscapegen.Seed(i)
+		switch i % 5 {
+		case 1:
+			s.Status.LastOperation = nil // unusable
+		case 2:
+			s.Spec.Settings = nil // zone selection leaves it
+		case 3:
+			s.Spec.Provider.Zones = append(s.Spec.Provider.Zones, "x-1", "x-2", "x-3") // beyond the fingerprints
+		}
+		pool[i] = NewSeed(s)
 	}
 	seeds := slices.Clone(pool[:20])
 	prev := buildIndex(seeds, nil)
 	for i := 0; i < 2000; i++ {
 		next := slices.Clone(seeds)
-		switch r.IntN(6) {
+		same := false
+		switch r.IntN(7) {
 		case 0:
 			if len(next) > 0 {
 				next[r.IntN(len(next))] = pool[r.IntN(len(pool))]
@@ -43,12 +54,21 @@ func TestBuildIndexReusesRecords(t *testing.T) {
 			next = next[:r.IntN(len(next)+1)]
 		case 5:
 			next = append(next, next...)
+		case 6: // the same seed digested again: the buckets are shared
+			if len(next) > 0 {
+				j := r.IntN(len(next))
+				next[j] = NewSeed(next[j].Object)
+				same = true
+			}
 		}
 		if len(next) > 200 {
 			next = next[:r.IntN(40)]
 		}
 		idx := buildIndex(next, prev)
 		require.Equal(t, buildIndex(next, nil), idx, "step %d", i)
+		if same {
+			require.Same(t, prev.buckets, idx.buckets, "step %d", i)
+		}
 		seeds, prev = next, idx
 	}
 }

@@ -141,35 +141,6 @@ func (z *zoneRule) sharedBy(s *Seed) bool {
 	return false
 }
 
-// mask is the Bloom mask of the worker pools' zones: a seed can only share
-// one of them if its zoneBloom has one of these bits.
-func (z *zoneRule) mask() uint64 {
-	if len(z.more) > 0 {
-		return ^uint64(0)
-	}
-	var m uint64
-	for _, h := range z.hashes[:z.n] {
-		m |= bloomBit(h)
-	}
-	return m
-}
-
-// mayShare is sharedBy on a seed's zone fingerprints: true for every seed
-// sharedBy accepts (and, on a collision, for another).
-func (z *zoneRule) mayShare(r *seedRec) bool {
-	if r.nZones > inlineZones || len(z.more) > 0 {
-		return true
-	}
-	for _, fp := range r.zoneFP[:r.nZones] {
-		for _, h := range z.hashes[:z.n] {
-			if fp == fingerprint(h) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func containsAll(have, want []string) bool {
 	for _, z := range want {
 		if !slices.Contains(have, z) {

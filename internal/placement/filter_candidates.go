@@ -10,7 +10,7 @@ import (
 // filterCandidates is step 10, gardener-scheduler's filterCandidates:
 // networks (filter_networks.go), taints (filter_taints.go) and capacity.
 func (d *decider) filterCandidates(seeds []*Seed) ([]*Seed, Decision) {
-	c := candidateCheck{shoot: d.shoot, nets: newShootNetworks(d.shoot), mode: d.opts.NetworkMode, snap: d.snap, exclude: d.opts.Exclude}
+	c := candidateCheck{shoot: d.shoot, nets: newShootNetworks(d.shoot), mode: d.opts.NetworkMode, d: d, exclude: d.opts.Exclude}
 	kept := d.filter(seeds, c.ok, c.why)
 	if len(kept) == 0 {
 		return nil, d.fail(StepCandidates, "0/%d seed cluster candidate(s) are eligible for scheduling", len(seeds))
@@ -23,11 +23,13 @@ type candidateCheck struct {
 	shoot *api.Shoot
 	nets  *shootNetworks
 	mode  NetworkMode
-	snap  *Snapshot
+	d     *decider // for usage
 	// exclude are Options.Exclude: treated as full, whatever the usage.
 	exclude []string
 }
 
+// ok is the check; the last of it is capacity: usage below
+// status.allocatable.shoots, when the seed sets it.
 func (c *candidateCheck) ok(s *Seed) bool {
 	if len(c.exclude) > 0 && slices.Contains(c.exclude, s.Name) {
 		return false
@@ -38,7 +40,7 @@ func (c *candidateCheck) ok(s *Seed) bool {
 	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
 		return false
 	}
-	return hasCapacity(c.snap, s)
+	return !s.hasAllocatable || c.d.usage(s) < s.allocatable
 }
 
 func (c *candidateCheck) why(s *Seed) string {
@@ -53,10 +55,5 @@ func (c *candidateCheck) why(s *Seed) string {
 	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
 		return "shoot does not tolerate the seed's taints"
 	}
-	return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", c.snap.usage(s), s.allocatable)
-}
-
-// hasCapacity: usage below status.allocatable.shoots, when the seed sets it.
-func hasCapacity(snap *Snapshot, s *Seed) bool {
-	return !s.hasAllocatable || snap.usage(s) < s.allocatable
+	return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", c.d.usage(s), s.allocatable)
 }

@@ -144,7 +144,7 @@ func (d *decider) scoreSeeds(_ *Snapshot, seeds []*Seed) Decision {
 	b := d.buffers(len(seeds), len(p.Scorers))
 	if p.has(ScoreLeastAllocated) || p.has(ScoreMostAllocated) || p.has(ScoreLeastShoots) {
 		for j, s := range seeds {
-			b.usage[j] = d.snap.usage(s) // read once: several scorers need it
+			b.usage[j] = d.usage(s)
 		}
 	}
 	clear(b.total)
@@ -166,7 +166,7 @@ func (d *decider) scoreSeeds(_ *Snapshot, seeds []*Seed) Decision {
 	return Decision{
 		Seed:   seeds[best].Name,
 		Tied:   tied,
-		Usage:  d.snap.usage(seeds[best]),
+		Usage:  d.usage(seeds[best]),
 		Scores: breakdown(p, seeds, b, top[:n]),
 		Scored: len(seeds),
 		Total:  len(d.snap.Seeds),

@@ -198,6 +198,12 @@ func TestProjectSpreadScorer(t *testing.T) {
 	snap.ProjectShoots = func(ns string) map[string]int64 { return counts[ns] }
 	assert.Equal(t, map[string]int{"a": 0, "b": 100, "c": 50}, scoredBy(t, snap, basicShoot(), ScoreProjectSpread, 0),
 		"counted for the Shoot's own namespace only")
+
+	// A project on more seeds than are ranked is read seed by seed: the
+	// same scores.
+	counts["garden-proj"] = map[string]int64{"a": 2, "c": 1, "x": 9, "y": 0, "z": 4}
+	assert.Equal(t, map[string]int{"a": 0, "b": 100, "c": 50}, scoredBy(t, snap, basicShoot(), ScoreProjectSpread, 0),
+		"seeds not ranked play no part")
 }
 
 func TestRegionDistanceScorer(t *testing.T) {

@@ -124,11 +124,21 @@ func scoreLeastShoots(_ *decider, _ []*Seed, usage, out []int64) {
 func scoreProjectSpread(d *decider, seeds []*Seed, _, out []int64) {
 	clear(out)
 	if d.snap.ProjectShoots != nil {
-		// A project holds Shoots on a few seeds: finding those among the
-		// seeds (sorted by name) costs less than a lookup per seed.
-		for name, n := range d.snap.ProjectShoots(d.shoot.Namespace) {
-			if j, ok := slices.BinarySearchFunc(seeds, name, func(s *Seed, name string) int { return strings.Compare(s.Name, name) }); ok {
-				out[j] = min(n, unrated-1)
+		byProject := d.snap.ProjectShoots(d.shoot.Namespace)
+		if len(byProject) <= len(seeds) {
+			// A project holds Shoots on a few seeds: finding those among
+			// the seeds (sorted by name) costs less than a lookup per seed.
+			for name, n := range byProject {
+				if j, ok := slices.BinarySearchFunc(seeds, name, func(s *Seed, name string) int { return strings.Compare(s.Name, name) }); ok {
+					out[j] = min(n, unrated-1)
+				}
+			}
+		} else {
+			// A project on more seeds than are ranked: one lookup each.
+			for j, s := range seeds {
+				if n, ok := byProject[s.Name]; ok {
+					out[j] = min(n, unrated-1)
+				}
 			}
 		}
 	}

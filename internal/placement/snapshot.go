@@ -71,6 +71,7 @@ type Seed struct {
 	providerType   string
 	region         string
 	regionHash     uint64 // strHash(region), for the RegionDistance scorer's memo
+	nameHash       uint64 // strHash(Name), for a decision's usage memo (decision_usage.go)
 	zoneMode       string
 	access         []string
 	defaultDomains []string
@@ -111,6 +112,7 @@ func NewSeed(obj *api.Seed) *Seed {
 	}
 	s.providerHash = strHash(s.providerType)
 	s.regionHash = strHash(s.region)
+	s.nameHash = strHash(s.Name)
 	for i, z := range s.zones[:min(len(s.zones), inlineZones)] {
 		s.zoneHashes[i] = strHash(z)
 	}
