@@ -65,7 +65,7 @@ func (s *Store) moveSpreadLocked(namespace string, old, next charge) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, seed := range [2]string{old.spec, old.status} {
+	for _, seed := range old.seeds() {
 		if seed == "" {
 			continue
 		}
@@ -73,7 +73,7 @@ func (s *Store) moveSpreadLocked(namespace string, old, next charge) {
 			delete(p.counts, seed)
 		}
 	}
-	for _, seed := range [2]string{next.spec, next.status} {
+	for _, seed := range next.seeds() {
 		if seed != "" {
 			p.counts[seed]++
 		}
