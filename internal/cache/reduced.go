@@ -2,6 +2,7 @@ package cache
 
 import (
 	"encoding/hex"
+	"math"
 	"strconv"
 	"unique"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // ReducedShoot is what TransformShoot keeps of a Shoot in the informer's
-// cache: 112 bytes plus the name, where a reduced *api.Shoot took 480 plus a
+// cache: 96 bytes plus the name, where a reduced *api.Shoot took 480 plus a
 // dozen separately allocated strings (BENCHMARKS.md). Namespace, seed and
 // scheduler names are interned (unique.Handle: one copy per distinct name);
 // a canonical UUID and a decimal resourceVersion are kept as numbers; what
@@ -33,8 +34,8 @@ type ReducedShoot struct {
 	scheduler  unique.Handle[string] // spec.schedulerName
 	uid        [16]byte              // a canonical UUID; zero: extra.uid
 	rv         uint64                // a canonical decimal > 0; zero: extra.rv
-	generation int64
 	extra      *reducedExtra
+	generation uint32 // when it fits (hasGeneration); else extra.generation
 	flags      uint8
 }
 
@@ -45,6 +46,7 @@ const (
 	hasStatusSeed
 	hasScheduler
 	typedShoot
+	hasGeneration
 )
 
 // reducedExtra holds what only a few Shoots need.
@@ -52,6 +54,7 @@ type reducedExtra struct {
 	typeMeta    metav1.TypeMeta // when neither empty nor the Shoot's
 	uid         types.UID
 	rv          string
+	generation  int64
 	deletion    *metav1.Time
 	pool        string // the self-hosted control-plane pool
 	selfHosted  bool
@@ -96,6 +99,18 @@ func (r *ReducedShoot) setUID(uid types.UID) {
 	}
 }
 
+// setGeneration keeps a generation in 4 bytes when it fits (it counts spec
+// changes: in practice always).
+func (r *ReducedShoot) setGeneration(g int64) {
+	r.flags &^= hasGeneration
+	r.generation = 0
+	if g >= 0 && g <= math.MaxUint32 {
+		r.generation, r.flags = uint32(g), r.flags|hasGeneration
+		return
+	}
+	r.extraFor().generation = g
+}
+
 // setResourceVersion keeps a canonical decimal in 8 bytes.
 func (r *ReducedShoot) setResourceVersion(rv string) {
 	r.rv = 0
@@ -135,7 +150,7 @@ func (r *ReducedShoot) Shoot() *api.Shoot {
 		TypeMeta: r.typeMeta(),
 		ObjectMeta: metav1.ObjectMeta{
 			Name: r.name, Namespace: str(r.namespace), UID: r.GetUID(),
-			ResourceVersion: r.GetResourceVersion(), Generation: r.generation,
+			ResourceVersion: r.GetResourceVersion(), Generation: r.GetGeneration(),
 			DeletionTimestamp: r.GetDeletionTimestamp(), Annotations: r.GetAnnotations(),
 		},
 		Spec: api.ShootSpec{

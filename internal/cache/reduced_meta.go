@@ -59,9 +59,14 @@ func (r *ReducedShoot) GetResourceVersion() string {
 
 func (r *ReducedShoot) SetResourceVersion(rv string) { r.setResourceVersion(rv) }
 
-func (r *ReducedShoot) GetGeneration() int64 { return r.generation }
+func (r *ReducedShoot) GetGeneration() int64 {
+	if r.flags&hasGeneration != 0 || r.extra == nil {
+		return int64(r.generation)
+	}
+	return r.extra.generation
+}
 
-func (r *ReducedShoot) SetGeneration(g int64) { r.generation = g }
+func (r *ReducedShoot) SetGeneration(g int64) { r.setGeneration(g) }
 
 func (r *ReducedShoot) GetDeletionTimestamp() *metav1.Time {
 	if r.extra == nil {

@@ -3,6 +3,7 @@ package cache
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,6 +54,8 @@ func TestReducedShootExpandsAsBefore(t *testing.T) {
 		{"zero uuid", func(s *api.Shoot) { s.UID = "00000000-0000-0000-0000-000000000000" }},
 		{"uuid-shaped, not hex", func(s *api.Shoot) { s.UID = "6f1c3e0a-9b2d-4c5e-8f70-1a2b3c4d5e6z" }},
 		{"no uid", func(s *api.Shoot) { s.UID = "" }},
+		{"generation beyond uint32", func(s *api.Shoot) { s.Generation = 1 << 40 }},
+		{"negative generation", func(s *api.Shoot) { s.Generation = -1 }},
 		{"no resourceVersion", func(s *api.Shoot) { s.ResourceVersion = "" }},
 		{"resourceVersion 0", func(s *api.Shoot) { s.ResourceVersion = "0" }},
 		{"resourceVersion with leading zero", func(s *api.Shoot) { s.ResourceVersion = "007" }},
@@ -153,4 +156,10 @@ func TestStoreSameForReducedShoots(t *testing.T) {
 	assert.Equal(t, map[string]int64{"a": 0, "b": 0}, usages(reduced, "a", "b"))
 	assert.Empty(t, reduced.TokenCarriers(nonce))
 	assert.Zero(t, reduced.ShootsInNamespace("p2"))
+}
+
+// The informer holds one ReducedShoot per Shoot: keep it in the 96-byte
+// size class (BENCHMARKS.md, heap per Shoot).
+func TestReducedShootSize(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(ReducedShoot{}), uintptr(96))
 }

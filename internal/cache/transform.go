@@ -55,7 +55,8 @@ func reduceShoot(in *api.Shoot) *ReducedShoot {
 	if in == nil {
 		return nil
 	}
-	out := &ReducedShoot{name: in.Name, namespace: intern(in.Namespace), generation: in.Generation}
+	out := &ReducedShoot{name: in.Name, namespace: intern(in.Namespace)}
+	out.setGeneration(in.Generation)
 	switch in.TypeMeta {
 	case shootTypeMeta:
 		out.flags |= typedShoot
