@@ -15,7 +15,8 @@ import (
 // counter is a seed's live usage. Writes happen under Store.mu (so capacity
 // checks are exact); reads from snapshots are lock-free.
 type counter struct {
-	name     string // also the interned seed name kept in charges
+	name     string
+	id       uint32 // its index in Store.seedIDs, which charges keep
 	shoots   atomic.Int64
 	reserved atomic.Int64
 }
@@ -23,16 +24,16 @@ type counter struct {
 func (c *counter) usage() int64 { return c.shoots.Load() + c.reserved.Load() }
 
 // charge is what one Shoot counts against (placement.ChargedSeeds): the
-// seeds' counters, nil for none. A charged counter is never dropped (its
-// count is not zero), so equal seeds always have the same pointer.
-type charge struct{ spec, status *counter }
+// ids of the seeds' counters, 0 for none. A charged counter is never
+// dropped (its count is not zero), so its id stays its own.
+type charge struct{ spec, status uint32 }
 
-// seeds are the charged seed names, "" for none.
-func (c charge) seeds() [2]string {
+// seedsLocked are a charge's seed names, "" for none.
+func (s *Store) seedsLocked(c charge) [2]string {
 	var out [2]string
-	for i, ctr := range [2]*counter{c.spec, c.status} {
-		if ctr != nil {
-			out[i] = ctr.name
+	for i, id := range [2]uint32{c.spec, c.status} {
+		if id != 0 {
+			out[i] = s.seedIDs[id].name
 		}
 	}
 	return out
@@ -119,15 +120,16 @@ func (s *Store) chargedToLocked(id shootID, seed string) bool {
 	if seed == "" {
 		return false
 	}
-	c, ok := s.shoots[id]
-	return ok && (c.seeds()[0] == seed || c.seeds()[1] == seed)
+	c, ok := s.shoots[id.namespace][id.name]
+	seeds := s.seedsLocked(c)
+	return ok && (seeds[0] == seed || seeds[1] == seed)
 }
 
 // ShootsInNamespace counts the Shoots known in a namespace.
 func (s *Store) ShootsInNamespace(ns string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.namespaces[ns]
+	return len(s.shoots[intern(ns)])
 }
 
 // applyShoot counts the Shoot; shoot gives the *api.Shoot to tell OnArrival
@@ -145,21 +147,25 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
 	next := charge{spec: s.chargeTo(f.spec), status: s.chargeTo(f.status)}
-	old, known := s.shoots[f.id]
-	namespace := f.id.namespace.Value()
-	if !known {
-		s.namespaces[namespace]++
+	byName := s.shoots[f.id.namespace]
+	if byName == nil {
+		byName = map[string]charge{}
+		s.shoots[f.id.namespace] = byName
 	}
+	old, known := byName[f.id.name]
+	namespace := f.id.namespace.Value()
 	if !known || old != next {
+		// Names first: subtracting old may drop its counters.
+		oldSeeds, nextSeeds := s.seedsLocked(old), s.seedsLocked(next)
 		// Add before subtracting: lock-free readers may briefly overcount
 		// (harmless) but never undercount.
 		s.addCharge(next, 1)
 		if known {
 			s.addCharge(old, -1)
 		}
-		s.moveSpreadLocked(namespace, old, next) // old is zero when !known
+		s.moveSpreadLocked(namespace, oldSeeds, nextSeeds) // old is zero when !known
 	}
-	s.shoots[f.id] = next
+	byName[f.id.name] = next
 	if f.spec != "" {
 		if k := f.reservation; k != "" && s.reservations[k] != nil {
 			s.releaseLocked(k) // the Shoot itself now holds the place
@@ -186,43 +192,50 @@ func (s *Store) removeShoot(id shootID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Undo what was counted, not what the (possibly stale) final object says.
-	old, known := s.shoots[id]
+	byName := s.shoots[id.namespace]
+	old, known := byName[id.name]
 	if !known {
 		return
 	}
-	delete(s.shoots, id)
-	namespace := id.namespace.Value()
-	if s.namespaces[namespace]--; s.namespaces[namespace] <= 0 {
-		delete(s.namespaces, namespace)
+	if delete(byName, id.name); len(byName) == 0 {
+		delete(s.shoots, id.namespace)
 	}
+	seeds := s.seedsLocked(old)
 	s.addCharge(old, -1)
-	s.moveSpreadLocked(namespace, old, charge{})
+	s.moveSpreadLocked(id.namespace.Value(), seeds, [2]string{})
 }
 
-// chargeTo is the counter of a charged seed, nil for none. Shoots share
-// the counter and its name, so 100k Shoots on a few hundred seeds do not
-// hold 100k copies of the names.
-func (s *Store) chargeTo(seed string) *counter {
+// chargeTo is the id of a charged seed's counter, 0 for none. Shoots keep
+// ids, not names: 4 bytes each.
+func (s *Store) chargeTo(seed string) uint32 {
 	if seed == "" {
-		return nil
+		return 0
 	}
-	return s.counterLocked(seed)
+	return s.counterLocked(seed).id
 }
 
 func (s *Store) counterLocked(seed string) *counter {
 	c := s.counters[seed]
 	if c == nil {
 		c = &counter{name: seed}
+		if n := len(s.freeIDs); n > 0 {
+			c.id, s.freeIDs = s.freeIDs[n-1], s.freeIDs[:n-1]
+			s.seedIDs[c.id] = c
+		} else {
+			c.id = uint32(len(s.seedIDs))
+			s.seedIDs = append(s.seedIDs, c)
+		}
 		s.counters[seed] = c
 	}
 	return c
 }
 
 func (s *Store) addCharge(c charge, delta int64) {
-	for _, ctr := range [2]*counter{c.spec, c.status} {
-		if ctr == nil {
+	for _, id := range [2]uint32{c.spec, c.status} {
+		if id == 0 {
 			continue
 		}
+		ctr := s.seedIDs[id]
 		ctr.shoots.Add(delta)
 		s.gcCounterLocked(ctr)
 	}
@@ -238,5 +251,7 @@ func (s *Store) gcCounterLocked(c *counter) {
 	}
 	if s.counters[c.name] == c {
 		delete(s.counters, c.name)
+		s.seedIDs[c.id] = nil
+		s.freeIDs = append(s.freeIDs, c.id)
 	}
 }

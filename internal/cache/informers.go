@@ -58,6 +58,24 @@ func ConfigureInformerOptions(o *crcache.Options, gardenNamespace string) {
 	}
 }
 
+// informerIndexers drops the namespace index controller-runtime gives every
+// informer from the Shoot informer: at 1M Shoots in a few namespaces it
+// holds about 55 bytes per Shoot (BENCHMARKS.md), and nothing lists Shoots
+// from the cache (a cached ReducedShoot cannot be read into an *api.Shoot
+// anyway; the retry controller reads Shoots from the API server).
+func informerIndexers(obj runtime.Object, indexers toolscache.Indexers) toolscache.Indexers {
+	if _, ok := obj.(*api.Shoot); !ok || indexers == nil {
+		return indexers
+	}
+	out := toolscache.Indexers{}
+	for name, f := range indexers {
+		if name != toolscache.NamespaceIndex {
+			out[name] = f
+		}
+	}
+	return out
+}
+
 // watchedTypes are the objects Register feeds into the Store.
 func watchedTypes() []client.Object {
 	return []client.Object{

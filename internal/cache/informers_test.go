@@ -143,3 +143,15 @@ func TestRegisterError(t *testing.T) {
 	_, err := Register(context.Background(), fake, NewStore(Options{}))
 	assert.ErrorIs(t, err, assert.AnError)
 }
+
+func TestInformerIndexers(t *testing.T) {
+	ns := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc}
+	other := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc, "x": toolscache.MetaNamespaceIndexFunc}
+
+	inf := NewFreshness().NewInformer(&toolscache.ListWatch{}, &api.Shoot{}, 0, other)
+	assert.Equal(t, []string{"x"}, keys(inf.GetIndexer().GetIndexers()), "Shoots: no namespace index")
+
+	inf = NewFreshness().NewInformer(&toolscache.ListWatch{}, &api.Seed{}, 0, ns)
+	assert.Equal(t, []string{toolscache.NamespaceIndex}, keys(inf.GetIndexer().GetIndexers()), "others keep it")
+	assert.Nil(t, informerIndexers(&api.Shoot{}, nil))
+}

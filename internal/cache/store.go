@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,10 +72,14 @@ type Store struct {
 	// counters exist for every seed in the landscape and for every seed name
 	// some Shoot or reservation is charged to; others are dropped.
 	counters map[string]*counter
-	// shoots remembers each Shoot's last contribution (namespace/name -> seeds)
-	// so an update or delete can undo it without trusting the old object.
-	shoots     map[shootID]charge
-	namespaces map[string]int
+	// shoots remembers each Shoot's last contribution (namespace -> name ->
+	// seeds) so an update or delete can undo it without trusting the old
+	// object: 24 bytes a Shoot in the map.
+	shoots map[unique.Handle[string]]map[string]charge
+	// seedIDs are the counters by id (0: none), the ids charges keep;
+	// freeIDs are those of dropped counters, for reuse.
+	seedIDs []*counter
+	freeIDs []uint32
 	// versions are the resourceVersions of landscape objects, so informer
 	// resyncs do not rebuild the landscape.
 	versions          map[objectKey]string
@@ -140,8 +145,8 @@ func NewStore(o Options) *Store {
 		now:               o.Now,
 		decide:            placement.Decide,
 		counters:          map[string]*counter{},
-		shoots:            map[shootID]charge{},
-		namespaces:        map[string]int{},
+		shoots:            map[unique.Handle[string]]map[string]charge{},
+		seedIDs:           []*counter{nil},
 		versions:          map[objectKey]string{},
 		kindCounts:        map[string]int{},
 		projectNamespaces: map[string]string{},
