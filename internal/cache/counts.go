@@ -174,6 +174,9 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 		// A manual placement (validated binding or spec.seedName set by a
 		// user) ends when the Shoot shows up on the seed it reserved; an
 		// event still showing the old seed leaves it in place.
+		if len(s.reservations) == 0 {
+			return fulfilled // the common case: no key to build
+		}
 		if r := s.reservations[ManualReservationKey(namespace, f.id.name)]; r != nil && r.ctr.name == f.spec {
 			s.releaseLocked(r.key)
 		}
