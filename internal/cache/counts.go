@@ -153,7 +153,7 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 		s.shoots[f.id.namespace] = byName
 	}
 	old, known := byName[f.id.name]
-	namespace := f.id.namespace.Value()
+	namespace := str(f.id.namespace)
 	if !known || old != next {
 		// Names first: subtracting old may drop its counters.
 		oldSeeds, nextSeeds := s.seedsLocked(old), s.seedsLocked(next)
@@ -205,7 +205,7 @@ func (s *Store) removeShoot(id shootID) {
 	}
 	seeds := s.seedsLocked(old)
 	s.addCharge(old, -1)
-	s.moveSpreadLocked(id.namespace.Value(), seeds, [2]string{})
+	s.moveSpreadLocked(str(id.namespace), seeds, [2]string{})
 }
 
 // chargeTo is the id of a charged seed's counter, 0 for none. Shoots keep

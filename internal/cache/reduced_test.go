@@ -163,3 +163,14 @@ func TestStoreSameForReducedShoots(t *testing.T) {
 func TestReducedShootSize(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(ReducedShoot{}), uintptr(96))
 }
+
+// A zero ReducedShoot (never made by TransformShoot) is still safe to feed.
+func TestZeroReducedShoot(t *testing.T) {
+	s := NewStore(Options{})
+	assert.NotPanics(t, func() {
+		s.Apply(&ReducedShoot{})
+		s.Remove(&ReducedShoot{})
+		_ = (&ReducedShoot{}).Shoot()
+	})
+	assert.Equal(t, &api.Shoot{}, (&ReducedShoot{}).Shoot())
+}

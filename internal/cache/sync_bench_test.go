@@ -101,10 +101,11 @@ func benchCacheSync(b *testing.B, seeds, shoots int) {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	done := make(chan struct{})
+	defer func() { cancel(); <-done }() // the next round measures from a clean heap
 	b.StartTimer()
 	start := time.Now()
-	go inf.Run(ctx.Done())
+	go func() { inf.Run(ctx.Done()); close(done) }()
 	for !reg.HasSynced() {
 		time.Sleep(time.Millisecond)
 	}
