@@ -38,7 +38,8 @@ func InformerOptions(gardenNamespace string) crcache.Options {
 // managedFields from everything else.
 //
 // Consequence for other code: the manager's cached client sees only those
-// ConfigMaps and reduced Shoots.
+// ConfigMaps, and cannot read Shoots at all (the cache holds *ReducedShoot);
+// event handlers of Shoot watches get a *ReducedShoot and use ShootOf.
 func ConfigureInformerOptions(o *crcache.Options, gardenNamespace string) {
 	if gardenNamespace == "" {
 		gardenNamespace = DefaultGardenNamespace

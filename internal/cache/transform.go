@@ -15,8 +15,8 @@ import (
 // (identity, generation, deletion, spec.seedName, spec.schedulerName,
 // status.seedName, the control-plane worker pool of a self-hosted Shoot, the
 // reservation annotation while status.seedName is unset, and the placement
-// token while it is live), so a watch of 100k Shoots stays small (about 200
-// bytes each in the informer, BENCHMARKS.md). The generation is kept for the
+// token while it is live), so a watch of 100k Shoots stays small (about 300
+// bytes a Shoot in the informer and the Store together, BENCHMARKS.md). The generation is kept for the
 // pending-Shoot controller (internal/pending), which retries a pending Shoot
 // at once when its spec changes. Anything that is not a Shoot passes through
 // unchanged.
