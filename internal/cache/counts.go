@@ -1,9 +1,9 @@
 package cache
 
 import (
+	"strings"
 	"sync/atomic"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"unique"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -15,15 +15,67 @@ import (
 // counter is a seed's live usage. Writes happen under Store.mu (so capacity
 // checks are exact); reads from snapshots are lock-free.
 type counter struct {
-	name     string // also the interned seed name kept in charges
+	name     string
+	id       uint32 // its index in Store.seedIDs, which charges keep
 	shoots   atomic.Int64
 	reserved atomic.Int64
 }
 
 func (c *counter) usage() int64 { return c.shoots.Load() + c.reserved.Load() }
 
-// charge is what one Shoot counts against: placement.ChargedSeeds.
-type charge struct{ spec, status string }
+// charge is what one Shoot counts against (placement.ChargedSeeds): the
+// ids of the seeds' counters, 0 for none. A charged counter is never
+// dropped (its count is not zero), so its id stays its own.
+type charge struct{ spec, status uint32 }
+
+// seedsLocked are a charge's seed names, "" for none.
+func (s *Store) seedsLocked(c charge) [2]string {
+	var out [2]string
+	for i, id := range [2]uint32{c.spec, c.status} {
+		if id != 0 {
+			out[i] = s.seedIDs[id].name
+		}
+	}
+	return out
+}
+
+// shootID keys a Shoot in the Store: the namespace interned, the name
+// sharing the cached object's string, so the key costs no allocation.
+type shootID struct {
+	namespace unique.Handle[string]
+	name      string
+}
+
+// shootIDOf parses "namespace/name".
+func shootIDOf(key string) shootID {
+	ns, name, _ := strings.Cut(key, "/")
+	return shootID{namespace: intern(ns), name: name}
+}
+
+// shootFacts are what the Store reads of a Shoot, from either form.
+type shootFacts struct {
+	id           shootID
+	spec, status string // placement.ChargedSeeds
+	reservation  string // AnnotationReservation
+}
+
+func factsOf(o *api.Shoot) shootFacts {
+	spec, status := placement.ChargedSeeds(o)
+	return shootFacts{
+		id:   shootID{namespace: intern(o.Namespace), name: o.Name},
+		spec: spec, status: status,
+		reservation: o.Annotations[AnnotationReservation],
+	}
+}
+
+func reducedFacts(r *ReducedShoot) shootFacts {
+	spec, status := r.chargedSeeds()
+	return shootFacts{
+		id:   shootID{namespace: r.namespace, name: r.name},
+		spec: spec, status: status,
+		reservation: r.annotation(AnnotationReservation),
+	}
+}
 
 // Usage returns a seed's Shoots plus live reservations; it works for seeds
 // whose Seed object has not arrived yet.
@@ -43,7 +95,7 @@ func (s *Store) Usage(seed string) int64 {
 func (s *Store) ShootChargedTo(namespace, name, seed string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.chargedToLocked(namespace+"/"+name, seed)
+	return s.chargedToLocked(shootID{namespace: intern(namespace), name: name}, seed)
 }
 
 // ShootsOnSeed returns how many Shoots count against seed (reservations
@@ -59,68 +111,73 @@ func (s *Store) ShootsOnSeed(seed string, keys []string) (shoots int64, charged 
 		shoots = c.shoots.Load()
 	}
 	for i, k := range keys {
-		charged[i] = s.chargedToLocked(k, seed)
+		charged[i] = s.chargedToLocked(shootIDOf(k), seed)
 	}
 	return shoots, charged
 }
 
-func (s *Store) chargedToLocked(key, seed string) bool {
+func (s *Store) chargedToLocked(id shootID, seed string) bool {
 	if seed == "" {
 		return false
 	}
-	c, ok := s.shoots[key]
-	return ok && (c.spec == seed || c.status == seed)
+	c, ok := s.shoots[id.namespace][id.name]
+	seeds := s.seedsLocked(c)
+	return ok && (seeds[0] == seed || seeds[1] == seed)
 }
 
 // ShootsInNamespace counts the Shoots known in a namespace.
 func (s *Store) ShootsInNamespace(ns string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.namespaces[ns]
+	return len(s.shoots[intern(ns)])
 }
 
-func shootKey(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
-
-func (s *Store) applyShoot(o *api.Shoot) {
-	spec, _ := placement.ChargedSeeds(o)
-	if s.countShoot(o) && s.arrived != nil {
-		s.arrived(o, spec)
+// applyShoot counts the Shoot; shoot gives the *api.Shoot to tell OnArrival
+// about (called only then: a ReducedShoot is expanded for it alone).
+func (s *Store) applyShoot(f shootFacts, shoot func() *api.Shoot) {
+	if s.countShoot(f) && s.arrived != nil {
+		s.arrived(shoot(), f.spec)
 	}
 }
 
 // countShoot counts the Shoot; it reports whether the Shoot fulfilled a
 // reservation its admission took (the reservation annotation).
-func (s *Store) countShoot(o *api.Shoot) (fulfilled bool) {
-	key := shootKey(o)
-	spec, status := placement.ChargedSeeds(o)
-
+func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
-	next := charge{spec: s.intern(spec), status: s.intern(status)}
-	old, known := s.shoots[key]
-	if !known {
-		s.namespaces[o.Namespace]++
+	next := charge{spec: s.chargeTo(f.spec), status: s.chargeTo(f.status)}
+	byName := s.shoots[f.id.namespace]
+	if byName == nil {
+		byName = map[string]charge{}
+		s.shoots[f.id.namespace] = byName
 	}
+	old, known := byName[f.id.name]
+	namespace := str(f.id.namespace)
 	if !known || old != next {
+		// Names first: subtracting old may drop its counters.
+		oldSeeds, nextSeeds := s.seedsLocked(old), s.seedsLocked(next)
 		// Add before subtracting: lock-free readers may briefly overcount
 		// (harmless) but never undercount.
 		s.addCharge(next, 1)
 		if known {
 			s.addCharge(old, -1)
 		}
-		s.moveSpreadLocked(o.Namespace, old, next) // old is zero when !known
+		s.moveSpreadLocked(namespace, oldSeeds, nextSeeds) // old is zero when !known
 	}
-	s.shoots[key] = next
-	if spec != "" {
-		if k := o.Annotations[AnnotationReservation]; k != "" && s.reservations[k] != nil {
+	byName[f.id.name] = next
+	if f.spec != "" {
+		if k := f.reservation; k != "" && s.reservations[k] != nil {
 			s.releaseLocked(k) // the Shoot itself now holds the place
 			fulfilled = true
 		}
 		// A manual placement (validated binding or spec.seedName set by a
 		// user) ends when the Shoot shows up on the seed it reserved; an
 		// event still showing the old seed leaves it in place.
-		if r := s.reservations[ManualReservationKey(o.Namespace, o.Name)]; r != nil && r.ctr.name == spec {
+		if len(s.reservations) == 0 {
+			return fulfilled // the common case: no key to build
+		}
+		if r := s.reservations[ManualReservationKey(namespace, f.id.name)]; r != nil && r.ctr.name == f.spec {
 			s.releaseLocked(r.key)
 		}
 	}
@@ -134,47 +191,54 @@ func (s *Store) countShoot(o *api.Shoot) (fulfilled bool) {
 // happens before the Shoot exists. Set it before the Store is fed.
 func (s *Store) OnArrival(f func(shoot *api.Shoot, seed string)) { s.arrived = f }
 
-func (s *Store) removeShoot(o *api.Shoot) {
-	key := shootKey(o)
+func (s *Store) removeShoot(id shootID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Undo what was counted, not what the (possibly stale) final object says.
-	old, known := s.shoots[key]
+	byName := s.shoots[id.namespace]
+	old, known := byName[id.name]
 	if !known {
 		return
 	}
-	delete(s.shoots, key)
-	if s.namespaces[o.Namespace]--; s.namespaces[o.Namespace] <= 0 {
-		delete(s.namespaces, o.Namespace)
+	if delete(byName, id.name); len(byName) == 0 {
+		delete(s.shoots, id.namespace)
 	}
+	seeds := s.seedsLocked(old)
 	s.addCharge(old, -1)
-	s.moveSpreadLocked(o.Namespace, old, charge{})
+	s.moveSpreadLocked(str(id.namespace), seeds, [2]string{})
 }
 
-// intern returns the seed name shared with its counter, so 100k Shoots on a
-// few hundred seeds do not hold 100k copies of the names.
-func (s *Store) intern(seed string) string {
+// chargeTo is the id of a charged seed's counter, 0 for none. Shoots keep
+// ids, not names: 4 bytes each.
+func (s *Store) chargeTo(seed string) uint32 {
 	if seed == "" {
-		return ""
+		return 0
 	}
-	return s.counterLocked(seed).name
+	return s.counterLocked(seed).id
 }
 
 func (s *Store) counterLocked(seed string) *counter {
 	c := s.counters[seed]
 	if c == nil {
 		c = &counter{name: seed}
+		if n := len(s.freeIDs); n > 0 {
+			c.id, s.freeIDs = s.freeIDs[n-1], s.freeIDs[:n-1]
+			s.seedIDs[c.id] = c
+		} else {
+			c.id = uint32(len(s.seedIDs))
+			s.seedIDs = append(s.seedIDs, c)
+		}
 		s.counters[seed] = c
 	}
 	return c
 }
 
 func (s *Store) addCharge(c charge, delta int64) {
-	for _, seed := range [2]string{c.spec, c.status} {
-		if seed == "" {
+	for _, id := range [2]uint32{c.spec, c.status} {
+		if id == 0 {
 			continue
 		}
-		ctr := s.counterLocked(seed)
+		ctr := s.seedIDs[id]
 		ctr.shoots.Add(delta)
 		s.gcCounterLocked(ctr)
 	}
@@ -190,5 +254,7 @@ func (s *Store) gcCounterLocked(c *counter) {
 	}
 	if s.counters[c.name] == c {
 		delete(s.counters, c.name)
+		s.seedIDs[c.id] = nil
+		s.freeIDs = append(s.freeIDs, c.id)
 	}
 }

@@ -42,9 +42,10 @@ func NewFreshness() *Freshness {
 }
 
 // NewInformer is for crcache.Options.NewInformer: the informer controller-
-// runtime would build by default, with its watches tracked.
+// runtime would build by default, with its watches tracked, and without the
+// namespace index for Shoots (informerIndexers).
 func (f *Freshness) NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-	return toolscache.NewSharedIndexInformer(f.Track(lw), obj, resync, indexers)
+	return toolscache.NewSharedIndexInformer(f.Track(lw), obj, resync, informerIndexers(obj, indexers))
 }
 
 // Track returns lw with its watches tracked by f.

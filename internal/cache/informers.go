@@ -38,7 +38,8 @@ func InformerOptions(gardenNamespace string) crcache.Options {
 // managedFields from everything else.
 //
 // Consequence for other code: the manager's cached client sees only those
-// ConfigMaps and reduced Shoots.
+// ConfigMaps, and cannot read Shoots at all (the cache holds *ReducedShoot);
+// event handlers of Shoot watches get a *ReducedShoot and use ShootOf.
 func ConfigureInformerOptions(o *crcache.Options, gardenNamespace string) {
 	if gardenNamespace == "" {
 		gardenNamespace = DefaultGardenNamespace
@@ -56,6 +57,24 @@ func ConfigureInformerOptions(o *crcache.Options, gardenNamespace string) {
 	if o.DefaultTransform == nil {
 		o.DefaultTransform = crcache.TransformStripManagedFields()
 	}
+}
+
+// informerIndexers drops the namespace index controller-runtime gives every
+// informer from the Shoot informer: at 1M Shoots in a few namespaces it
+// holds about 55 bytes per Shoot (BENCHMARKS.md), and nothing lists Shoots
+// from the cache (a cached ReducedShoot cannot be read into an *api.Shoot
+// anyway; the retry controller reads Shoots from the API server).
+func informerIndexers(obj runtime.Object, indexers toolscache.Indexers) toolscache.Indexers {
+	if _, ok := obj.(*api.Shoot); !ok || indexers == nil {
+		return indexers
+	}
+	out := toolscache.Indexers{}
+	for name, f := range indexers {
+		if name != toolscache.NamespaceIndex {
+			out[name] = f
+		}
+	}
+	return out
 }
 
 // watchedTypes are the objects Register feeds into the Store.

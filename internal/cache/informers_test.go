@@ -40,7 +40,7 @@ func TestInformerOptions(t *testing.T) {
 			require.NotNil(t, by.Transform)
 			out, err := by.Transform(fullShoot())
 			require.NoError(t, err)
-			assert.Equal(t, wantReduced(fullShoot()), out)
+			assert.Equal(t, wantReduced(fullShoot()), expand(t, out))
 		default:
 			t.Errorf("unexpected ByObject entry %T", obj)
 		}
@@ -142,4 +142,16 @@ func TestRegisterError(t *testing.T) {
 	fake := &informertest.FakeInformers{Scheme: NewScheme(), Error: assert.AnError}
 	_, err := Register(context.Background(), fake, NewStore(Options{}))
 	assert.ErrorIs(t, err, assert.AnError)
+}
+
+func TestInformerIndexers(t *testing.T) {
+	ns := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc}
+	other := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc, "x": toolscache.MetaNamespaceIndexFunc}
+
+	inf := NewFreshness().NewInformer(&toolscache.ListWatch{}, &api.Shoot{}, 0, other)
+	assert.Equal(t, []string{"x"}, keys(inf.GetIndexer().GetIndexers()), "Shoots: no namespace index")
+
+	inf = NewFreshness().NewInformer(&toolscache.ListWatch{}, &api.Seed{}, 0, ns)
+	assert.Equal(t, []string{toolscache.NamespaceIndex}, keys(inf.GetIndexer().GetIndexers()), "others keep it")
+	assert.Nil(t, informerIndexers(&api.Shoot{}, nil))
 }

@@ -52,7 +52,7 @@ func (s *Store) projectShoots(namespace string) map[string]int64 {
 
 // moveSpreadLocked takes old's charge away from namespace and adds next's.
 // Called under s.mu, which serialises writers; a no-op when they are equal.
-func (s *Store) moveSpreadLocked(namespace string, old, next charge) {
+func (s *Store) moveSpreadLocked(namespace string, old, next [2]string) {
 	if old == next {
 		return
 	}
@@ -65,7 +65,7 @@ func (s *Store) moveSpreadLocked(namespace string, old, next charge) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, seed := range [2]string{old.spec, old.status} {
+	for _, seed := range old {
 		if seed == "" {
 			continue
 		}
@@ -73,7 +73,7 @@ func (s *Store) moveSpreadLocked(namespace string, old, next charge) {
 			delete(p.counts, seed)
 		}
 	}
-	for _, seed := range [2]string{next.spec, next.status} {
+	for _, seed := range next {
 		if seed != "" {
 			p.counts[seed]++
 		}

@@ -5,14 +5,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // AnnotationReservation is set by the webhook on a Shoot it placed; when the
@@ -69,10 +72,14 @@ type Store struct {
 	// counters exist for every seed in the landscape and for every seed name
 	// some Shoot or reservation is charged to; others are dropped.
 	counters map[string]*counter
-	// shoots remembers each Shoot's last contribution (namespace/name -> seeds)
-	// so an update or delete can undo it without trusting the old object.
-	shoots     map[string]charge
-	namespaces map[string]int
+	// shoots remembers each Shoot's last contribution (namespace -> name ->
+	// seeds) so an update or delete can undo it without trusting the old
+	// object: 24 bytes a Shoot in the map.
+	shoots map[unique.Handle[string]]map[string]charge
+	// seedIDs are the counters by id (0: none), the ids charges keep;
+	// freeIDs are those of dropped counters, for reuse.
+	seedIDs []*counter
+	freeIDs []uint32
 	// versions are the resourceVersions of landscape objects, so informer
 	// resyncs do not rebuild the landscape.
 	versions          map[objectKey]string
@@ -138,8 +145,8 @@ func NewStore(o Options) *Store {
 		now:               o.Now,
 		decide:            placement.Decide,
 		counters:          map[string]*counter{},
-		shoots:            map[string]charge{},
-		namespaces:        map[string]int{},
+		shoots:            map[unique.Handle[string]]map[string]charge{},
+		seedIDs:           []*counter{nil},
 		versions:          map[objectKey]string{},
 		kindCounts:        map[string]int{},
 		projectNamespaces: map[string]string{},
@@ -224,8 +231,13 @@ func (s *Store) Apply(obj client.Object) {
 	switch o := obj.(type) {
 	case *api.Shoot:
 		if o != nil {
-			s.applyShoot(o)
-			s.indexToken(o)
+			s.applyShoot(factsOf(o), func() *api.Shoot { return o })
+			s.indexToken(o.Namespace, o.Name, func() types.UID { return o.UID }, o.Annotations[placementtoken.Annotation])
+		}
+	case *ReducedShoot:
+		if o != nil {
+			s.applyShoot(reducedFacts(o), o.Shoot)
+			s.indexToken(o.GetNamespace(), o.name, o.GetUID, o.annotation(placementtoken.Annotation))
 		}
 	case *api.Seed:
 		if o != nil {
@@ -255,8 +267,13 @@ func (s *Store) Remove(obj client.Object) {
 	switch o := obj.(type) {
 	case *api.Shoot:
 		if o != nil {
-			s.removeShoot(o)
-			s.unindexToken(o)
+			s.removeShoot(shootID{namespace: intern(o.Namespace), name: o.Name})
+			s.unindexToken(o.Namespace, o.Name)
+		}
+	case *ReducedShoot:
+		if o != nil {
+			s.removeShoot(shootID{namespace: o.namespace, name: o.name})
+			s.unindexToken(o.GetNamespace(), o.name)
 		}
 	case *api.Seed:
 		if o != nil {

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The Shoots that carry a live placement token, by the token's nonce, so a
@@ -21,14 +21,18 @@ type tokenIndex struct {
 	byShoot map[string]string                           // namespace/name -> nonce
 }
 
-// indexToken records the nonce of the token o carries, if any, in place of
-// the one it carried before.
-func (s *Store) indexToken(o *api.Shoot) {
-	key := shootKey(o)
-	nonce, _, ok := placementtoken.Nonce(o.Annotations[placementtoken.Annotation])
+// indexToken records the nonce of token, the placement-token annotation of
+// Shoot namespace/name ("" for none), in place of the one it carried
+// before. uid is asked for only when there is a token.
+func (s *Store) indexToken(namespace, name string, uid func() types.UID, token string) {
+	nonce, _, ok := placementtoken.Nonce(token)
 	t := &s.tokens
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !ok && len(t.byShoot) == 0 {
+		return // the common case: no key to build
+	}
+	key := namespace + "/" + name
 	t.forgetLocked(key)
 	if !ok {
 		return
@@ -39,14 +43,16 @@ func (s *Store) indexToken(o *api.Shoot) {
 	if t.byNonce[nonce] == nil {
 		t.byNonce[nonce] = map[string]placementtoken.Holder{}
 	}
-	t.byNonce[nonce][key] = placementtoken.Holder{UID: string(o.UID), Namespace: o.Namespace, Name: o.Name}
+	t.byNonce[nonce][key] = placementtoken.Holder{UID: string(uid()), Namespace: namespace, Name: name}
 	t.byShoot[key] = nonce
 }
 
-func (s *Store) unindexToken(o *api.Shoot) {
+func (s *Store) unindexToken(namespace, name string) {
 	s.tokens.mu.Lock()
 	defer s.tokens.mu.Unlock()
-	s.tokens.forgetLocked(shootKey(o))
+	if len(s.tokens.byShoot) > 0 {
+		s.tokens.forgetLocked(namespace + "/" + name)
+	}
 }
 
 func (t *tokenIndex) forgetLocked(key string) {

@@ -41,11 +41,11 @@ func TestTransformShootKeepsLiveTokenOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := TransformShoot(tokenShoot("web-x7k2p", "uid-1", tc.token))
 			require.NoError(t, err)
-			got, ok := out.(*api.Shoot).Annotations[placementtoken.Annotation]
+			got, ok := expand(t, out).Annotations[placementtoken.Annotation]
 			assert.Equal(t, tc.kept, ok)
 			if tc.kept {
 				assert.Equal(t, tc.token, got)
-				assert.Len(t, out.(*api.Shoot).Annotations, 1, "nothing else is kept")
+				assert.Len(t, expand(t, out).Annotations, 1, "nothing else is kept")
 			}
 		})
 	}

@@ -47,15 +47,23 @@ func wantReduced(in *api.Shoot) *api.Shoot {
 	}
 }
 
+// expand is the *api.Shoot a transformed object stands for (ShootOf).
+func expand(t *testing.T, obj any) *api.Shoot {
+	t.Helper()
+	sh, ok := ShootOf(obj)
+	require.True(t, ok, "%T is not a Shoot", obj)
+	return sh
+}
+
 func TestTransformShoot(t *testing.T) {
 	in := fullShoot()
 	out, err := TransformShoot(in)
 	require.NoError(t, err)
-	assert.Equal(t, wantReduced(fullShoot()), out)
+	assert.Equal(t, wantReduced(fullShoot()), expand(t, out))
 
 	// The reduced Shoot charges the same seeds.
 	s := NewStore(Options{})
-	s.Apply(out.(*api.Shoot))
+	s.Apply(out.(*ReducedShoot))
 	assert.Equal(t, map[string]int64{"seed-a": 1, "seed-b": 1}, usages(s, "seed-a", "seed-b"))
 }
 
@@ -64,13 +72,13 @@ func TestTransformShootKeepsReservationUntilStatusSeed(t *testing.T) {
 	in.Status.SeedName = nil
 	out, err := TransformShoot(in)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{AnnotationReservation: "req-1"}, out.(*api.Shoot).Annotations)
+	assert.Equal(t, map[string]string{AnnotationReservation: "req-1"}, expand(t, out).Annotations)
 
 	// The reduced new Shoot still ends its reservation in the Store.
 	s := NewStore(Options{})
 	s.Apply(seed("seed-b", 1))
 	require.NoError(t, s.Reserve("ns", "seed-b", "req-1"))
-	s.Apply(out.(*api.Shoot))
+	s.Apply(out.(*ReducedShoot))
 	assert.Equal(t, int64(1), s.Usage("seed-b"))
 }
 
@@ -79,8 +87,8 @@ func TestTransformShootWithoutAnnotations(t *testing.T) {
 	in.Annotations = map[string]string{"other": "x"}
 	out, err := TransformShoot(in)
 	require.NoError(t, err)
-	assert.Nil(t, out.(*api.Shoot).Annotations)
-	assert.Nil(t, out.(*api.Shoot).Spec.SeedName)
+	assert.Nil(t, expand(t, out).Annotations)
+	assert.Nil(t, expand(t, out).Spec.SeedName)
 }
 
 func TestTransformShootPassesThroughOthers(t *testing.T) {
@@ -95,11 +103,15 @@ func TestTransformShootPassesThroughOthers(t *testing.T) {
 func TestTransformShootDeletedFinalStateUnknown(t *testing.T) {
 	out, err := TransformShoot(toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: fullShoot()})
 	require.NoError(t, err)
-	assert.Equal(t, toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: wantReduced(fullShoot())}, out)
+	d := out.(toolscache.DeletedFinalStateUnknown)
+	assert.Equal(t, "garden-dev/s1", d.Key)
+	assert.Equal(t, wantReduced(fullShoot()), expand(t, d.Obj))
 
 	out, err = TransformShoot(&toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: fullShoot()})
 	require.NoError(t, err)
-	assert.Equal(t, &toolscache.DeletedFinalStateUnknown{Key: "garden-dev/s1", Obj: wantReduced(fullShoot())}, out)
+	dp := out.(*toolscache.DeletedFinalStateUnknown)
+	assert.Equal(t, "garden-dev/s1", dp.Key)
+	assert.Equal(t, wantReduced(fullShoot()), expand(t, dp.Obj))
 
 	other := toolscache.DeletedFinalStateUnknown{Key: "x", Obj: seed("a", 1)}
 	out, err = TransformShoot(other)
@@ -123,8 +135,8 @@ func TestTransformShootKeepsSelfHostedPool(t *testing.T) {
 	require.NoError(t, err)
 	want := wantReduced(fullShoot())
 	want.Spec.Provider.Workers = []api.Worker{{Name: "cp", ControlPlane: &api.WorkerControlPlane{}}}
-	assert.Equal(t, want, out)
-	pool, ok := api.SelfHostedPool(out.(*api.Shoot))
+	assert.Equal(t, want, expand(t, out))
+	pool, ok := api.SelfHostedPool(expand(t, out))
 	assert.True(t, ok)
 	assert.Equal(t, "cp", pool)
 }
