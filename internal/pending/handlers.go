@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -22,7 +23,7 @@ func (r *Reconciler) shootHandler() handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
 			r.init()
-			s, ok := e.Object.(*api.Shoot)
+			s, ok := cache.ShootOf(e.Object)
 			if !ok || !r.isPending(s) {
 				return
 			}
@@ -32,8 +33,8 @@ func (r *Reconciler) shootHandler() handler.Funcs {
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
 			r.init()
-			old, ok1 := e.ObjectOld.(*api.Shoot)
-			s, ok2 := e.ObjectNew.(*api.Shoot)
+			old, ok1 := cache.ShootOf(e.ObjectOld)
+			s, ok2 := cache.ShootOf(e.ObjectNew)
 			if !ok1 || !ok2 {
 				return
 			}
@@ -58,7 +59,7 @@ func (r *Reconciler) shootHandler() handler.Funcs {
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 			r.init()
-			s, ok := e.Object.(*api.Shoot)
+			s, ok := cache.ShootOf(e.Object)
 			if !ok {
 				return
 			}
