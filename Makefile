@@ -109,8 +109,10 @@ e2e: ## End-to-end tests: real kube-apiserver + etcd, the webhook as a process, 
 	done; \
 	if [ -n "$$failed" ]; then echo "e2e failed in placement mode(s):$$failed"; exit 1; fi
 
-bench: ## Every benchmark of BENCHMARKS.md: the Go benchmarks (-benchmem), then the HTTP load test.
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+BENCH_LARGE ?=
+BENCH_APISERVER ?=
+bench: ## Every benchmark of BENCHMARKS.md: the Go benchmarks (-benchmem), then the HTTP load test (BENCH_LARGE=1 adds the 1M-Shoot cache sync; BENCH_APISERVER=100000 the real API-server sync; make bench-e2e the CREATE latency).
+	SEEDWARDEN_BENCH_LARGE=$(BENCH_LARGE) SEEDWARDEN_BENCH_APISERVER=$(BENCH_APISERVER) $(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/httpbench $(BENCH_HTTP_ARGS)
 
 lint: ## Check formatting (gofmt) and vet.
