@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -214,7 +215,7 @@ func (r *ReducedShoot) typeMeta() metav1.TypeMeta {
 }
 
 // GetObjectKind is runtime.Object's: a copy, so setting it changes nothing.
-func (r *ReducedShoot) GetObjectKind() schemaObjectKind {
+func (r *ReducedShoot) GetObjectKind() schema.ObjectKind {
 	tm := r.typeMeta()
 	return &tm
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -14,8 +13,6 @@ import (
 // zero values and their setters do nothing: nothing writes to a cached Shoot.
 
 var _ client.Object = (*ReducedShoot)(nil)
-
-type schemaObjectKind = schema.ObjectKind
 
 func (r *ReducedShoot) GetNamespace() string { return str(r.namespace) }
 

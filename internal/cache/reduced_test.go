@@ -90,7 +90,7 @@ func TestReducedShootExpandsAsBefore(t *testing.T) {
 			assert.Equal(t, want.Generation, r.GetGeneration())
 			assert.Equal(t, want.DeletionTimestamp, r.GetDeletionTimestamp())
 			assert.Equal(t, want.Annotations, r.GetAnnotations())
-			assert.Equal(t, want.TypeMeta.GroupVersionKind(), r.GetObjectKind().GroupVersionKind())
+			assert.Equal(t, want.GroupVersionKind(), r.GetObjectKind().GroupVersionKind())
 			// A deep copy is equal and shares nothing that can change.
 			cp := r.DeepCopyObject().(*ReducedShoot)
 			assert.Equal(t, want, cp.Shoot())
