@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -57,22 +55,7 @@ func TestServeClusterProduction(t *testing.T) {
 	require.NoError(t, err)
 	createLandscape(ctx, t, c, "garden", "garden-dev", "seedwarden")
 
-	// The serving certificate's Certificate, ready, expiring in 90 days.
-	notAfter := metav1.NewTime(time.Now().Add(90 * 24 * time.Hour).Truncate(time.Second))
-	cert := &cmv1.Certificate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "seedwarden", Name: "seedwarden-webhook"},
-		Spec: cmv1.CertificateSpec{
-			SecretName: "seedwarden-webhook-tls",
-			DNSNames:   []string{"seedwarden.seedwarden.svc"},
-			IssuerRef:  cmmeta.IssuerReference{Name: "seedwarden-ca", Kind: "Issuer"},
-		},
-	}
-	require.NoError(t, c.Create(ctx, cert))
-	cert.Status = cmv1.CertificateStatus{
-		NotAfter:   &notAfter,
-		Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionTrue, Reason: "Ready"}},
-	}
-	require.NoError(t, c.Status().Update(ctx, cert))
+	notAfter := createReadyCertificate(ctx, t, c)
 
 	// Scrapers: "reader" may GET /metrics, "nobody" may not.
 	require.NoError(t, c.Create(ctx, &rbacv1.ClusterRole{

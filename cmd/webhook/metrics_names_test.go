@@ -296,7 +296,7 @@ func TestMetricNamesCluster(t *testing.T) {
 	c, err := client.New(restCfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	createLandscape(ctx, t, c, "garden", "garden-dev", "seedwarden")
-	createReadyCertificate(ctx, t, c)
+	_ = createReadyCertificate(ctx, t, c)
 	// A Shoot no seed fits, for the retry controller.
 	pending := &unstructured.Unstructured{}
 	require.NoError(t, pending.UnmarshalJSON(yamlToJSON(t, "../../examples/shoot-unschedulable.yaml")))
@@ -359,8 +359,9 @@ func ranInChild(t *testing.T) bool {
 }
 
 // createReadyCertificate creates the serving certificate's Certificate,
-// ready and with a notAfter, as cert-manager would.
-func createReadyCertificate(ctx context.Context, t *testing.T, c client.Client) {
+// ready and expiring in 90 days, as cert-manager would, and returns its
+// notAfter.
+func createReadyCertificate(ctx context.Context, t *testing.T, c client.Client) metav1.Time {
 	t.Helper()
 	notAfter := metav1.NewTime(time.Now().Add(90 * 24 * time.Hour).Truncate(time.Second))
 	cert := &cmv1.Certificate{
@@ -377,4 +378,5 @@ func createReadyCertificate(ctx context.Context, t *testing.T, c client.Client) 
 		Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionTrue, Reason: "Ready"}},
 	}
 	require.NoError(t, c.Status().Update(ctx, cert))
+	return notAfter
 }

@@ -40,7 +40,7 @@ func (op Drain) apply(p *planner) error {
 
 // move decides one Shoot of a drained seed again and, if a seed takes it,
 // moves it there. vetoes are the seeds no Shoot of from may migrate to.
-func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes map[string]string) {
+func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes *vetoes) {
 	if why := immovable(shoot, from.Name); why != "" {
 		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Message: why})
 		return
@@ -87,7 +87,7 @@ func immovable(shoot *api.Shoot, from string) string {
 // that domain too (domainVetoes).
 
 // seedVetoes are the seeds no Shoot of from may migrate to, with the reason.
-func seedVetoes(v *View, from *placement.Seed) map[string]string {
+func seedVetoes(v *View, from *placement.Seed) *vetoes {
 	veto := map[string]string{}
 	old := from.Object
 	for _, s := range v.snap.Seeds {
@@ -101,24 +101,24 @@ func seedVetoes(v *View, from *placement.Seed) map[string]string {
 			veto[s.Name] = fmt.Sprintf("cannot change seed name because internal domain would change from %q to %q", o, n)
 		}
 	}
-	return veto
+	return &vetoes{reasons: veto}
 }
 
-// domainVetoes adds to vetoes the seeds that do not serve the default domain
-// of from the Shoot's spec.dns.domain lies under, if any; vetoes itself is
-// not changed.
-func domainVetoes(v *View, from *placement.Seed, shoot *api.Shoot, vetoes map[string]string) map[string]string {
+// domainVetoes adds to vt the seeds that do not serve the default domain of
+// from the Shoot's spec.dns.domain lies under, if any: new vetoes, vt itself
+// is not changed (and is returned as it is for a Shoot without one).
+func domainVetoes(v *View, from *placement.Seed, shoot *api.Shoot, vt *vetoes) *vetoes {
 	d := usedDefaultDomain(from.Object, shoot)
 	if d == "" {
-		return vetoes
+		return vt
 	}
-	out := maps.Clone(vetoes)
+	out := maps.Clone(vt.reasons)
 	for _, s := range v.snap.Seeds {
 		if _, ok := out[s.Name]; !ok && !slices.Contains(defaultDomains(s.Object), d) {
 			out[s.Name] = fmt.Sprintf("the Shoot uses the default domain %q of seed %q, which seed %q does not serve (it serves %q)", d, from.Name, s.Name, defaultDomains(s.Object))
 		}
 	}
-	return out
+	return &vetoes{reasons: out}
 }
 
 func internalDomain(s *api.Seed) string {

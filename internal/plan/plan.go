@@ -169,21 +169,38 @@ func newShootLike(like *api.Shoot, name string) *api.Shoot {
 	return &s
 }
 
-// decide places shoot on the view, with the seeds in veto (name -> reason)
-// left out too. An unschedulable decision gives every seed the view left
-// out its reason, so the report names them all. The seed is nil when none
-// was found.
-func (v *View) decide(shoot *api.Shoot, opts placement.Options, veto map[string]string) (placement.Decision, *placement.Seed) {
-	snap := &v.snap
-	if len(veto) > 0 {
+// vetoes are seeds left out of decisions, with the reason. The decision
+// view without them is built once and shared by every decision that uses
+// the same vetoes: the view's seeds must not change meanwhile (a drain adds,
+// removes and cordons none while it moves Shoots).
+type vetoes struct {
+	reasons map[string]string
+	snap    *placement.Snapshot
+}
+
+// without returns the view's snapshot without the vetoed seeds.
+func (vt *vetoes) without(v *View) *placement.Snapshot {
+	if vt.snap == nil {
 		view := v.snap
 		view.Seeds = make([]*placement.Seed, 0, len(v.snap.Seeds))
 		for _, s := range v.snap.Seeds {
-			if _, ok := veto[s.Name]; !ok {
+			if _, ok := vt.reasons[s.Name]; !ok {
 				view.Seeds = append(view.Seeds, s)
 			}
 		}
-		snap = &view
+		vt.snap = &view
+	}
+	return vt.snap
+}
+
+// decide places shoot on the view, with the seeds vt vetoes (nil: none)
+// left out too. An unschedulable decision gives every seed the view left
+// out its reason, so the report names them all. The seed is nil when none
+// was found.
+func (v *View) decide(shoot *api.Shoot, opts placement.Options, vt *vetoes) (placement.Decision, *placement.Seed) {
+	snap := &v.snap
+	if vt != nil && len(vt.reasons) > 0 {
+		snap = vt.without(v)
 	}
 	d := placement.Decide(snap, shoot, opts)
 	if d.Schedulable() {
@@ -197,8 +214,10 @@ func (v *View) decide(shoot *api.Shoot, opts placement.Options, veto map[string]
 		for name, why := range v.cordoned {
 			d.Reasons[name] = why
 		}
-		for name, why := range veto {
-			d.Reasons[name] = why
+		if vt != nil {
+			for name, why := range vt.reasons {
+				d.Reasons[name] = why
+			}
 		}
 		d.Total = len(v.all)
 	}

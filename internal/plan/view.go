@@ -84,9 +84,6 @@ func (v *View) refresh() {
 // changes next.
 func (v *View) Snapshot() *placement.Snapshot { return &v.snap }
 
-// Seeds are the view's seeds, cordoned ones included, sorted by name.
-func (v *View) Seeds() []*placement.Seed { return v.all }
-
 // Seed returns the seed of that name.
 func (v *View) Seed(name string) (*placement.Seed, bool) {
 	i, ok := slices.BinarySearchFunc(v.all, name, func(s *placement.Seed, n string) int { return strings.Compare(s.Name, n) })
@@ -95,9 +92,6 @@ func (v *View) Seed(name string) (*placement.Seed, bool) {
 	}
 	return v.all[i], true
 }
-
-// Usage is the seed's usage in the view.
-func (v *View) Usage(s *placement.Seed) int64 { return v.usage[s] }
 
 // Cordoned says why the seed takes no Shoots, or "".
 func (v *View) Cordoned(name string) string { return v.cordoned[name] }
