@@ -36,8 +36,14 @@ const apiserverClientName = "kube-apiserver"
 func clientCAFile(work string) string     { return filepath.Join(work, "client-ca.crt") }
 func placementKeyFile(work string) string { return filepath.Join(work, "placement.key") }
 
+// admissionConfigFile is the AdmissionConfiguration that makes the API
+// servers present the client certificate to webhooks.
+func admissionConfigFile(work string) string { return filepath.Join(work, "admission-config.yaml") }
+
 // setupClientAuth makes the client CA and kube-apiserver's certificate, and
-// configures kube-apiserver (before it starts) to present it to webhooks.
+// the admission configuration that makes kube-apiserver (and on the
+// gardener target gardener-apiserver, which calls the Shoot webhooks)
+// present it to webhooks; the API servers read it when they start.
 func (st *suite) setupClientAuth() error {
 	now := time.Now()
 	var err error
@@ -59,7 +65,7 @@ func (st *suite) setupClientAuth() error {
 		filepath.Join(st.work, "apiserver-webhook-client.key"): pair.KeyPEM,
 		filepath.Join(st.work, "apiserver-webhook-kubeconfig"): fmt.Appendf(nil, webhookClientKubeconfig,
 			filepath.Join(st.work, "apiserver-webhook-client.crt"), filepath.Join(st.work, "apiserver-webhook-client.key")),
-		filepath.Join(st.work, "admission-config.yaml"): fmt.Appendf(nil, admissionConfiguration,
+		admissionConfigFile(st.work): fmt.Appendf(nil, admissionConfiguration,
 			filepath.Join(st.work, "apiserver-webhook-kubeconfig"), filepath.Join(st.work, "apiserver-webhook-kubeconfig")),
 	}
 	for path, data := range files {
@@ -67,8 +73,6 @@ func (st *suite) setupClientAuth() error {
 			return err
 		}
 	}
-	st.env.ControlPlane.GetAPIServer().Configure().
-		Set("admission-control-config-file", filepath.Join(st.work, "admission-config.yaml"))
 	return nil
 }
 

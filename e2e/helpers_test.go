@@ -119,6 +119,10 @@ func providerShoot(profile, machine, region, zone string) shootOpt {
 				"zones":   []any{zone},
 			}},
 		}, "spec", "provider"))
+		if onGardener() {
+			// prerequisites.yaml has a CredentialsBinding per provider.
+			must(unstructured.SetNestedField(u.Object, profile, "spec", "credentialsBindingName"))
+		}
 	}
 }
 
@@ -206,14 +210,45 @@ func (st *suite) cleanupShoots(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		err := st.c.DeleteAllOf(ctx, &api.Shoot{}, client.InNamespace(projectNamespace),
-			client.MatchingLabels{testLabel: labelValue(t.Name())})
-		if err != nil {
+		if err := st.deleteTestShoots(ctx, t.Name()); err != nil {
 			t.Errorf("deleting the test's Shoots: %v", err)
 			return
 		}
 		st.waitSettled(t)
 	})
+}
+
+// deleteTestShoots deletes the Shoots labelled with test, in every
+// namespace. gardener-apiserver wants each confirmed by annotation and
+// checks a collection delete against every Shoot of the namespace, so there
+// they go one by one.
+func (st *suite) deleteTestShoots(ctx context.Context, test string) error {
+	sel := client.MatchingLabels{testLabel: labelValue(test)}
+	if !onGardener() {
+		return st.c.DeleteAllOf(ctx, &api.Shoot{}, client.InNamespace(projectNamespace), sel)
+	}
+	var list api.ShootList
+	if err := st.c.List(ctx, &list, sel); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if err := st.deleteShoot(ctx, &list.Items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteShoot deletes a Shoot; on the gardener target after confirming the
+// deletion (annotation confirmation.gardener.cloud/deletion).
+func (st *suite) deleteShoot(ctx context.Context, sh client.Object) error {
+	if onGardener() {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"confirmation.gardener.cloud/deletion":"true"}}}`))
+		if err := st.c.Patch(ctx, sh, patch); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return client.IgnoreNotFound(st.c.Delete(ctx, sh))
 }
 
 // ---------------------------------------------------------------- clients

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -155,9 +156,19 @@ func minimalCRD(group, kind, plural string) *unstructured.Unstructured {
 // readObjects decodes a multi-document YAML file.
 func readObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
-	f, err := os.Open(file)
+	objs, err := readManifestObjects(file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return objs
+}
+
+// readManifestObjects decodes a multi-document YAML file; no object is an
+// error.
+func readManifestObjects(file string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
@@ -169,14 +180,14 @@ func readObjects(t *testing.T, file string) []*unstructured.Unstructured {
 			break
 		}
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		if len(u.Object) > 0 {
 			objs = append(objs, u)
 		}
 	}
 	if len(objs) == 0 {
-		t.Fatalf("%s: no objects", file)
+		return nil, fmt.Errorf("%s: no objects", file)
 	}
-	return objs
+	return objs, nil
 }

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -72,8 +70,9 @@ type suite struct {
 	work     string // temporary directory: binary, config, certs, kubeconfig, logs
 	keepWork bool   // keep work after the run (a failure, or SEEDWARDEN_E2E_KEEP=1)
 
-	env    *envtest.Environment
-	admin  *rest.Config // system:masters
+	env    *envtest.Environment // the CRD target's API server
+	garden *garden              // the gardener target's garden process
+	admin  *rest.Config         // system:masters
 	scheme *k8sruntime.Scheme
 	c      client.Client // admin client
 	cs     kubernetes.Interface
@@ -127,7 +126,11 @@ func runSuite(m *testing.M) (code int) {
 		return 1
 	}
 	placementMode = mode
-	logf("placement mode %q (%s)", placementMode, PlacementEnv)
+	if gardenTarget, err = gardenTargetFromEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	logf("placement mode %q (%s), target %q (%s)", placementMode, PlacementEnv, gardenTarget, GardenEnv)
 	var once sync.Once
 	teardown := func() { once.Do(st.teardown) }
 	defer teardown()
@@ -176,11 +179,17 @@ func logf(format string, args ...any) {
 	fmt.Printf("e2e: "+format+"\n", args...)
 }
 
-// need returns the suite or skips t when it is disabled.
+// need returns the suite or skips t when it is disabled, or when t is a
+// test of the CRD target that the gardener target skips (gardenerSkips).
 func need(t *testing.T) *suite {
 	t.Helper()
 	if s == nil {
 		t.Skip(skipReason)
+	}
+	if onGardener() {
+		if why, skip := gardenerSkips[t.Name()]; skip {
+			t.Skipf("not on the gardener target: %s (e2e/README.md)", why)
+		}
 	}
 	return s
 }
@@ -218,22 +227,16 @@ func (st *suite) setup() error {
 	}()
 
 	t0 := time.Now()
-	st.env = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(st.root, "e2e", "crds")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
 	if err := st.setupClientAuth(); err != nil {
 		<-built
 		return err
 	}
-	cfg, err := st.env.Start()
+	cfg, err := st.startAPIServer(assets)
 	if err != nil {
-		st.env = nil
 		<-built
-		return fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+		return err
 	}
-	logf("kube-apiserver and etcd started in %s (%s)", time.Since(t0).Round(time.Millisecond), cfg.Host)
+	logf("%s target started in %s (%s)", gardenTarget, time.Since(t0).Round(time.Millisecond), cfg.Host)
 	// The load of the rotation test must not be throttled on the client side.
 	cfg.QPS, cfg.Burst = 500, 1000
 	st.admin = cfg
@@ -247,14 +250,22 @@ func (st *suite) setup() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := st.loadLandscape(ctx); err != nil {
+	if onGardener() {
+		err = st.loadGardenerLandscape(ctx)
+	} else {
+		err = st.loadLandscape(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	if err := st.applyShippedRBAC(ctx); err != nil {
 		return err
 	}
-	if err := st.applyShootValidatorPolicy(ctx); err != nil {
-		return err
+	// Real Gardener has ShootValidator itself.
+	if !onGardener() {
+		if err := st.applyShootValidatorPolicy(ctx); err != nil {
+			return err
+		}
 	}
 	if err := st.writeKubeconfig(); err != nil {
 		return err
@@ -274,6 +285,32 @@ func (st *suite) setup() error {
 	}
 	logf("webhook ready in %s", time.Since(t0).Round(time.Millisecond))
 	return st.registerWebhooks(ctx)
+}
+
+// startAPIServer starts the target's API server: envtest's kube-apiserver
+// serving e2e/crds (presenting the webhook client certificate), or the
+// garden. It returns the admin's rest config.
+func (st *suite) startAPIServer(assets string) (*rest.Config, error) {
+	if onGardener() {
+		cfg, err := st.startGarden(assets)
+		if err != nil {
+			return nil, fmt.Errorf("starting the garden: %w", err)
+		}
+		return cfg, nil
+	}
+	st.env = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(st.root, "e2e", "crds")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	st.env.ControlPlane.GetAPIServer().Configure().
+		Set("admission-control-config-file", admissionConfigFile(st.work))
+	cfg, err := st.env.Start()
+	if err != nil {
+		st.env = nil
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	return cfg, nil
 }
 
 // envtestAssets is KUBEBUILDER_ASSETS, else what hack/e2e-tools.sh builds
@@ -306,16 +343,8 @@ func goTool() string {
 // Project, region config, Seeds (status through the status subresource) and
 // existing Shoots.
 func (st *suite) loadLandscape(ctx context.Context) error {
-	for _, ns := range []string{gardenNamespace, projectNamespace, seedwardenNamespace} {
-		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		if ns == projectNamespace {
-			// As Gardener's project controller labels a project's namespace;
-			// the resource-size webhook selects namespaces by it.
-			obj.Labels = map[string]string{"gardener.cloud/role": "project", "project.gardener.cloud/name": "dev"}
-		}
-		if err := st.c.Create(ctx, obj); err != nil {
-			return fmt.Errorf("namespace %s: %w", ns, err)
-		}
+	if err := st.createNamespaces(ctx); err != nil {
+		return err
 	}
 	objs, err := landscape.ReadFile(filepath.Join(st.root, "examples", "landscape.yaml"))
 	if err != nil {
@@ -356,11 +385,17 @@ func createWithStatus(ctx context.Context, c client.Client, o client.Object) err
 // as envtest can only make those) impersonates the shipped ServiceAccount,
 // so the shipped RBAC is what the webhook may do (rbac_test.go).
 func (st *suite) writeKubeconfig() error {
-	user, err := st.env.AddUser(envtest.User{Name: "seedwarden", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return err
+	if onGardener() {
+		// The garden's admin user (system:masters) impersonates.
+		st.webhookUser = asServiceAccount(st.admin)
+	} else {
+		user, err := st.env.AddUser(envtest.User{Name: "seedwarden", Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			return err
+		}
+		st.webhookUser = asServiceAccount(user.Config())
 	}
-	st.webhookUser = asServiceAccount(user.Config())
+	var err error
 	st.kubeconfig = filepath.Join(st.work, "kubeconfig")
 	if os.Getenv(DirectEnv) == "1" {
 		return st.writeKubeconfigFile(st.kubeconfig, nil)
@@ -450,6 +485,9 @@ func (st *suite) teardown() {
 		if err := st.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
 		}
+	}
+	if err := st.garden.stop(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: teardown: %v\n", err)

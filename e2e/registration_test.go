@@ -187,6 +187,12 @@ func (st *suite) waitWebhooksEffective(ctx context.Context) error {
 				return err
 			}
 		}
+		if onGardener() {
+			// gardener-apiserver calls the Shoot webhooks; its metrics are
+			// not reachable through kube-apiserver. The placed dry run
+			// above shows the mutating one is called.
+			return nil
+		}
 		samples, err := st.apiserverMetrics(ctx)
 		if err != nil {
 			return err

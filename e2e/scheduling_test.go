@@ -111,7 +111,8 @@ func roleBinding(name, role, user string) *rbacv1.RoleBinding {
 // creates a Shoot; the webhook announces a seed (annotation, warning) without
 // setting spec.seedName, so the ShootValidator emulation lets the CREATE
 // through, and the retry controller binds exactly that seed and records
-// SchedulingSuccessful.
+// SchedulingSuccessful. On the gardener target the bind goes through the
+// real shoots/binding subresource and ShootDNS sets the seed's domain.
 func TestAnnouncedSeedBound(t *testing.T) {
 	st := need(t)
 	if !bindingMode() {
@@ -140,6 +141,11 @@ func TestAnnouncedSeedBound(t *testing.T) {
 	assert.Equal(t, announced, bound, "bound to the announced seed")
 	key := client.ObjectKeyFromObject(shoot)
 	st.waitScheduledEvent(t, key, bound)
+	if onGardener() {
+		// The bind went through shoots/binding (gardener-apiserver refuses
+		// any other way), where ShootDNS gives the Shoot the seed's domain.
+		st.requireShootDNSDomain(t, key, bound)
+	}
 	t.Logf("developer's Shoot %s: announced %s (warning %q), bound to %s", key, announced, warning, bound)
 }
 

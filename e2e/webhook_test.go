@@ -400,7 +400,13 @@ log:
 		logf("internal/config has no capacity.coordination: each replica reserves in its own memory")
 	}
 	// The retry controller (pendingShoots) and its leader election.
-	if pc := pendingConfig; accepted(pc) {
+	pc := pendingConfig
+	if onGardener() {
+		// gardener-apiserver refuses any change of spec.seedName through the
+		// Shoot itself: the retry controller binds through shoots/binding.
+		pc = strings.Replace(pc, "bindMode: update", "bindMode: binding", 1)
+	}
+	if accepted(pc) {
 		base += pc
 	} else {
 		logf("internal/config has no pendingShoots/leaderElection: the retry controller runs with its defaults, if at all")

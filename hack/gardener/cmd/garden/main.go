@@ -1,7 +1,12 @@
 // Command garden starts a real garden for seedwarden's e2e suite: etcd and
 // kube-apiserver (envtest, binaries from KUBEBUILDER_ASSETS) and Gardener's
 // gardener-apiserver in-process with its default admission plugins. It writes
-// an admin kubeconfig, prints "ready" and runs until SIGINT/SIGTERM.
+// an admin kubeconfig, prints "ready <kubeconfig>" and runs until SIGINT or
+// SIGTERM, then stops all three.
+//
+// Clients of other users impersonate them with the admin kubeconfig
+// (system:masters may impersonate anyone); requests gardener-apiserver
+// serves reach it through kube-apiserver's aggregator with that user.
 package main
 
 import (
@@ -9,29 +14,86 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
-	"github.com/gardener/gardener/test/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	gardenerenvtest "github.com/gardener/gardener/test/envtest"
 )
 
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "where to write the admin kubeconfig (required)")
-	flag.Parse()
+	// A flag set of its own: controller-runtime registers -kubeconfig in
+	// the global one.
+	flags := flag.NewFlagSet("garden", flag.ExitOnError)
+	kubeconfig := flags.String("kubeconfig", "", "where to write the admin kubeconfig (required)")
+	var kubeArgs, gardenerArgs repeated
+	flags.Var(&kubeArgs, "kube-apiserver-arg", "an extra kube-apiserver flag as name=value, without dashes (repeatable)")
+	flags.Var(&gardenerArgs, "gardener-apiserver-arg", "an extra gardener-apiserver flag as --name=value (repeatable)")
+	_ = flags.Parse(os.Args[1:])
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "garden: -kubeconfig is required")
 		os.Exit(2)
 	}
-	env := &envtest.GardenerTestEnvironment{}
-	if _, err := env.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "garden: start: %v\n", err)
-		os.Exit(1)
+
+	env := &gardenerenvtest.GardenerTestEnvironment{
+		Environment:       &envtest.Environment{},
+		GardenerAPIServer: &gardenerenvtest.GardenerAPIServer{Args: gardenerArgs, Err: os.Stderr},
 	}
+	apiserver := env.ControlPlane.GetAPIServer().Configure()
+	for _, a := range kubeArgs {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || name == "" || strings.HasPrefix(name, "-") {
+			fmt.Fprintf(os.Stderr, "garden: -kube-apiserver-arg %q: want name=value, the name without dashes\n", a)
+			os.Exit(2)
+		}
+		apiserver.Append(name, value)
+	}
+
+	// Signals that arrive while starting stop the garden as soon as it is up.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	fmt.Println("ready")
-	<-sig
-	if err := env.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "garden: stop: %v\n", err)
+	if _, err := env.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "garden: start: %v\n", err)
+		stop(env)
 		os.Exit(1)
 	}
+	if err := writeAdminKubeconfig(env, *kubeconfig); err != nil {
+		fmt.Fprintf(os.Stderr, "garden: %v\n", err)
+		stop(env)
+		os.Exit(1)
+	}
+	fmt.Println("ready", *kubeconfig)
+	<-sig
+	if !stop(env) {
+		os.Exit(1)
+	}
+}
+
+// writeAdminKubeconfig writes a kubeconfig of a system:masters user.
+func writeAdminKubeconfig(env *gardenerenvtest.GardenerTestEnvironment, path string) error {
+	user, err := env.AddUser(envtest.User{Name: "garden-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("admin user: %w", err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("admin kubeconfig: %w", err)
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// stop stops gardener-apiserver, kube-apiserver and etcd; false on an error.
+func stop(env *gardenerenvtest.GardenerTestEnvironment) bool {
+	if err := env.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "garden: stop: %v\n", err)
+		return false
+	}
+	return true
 }
