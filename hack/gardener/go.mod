@@ -6,7 +6,10 @@ module github.com/seedwarden/seedwarden/hack/gardener
 
 go 1.26.5
 
-require github.com/gardener/gardener v0.0.0-00010101000000-000000000000
+require (
+	github.com/gardener/gardener v0.0.0-00010101000000-000000000000
+	sigs.k8s.io/controller-runtime v0.24.1
+)
 
 tool github.com/gardener/gardener/cmd/gardener-scheduler
 
@@ -234,7 +237,6 @@ require (
 	k8s.io/streaming v0.36.3 // indirect
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
-	sigs.k8s.io/controller-runtime v0.24.1 // indirect
 	sigs.k8s.io/gateway-api v1.6.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
