@@ -84,7 +84,7 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("the garden binary (bash hack/gardener-bins.sh builds it): %w", err)
 	}
-	kubeconfig := filepath.Join(st.work, "garden-admin.kubeconfig")
+	kubeconfig := st.gardenKubeconfig()
 	admission := admissionConfigFile(st.work)
 	g := &garden{exited: make(chan struct{}), out: filepath.Join(st.work, "garden.out")}
 	errFile, err := os.Create(g.out)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,4 +97,39 @@ func (st *suite) requireShootDNSDomain(t *testing.T, key types.NamespacedName, s
 	want := fmt.Sprintf("%s.dev.%s", key.Name, def)
 	require.Equal(t, want, st.shootDNSDomain(t, key), "spec.dns.domain ShootDNS sets on the bind")
 	t.Logf("Shoot %s: spec.dns.domain %s (ShootDNS, on the bind)", key, want)
+}
+
+// TestGardenerAcceptsExamples (issue 23, item 5): gardener-apiserver, with
+// its validation and admission plugins, accepts the Seeds and CloudProfiles
+// of examples/landscape.yaml and the Shoots of examples/shoot*.yaml exactly
+// as written (server-side dry-run CREATEs under new names; setup loaded the
+// landscape from the same file). The existing Shoots of the landscape are
+// trimmed to what placement reads and are completed by the suite
+// (completeForGardener), so they are not part of this check.
+func TestGardenerAcceptsExamples(t *testing.T) {
+	st := needGardener(t)
+	ctx := context.Background()
+	objs, err := readManifestObjects(filepath.Join(st.root, "examples", "landscape.yaml"))
+	require.NoError(t, err)
+	for _, rel := range []string{"examples/shoot.yaml", "examples/shoot-unschedulable.yaml"} {
+		o, err := readManifestObjects(filepath.Join(st.root, rel))
+		require.NoError(t, err)
+		objs = append(objs, o...)
+	}
+	checked := map[string]int{}
+	for _, o := range objs {
+		kind := o.GetKind()
+		if kind != "Seed" && kind != "CloudProfile" && !(kind == "Shoot" && o.GetName() != "" && o.Object["status"] == nil) {
+			continue
+		}
+		name := o.GetName()
+		o.SetName(name + "-example")
+		err := st.c.Create(ctx, o, dryRunAll)
+		require.NoError(t, err, "gardener-apiserver refuses %s %s of examples/", kind, name)
+		checked[kind]++
+	}
+	require.NotZero(t, checked["Seed"], "no Seed checked")
+	require.NotZero(t, checked["CloudProfile"], "no CloudProfile checked")
+	require.Equal(t, 2, checked["Shoot"], "the Shoots of examples/shoot*.yaml")
+	t.Logf("accepted as written: %v", checked)
 }

@@ -1,0 +1,374 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/pending"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
+)
+
+// TestGardenerWebhookOutage: with the webhook process down, gardener-apiserver
+// applies the failurePolicies of deploy/manifests as docs/webhooks.md
+// describes them:
+//   - the mutating webhook is Ignore, but the binding webhook (Fail) is
+//     sent every Shoot CREATE, so even a CREATE that chooses no seed is
+//     refused (issue 25 is about letting those through);
+//   - a binding through shoots/binding is refused (binding and capacity,
+//     Fail);
+//   - an UPDATE that touches no seed field is not sent to the binding and
+//     capacity webhooks (matchConditions): it passes unless the
+//     resource-size webhook (Fail) is registered for Shoots, as in this
+//     suite, which then refuses it.
+//
+// Once the webhook is back, the same CREATE is admitted and bound.
+func TestGardenerWebhookOutage(t *testing.T) {
+	st := needGardener(t)
+	st.requireWebhook(t, webhookPlace, webhookBinding)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+
+	// Before the outage: a stored Shoot that waits for a seed (gcp-us1 is
+	// full), to bind and update during it.
+	waiting := newShoot(t.Name(), gcpShoot("us-central1", "us-central1-a"))
+	require.NoError(t, st.c.Create(ctx, waiting))
+	require.Empty(t, seedName(waiting))
+	waitingKey := client.ObjectKeyFromObject(waiting)
+
+	code, took, err := st.process().terminate(15 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, "webhook exit code")
+	t.Logf("webhook stopped in %s", took.Round(time.Millisecond))
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			if err := st.restartWebhook(); err != nil {
+				t.Errorf("restarting the webhook: %v", err)
+			}
+		}
+	})
+
+	create := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+	err = st.c.Create(ctx, create.DeepCopy())
+	require.Error(t, err, "a CREATE without a seed during the outage (documented: binding.shoots.seedwarden.io is Fail and sent every CREATE)")
+	assert.True(t, failedCalling(err, webhookBinding) || failedCalling(err, webhookSize), "refused by a fail-closed webhook it could not call: %v", err)
+	t.Logf("CREATE choosing no seed, webhook down: %v", err)
+
+	err = st.bind(ctx, waitingKey, "gcp-eu1")
+	require.Error(t, err, "a binding during the outage")
+	assert.True(t, failedCalling(err, webhookBinding) || failedCalling(err, webhookCapacity), "refused by a fail-closed webhook it could not call: %v", err)
+	assert.Empty(t, seedNameOf(t, waitingKey))
+	t.Logf("shoots/binding, webhook down: %v", err)
+
+	relabel := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"e2e.seedwarden.io/touched":"true"}}}`))
+	err = st.c.Patch(ctx, waiting.DeepCopy(), relabel)
+	if _, sized := st.registered[webhookSize]; sized {
+		require.Error(t, err, "an UPDATE with the resource-size webhook (Fail) registered for Shoots")
+		assert.True(t, failedCalling(err, webhookSize), "refused only by the resource-size webhook: %v", err)
+	} else {
+		require.NoError(t, err, "an UPDATE touching no seed field")
+	}
+	t.Logf("label UPDATE, webhook down: %v", err)
+
+	require.NoError(t, st.restartWebhook())
+	restarted = true
+	require.NoError(t, st.c.Create(ctx, create), "the same CREATE once the webhook is back")
+	bound := st.placedSeed(t, create)
+	t.Logf("after the outage: created and bound to %s", bound)
+}
+
+// restartWebhook starts the webhook process again and waits until it
+// places a dry-run CREATE.
+func (st *suite) restartWebhook() error {
+	if err := st.startWebhook(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := st.waitReady(ctx, time.Minute); err != nil {
+		return err
+	}
+	return poll(ctx, 30*time.Second, 100*time.Millisecond, func() error {
+		sh := newShoot("restart-probe", awsShoot("eu-central-1", "eu-central-1a"))
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if admittedSeed(sh) == "" {
+			return fmt.Errorf("a dry-run CREATE is not placed yet")
+		}
+		return nil
+	})
+}
+
+// gardenerScheduler is a running gardener-scheduler process.
+type gardenerScheduler struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	out    string
+}
+
+// GardenerSchedulerBinEnv overrides the gardener-scheduler binary (default
+// .cache/gardener/bin/gardener-scheduler).
+const GardenerSchedulerBinEnv = "SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN"
+
+// gardenerSchedulerConfig is its configuration: the garden's admin
+// kubeconfig, no leader election, probes and metrics on loopback.
+// Arguments: kubeconfig, health port, metrics port.
+const gardenerSchedulerConfig = `apiVersion: scheduler.config.gardener.cloud/v1alpha1
+kind: SchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+leaderElection:
+  leaderElect: false
+logLevel: info
+logFormat: json
+server:
+  healthProbes:
+    bindAddress: 127.0.0.1
+    port: %d
+  metrics:
+    bindAddress: 127.0.0.1
+    port: %d
+schedulers:
+  shoot:
+    concurrentSyncs: 2
+    candidateDeterminationStrategy: SameRegion
+`
+
+// startGardenerScheduler starts gardener-scheduler against the garden and
+// waits until it is ready; it is stopped when t ends.
+func (st *suite) startGardenerScheduler(t *testing.T) *gardenerScheduler {
+	t.Helper()
+	bin := os.Getenv(GardenerSchedulerBinEnv)
+	if bin == "" {
+		bin = filepath.Join(st.root, ".cache", "gardener", "bin", "gardener-scheduler")
+	}
+	_, err := os.Stat(bin)
+	require.NoError(t, err, "gardener-scheduler (bash hack/gardener-bins.sh builds it)")
+	health, err := freePort()
+	require.NoError(t, err)
+	metrics, err := freePort()
+	require.NoError(t, err)
+	cfgPath := filepath.Join(st.work, "gardener-scheduler.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, gardenerSchedulerConfig, st.gardenKubeconfig(), health, metrics), 0o600))
+	// Not *.log: the RBAC check of the suite reads those as seedwarden's.
+	g := &gardenerScheduler{exited: make(chan struct{}), out: filepath.Join(st.work, "gardener-scheduler.out")}
+	f, err := os.Create(g.out)
+	require.NoError(t, err)
+	g.cmd = exec.Command(bin, "--config", cfgPath)
+	g.cmd.Env = append(os.Environ(), "KUBECONFIG="+st.gardenKubeconfig())
+	g.cmd.Stdout, g.cmd.Stderr = f, f
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, g.cmd.Start())
+	go func() {
+		_ = g.cmd.Wait()
+		f.Close()
+		close(g.exited)
+	}()
+	t.Cleanup(func() {
+		_ = g.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-g.exited:
+		case <-time.After(20 * time.Second):
+			_ = g.cmd.Process.Kill()
+			<-g.exited
+			t.Errorf("gardener-scheduler did not stop within 20s of SIGTERM (killed)")
+		}
+	})
+	started := time.Now()
+	eventually(t, time.Minute, func() error {
+		select {
+		case <-g.exited:
+			return fmt.Errorf("gardener-scheduler exited:\n%s", tail(g.out, 20))
+		default:
+		}
+		resp, err := probeClient.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	}, "gardener-scheduler not ready")
+	t.Logf("gardener-scheduler ready in %s", time.Since(started).Round(time.Millisecond))
+	return g
+}
+
+// gardenKubeconfig is the garden's admin kubeconfig.
+func (st *suite) gardenKubeconfig() string { return filepath.Join(st.work, "garden-admin.kubeconfig") }
+
+// withSchedulerName sets spec.schedulerName.
+func withSchedulerName(name string) shootOpt {
+	return func(u *unstructured.Unstructured) {
+		must(unstructured.SetNestedField(u.Object, name, "spec", "schedulerName"))
+	}
+}
+
+// schedulingEvents are the SchedulingSuccessful events of a Shoot.
+func (st *suite) schedulingEvents(t *testing.T, key types.NamespacedName) []eventsv1.Event {
+	t.Helper()
+	evs, err := st.shootEvents(context.Background(), key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+	require.NoError(t, err)
+	return evs
+}
+
+// reporter names who recorded an event (events.k8s.io or core/v1 style).
+func reporter(e eventsv1.Event) string {
+	if e.ReportingController != "" {
+		return e.ReportingController
+	}
+	return e.DeprecatedSource.Component
+}
+
+// TestGardenerSchedulerCoexistence (placement mode binding): seedwarden and
+// Gardener's own gardener-scheduler run side by side. A Shoot seedwarden's
+// webhook admits is claimed (spec.schedulerName seedwarden) and bound by
+// seedwarden alone; Shoots created while the mutating webhook is not
+// registered keep default-scheduler and gardener-scheduler binds them,
+// seedwarden's retry controller leaving them alone; a Shoot naming a
+// scheduler neither runs stays unbound. Every Shoot is bound at most once:
+// one SchedulingSuccessful event, and spec.seedName never changes.
+func TestGardenerSchedulerCoexistence(t *testing.T) {
+	st := needGardener(t)
+	if !bindingMode() {
+		t.Skipf("placement mode %q: the coexistence test runs in mode binding (the mode-independent tests run there)", placementMode)
+	}
+	st.requireWebhook(t, webhookPlace)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	gs := st.startGardenerScheduler(t)
+
+	// Bound seeds, sampled while the test runs: a second bind would show
+	// as a change.
+	seen := map[types.NamespacedName]string{}
+	watch := func(keys ...types.NamespacedName) {
+		for _, k := range keys {
+			got := seedNameOf(t, k)
+			if prev := seen[k]; prev != "" && got != prev {
+				t.Errorf("Shoot %s rebound from %s to %s", k, prev, got)
+			}
+			if got != "" {
+				seen[k] = got
+			}
+		}
+	}
+
+	claimed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
+	require.NoError(t, st.c.Create(ctx, claimed))
+	require.Equal(t, st.schedulerName(), specSchedulerName(claimed), "seedwarden claims the Shoot it admits")
+	claimedKey := client.ObjectKeyFromObject(claimed)
+
+	var gardenersKey types.NamespacedName
+	nobody := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"), withSchedulerName("e2e-nobody"))
+	st.withoutMutatingWebhook(t, func() {
+		unclaimed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"))
+		require.NoError(t, st.c.Create(ctx, unclaimed))
+		require.Equal(t, "default-scheduler", specSchedulerName(unclaimed), "gardener-apiserver's default, unclaimed")
+		require.Empty(t, unclaimed.GetAnnotations()[placementtoken.SeedAnnotation], "nothing announced")
+		gardenersKey = client.ObjectKeyFromObject(unclaimed)
+	})
+	require.NoError(t, st.c.Create(ctx, nobody))
+	require.Equal(t, "e2e-nobody", specSchedulerName(nobody), "a Shoot of another scheduler is not claimed")
+	nobodyKey := client.ObjectKeyFromObject(nobody)
+
+	eventually(t, 30*time.Second, func() error {
+		watch(claimedKey, gardenersKey, nobodyKey)
+		for _, k := range []types.NamespacedName{claimedKey, gardenersKey} {
+			if seen[k] == "" {
+				return fmt.Errorf("Shoot %s not bound yet", k)
+			}
+		}
+		return nil
+	}, "both schedulers bind their Shoots (gardener-scheduler's log: %s)", gs.out)
+	// A while longer: a late second bind, or a bind of the other
+	// scheduler's Shoot, would show now.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		watch(claimedKey, gardenersKey, nobodyKey)
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Empty(t, seen[nobodyKey], "a Shoot of scheduler e2e-nobody was bound")
+
+	byClaimed, byGardener := st.schedulingEvents(t, claimedKey), st.schedulingEvents(t, gardenersKey)
+	require.Len(t, byClaimed, 1, "SchedulingSuccessful events of seedwarden's Shoot: %+v", byClaimed)
+	require.Len(t, byGardener, 1, "SchedulingSuccessful events of gardener-scheduler's Shoot: %+v", byGardener)
+	assert.Equal(t, pending.EventRecorderName, reporter(byClaimed[0]), "seedwarden bound its Shoot")
+	assert.NotEqual(t, pending.EventRecorderName, reporter(byGardener[0]), "gardener-scheduler bound the unclaimed Shoot")
+	assert.Empty(t, st.schedulingEvents(t, nobodyKey), "events for the Shoot of scheduler e2e-nobody")
+	t.Logf("seedwarden's Shoot %s -> %s (event by %s); unclaimed %s -> %s (event by %s); e2e-nobody's %s unbound",
+		claimedKey, seen[claimedKey], reporter(byClaimed[0]), gardenersKey, seen[gardenersKey], reporter(byGardener[0]), nobodyKey)
+}
+
+// schedulerName is the scheduler name seedwarden claims with in this suite
+// (its configuration leaves the default).
+func (st *suite) schedulerName() string { return "seedwarden" }
+
+func specSchedulerName(u *unstructured.Unstructured) string {
+	v, _, _ := unstructured.NestedString(u.Object, "spec", "schedulerName")
+	return v
+}
+
+// withoutMutatingWebhook runs f with seedwarden's MutatingWebhookConfiguration
+// removed (as while it is not yet installed), and registers it again after.
+func (st *suite) withoutMutatingWebhook(t *testing.T, f func()) {
+	t.Helper()
+	ctx := context.Background()
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	require.NoError(t, st.c.Get(ctx, keyOf("", "seedwarden"), &mwc))
+	saved := mwc.DeepCopy()
+	saved.ObjectMeta = metav1.ObjectMeta{Name: mwc.Name, Labels: mwc.Labels, Annotations: mwc.Annotations}
+	require.NoError(t, st.c.Delete(ctx, &mwc))
+	restore := func() {
+		if err := st.c.Create(ctx, saved.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Errorf("registering the mutating webhook again: %v", err)
+		}
+	}
+	defer restore()
+	eventually(t, 30*time.Second, func() error {
+		sh := newShoot("unregistered-probe", awsShoot("eu-central-1", "eu-central-1a"))
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if s := specSchedulerName(sh); s != "default-scheduler" {
+			return fmt.Errorf("dry run still claimed (schedulerName %q)", s)
+		}
+		return nil
+	}, "gardener-apiserver still calls the removed mutating webhook")
+	f()
+	restore()
+	eventually(t, 30*time.Second, func() error {
+		sh := newShoot("registered-probe", awsShoot("eu-central-1", "eu-central-1a"))
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		if !strings.Contains(specSchedulerName(sh), st.schedulerName()) {
+			return fmt.Errorf("dry run not claimed yet")
+		}
+		return nil
+	}, "gardener-apiserver does not call the mutating webhook again")
+}
