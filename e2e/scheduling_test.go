@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,8 +153,10 @@ func TestAnnouncedSeedBound(t *testing.T) {
 // TestPatchModeNeedsBindingPermission (placement mode patch): the webhook
 // writes spec.seedName into the CREATE, so the ShootValidator emulation,
 // which runs after it, refuses the CREATE of a user who may not bind (as
-// gardener-apiserver would), while a user who may bind gets the Shoot placed
-// and, once it exists, a SchedulingSuccessful event.
+// gardener-apiserver does: on the gardener target it is ShootValidator
+// itself), while a user who may bind gets the Shoot placed and, once it
+// exists, a SchedulingSuccessful event (and on the gardener target
+// ShootDNS's domain of that seed).
 func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	st := need(t)
 	if bindingMode() {
@@ -184,6 +187,14 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	// At admission the Shoot does not exist yet; the placing replica records
 	// gardener-scheduler's success event once it shows up in the watch.
 	st.waitScheduledEvent(t, key, want.Seed)
+	if onGardener() {
+		// ShootDNS named it at the CREATE, before generateName gave it its
+		// name: <random>.<project>.<the seed's default domain>.
+		def := st.seedDefaultDomain(t, want.Seed)
+		require.NotEmpty(t, def, "seed %s has no spec.dns.defaults", want.Seed)
+		domain := st.shootDNSDomain(t, key)
+		assert.True(t, strings.HasSuffix(domain, ".dev."+def), "spec.dns.domain %q, want a subdomain of dev.%s", domain, def)
+	}
 }
 
 // TestDeletingSeedNeverChosen: a Seed with a deletionTimestamp (kept by a
