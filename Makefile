@@ -96,18 +96,35 @@ IMAGE_BASE_NAME := ghcr.io/seedwarden/seedwarden
 # The suite runs once per placement mode (SEEDWARDEN_E2E_PLACEMENT): binding,
 # the default, and patch.
 E2E_PLACEMENT_MODES ?= binding patch
+# The API servers the suite runs on: crd (envtest's kube-apiserver serving
+# e2e/crds) and gardener (a real gardener-apiserver, hack/gardener/cmd/garden).
+E2E_TARGETS ?= crd gardener
+# On the gardener target, mode patch runs only the tests whose outcome
+# depends on the mode; the others mean the same in both (e2e/README.md).
+E2E_GARDENER_PATCH_RUN ?= TestPatchModeNeedsBindingPermission|TestPlacement$$|TestConcurrentCreatesNeverOverfill
 
-e2e: ## End-to-end tests: real kube-apiserver + etcd, the webhook as a process, once per placement mode (e2e/README.md).
+e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode (e2e/README.md).
 	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
 	assets=$$(printf '%s\n' "$$assets" | tail -1); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	failed=""; \
-	for mode in $(E2E_PLACEMENT_MODES); do \
-		echo "== e2e suite, placement mode $$mode"; \
-		KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_PLACEMENT=$$mode \
-			$(GO) test -count=1 -v -timeout 20m ./e2e/... || failed="$$failed $$mode"; \
+	for target in $(E2E_TARGETS); do \
+		if [ "$$target" = gardener ]; then \
+			if [ -f hack/gardener-bins.sh ]; then \
+				bins=$$(bash hack/gardener-bins.sh) || exit 1; bins=$$(printf '%s\n' "$$bins" | tail -1); \
+			else \
+				bins="$(CURDIR)/.cache/gardener/bin"; \
+			fi; \
+			export SEEDWARDEN_E2E_GARDEN_BIN="$$bins/garden" SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN="$$bins/gardener-scheduler"; \
+		fi; \
+		for mode in $(E2E_PLACEMENT_MODES); do \
+			if [ "$$target" = gardener ] && [ "$$mode" = patch ]; then run='$(E2E_GARDENER_PATCH_RUN)'; else run=.; fi; \
+			echo "== e2e suite, target $$target, placement mode $$mode (-run '$$run')"; \
+			KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_GARDEN=$$target SEEDWARDEN_E2E_PLACEMENT=$$mode \
+				$(GO) test -count=1 -v -timeout 20m -run "$$run" ./e2e/... || failed="$$failed $$target/$$mode"; \
+		done; \
 	done; \
-	if [ -n "$$failed" ]; then echo "e2e failed in placement mode(s):$$failed"; exit 1; fi
+	if [ -n "$$failed" ]; then echo "e2e failed in (target/placement mode):$$failed"; exit 1; fi
 
 BENCH_LARGE ?=
 BENCH_APISERVER ?=

@@ -26,10 +26,8 @@ var gardenerSkips = map[string]string{
 	"TestBinPackingProfile":                          "it creates Seeds from api types (no ingress and DNS, refused by gardener-apiserver); the CRD target runs it",
 	"TestDeletingSeedNeverChosen":                    "it creates a Seed from api types (no ingress and DNS, refused by gardener-apiserver); the CRD target runs it",
 	"TestSelfHostedShootNeverBound":                  "its Shoot lives in the project namespace with a control-plane pool of 1-3; TestGardenerSelfHostedShootNeverBound uses namespace garden and min = max = 1, as gardener-apiserver requires",
-	"TestKubeconfigSecret":                           "Secrets and namespaces are kube-apiserver's, the same on both targets; the CRD target runs it",
-	"TestNamespaceDeletion":                          "it deletes a project namespace that Gardener's Project would own; the CRD target runs it",
+	"TestNamespaceDeletion":                          "its Shoot lives in a namespace of its own, which is no Project's; gardener-apiserver admits Shoots only in a Project's namespace",
 	"TestForgedReviewsRefusedByClientAuthentication": "it calls the webhook directly, without an API server in between; the CRD target runs it",
-	"TestOversizedShootRejected":                     "gardener-apiserver defaults many fields into a Shoot, so the sizes the test computes do not hold; the CRD target runs it",
 	"TestSecondReplica":                              "webhook-process behaviour, independent of the API server; the CRD target runs it",
 	"TestCertificateRotation":                        "webhook-process behaviour, independent of the API server; the CRD target runs it",
 	"TestRestart":                                    "webhook-process behaviour, independent of the API server; the CRD target runs it",
@@ -39,7 +37,6 @@ var gardenerSkips = map[string]string{
 	"TestShutdownUnderLoad":                          "webhook-process behaviour, independent of the API server; the CRD target runs it",
 	"TestCreateToBoundLatency":                       "a benchmark; the CRD target runs it",
 	"TestCreateLatencyWebhooks":                      "a benchmark that reads kube-apiserver's webhook metrics; the CRD target runs it",
-	"TestSeedNotReadyStopsPlacements":                "it writes Seed conditions the CRD target's way; the CRD target runs it",
 }
 
 // needGardener returns the suite, or skips t unless it runs on the gardener

@@ -169,7 +169,7 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	ctx := context.Background()
 	dev, op := st.projectUsers(t)
 
-	refused := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"), withName("e2e-patch-mode-developer"))
+	refused := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1b"), withName("e2e-patch-member"))
 	err := dev.c.Create(ctx, refused)
 	requireDenied(t, err, shootValidatorPolicyName)
 	assert.True(t, apierrors.IsForbidden(err), "want 403 Forbidden, got %v", err)
