@@ -39,7 +39,7 @@ func landscapeJSON(t *testing.T, rule string, edit func(s map[string]any)) []byt
 		spec := map[string]any{
 			"cloudProfileName": "aws", "region": "eu-1", "kubernetes": map[string]any{},
 			"provider":   map[string]any{"type": "aws"},
-			"networking": map[string]any{"nodes": "10.1.0.0/24", "ipFamilies": []any{"IPv4"}},
+			"networking": map[string]any{"nodes": "10.250.0.0/24", "ipFamilies": []any{"IPv4"}},
 		}
 		if seedName != "" {
 			spec["seedName"] = seedName
@@ -125,6 +125,15 @@ func TestDecisions(t *testing.T) {
 		}, func(t *testing.T, l line) {
 			if l.Expect == nil || !l.Expect.Unschedulable || !strings.Contains(l.Expect.ReferenceError, "no matching seed candidate") {
 				t.Errorf("want unschedulable with Gardener's candidate error, got %+v", l)
+			}
+		}},
+		{"an IPv4 shoot network inside the seed's pods is the rules' difference", own, func(s map[string]any) {
+			specOf(s["shoot"])["networking"].(map[string]any)["nodes"] = "10.1.0.0/24"
+		}, func(t *testing.T, l line) {
+			if own == overlapAllowIPv4 {
+				wantExpect(t, l, expect{Seed: "seed-a", Tied: []string{"seed-a"}})
+			} else if l.Expect == nil || !l.Expect.Unschedulable || !strings.Contains(l.Expect.ReferenceError, "intersects with seed pod network") {
+				t.Errorf("want unschedulable for the overlap, got %+v", l)
 			}
 		}},
 		{"the other network rule is refused", other, nil, func(t *testing.T, l line) {
