@@ -122,9 +122,9 @@ start=${SECONDS}
 cd "${MODULE}"
 
 log "go build garden, gardener-scheduler, decide (Gardener ${GARDENER_COMMIT:0:10})"
-go build -trimpath -o "${NEW}/" ./cmd/garden ./cmd/decide github.com/gardener/gardener/cmd/gardener-scheduler
+go build -trimpath -ldflags="-s -w" -o "${NEW}/" ./cmd/garden ./cmd/decide github.com/gardener/gardener/cmd/gardener-scheduler
 log "go build decide-disjoint (overlay ${OVERLAY})"
-go build -trimpath -overlay "${OVERLAY}" -o "${NEW}/decide-disjoint" ./cmd/decide
+go build -trimpath -ldflags="-s -w" -overlay "${OVERLAY}" -o "${NEW}/decide-disjoint" ./cmd/decide
 
 # Each oracle must link the rule it is named for.
 [[ "$("${NEW}/decide" -network-overlap)" == AllowIPv4 ]] || die "decide does not decide AllowIPv4"
