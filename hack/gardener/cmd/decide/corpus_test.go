@@ -49,10 +49,13 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("%s: %v", s.Name, err)
 			continue
 		}
-		got, err := decide(context.Background(), l)
+		got, undefined, err := decide(context.Background(), l)
 		if err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 			continue
+		}
+		if undefined != "" {
+			t.Errorf("%s: %s", s.Name, undefined)
 		}
 		if msg := disagreement(want, got); msg != "" {
 			t.Errorf("%s (%s, %s): %s\n recorded: %+v\n gardener: %+v", s.Name, s.Strategy, own, msg, want, got)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,37 +46,42 @@ func crashed(err error) bool {
 	return errors.As(err, &p)
 }
 
-// seedOrder makes the fake client list Seeds in name order, except that the
-// seeds in last come after all others, in that order. Gardener's filters keep
-// list order and its final step picks the first least-used seed, so moving
-// each winner to the end reveals the next seed tied with it.
-type seedOrder struct {
-	last []string
-}
-
-func (o *seedOrder) list(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-	if err := c.List(ctx, list, opts...); err != nil {
-		return err
-	}
-	if seeds, ok := list.(*gardencorev1beta1.SeedList); ok {
-		// Index -1 (not moved) sorts first; the fake client's name order is kept.
-		slices.SortStableFunc(seeds.Items, func(a, b gardencorev1beta1.Seed) int {
-			return cmp.Compare(slices.Index(o.last, a.Name), slices.Index(o.last, b.Name))
-		})
-	}
-	return nil
+// garden is one landscape loaded for Gardener's scheduler.
+type garden struct {
+	client    client.Client
+	order     *listOrder
+	scheduler *schedulershoot.Reconciler
+	shoot     *gardencorev1beta1.Shoot // as the scheduler reads it
 }
 
 // newGarden loads the landscape and the Shoot to place, as the scheduler's
 // cache would hold them, with the one field index DetermineSeed selects by.
-func newGarden(l *landscape, order *seedOrder) (c client.Client, err error) {
+func newGarden(ctx context.Context, l *landscape) (*garden, error) {
+	g := &garden{order: &listOrder{}}
+	c, err := fakeClient(append(slices.Clone(l.objects), l.shoot.DeepCopy()), g.order)
+	if err != nil {
+		return nil, err
+	}
+	g.client = c
+	g.scheduler = &schedulershoot.Reconciler{
+		Client:          c,
+		Config:          &schedulerconfigv1alpha1.ShootSchedulerConfiguration{Strategy: l.strategy},
+		GardenNamespace: gardenNamespace,
+	}
+	g.shoot = &gardencorev1beta1.Shoot{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(l.shoot), g.shoot); err != nil {
+		return nil, fmt.Errorf("reading back the shoot: %w", err)
+	}
+	return g, nil
+}
+
+func fakeClient(objects []client.Object, order *listOrder) (c client.Client, err error) {
 	// The builder panics on objects it cannot hold (e.g. two with one name).
 	defer func() {
 		if r := recover(); r != nil {
 			c, err = nil, fmt.Errorf("loading objects: %v", r)
 		}
 	}()
-	objects := append(slices.Clone(l.objects), l.shoot.DeepCopy())
 	return fake.NewClientBuilder().
 		WithScheme(kubernetes.GardenScheme).
 		WithObjects(objects...).
@@ -87,25 +91,26 @@ func newGarden(l *landscape, order *seedOrder) (c client.Client, err error) {
 }
 
 // decide runs Gardener's DetermineSeed on the landscape. A scheduling failure
-// is a decision (unschedulable); an error return means the scenario could not
-// be decided, a *gardenerPanic that Gardener crashed.
-func decide(ctx context.Context, l *landscape) (expect, error) {
-	order := &seedOrder{}
-	c, err := newGarden(l, order)
+// is a decision (unschedulable). undefined is non-empty when the decision
+// depends on list order beyond breaking ties. An error means the scenario
+// could not be decided; a *gardenerPanic that Gardener crashed.
+func decide(ctx context.Context, l *landscape) (e expect, undefined string, err error) {
+	g, err := newGarden(ctx, l)
 	if err != nil {
-		return expect{}, err
+		return expect{}, "", err
 	}
-	r := &schedulershoot.Reconciler{
-		Client:          c,
-		Config:          &schedulerconfigv1alpha1.ShootSchedulerConfiguration{Strategy: l.strategy},
-		GardenNamespace: gardenNamespace,
+	if e, err = g.decideOnce(ctx); err != nil {
+		return expect{}, "", err
 	}
-	// The Shoot as the scheduler reads it from its cache.
-	stored := &gardencorev1beta1.Shoot{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(l.shoot), stored); err != nil {
-		return expect{}, fmt.Errorf("reading back the shoot: %w", err)
-	}
-	seed, err := determineSeed(ctx, r, stored)
+	undefined, err = g.orderDependence(ctx, e)
+	return e, undefined, err
+}
+
+// decideOnce decides with the current ConfigMap and Project order, finding
+// the tied seeds by listing each winner last until a winner repeats.
+func (g *garden) decideOnce(ctx context.Context) (expect, error) {
+	g.order.seedsLast = nil
+	seed, err := g.determineSeed(ctx)
 	if err != nil {
 		if crashed(err) {
 			return expect{}, err
@@ -113,34 +118,34 @@ func decide(ctx context.Context, l *landscape) (expect, error) {
 		return expect{Unschedulable: true, ReferenceError: err.Error()}, nil
 	}
 	first := seed
-	for !slices.Contains(order.last, seed) {
-		order.last = append(order.last, seed)
-		if seed, err = determineSeed(ctx, r, stored); crashed(err) {
+	for !slices.Contains(g.order.seedsLast, seed) {
+		g.order.seedsLast = append(g.order.seedsLast, seed)
+		if seed, err = g.determineSeed(ctx); crashed(err) {
 			return expect{}, err
 		} else if err != nil {
-			return expect{}, fmt.Errorf("with seeds %v listed last: %w (the decision depends on list order)", order.last, err)
+			return expect{}, fmt.Errorf("with seeds %v listed last: %w (the decision depends on list order)", g.order.seedsLast, err)
 		}
 	}
 	// With every tied seed moved to the end in the order found, the first one
 	// found must win again; else the claim that list order only breaks ties is wrong.
 	if seed != first {
-		return expect{}, fmt.Errorf("with seeds %v listed last %q wins, not %q (the decision depends on list order)", order.last, seed, first)
+		return expect{}, fmt.Errorf("with seeds %v listed last %q wins, not %q (the decision depends on list order)", g.order.seedsLast, seed, first)
 	}
-	if err := sameUsage(ctx, c, order.last); err != nil {
+	if err := g.sameUsage(ctx, g.order.seedsLast); err != nil {
 		return expect{}, err
 	}
-	return expect{Seed: first, Tied: slices.Sorted(slices.Values(order.last))}, nil
+	return expect{Seed: first, Tied: slices.Sorted(slices.Values(g.order.seedsLast))}, nil
 }
 
 // determineSeed calls Gardener's DetermineSeed on a copy of the Shoot, turning
 // a panic into a *gardenerPanic.
-func determineSeed(ctx context.Context, r *schedulershoot.Reconciler, shoot *gardencorev1beta1.Shoot) (name string, err error) {
+func (g *garden) determineSeed(ctx context.Context) (name string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			name, err = "", &gardenerPanic{value: v, stack: debug.Stack()}
 		}
 	}()
-	seed, err := r.DetermineSeed(ctx, logr.Discard(), shoot.DeepCopy())
+	seed, err := g.scheduler.DetermineSeed(ctx, logr.Discard(), g.shoot.DeepCopy())
 	if err != nil {
 		return "", err
 	}
@@ -149,9 +154,9 @@ func determineSeed(ctx context.Context, r *schedulershoot.Reconciler, shoot *gar
 
 // sameUsage checks, with Gardener's own usage count, that the tied seeds all
 // manage the same number of Shoots.
-func sameUsage(ctx context.Context, c client.Client, tied []string) error {
+func (g *garden) sameUsage(ctx context.Context, tied []string) error {
 	shoots := &gardencorev1beta1.ShootList{}
-	if err := c.List(ctx, shoots); err != nil {
+	if err := g.client.List(ctx, shoots); err != nil {
 		return err
 	}
 	usage := v1beta1helper.CalculateSeedUsage(v1beta1helper.ConvertShootList(shoots.Items))

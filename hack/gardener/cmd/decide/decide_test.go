@@ -136,6 +136,24 @@ func TestDecisions(t *testing.T) {
 				t.Errorf("want unschedulable for the overlap, got %+v", l)
 			}
 		}},
+		// Gardener takes the first matching region config its cache lists,
+		// in no defined order: two that disagree make the answer undefined.
+		{"two disagreeing region configs make the decision undefined", own, func(s map[string]any) {
+			regionConfigs(s, "eu-1: 0\nus-1: 10\n", "eu-1: 10\nus-1: 0\n")
+		}, func(t *testing.T, l line) {
+			wantExpect(t, l, expect{Seed: "seed-a", Tied: []string{"seed-a"}})
+			if !strings.Contains(l.Undefined, "with ConfigMap region-b listed first: seed seed-b") {
+				t.Errorf("want undefined naming region-b's answer, got %q", l.Undefined)
+			}
+		}},
+		{"two agreeing region configs leave it defined", own, func(s map[string]any) {
+			regionConfigs(s, "eu-1: 0\nus-1: 10\n", "eu-1: 0\nus-1: 20\n")
+		}, func(t *testing.T, l line) {
+			wantExpect(t, l, expect{Seed: "seed-a", Tied: []string{"seed-a"}})
+			if l.Undefined != "" {
+				t.Errorf("want no undefined, got %q", l.Undefined)
+			}
+		}},
 		{"the other network rule is refused", other, nil, func(t *testing.T, l line) {
 			wantError(t, l, "networkOverlap")
 		}},
@@ -180,6 +198,27 @@ func TestDecisions(t *testing.T) {
 			tt.check(t, lines[0])
 		})
 	}
+}
+
+// regionConfigs makes the scenario MinimalDistance with the Shoot in region
+// "mid", seed-a in eu-1 and seed-b (no longer used) in us-1, and adds region
+// configs region-a and region-b with the given distance tables for "mid".
+func regionConfigs(s map[string]any, tableA, tableB string) {
+	s["strategy"] = "MinimalDistance"
+	specOf(s["shoot"])["region"] = "mid"
+	specOf(objects(s)[2])["provider"] = map[string]any{"type": "aws", "region": "us-1"}
+	cm := func(name, table string) map[string]any {
+		return map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{
+				"name": name, "namespace": "garden",
+				"labels":      map[string]any{"scheduling.gardener.cloud/purpose": "region-config"},
+				"annotations": map[string]any{"scheduling.gardener.cloud/cloudprofiles": "aws"},
+			},
+			"data": map[string]any{"mid": table},
+		}
+	}
+	s["objects"] = append(objects(s)[:4], cm("region-a", tableA), cm("region-b", tableB))
 }
 
 func wantExpect(t *testing.T, l line, want expect) {

@@ -27,11 +27,14 @@ const (
 )
 
 // line is one output line: exactly one of Expect, Error, Panic is set.
+// Undefined may come with Expect: Gardener's answer then depends on the order
+// its cache lists objects in, and Expect is the answer for name order.
 type line struct {
-	Name   string  `json:"name"`
-	Expect *expect `json:"expect,omitempty"`
-	Error  string  `json:"error,omitempty"`
-	Panic  string  `json:"panic,omitempty"`
+	Name      string  `json:"name"`
+	Expect    *expect `json:"expect,omitempty"`
+	Undefined string  `json:"undefined,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	Panic     string  `json:"panic,omitempty"`
 }
 
 func main() {
@@ -53,6 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"with Gardener's scheduler under network rule %s and writes one JSON line per scenario:\n"+
 			"  {\"name\":N,\"expect\":{\"seed\":S,\"tied\":[...]}}\n"+
 			"  {\"name\":N,\"expect\":{\"unschedulable\":true,\"referenceError\":E}}\n"+
+			"  either may carry \"undefined\":U when the answer depends on list order (expect: name order)\n"+
 			"  {\"name\":N,\"error\":E}   the scenario could not be decided\n"+
 			"  {\"name\":N,\"panic\":P}   Gardener's scheduler panicked\n"+
 			"Exit: 0 all input read, 1 input not JSON or output failed, 2 usage.\n\n", prog, own)
@@ -150,7 +154,7 @@ func (d decider) one(raw []byte) line {
 	if err != nil {
 		return line{Name: s.Name, Error: err.Error()}
 	}
-	e, err := decide(context.Background(), l)
+	e, undefined, err := decide(context.Background(), l)
 	var p *gardenerPanic
 	switch {
 	case errors.As(err, &p):
@@ -159,7 +163,7 @@ func (d decider) one(raw []byte) line {
 	case err != nil:
 		return line{Name: s.Name, Error: err.Error()}
 	}
-	return line{Name: s.Name, Expect: &e}
+	return line{Name: s.Name, Expect: &e, Undefined: undefined}
 }
 
 func (d decider) write(l line) error {
