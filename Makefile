@@ -16,7 +16,7 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # landscape, certificates from ./certs, ports on localhost.
 SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
 
-.PHONY: help build certs run demo test tools unit unit-with-apiserver chart-check e2e bench lint golangci fuzz generate clean image set-version
+.PHONY: help build certs run demo test tools unit unit-with-apiserver oracle-check difftest chart-check e2e bench lint golangci fuzz generate clean image set-version
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -41,19 +41,42 @@ run: certs ## Run the webhook server on the example landscape (Ctrl-C stops it).
 demo: build certs ## Send the example Shoots to the server (started and stopped if not running).
 	$(GO) run ./hack/demo -server "bin/webhook $(SERVE_ARGS)"
 
-test: tools unit-with-apiserver chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver where they need one), conformance count, chart check, e2e.
+test: tools unit-with-apiserver oracle-check chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver and Gardener's scheduler as oracle where they need them), conformance and differential counts, the oracle's own check, chart check, e2e on both gardens.
 
-tools: ## Build kube-apiserver, etcd and promtool from the Go module proxy into .cache (once per machine).
+tools: ## Build kube-apiserver, etcd and promtool from the Go module proxy, and Gardener's programs from its pinned source, into .cache (once per machine).
 	@bash hack/e2e-tools.sh >/dev/null
 	@bash hack/rules/promtool.sh >/dev/null
+	@bash hack/gardener-bins.sh >/dev/null
 
 # Unit tests that need an API server (CRD install, serve --kubeconfig, the
-# pending controller, manifests dry-run) find it through KUBEBUILDER_ASSETS;
-# `make test` always provides it, so none of them skips there.
+# pending controller, manifests dry-run) find it through KUBEBUILDER_ASSETS,
+# and TestDifferential finds Gardener's scheduler (the decide oracle) through
+# SEEDWARDEN_GARDENER_BIN; `make test` always provides both, so none of them
+# skips there.
 unit-with-apiserver:
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" $(GO) test -race -count=1 ./...
+	KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" \
+		SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" \
+		$(GO) test -race -count=1 ./...
 	@$(GO) test -count=1 -run TestConformance -v ./internal/placement | grep '^conformance:'
+
+# The module that links Gardener (hack/gardener) is checked on its own: vet,
+# and the oracle against the recorded corpus under both network rules.
+GARDENER_GO := cd hack/gardener && GOWORK=off GOFLAGS="-mod=mod -trimpath" $(GO)
+
+oracle-check: ## Vet hack/gardener; the decide oracle must reproduce the public corpus (both network rules).
+	@bash hack/gardener-bins.sh >/dev/null
+	$(GARDENER_GO) vet ./...
+	$(GARDENER_GO) test -count=1 ./...
+	$(GARDENER_GO) test -count=1 -overlay "$$(bash ../gardener-bins.sh --overlay | tail -1)" ./cmd/decide
+
+# Seedwarden's placement against Gardener's scheduler on N generated scenarios
+# from SEED (make test runs the default 2,000 of TestDifferential).
+N    ?= 20000
+SEED ?=
+difftest: ## Longer differential search: N (default 20000) generated scenarios from SEED against Gardener's scheduler.
+	SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" SEEDWARDEN_DIFFTEST_N=$(N) SEEDWARDEN_DIFFTEST_SEED=$(SEED) \
+		$(GO) test -count=1 -timeout 60m -run TestDifferential -v ./internal/placement | grep -E '^(differential:|---|\s+differential_test|FAIL|ok)'
 
 unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless .cache has it.
 	$(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -110,11 +133,7 @@ e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + et
 	failed=""; \
 	for target in $(E2E_TARGETS); do \
 		if [ "$$target" = gardener ]; then \
-			if [ -f hack/gardener-bins.sh ]; then \
-				bins=$$(bash hack/gardener-bins.sh) || exit 1; bins=$$(printf '%s\n' "$$bins" | tail -1); \
-			else \
-				bins="$(CURDIR)/.cache/gardener/bin"; \
-			fi; \
+			bins=$$(bash hack/gardener-bins.sh) || exit 1; bins=$$(printf '%s\n' "$$bins" | tail -1); \
 			export SEEDWARDEN_E2E_GARDEN_BIN="$$bins/garden" SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN="$$bins/gardener-scheduler"; \
 		fi; \
 		for mode in $(E2E_PLACEMENT_MODES); do \
