@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // The gardener target: instead of envtest's kube-apiserver serving the
@@ -53,6 +54,32 @@ func gardenTargetFromEnv() (string, error) {
 	default:
 		return "", fmt.Errorf("%s=%q: want %q or %q", GardenEnv, v, targetCRD, targetGardener)
 	}
+}
+
+// startAPIServer starts the target's API server: envtest's kube-apiserver
+// serving e2e/crds (presenting the webhook client certificate), or the
+// garden. It returns the admin's rest config.
+func (st *suite) startAPIServer(assets string) (*rest.Config, error) {
+	if onGardener() {
+		cfg, err := st.startGarden(assets)
+		if err != nil {
+			return nil, fmt.Errorf("starting the garden: %w", err)
+		}
+		return cfg, nil
+	}
+	st.env = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(st.root, "e2e", "crds")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	st.env.ControlPlane.GetAPIServer().Configure().
+		Set("admission-control-config-file", admissionConfigFile(st.work))
+	cfg, err := st.env.Start()
+	if err != nil {
+		st.env = nil
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	return cfg, nil
 }
 
 // gardenerPrerequisites are the objects real Gardener needs before the

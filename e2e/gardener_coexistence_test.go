@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -280,7 +280,7 @@ func TestGardenerSchedulerCoexistence(t *testing.T) {
 
 	claimed := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
 	require.NoError(t, st.c.Create(ctx, claimed))
-	require.Equal(t, st.schedulerName(), specSchedulerName(claimed), "seedwarden claims the Shoot it admits")
+	require.Equal(t, config.DefaultSchedulerName, specSchedulerName(claimed), "seedwarden claims the Shoot it admits")
 	claimedKey := client.ObjectKeyFromObject(claimed)
 
 	var gardenersKey types.NamespacedName
@@ -324,10 +324,6 @@ func TestGardenerSchedulerCoexistence(t *testing.T) {
 		claimedKey, seen[claimedKey], reporter(byClaimed[0]), gardenersKey, seen[gardenersKey], reporter(byGardener[0]), nobodyKey)
 }
 
-// schedulerName is the scheduler name seedwarden claims with in this suite
-// (its configuration leaves the default).
-func (st *suite) schedulerName() string { return "seedwarden" }
-
 func specSchedulerName(u *unstructured.Unstructured) string {
 	v, _, _ := unstructured.NestedString(u.Object, "spec", "schedulerName")
 	return v
@@ -366,7 +362,7 @@ func (st *suite) withoutMutatingWebhook(t *testing.T, f func()) {
 		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
 			return err
 		}
-		if !strings.Contains(specSchedulerName(sh), st.schedulerName()) {
+		if specSchedulerName(sh) != config.DefaultSchedulerName {
 			return fmt.Errorf("dry run not claimed yet")
 		}
 		return nil

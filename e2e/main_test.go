@@ -287,32 +287,6 @@ func (st *suite) setup() error {
 	return st.registerWebhooks(ctx)
 }
 
-// startAPIServer starts the target's API server: envtest's kube-apiserver
-// serving e2e/crds (presenting the webhook client certificate), or the
-// garden. It returns the admin's rest config.
-func (st *suite) startAPIServer(assets string) (*rest.Config, error) {
-	if onGardener() {
-		cfg, err := st.startGarden(assets)
-		if err != nil {
-			return nil, fmt.Errorf("starting the garden: %w", err)
-		}
-		return cfg, nil
-	}
-	st.env = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(st.root, "e2e", "crds")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	st.env.ControlPlane.GetAPIServer().Configure().
-		Set("admission-control-config-file", admissionConfigFile(st.work))
-	cfg, err := st.env.Start()
-	if err != nil {
-		st.env = nil
-		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
-	}
-	return cfg, nil
-}
-
 // envtestAssets is KUBEBUILDER_ASSETS, else what hack/e2e-tools.sh builds
 // (once per machine; it returns at once when the binaries are current).
 func envtestAssets(root string) (string, error) {
