@@ -125,8 +125,9 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 	g.cmd.Env = append(os.Environ(), "KUBEBUILDER_ASSETS="+assets)
 	g.cmd.Stderr = errFile
 	// Its own process group: a stop reaches etcd and kube-apiserver too
-	// should the garden die without stopping them.
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// should the garden die without stopping them. If this test binary
+	// dies without its teardown, the garden gets SIGTERM and stops them.
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	stdout, err := g.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
