@@ -32,7 +32,9 @@ import (
 // describes them:
 //   - the mutating webhook is Ignore, but the binding webhook (Fail) is
 //     sent every Shoot CREATE, so even a CREATE that chooses no seed is
-//     refused (issue 25 is about letting those through);
+//     refused. That is a known defect (a write that chooses no seed should
+//     not depend on seedwarden); this pins the documented behaviour until
+//     seedless CREATEs stop reaching the binding webhook;
 //   - a binding through shoots/binding is refused (binding and capacity,
 //     Fail);
 //   - an UPDATE that touches no seed field is not sent to the binding and

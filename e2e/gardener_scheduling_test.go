@@ -18,7 +18,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/pending"
 )
 
-// Scheduling tests written for the gardener target (issue 23); those that
+// Scheduling tests written for the gardener target; those that
 // call need rather than needGardener mean the same on the CRD target and run
 // there too.
 

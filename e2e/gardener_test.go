@@ -96,7 +96,7 @@ func (st *suite) requireShootDNSDomain(t *testing.T, key types.NamespacedName, s
 	t.Logf("Shoot %s: spec.dns.domain %s (ShootDNS, on the bind)", key, want)
 }
 
-// TestGardenerAcceptsExamples (issue 23, item 5): gardener-apiserver, with
+// TestGardenerAcceptsExamples: gardener-apiserver, with
 // its validation and admission plugins, accepts the Seeds and CloudProfiles
 // of examples/landscape.yaml and the Shoots of examples/shoot*.yaml exactly
 // as written (server-side dry-run CREATEs under new names; setup loaded the
