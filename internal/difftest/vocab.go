@@ -7,30 +7,30 @@ import "strings"
 type feature uint8
 
 const (
-	fRegionConfigs feature = iota // several region-config ConfigMaps, malformed ones, odd annotations
-	fOddTable                     // distances: negative, at and past 2^31-1, huge
-	fIPv6                         // IPv6 and dual-stack Shoots and seeds
-	fShootDefaults                // seeds' spec.networks.shootDefaults, Shoots without pods/services
-	fStatusNetworking             // Shoots with status.networking
-	fWorkerless                   // Shoots without worker pools
-	fDuplicates                   // duplicate taints, tolerations, access restrictions, zones
-	fTaints                       // taints and tolerations with and without values
-	fAccess                       // access restrictions
-	fProviderTypes                // CloudProfile seedSelector.providerTypes, seeds of other providers
-	fHAZones                      // failure tolerance, control-plane zones, zone selection modes
-	fInvisible                    // invisible seeds, seeds without settings
-	fDeleting                     // deleting seeds, projects and Shoots
-	fProject                      // missing, several or deleting Projects, other namespaces
-	fSelectors                    // CloudProfile and Shoot label selectors, broken ones
-	fReadiness                    // lastOperation, conditions (duplicated), backup
-	fCapacity                     // allocatable quantities at the usage, odd quantities, migrations
-	fOddCIDR                      // unparsable, host-bit, IPv4-mapped, reserved and huge CIDRs
-	fLongRegion                   // region names far apart by name distance
-	fDomain                       // Shoot domains under seeds' default domains
-	fEmergency                    // the emergency-stop annotation
-	fPurpose                      // purposes, testing included
-	fProfileRef                   // cloudProfile / cloudProfileName / NamespacedCloudProfile references
-	fShuffle                      // objects in random order
+	fRegionConfigs    feature = iota // several region-config ConfigMaps, malformed ones, odd annotations
+	fOddTable                        // distances: negative, at and past 2^31-1, huge
+	fIPv6                            // IPv6 and dual-stack Shoots and seeds
+	fShootDefaults                   // seeds' spec.networks.shootDefaults, Shoots without pods/services
+	fStatusNetworking                // Shoots with status.networking
+	fWorkerless                      // Shoots without worker pools
+	fDuplicates                      // duplicate taints, tolerations, access restrictions, zones
+	fTaints                          // taints and tolerations with and without values
+	fAccess                          // access restrictions
+	fProviderTypes                   // CloudProfile seedSelector.providerTypes, seeds of other providers
+	fHAZones                         // failure tolerance, control-plane zones, zone selection modes
+	fInvisible                       // invisible seeds, seeds without settings
+	fDeleting                        // deleting seeds, projects and Shoots
+	fProject                         // missing, several or deleting Projects, other namespaces
+	fSelectors                       // CloudProfile and Shoot label selectors, broken ones
+	fReadiness                       // lastOperation, conditions (duplicated), backup
+	fCapacity                        // allocatable quantities at the usage, odd quantities, migrations
+	fOddCIDR                         // unparsable, host-bit, IPv4-mapped, reserved and huge CIDRs
+	fLongRegion                      // region names far apart by name distance
+	fDomain                          // Shoot domains under seeds' default domains
+	fEmergency                       // the emergency-stop annotation
+	fPurpose                         // purposes, testing included
+	fProfileRef                      // cloudProfile / cloudProfileName / NamespacedCloudProfile references
+	fShuffle                         // objects in random order
 )
 
 var features = []feature{
