@@ -32,6 +32,10 @@ func One(seed uint64, i int) Scenario {
 type gen struct {
 	r     *rand.Rand
 	focus map[feature]bool
+	// crash is the input Gardener's scheduler is known to crash on that
+	// this scenario carries, if any (rarely: the whole scenario is lost to
+	// the comparison, but the crashes stay listed).
+	crash crashKind
 
 	provider, region string   // the Shoot's
 	regions          []string // the regions of the landscape, the Shoot's first
@@ -49,6 +53,9 @@ func newGen(seed uint64, i int) *gen {
 	// so every family still meets every other now and then.
 	for range 1 + g.r.IntN(3) {
 		g.focus[features[g.r.IntN(len(features))]] = true
+	}
+	if g.chance(crashOdds) {
+		g.crash = crashKind(1 + g.r.IntN(int(crashKinds)-1))
 	}
 	return g
 }

@@ -14,19 +14,16 @@ func (g *gen) cidr(v6 bool) string {
 
 // seedNetworks: pods and services always (the API requires them), nodes
 // and shootDefaults sometimes. A shootDefaults that lacks pods or services
-// is left to the stressed families (Gardener dereferences both).
+// only comes with crashPartialDefaults (Gardener dereferences both).
 func (g *gen) seedNetworks() object {
 	n := object{"pods": g.cidr(false), "services": g.cidr(false)}
 	if g.chance(0.5) {
 		n["nodes"] = g.cidr(false)
 	}
 	if g.on(fShootDefaults) || g.chance(0.1) {
-		d := object{}
-		if !g.on(fOddCIDR) || g.chance(0.8) {
-			d["pods"] = g.cidr(g.chance(0.4))
-		}
-		if !g.on(fOddCIDR) || g.chance(0.8) {
-			d["services"] = g.cidr(g.chance(0.4))
+		d := object{"pods": g.cidr(g.chance(0.4)), "services": g.cidr(g.chance(0.4))}
+		if g.crash == crashPartialDefaults && g.chance(0.6) {
+			delete(d, g.pick("pods", "services"))
 		}
 		n["shootDefaults"] = d
 	}

@@ -67,20 +67,33 @@ func (g *gen) profileNames() []string {
 // table is one region's distance table: YAML mapping regions to distances,
 // or, stressed, something that is not such a mapping.
 func (g *gen) table() string {
-	if g.on(fRegionConfigs) && g.chance(0.25) {
-		return g.pick("- a\n", "foo", "eu-west-1: near\n", "eu-west-1: 1.5\n", "{}", "null", "~",
-			"  ", "# only a comment\n", "eu-west-1: 1\neu-west-1: 2\n", "", "[1, 2]", "eu-west-1: 0x10\n")
+	if g.crash == crashNullTable && g.chance(0.5) {
+		return g.pick("null", "~", "  ", "# only a comment\n")
 	}
+	if g.on(fRegionConfigs) && g.chance(0.25) {
+		return g.pick("- a\n", "foo", "eu-west-1: near\n", "eu-west-1: 1.5\n", "{}",
+			"eu-west-1: 1\neu-west-1: 2\n", "", "[1, 2]", "eu-west-1: 0x10\n", "eu-west-1: 1_000\n")
+	}
+	// Stressed, a table may hold only huge distances: whether any is a
+	// candidate then turns on where Gardener's search starts (2^31-1).
+	huge := g.on(fOddTable) && g.chance(0.4)
 	var b strings.Builder
 	for _, to := range g.some(g.regions, 6, false) {
-		fmt.Fprintf(&b, "%s: %d\n", to, g.distance())
+		fmt.Fprintf(&b, "%s: %d\n", to, g.distance(huge))
+	}
+	if huge && g.chance(0.7) {
+		fmt.Fprintf(&b, "%s: %d\n", g.region, g.distance(true)) // or the own region counts as 0
 	}
 	return b.String()
 }
 
 // distance is a table entry: small ones tie often; stressed, values at and
 // beyond the 32-bit limit and negative ones.
-func (g *gen) distance() int64 {
+func (g *gen) distance(huge bool) int64 {
+	if huge {
+		vals := []int64{2147483646, 2147483647, 2147483648, 2147483649, 4294967296, 9223372036854775807}
+		return vals[g.r.IntN(len(vals))]
+	}
 	if g.on(fOddTable) && g.chance(0.5) {
 		vals := []int64{-5, -1, 2147483646, 2147483647, 2147483648, 4294967296, 9223372036854775807, 1000, 1001}
 		return vals[g.r.IntN(len(vals))]

@@ -93,15 +93,14 @@ func (g *gen) zones(region string) []string {
 }
 
 func (g *gen) settings() object {
-	if g.on(fInvisible) && g.chance(0.3) {
+	if g.crash == crashNoScheduling && g.chance(0.3) {
 		return nil
 	}
 	s := object{}
 	switch {
+	case g.crash == crashNoScheduling && g.chance(0.3):
 	case g.on(fInvisible):
-		if g.chance(0.7) {
-			s["scheduling"] = object{"visible": false}
-		}
+		s["scheduling"] = object{"visible": false}
 	default:
 		s["scheduling"] = object{"visible": true}
 	}

@@ -33,6 +33,22 @@ const (
 	fShuffle                         // objects in random order
 )
 
+// crashKind is an input Gardener's scheduler crashes on (a nil pointer or
+// a nil map); docs/placement.md, "Where Gardener itself crashes", says what
+// seedwarden does instead.
+type crashKind uint8
+
+const (
+	crashNone            crashKind = iota
+	crashNoScheduling              // a Seed without spec.settings.scheduling (isUsableSeed dereferences it)
+	crashPartialDefaults           // shootDefaults without pods or services, for a Shoot without them
+	crashNullTable                 // a region table that is YAML null (assignment to a nil map)
+	crashKinds
+)
+
+// crashOdds is how often a scenario carries one of them.
+const crashOdds = 0.03
+
 var features = []feature{
 	fRegionConfigs, fOddTable, fIPv6, fShootDefaults, fStatusNetworking, fWorkerless,
 	fDuplicates, fTaints, fAccess, fProviderTypes, fHAZones, fInvisible, fDeleting, fProject,
