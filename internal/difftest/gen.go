@@ -42,6 +42,7 @@ type gen struct {
 	seeds            []object
 	seedNames        []string
 	projectName      string // the Project owning the Shoot's namespace, if any
+	contested        bool   // two Projects claim the Shoot's namespace
 	namespace        string // the Shoot's
 	profile          string // the name the Shoot's profile is looked up by
 }

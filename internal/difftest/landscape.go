@@ -99,6 +99,7 @@ func (g *gen) projects() []object {
 			// Claims the same namespace: only one owner can be right.
 			name := g.pick("aaa", "zzz")
 			out = append(out, project(name, g.namespace))
+			g.contested = true
 			if name < g.projectName || g.projectName == "" {
 				g.projectName = name
 			}

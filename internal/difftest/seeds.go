@@ -137,7 +137,7 @@ func (g *gen) seedAccess() []object {
 }
 
 func (g *gen) seedDNS() object {
-	if !g.on(fDomain) && !g.chance(0.15) {
+	if !g.on(fDomain) && !g.contested && !g.chance(0.15) {
 		return object{}
 	}
 	var defaults []object

@@ -122,7 +122,9 @@ func (g *gen) controlPlane() object {
 // domain: none, a custom one, or one under a seed default domain, right
 // (<shoot>.<project>.<default>) or not.
 func (g *gen) domain() (string, bool) {
-	if !g.on(fDomain) && !g.chance(0.1) {
+	// With two Projects claiming the namespace, which one owns it shows
+	// only in the domain check.
+	if !g.on(fDomain) && !(g.contested && g.chance(0.8)) && !g.chance(0.1) {
 		return "", false
 	}
 	d := g.pickList(domains)

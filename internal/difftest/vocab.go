@@ -33,8 +33,8 @@ const (
 	fShuffle                         // objects in random order
 )
 
-// crashKind is an input Gardener's scheduler crashes on (a nil pointer or
-// a nil map); docs/placement.md, "Where Gardener itself crashes", says what
+// crashKind is an input Gardener's scheduler crashes on (a nil pointer);
+// docs/placement.md, "Where Gardener itself crashes", says what
 // seedwarden does instead.
 type crashKind uint8
 
@@ -42,7 +42,6 @@ const (
 	crashNone            crashKind = iota
 	crashNoScheduling              // a Seed without spec.settings.scheduling (isUsableSeed dereferences it)
 	crashPartialDefaults           // shootDefaults without pods or services, for a Shoot without them
-	crashNullTable                 // a region table that is YAML null (assignment to a nil map)
 	crashKinds
 )
 
