@@ -10,9 +10,13 @@ import (
 func (g *gen) pickShootPlace() {
 	g.provider = g.pickList(providers)
 	g.region = g.pickList(regionsOf[g.provider])
-	if g.on(fLongRegion) {
+	switch {
+	case g.on(fLongRegion):
 		// Around 500 letters: name distances of about 1,000 to the others.
 		g.region = longRegion(490+g.r.IntN(20), g.pick("", "-west-1", "-north"))
+	case g.on(fLongRegion):
+		// Name distance counts runes, not bytes.
+		g.region = g.pickList(unicodeRegions)
 	}
 	g.regions = []string{g.region}
 	for _, p := range providers {
@@ -24,6 +28,7 @@ func (g *gen) pickShootPlace() {
 	}
 	if g.on(fLongRegion) {
 		g.regions = append(g.regions, longRegion(495+g.r.IntN(10), g.pick("", "-west-1")))
+		g.regions = append(g.regions, g.pickList(unicodeRegions))
 	}
 }
 

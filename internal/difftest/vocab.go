@@ -83,6 +83,10 @@ func longRegion(n int, suffix string) string {
 	return strings.Repeat("q", n) + suffix
 }
 
+// unicodeRegions differ from each other and the ordinary ones by a few
+// runes of several bytes each.
+var unicodeRegions = []string{"eu-wést-1", "eü-west-1", "日本-east-1", "日本-west-1", "südost-1"}
+
 var (
 	labelKeys   = []string{"environment", "tier", "seed.gardener.cloud/eu-access"}
 	labelValues = []string{"a", "b", "prod", "dev", "true"}

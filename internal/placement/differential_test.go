@@ -70,7 +70,10 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("%s: the oracle's answer %+v differs from the recorded corpus %+v", sc.Name, *a.Expect, *want)
 		}
 		d, err := decideScenario(sc)
-		require.NoError(t, err, sc.Name)
+		if err != nil {
+			t.Errorf("%s: seedwarden cannot read the scenario: %v", sc.Name, err)
+			continue
+		}
 		if why := disagreement(*a.Expect, d); why != "" {
 			sc.Expect = a.Expect
 			disagree = append(disagree, sc)
