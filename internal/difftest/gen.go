@@ -68,9 +68,13 @@ func (g *gen) scenario(name string) Scenario {
 	if g.on(fShuffle) {
 		g.r.Shuffle(len(objects), func(i, j int) { objects[i], objects[j] = objects[j], objects[i] })
 	}
+	strategy := g.pick("SameRegion", "MinimalDistance")
+	if (g.focus[fOddTable] || g.focus[fRegionConfigs]) && g.chance(0.6) {
+		strategy = "MinimalDistance" // the only one that reads region configs
+	}
 	sc := Scenario{
 		Name:           name,
-		Strategy:       g.pick("SameRegion", "MinimalDistance"),
+		Strategy:       strategy,
 		NetworkOverlap: g.pick("Disjoint", "AllowIPv4"),
 		Shoot:          marshal(shoot),
 	}
@@ -109,6 +113,10 @@ func (g *gen) on(f feature) bool {
 	}
 	return g.r.Float64() < baseOdds
 }
+
+// stressed is on without the base odds: for values that end a decision
+// early (no Project), which would otherwise hide the rest of the scenario.
+func (g *gen) stressed(f feature) bool { return g.focus[f] && g.chance(0.6) }
 
 // baseOdds is how often an unstressed family shows its rare values.
 const baseOdds = 0.06

@@ -77,7 +77,7 @@ func (g *gen) labelSelector() object {
 // none, a deleting one, or another one claiming the same namespace.
 func (g *gen) projects() []object {
 	g.namespace = projectNamespace
-	if g.on(fProject) && g.chance(0.3) {
+	if g.stressed(fProject) && g.chance(0.3) {
 		g.namespace = otherNamespace
 	}
 	project := func(name, ns string) object {
@@ -93,6 +93,9 @@ func (g *gen) projects() []object {
 	if g.on(fProject) {
 		switch g.r.IntN(3) {
 		case 0:
+			if !g.stressed(fProject) {
+				break
+			}
 			out = nil
 			g.projectName = ""
 		case 1:

@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -74,13 +75,20 @@ func (g *gen) table() string {
 	}
 	// Stressed, a table may hold only huge distances: whether any is a
 	// candidate then turns on where Gardener's search starts (2^31-1).
-	huge := g.on(fOddTable) && g.chance(0.4)
+	huge := g.on(fOddTable) && g.chance(0.7)
 	var b strings.Builder
 	for _, to := range g.some(g.regions, 6, false) {
 		fmt.Fprintf(&b, "%s: %d\n", to, g.distance(huge))
 	}
-	if huge && g.chance(0.7) {
-		fmt.Fprintf(&b, "%s: %d\n", g.region, g.distance(true)) // or the own region counts as 0
+	if huge && g.chance(0.85) {
+		// Or the own region counts as 0. Farthest of all, it leaves the
+		// nearest huge entry to another region, which name distance would
+		// not choose.
+		d := g.distance(true)
+		if g.chance(0.5) {
+			d = math.MaxInt64
+		}
+		fmt.Fprintf(&b, "%s: %d\n", g.region, d)
 	}
 	return b.String()
 }
@@ -89,7 +97,10 @@ func (g *gen) table() string {
 // beyond the 32-bit limit and negative ones.
 func (g *gen) distance(huge bool) int64 {
 	if huge {
-		vals := []int64{2147483646, 2147483647, 2147483648, 2147483649, 4294967296, 9223372036854775807}
+		vals := []int64{2147483648, 2147483649, 4294967296, 9223372036854775807}
+		if g.chance(0.15) {
+			vals = []int64{2147483646, 2147483647} // at the limit: still candidates
+		}
 		return vals[g.r.IntN(len(vals))]
 	}
 	if g.on(fOddTable) && g.chance(0.5) {

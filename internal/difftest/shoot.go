@@ -29,7 +29,7 @@ func (g *gen) shoot() object {
 	}
 	if g.on(fAccess) || g.chance(0.1) {
 		var acc []object
-		for _, n := range g.some(accessNames, 2, g.on(fDuplicates)) {
+		for _, n := range g.some(accessNames, 2, g.on(fDuplicates) || g.on(fAccess)) {
 			acc = append(acc, object{"name": n})
 		}
 		spec["accessRestrictions"] = acc
