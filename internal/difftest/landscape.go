@@ -130,6 +130,9 @@ func (g *gen) existingShoots() []object {
 		if g.chance(0.9) {
 			spec["seedName"] = g.usageSeed()
 		}
+		if g.on(fEmpty) {
+			spec["seedName"] = ""
+		}
 		status := object{}
 		if g.on(fCapacity) && g.chance(0.4) {
 			status["seedName"] = g.usageSeed()
@@ -170,6 +173,9 @@ func (g *gen) setCapacities(existing []object) {
 		status := s["status"].(object)
 		status["capacity"] = object{"shoots": fmt.Sprint(u + 5)}
 		status["allocatable"] = object{"shoots": g.quantity(u)}
+		if g.on(fCapacity) && g.chance(0.1) {
+			status["allocatable"] = object{"cpu": "10"} // no shoots: no limit
+		}
 	}
 }
 
@@ -187,7 +193,7 @@ func (g *gen) quantity(u int) string {
 	case 2:
 		return fmt.Sprintf("%de0", u+d)
 	case 3:
-		return g.pick("0", "-1", "1k", "1Ki", "0.1", "100m")
+		return g.pick("0", "-1", "1k", "1Ki", "0.1", "100m", "1e30", "9223372036854775807")
 	}
 	return fmt.Sprint(u + d)
 }

@@ -38,7 +38,8 @@ func (g *gen) shootNetworking() object {
 	}
 	families := []string{"IPv4"}
 	if g.on(fIPv6) || g.on(fShootDefaults) {
-		families = [][]string{{"IPv6"}, {"IPv4", "IPv6"}, {"IPv6", "IPv4"}, {}, {"IPv4"}}[g.r.IntN(5)]
+		options := [][]string{{"IPv6"}, {"IPv4", "IPv6"}, {"IPv6", "IPv4"}, {}, {"IPv4"}, {"IPv6", "IPv6"}, {"ipv6"}}
+		families = options[g.r.IntN(len(options))]
 	}
 	v6 := len(families) > 0 && families[0] == "IPv6"
 	n := object{"type": "calico"}

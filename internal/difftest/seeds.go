@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,13 @@ func (g *gen) pickShootPlace() {
 	if g.on(fLongRegion) {
 		g.regions = append(g.regions, longRegion(495+g.r.IntN(10), g.pick("", "-west-1")))
 		g.regions = append(g.regions, g.pickList(unicodeRegions))
+	}
+	if g.on(fEmpty) {
+		g.regions = append(g.regions, "")
+		if g.chance(0.3) {
+			g.region = ""
+			g.regions[0] = ""
+		}
 	}
 }
 
@@ -78,6 +86,9 @@ func (g *gen) labels() object {
 	out := object{}
 	for _, k := range g.some(labelKeys, 3, false) {
 		out[k] = g.pickList(labelValues)
+		if g.on(fEmpty) {
+			out[k] = ""
+		}
 	}
 	return out
 }
@@ -89,6 +100,9 @@ func (g *gen) zones(region string) []string {
 	pool := []string{region + "-a", region + "-b", region + "-c", region + "-d"}
 	if g.on(fHAZones) {
 		pool = append(pool, g.region+"-a", g.region+"-b")
+	}
+	if g.on(fEmpty) {
+		pool = append(pool, "")
 	}
 	z := g.some(pool, 4, g.on(fDuplicates))
 	if z == nil {
@@ -123,7 +137,7 @@ func (g *gen) taints() []object {
 	for _, k := range g.some(taintKeys, 2, g.on(fDuplicates)) {
 		t := object{"key": k}
 		if g.chance(0.4) {
-			t["value"] = g.pickList(taintValues)
+			t["value"] = g.value()
 		}
 		out = append(out, t)
 	}
@@ -146,7 +160,11 @@ func (g *gen) seedDNS() object {
 		return object{}
 	}
 	var defaults []object
-	for _, d := range g.some(domains, 2, false) {
+	pool := domains
+	if g.on(fEmpty) {
+		pool = append(slices.Clone(domains), "")
+	}
+	for _, d := range g.some(pool, 2, false) {
 		defaults = append(defaults, object{"type": "aws-route53", "domain": d,
 			"credentialsRef": object{"apiVersion": "v1", "kind": "Secret", "namespace": gardenNamespace, "name": "dns"}})
 	}
@@ -183,6 +201,15 @@ func (g *gen) seedStatus(backup bool) object {
 		status["conditions"] = conds
 	}
 	return status
+}
+
+// value is a taint's or toleration's value; "" is a value too (it matches
+// only "" or no value).
+func (g *gen) value() string {
+	if g.on(fEmpty) {
+		return ""
+	}
+	return g.pickList(taintValues)
 }
 
 func condition(t, status string) object {

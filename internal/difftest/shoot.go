@@ -58,7 +58,11 @@ func (g *gen) workers() []object {
 	for i := range 1 + g.r.IntN(3) {
 		w := object{"name": "pool-" + string(rune('a'+i)), "machine": object{"type": "m5.large"}, "minimum": 1, "maximum": 3}
 		if g.chance(0.5) || g.on(fHAZones) {
-			w["zones"] = g.some([]string{g.region + "-a", g.region + "-b", g.region + "-c", "other-zone"}, 2, g.on(fDuplicates))
+			pool := []string{g.region + "-a", g.region + "-b", g.region + "-c", "other-zone"}
+			if g.on(fEmpty) {
+				pool = append(pool, "")
+			}
+			w["zones"] = g.some(pool, 2, g.on(fDuplicates))
 		}
 		out = append(out, w)
 	}
@@ -96,7 +100,7 @@ func (g *gen) tolerations() []object {
 	for _, k := range g.some(taintKeys, 3, g.on(fDuplicates)) {
 		t := object{"key": k}
 		if g.chance(0.4) {
-			t["value"] = g.pickList(taintValues)
+			t["value"] = g.value()
 		}
 		out = append(out, t)
 	}
@@ -131,6 +135,9 @@ func (g *gen) domain() (string, bool) {
 	project := g.projectName
 	if project == "" || g.chance(0.2) {
 		project = g.pick("proj", "aaa", "zzz")
+	}
+	if g.on(fEmpty) {
+		return g.pick("shoot."+project+".", "."+d, d), true
 	}
 	switch g.r.IntN(6) {
 	case 0:

@@ -31,6 +31,7 @@ const (
 	fPurpose                         // purposes, testing included
 	fProfileRef                      // cloudProfile / cloudProfileName / NamespacedCloudProfile references
 	fShuffle                         // objects in random order
+	fEmpty                           // empty strings where a value is expected: values, zones, domains, seed names
 )
 
 // crashKind is an input Gardener's scheduler crashes on (a nil pointer);
@@ -52,7 +53,7 @@ var features = []feature{
 	fRegionConfigs, fOddTable, fIPv6, fShootDefaults, fStatusNetworking, fWorkerless,
 	fDuplicates, fTaints, fAccess, fProviderTypes, fHAZones, fInvisible, fDeleting, fProject,
 	fSelectors, fReadiness, fCapacity, fOddCIDR, fLongRegion, fDomain, fEmergency, fPurpose,
-	fProfileRef, fShuffle,
+	fProfileRef, fShuffle, fEmpty,
 }
 
 const (
