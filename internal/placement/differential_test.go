@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,10 +60,12 @@ func TestDifferential(t *testing.T) {
 
 	var disagree []difftest.Scenario
 	agreed, failed := 0, 0
+	problems := map[string]int{}
 	for _, sc := range scenarios {
 		a := answers[sc.Name]
 		if a.Failed() {
 			failed++
+			problems[a.Problem()]++
 			t.Logf("%s: Gardener gave no decision (%s)", sc.Name, a.Problem())
 			continue
 		}
@@ -88,6 +91,9 @@ func TestDifferential(t *testing.T) {
 	// Printed, not only logged, so plain `go test` output shows the count.
 	fmt.Printf("differential: %d/%d scenarios agree with Gardener (generator seed %d, %d generated + %d corpus; Gardener failed on %d, listed with -v)\n",
 		agreed, len(scenarios)-failed, seed, n, len(scenarios)-n, failed)
+	for _, p := range slices.Sorted(maps.Keys(problems)) {
+		fmt.Printf("differential: Gardener gave no decision %d times: %s (docs/placement.md, \"Where Gardener itself crashes\")\n", problems[p], p)
+	}
 }
 
 // TestDifferentialRecorded runs the disagreements found so far, each kept
