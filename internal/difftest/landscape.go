@@ -91,16 +91,17 @@ func (g *gen) projects() []object {
 	out := []object{project("proj", projectNamespace)}
 	g.projectName = map[string]string{projectNamespace: "proj"}[g.namespace]
 	if g.on(fProject) {
-		switch g.r.IntN(3) {
+		switch g.r.IntN(4) {
 		case 0:
 			if !g.stressed(fProject) {
 				break
 			}
 			out = nil
 			g.projectName = ""
-		case 1:
-			// Claims the same namespace: only one owner can be right.
-			name := g.pick("aaa", "zzz")
+		case 1, 2:
+			// Claims the same namespace: only one owner can be right. "zzz"
+			// comes last in the list but not by name.
+			name := g.pick("aaa", "zzz", "zzz")
 			out = append(out, project(name, g.namespace))
 			g.contested = true
 			if name < g.projectName || g.projectName == "" {
