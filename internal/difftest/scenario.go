@@ -36,8 +36,12 @@ type Expect struct {
 type Answer struct {
 	Name   string  `json:"name"`
 	Expect *Expect `json:"expect,omitempty"`
-	Error  string  `json:"error,omitempty"`
-	Panic  string  `json:"panic,omitempty"`
+	// Undefined, with Expect, says how Gardener's answer changes with the
+	// order its cache lists region configs or Projects in (no defined
+	// order); Expect is then the answer for name order.
+	Undefined string `json:"undefined,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Panic     string `json:"panic,omitempty"`
 }
 
 // Failed says whether Gardener gave no decision (it errored or panicked).
