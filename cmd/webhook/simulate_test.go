@@ -72,6 +72,7 @@ func TestSimulateGardenNamespace(t *testing.T) {
 		"strategy": "MinimalDistance",
 		"objects": []any{
 			map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile", "metadata": map[string]any{"name": "aws"}, "spec": map[string]any{"type": "aws"}},
+			map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project", "metadata": map[string]any{"name": "proj"}, "spec": map[string]any{"namespace": "garden-proj"}},
 			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
 				"name": "regions", "namespace": "garden-ops",
 				"labels":      map[string]any{"scheduling.gardener.cloud/purpose": "region-config"},
@@ -172,7 +173,8 @@ func TestSimulateSkipsDeletingSeeds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data, err := json.Marshal(map[string]any{"strategy": "SameRegion", "objects": append([]any{profile}, tt.seeds...), "shoot": shoot})
+			project := map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project", "metadata": map[string]any{"name": "proj"}, "spec": map[string]any{"namespace": "garden-proj"}}
+			data, err := json.Marshal(map[string]any{"strategy": "SameRegion", "objects": append([]any{profile, project}, tt.seeds...), "shoot": shoot})
 			require.NoError(t, err)
 			code, out, errOut := runCmd(t, "simulate", "-f", writeFile(t, "s.json", string(data)))
 			require.Equal(t, exitOK, code, errOut)

@@ -36,6 +36,7 @@ func TestPlaceOn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewStore(Options{})
 			s.Apply(cloudProfile("aws"))
+			s.Apply(project("p", "p"))
 			a := seed("a", 2)
 			if tt.change != nil {
 				tt.change(a)
@@ -91,6 +92,7 @@ func TestPlaceOnAtLimit(t *testing.T) {
 	opts := placement.Options{Strategy: placement.SameRegion}
 	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}})
 	s.Apply(cloudProfile("aws"))
+	s.Apply(project("p", "p"))
 	s.Apply(seed("a", 2))
 	require.NoError(t, s.Reserve("p", "a", "flood"))
 

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"slices"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -16,6 +18,12 @@ func (s *Store) ProjectForNamespace(ns string) (name string, deleting, ok bool) 
 	return p.Name, p.Deleting, true
 }
 
+// projectClaim is the namespace a Project claims (spec.namespace).
+type projectClaim struct {
+	namespace string
+	deleting  bool
+}
+
 func (s *Store) applyProject(o *api.Project) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -26,32 +34,65 @@ func (s *Store) applyProject(o *api.Project) {
 	if o.Spec.Namespace != nil {
 		ns = *o.Spec.Namespace
 	}
-	prev, hadPrev := s.projectNamespaces[o.Name]
-	n := s.land.Load().clone()
-	projects := n.snap.Projects
-	if hadPrev && prev != ns {
-		projects = cloneMapWithout(projects, prev)
-	}
+	prev := s.projectNamespaces[o.Name].namespace
+	s.unclaimLocked(o.Name, prev)
 	if ns == "" {
 		delete(s.projectNamespaces, o.Name)
 	} else {
-		s.projectNamespaces[o.Name] = ns
-		projects = cloneMapWith(projects, ns, &placement.Project{Name: o.Name, Deleting: o.DeletionTimestamp != nil})
+		s.projectNamespaces[o.Name] = projectClaim{namespace: ns, deleting: o.DeletionTimestamp != nil}
+		list := s.claimants[ns]
+		i, _ := slices.BinarySearch(list, o.Name)
+		s.claimants[ns] = slices.Insert(list, i, o.Name)
 	}
-	n.snap.Projects = projects
-	s.publish(n)
+	s.publishOwnersLocked(prev, ns)
 }
 
 func (s *Store) removeProject(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forgetLocked(objectKey{kind: kindProject, name: name})
-	ns, ok := s.projectNamespaces[name]
+	claim, ok := s.projectNamespaces[name]
 	if !ok {
 		return
 	}
 	delete(s.projectNamespaces, name)
+	s.unclaimLocked(name, claim.namespace)
+	s.publishOwnersLocked(claim.namespace)
+}
+
+// unclaimLocked drops the Project from the claimants of ns.
+func (s *Store) unclaimLocked(name, ns string) {
+	list := s.claimants[ns]
+	if i, found := slices.BinarySearch(list, name); found {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(s.claimants, ns)
+		return
+	}
+	s.claimants[ns] = list
+}
+
+// publishOwnersLocked publishes who owns each of the namespaces given ("" is
+// skipped). Only one Project may claim a namespace, but should two (an API
+// server refuses that; a static landscape may not), the first by name owns
+// it, as for Gardener's scheduler, whose Project lookup takes the first of
+// a list sorted by name.
+func (s *Store) publishOwnersLocked(namespaces ...string) {
 	n := s.land.Load().clone()
-	n.snap.Projects = cloneMapWithout(n.snap.Projects, ns)
+	projects := n.snap.Projects
+	for _, ns := range namespaces {
+		if ns == "" {
+			continue
+		}
+		list := s.claimants[ns]
+		if len(list) == 0 {
+			projects = cloneMapWithout(projects, ns)
+			continue
+		}
+		owner := list[0]
+		projects = cloneMapWith(projects, ns, &placement.Project{Name: owner, Deleting: s.projectNamespaces[owner].deleting})
+	}
+	n.snap.Projects = projects
 	s.publish(n)
 }

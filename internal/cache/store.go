@@ -83,8 +83,9 @@ type Store struct {
 	// versions are the resourceVersions of landscape objects, so informer
 	// resyncs do not rebuild the landscape.
 	versions          map[objectKey]string
-	kindCounts        map[string]int    // landscape objects per kind (keys of versions)
-	projectNamespaces map[string]string // project name -> spec.namespace
+	kindCounts        map[string]int          // landscape objects per kind (keys of versions)
+	projectNamespaces map[string]projectClaim // project name -> the namespace it claims
+	claimants         map[string][]string     // namespace -> the Projects claiming it, sorted by name
 	reservations      map[string]*reservation
 	nsReservations    map[string]int // live reservations per namespace
 	expiries          reservationHeap
@@ -149,7 +150,8 @@ func NewStore(o Options) *Store {
 		seedIDs:           []*counter{nil},
 		versions:          map[objectKey]string{},
 		kindCounts:        map[string]int{},
-		projectNamespaces: map[string]string{},
+		projectNamespaces: map[string]projectClaim{},
+		claimants:         map[string][]string{},
 		reservations:      map[string]*reservation{},
 		nsReservations:    map[string]int{},
 	}

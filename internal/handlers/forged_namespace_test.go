@@ -23,7 +23,7 @@ func TestMutatorReservesOnlyInProjectNamespaces(t *testing.T) {
 		obj := strings.Replace(shootJSON("", ""), `"namespace": "garden-dev",`, fmt.Sprintf(`"namespace": "forged-%d",`, i), 1)
 		_, ar := serve(t, m, t.Context(), review{uid: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), object: obj}.body())
 		require.True(t, ar.Response.Allowed)
-		require.NotEmpty(t, ar.Response.Patch, "still placed: the decision is the webhook's answer")
+		require.Empty(t, ar.Response.Patch, "not placed: like Gardener's scheduler, no Shoot outside a Project's namespace")
 	}
 	assert.Zero(t, store.Usage("aws-eu1")+store.Usage("aws-eu2"), "no forged review took a place")
 

@@ -56,6 +56,8 @@ func TestScheduledEventCarriesScores(t *testing.T) {
 			f := newFixture(t, ModeBinding, fullShoot("s1", nil))
 			store := cache.NewStore(cache.Options{})
 			store.Apply(&api.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}, Spec: api.CloudProfileSpec{Type: "aws"}})
+			ns := "garden-dev"
+			store.Apply(&api.Project{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: api.ProjectSpec{Namespace: &ns}})
 			store.Apply(scoreSeed("aws-eu1", 10))
 			store.Apply(scoreSeed("aws-eu2", 4))
 			f.r.Store = store

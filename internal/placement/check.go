@@ -18,7 +18,8 @@ import (
 //
 //   - the seed is being deleted;
 //   - its taints are not tolerated (spec.tolerations);
-//   - it does not support the Shoot's access restrictions;
+//   - it does not support the Shoot's access restrictions (nor as many
+//     entries as the Shoot lists: Gardener counts repeated ones);
 //   - it does not match the CloudProfile's seedSelector: labels (step 2 of
 //     Decide) and, only when the profile lists providerTypes, provider ("*"
 //     for all), as Gardener's admission checks a chosen seed (Decide, step 4,
@@ -46,6 +47,9 @@ func CheckSeedForShoot(snap *Snapshot, seed *Seed, shoot *api.Shoot, mode Networ
 	if missing := unsupportedAccessRestrictions(seed, shoot.Spec.AccessRestrictions); len(missing) > 0 {
 		v = append(v, fmt.Sprintf("spec.accessRestrictions: seed %q does not support %s (it supports %s)",
 			seed.Name, quoteList(missing), quoteList(seed.access)))
+	} else if tooManyAccessRestrictions(seed, shoot.Spec.AccessRestrictions) {
+		v = append(v, fmt.Sprintf("spec.accessRestrictions: %d entries, more than the %d of seed %q (%s): Gardener counts repeated entries",
+			len(shoot.Spec.AccessRestrictions), len(seed.access), seed.Name, quoteList(seed.access)))
 	}
 	if profile, err := resolveCloudProfile(snap, shoot); err != nil {
 		v = append(v, err.Error())

@@ -132,7 +132,10 @@ func (d *decider) perSeedSteps() ([]*Seed, Decision) {
 }
 
 // prepare is what gardener-scheduler does before filtering: it leaves
-// self-hosted Shoots alone and resolves the Shoot's cloud profile.
+// self-hosted Shoots alone, resolves the Shoot's cloud profile and looks up
+// the Project owning the Shoot's namespace (DetermineSeed fails without
+// one). A Snapshot without Projects (nil: tests and tools that do not
+// track them) counts every namespace as owned.
 func (d *decider) prepare() (Decision, bool) {
 	if pool, ok := api.SelfHostedPool(d.shoot); ok {
 		return d.fail(StepSelfHosted, "shoot is self-hosted (worker pool %q has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed", pool), false
@@ -142,6 +145,9 @@ func (d *decider) prepare() (Decision, bool) {
 		return d.fail(StepCloudProfile, "%v", err), false
 	}
 	d.profile = profile
+	if d.snap.Projects != nil && d.snap.Projects[d.shoot.Namespace] == nil {
+		return d.fail(StepProject, "no Project owns namespace %q (spec.namespace)", d.shoot.Namespace), false
+	}
 	return Decision{}, true
 }
 

@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"math"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -83,13 +82,19 @@ func (d *decider) nearestRegions() narrowRule {
 		}
 		return sameRegionAndProvider(shoot.Spec.Provider.Type, region)
 	}
-	least := math.MaxInt
+	// Entries past maxTableDistance are no candidates (strategy.go).
+	least, found := 0, false
 	_, listed := table[region]
 	if !listed {
-		least = 0
+		found = true // the Shoot's own region, at 0
 	}
 	for _, v := range table {
-		least = min(least, v)
+		if v <= maxTableDistance && (!found || v < least) {
+			least, found = v, true
+		}
+	}
+	if !found {
+		return narrowRule{} // step 11 falls back to name distance
 	}
 	r := narrowRule{on: true}
 	if !listed && least == 0 {

@@ -18,6 +18,10 @@ func (d *decider) filterAccessRestrictions(seeds []*Seed) ([]*Seed, Decision) {
 	return kept, Decision{}
 }
 
+// supportsAccessRestrictions is Gardener's AccessRestrictionsAreSupported:
+// every wanted name among the seed's, and, before that, no more entries
+// wanted than the seed lists. Entries are counted as written, so a Shoot
+// that repeats a restriction needs a seed listing as many entries.
 func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func(*Seed) bool, func(*Seed) string) {
 	missing := func(s *Seed) string {
 		for _, w := range wanted {
@@ -27,8 +31,17 @@ func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func
 		}
 		return ""
 	}
-	return func(s *Seed) bool { return missing(s) == "" },
-		func(s *Seed) string { return fmt.Sprintf("seed does not support access restriction %q", missing(s)) }
+	return func(s *Seed) bool { return !tooManyAccessRestrictions(s, wanted) && missing(s) == "" },
+		func(s *Seed) string {
+			if m := missing(s); m != "" {
+				return fmt.Sprintf("seed does not support access restriction %q", m)
+			}
+			return fmt.Sprintf("shoot lists %d access restrictions, the seed only %d", len(wanted), len(s.access))
+		}
+}
+
+func tooManyAccessRestrictions(s *Seed, wanted []api.AccessRestrictionWithOptions) bool {
+	return len(wanted) > len(s.access)
 }
 
 // unsupportedAccessRestrictions lists, once each, the restrictions in wanted

@@ -31,6 +31,10 @@ type shootNetworks struct {
 	// ownReserved: one of the Shoot's own networks touches a reserved range,
 	// which no seed can change.
 	ownReserved bool
+	// statusMissing names the network kind status.networking lacks though
+	// Gardener requires it there ("service", or "pod" for a Shoot with
+	// workers): no seed passes then, whatever its networks.
+	statusMissing string
 }
 
 type namedCIDR struct {
@@ -73,6 +77,7 @@ func newShootNetworks(shoot *api.Shoot) *shootNetworks {
 		sn.statusNodes = newNamedList(st.Nodes)
 		sn.statusPods = newNamedList(st.Pods)
 		sn.statusServices = newNamedList(st.Services)
+		sn.statusMissing = missingStatusNetwork(st, sn.workerless)
 	}
 	for _, c := range []*namedCIDR{sn.nodes, sn.pods, sn.services} {
 		if c != nil && hitsReserved(&c.cidr) {
@@ -89,6 +94,20 @@ func newShootNetworks(shoot *api.Shoot) *shootNetworks {
 	return sn
 }
 
+// missingStatusNetwork is Gardener's ValidateMultiNetworkDisjointedness,
+// which requires the services of status.networking, and its pods unless the
+// Shoot is workerless (unlike spec.networking, where neither is required):
+// it returns the kind that is missing, "" for none.
+func missingStatusNetwork(st *api.NetworkingStatus, workerless bool) string {
+	switch {
+	case len(st.Services) == 0:
+		return "service"
+	case len(st.Pods) == 0 && !workerless:
+		return "pod"
+	}
+	return ""
+}
+
 // familyWanted: a seed's shoot default applies only when its IP family is
 // among the Shoot's ipFamilies.
 func (n *shootNetworks) familyWanted(c *cidr) bool {
@@ -98,6 +117,7 @@ func (n *shootNetworks) familyWanted(c *cidr) bool {
 // netConflict describes the first network conflict found; the zero value
 // means none. It is formatted only when a decision is explained.
 type netConflict struct {
+	missing  bool   // status.networking lacks the networks of kind
 	status   bool   // from status.networking
 	kind     string // node, service, pod
 	network  string // the shoot's network
@@ -108,6 +128,9 @@ type netConflict struct {
 func (c netConflict) found() bool { return c.kind != "" }
 
 func (c netConflict) String() string {
+	if c.missing {
+		return fmt.Sprintf("status.networking: %ss are required", c.kind)
+	}
 	prefix := ""
 	if c.status {
 		prefix = "status.networking: "
@@ -119,7 +142,7 @@ func (c netConflict) String() string {
 // with the seed-independent reserved-range check of the Shoot's own networks
 // done once per decision (ownReserved) instead of once per seed.
 func (n *shootNetworks) conflicts(s *Seed, mode NetworkMode) bool {
-	if n.ownReserved {
+	if n.ownReserved || n.statusMissing != "" {
 		return true
 	}
 	h := seedNets{s: s, allowIPv4: mode == AllowIPv4}
@@ -213,6 +236,14 @@ func (n *shootNetworks) conflict(s *Seed, mode NetworkMode) netConflict {
 	return netConflict{}
 }
 
+// statusConflict is conflict for the networks in status.networking.
+func (n *shootNetworks) statusConflict(s *Seed, allowIPv4 bool) netConflict {
+	if n.statusMissing != "" {
+		return netConflict{missing: true, status: true, kind: n.statusMissing}
+	}
+	return n.statusListConflict(s, allowIPv4)
+}
+
 // withDefaults returns the Shoot's pod and service networks, the seed's shoot
 // defaults filling in missing ones the Shoot takes (pods only with workers).
 func (n *shootNetworks) withDefaults(s *Seed) (pods, services *namedCIDR) {
@@ -230,8 +261,8 @@ func (n *shootNetworks) withDefaults(s *Seed) (pods, services *namedCIDR) {
 	return pods, services
 }
 
-// statusConflict is conflict for the networks in status.networking.
-func (n *shootNetworks) statusConflict(s *Seed, allowIPv4 bool) netConflict {
+// statusListConflict is conflict for the lists of status.networking.
+func (n *shootNetworks) statusListConflict(s *Seed, allowIPv4 bool) netConflict {
 	for _, list := range []struct {
 		kind string
 		nets []namedCIDR

@@ -27,7 +27,9 @@ type Snapshot struct {
 	CloudProfiles map[string]*CloudProfile
 	// NamespacedCloudProfiles by "namespace/name".
 	NamespacedCloudProfiles map[string]*CloudProfile
-	// Projects by the namespace they own.
+	// Projects by the namespace they own. A Shoot in a namespace no
+	// Project owns is unschedulable (StepProject); nil means Projects are
+	// not tracked, and every namespace counts as owned.
 	Projects map[string]*Project
 	// RegionConfigs, sorted by name (the first matching one wins).
 	RegionConfigs []*RegionConfig

@@ -69,16 +69,31 @@ func (d *decider) minimalDistance(seeds []*Seed) ([]*Seed, error) {
 			return nil, err
 		}
 		if table != nil {
-			dist := func(s *Seed) (int, bool) { return tableDistance(table, region, s) }
+			dist := func(s *Seed) (int, bool) {
+				v, ok := tableDistance(table, region, s)
+				return v, ok && v <= maxTableDistance
+			}
 			if kept := d.keepMinimal(seeds, dist, "farther than the nearest seed by the region config"); len(kept) > 0 {
 				return kept, nil
 			}
 		}
 	}
 	return d.keepMinimal(seeds, func(s *Seed) (int, bool) {
-		return d.nameDistance(s), true
+		v := d.nameDistance(s)
+		return v, v <= maxNameDistance
 	}, "farther than the nearest seed by region name distance"), nil
 }
+
+// Gardener's searches for the least distance start from these values
+// (math.MaxInt32 in regionConfigMinimalDistance, 1000 in
+// levenshteinMinimalDistance) and keep a seed only at a distance no greater:
+// a seed farther away is never a candidate. With the table that means
+// falling back to name distance; by name, no seed at all (long region
+// names are 500 edits apart soon enough).
+const (
+	maxTableDistance = math.MaxInt32
+	maxNameDistance  = 1000
+)
 
 // tableDistance is a seed's distance from the Shoot's region by the region
 // config's table for that region; false when the table does not list it.

@@ -74,8 +74,11 @@ type Step string
 const (
 	// StepSelfHosted: the Shoot is self-hosted (a worker pool has
 	// controlPlane) and is not scheduled at all, as in Gardener.
-	StepSelfHosted           Step = "SelfHosted"
-	StepCloudProfile         Step = "CloudProfile"
+	StepSelfHosted   Step = "SelfHosted"
+	StepCloudProfile Step = "CloudProfile"
+	// StepProject: no Project owns the Shoot's namespace; Gardener's
+	// scheduler looks its Project up before any filter and stops there.
+	StepProject              Step = "Project"
 	StepUsable               Step = "Usable"
 	StepCloudProfileSelector Step = "CloudProfileSeedSelector"
 	StepShootSelector        Step = "ShootSeedSelector"

@@ -228,7 +228,7 @@ func (v *View) decide(shoot *api.Shoot, opts placement.Options, vt *vetoes) (pla
 // as looking at seeds (before, the Shoot itself ruled out placement).
 func seedsConsidered(step placement.Step) bool {
 	switch step {
-	case placement.StepSelfHosted, placement.StepCloudProfile, placement.StepScoring:
+	case placement.StepSelfHosted, placement.StepCloudProfile, placement.StepProject, placement.StepScoring:
 		return false
 	}
 	return true
