@@ -58,7 +58,8 @@ unit-with-apiserver:
 	KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" \
 		SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" \
 		$(GO) test -race -count=1 ./...
-	@$(GO) test -count=1 -run TestConformance -v ./internal/placement | grep '^conformance:'
+	@SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" \
+		$(GO) test -count=1 -run 'TestConformance$$|TestDifferential$$' -v ./internal/placement | grep -E '^(conformance|differential):'
 
 # The module that links Gardener (hack/gardener) is checked on its own: vet,
 # and the oracle against the recorded corpus under both network rules.
@@ -76,7 +77,7 @@ N    ?= 20000
 SEED ?=
 difftest: ## Longer differential search: N (default 20000) generated scenarios from SEED against Gardener's scheduler.
 	SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" SEEDWARDEN_DIFFTEST_N=$(N) SEEDWARDEN_DIFFTEST_SEED=$(SEED) \
-		$(GO) test -count=1 -timeout 60m -run TestDifferential -v ./internal/placement | grep -E '^(differential:|---|\s+differential_test|FAIL|ok)'
+		$(GO) test -count=1 -timeout 60m -run 'TestDifferential$$' -v ./internal/placement
 
 unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless .cache has it.
 	$(GO) vet ./... && $(GO) test -race -count=1 ./...
