@@ -291,17 +291,7 @@ func TestGardenerSelfHostedShootNeverBound(t *testing.T) {
 		must(unstructured.SetNestedSlice(u.Object, workers, "spec", "provider", "workers"))
 	})
 	require.NoError(t, st.c.Create(ctx, shoot))
-	key := client.ObjectKeyFromObject(shoot)
-	assert.Empty(t, admittedSeed(shoot), "a self-hosted Shoot was placed at admission")
-	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		require.Empty(t, seedNameOf(t, key), "the retry controller bound the self-hosted Shoot %s", key)
-		time.Sleep(200 * time.Millisecond)
-	}
-	evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
-	require.NoError(t, err)
-	assert.Empty(t, evs, "%s events for a self-hosted Shoot", pending.ReasonSchedulingSuccessful)
+	st.requireSelfHostedNeverBound(t, shoot)
 }
 
 // failedCalling says whether err is the API server applying a webhook's

@@ -315,20 +315,27 @@ func TestSelfHostedShootNeverBound(t *testing.T) {
 
 	shoot := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), selfHosted)
 	require.NoError(t, st.c.Create(ctx, shoot))
-	key := client.ObjectKeyFromObject(shoot)
 	workers, _, _ := unstructured.NestedSlice(shoot.Object, "spec", "provider", "workers")
 	require.NotEmpty(t, workers)
 	_, kept := workers[0].(map[string]any)["controlPlane"]
 	require.True(t, kept, "the API server dropped spec.provider.workers[0].controlPlane (Shoot CRD)")
+	st.requireSelfHostedNeverBound(t, shoot)
+}
+
+// requireSelfHostedNeverBound checks that a self-hosted Shoot was neither
+// placed at admission nor bound by the retry controller within 3 s, and got
+// no SchedulingSuccessful event.
+func (st *suite) requireSelfHostedNeverBound(t *testing.T, shoot *unstructured.Unstructured) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(shoot)
 	assert.Empty(t, admittedSeed(shoot), "a self-hosted Shoot was placed at admission")
 	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
-
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		require.Empty(t, seedNameOf(t, key), "the retry controller bound the self-hosted Shoot %s", key)
 		time.Sleep(200 * time.Millisecond)
 	}
-	evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+	evs, err := st.shootEvents(context.Background(), key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
 	require.NoError(t, err)
 	assert.Empty(t, evs, "%s events for a self-hosted Shoot", pending.ReasonSchedulingSuccessful)
 }
