@@ -133,13 +133,20 @@ func (g *gen) taints() []object {
 	if !g.on(fTaints) && !g.chance(0.2) {
 		return nil
 	}
+	return g.keyValues(2)
+}
+
+// keyValues is up to max taints or tolerations over taintKeys (repeated
+// when duplicates are stressed), some with a value: both sides of
+// Gardener's TaintsAreTolerated.
+func (g *gen) keyValues(max int) []object {
 	var out []object
-	for _, k := range g.some(taintKeys, 2, g.on(fDuplicates)) {
-		t := object{"key": k}
+	for _, k := range g.some(taintKeys, max, g.on(fDuplicates)) {
+		kv := object{"key": k}
 		if g.chance(0.4) {
-			t["value"] = g.value()
+			kv["value"] = g.value()
 		}
-		out = append(out, t)
+		out = append(out, kv)
 	}
 	return out
 }

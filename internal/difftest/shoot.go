@@ -96,15 +96,7 @@ func (g *gen) tolerations() []object {
 	if !g.on(fTaints) && !g.chance(0.3) {
 		return nil
 	}
-	var out []object
-	for _, k := range g.some(taintKeys, 3, g.on(fDuplicates)) {
-		t := object{"key": k}
-		if g.chance(0.4) {
-			t["value"] = g.value()
-		}
-		out = append(out, t)
-	}
-	return out
+	return g.keyValues(3)
 }
 
 // controlPlane: high availability (node or zone) and control-plane zones,
