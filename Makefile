@@ -19,7 +19,7 @@ SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config
 .PHONY: help build certs run demo test tools unit unit-with-apiserver oracle-check difftest chart-check e2e bench lint golangci fuzz generate clean image set-version
 
 help: ## List the targets.
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 build: ## Build bin/webhook.
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/webhook ./cmd/webhook
