@@ -116,7 +116,8 @@ func TestGardenerAcceptsExamples(t *testing.T) {
 	checked := map[string]int{}
 	for _, o := range objs {
 		kind := o.GetKind()
-		if kind != "Seed" && kind != "CloudProfile" && !(kind == "Shoot" && o.GetName() != "" && o.Object["status"] == nil) {
+		exampleShoot := kind == "Shoot" && o.GetName() != "" && o.Object["status"] == nil
+		if kind != "Seed" && kind != "CloudProfile" && !exampleShoot {
 			continue
 		}
 		name := o.GetName()

@@ -44,7 +44,6 @@ type gen struct {
 	projectName      string // the Project owning the Shoot's namespace, if any
 	contested        bool   // two Projects claim the Shoot's namespace
 	namespace        string // the Shoot's
-	profile          string // the name the Shoot's profile is looked up by
 }
 
 func newGen(seed uint64, i int) *gen {
@@ -99,9 +98,7 @@ func (g *gen) landscape() []object {
 	}
 	existing := g.existingShoots()
 	g.setCapacities(existing)
-	for _, s := range g.seeds {
-		objs = append(objs, s)
-	}
+	objs = append(objs, g.seeds...)
 	return append(objs, existing...)
 }
 
@@ -127,10 +124,10 @@ func (g *gen) pick(vals ...string) string { return vals[g.r.IntN(len(vals))] }
 
 func (g *gen) pickList(vals []string) string { return vals[g.r.IntN(len(vals))] }
 
-// some returns up to max values of pool, in random order, possibly repeated
+// some returns up to limit values of pool, in random order, possibly repeated
 // when dup is set.
-func (g *gen) some(pool []string, max int, dup bool) []string {
-	n := g.r.IntN(max + 1)
+func (g *gen) some(pool []string, limit int, dup bool) []string {
+	n := g.r.IntN(limit + 1)
 	var out []string
 	for _, i := range g.r.Perm(len(pool))[:min(n, len(pool))] {
 		out = append(out, pool[i])

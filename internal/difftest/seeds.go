@@ -11,11 +11,14 @@ import (
 func (g *gen) pickShootPlace() {
 	g.provider = g.pickList(providers)
 	g.region = g.pickList(regionsOf[g.provider])
+	// Two draws of the family: a very long name, else maybe a non-ASCII one.
+	longName := g.on(fLongRegion)
+	unicodeName := !longName && g.on(fLongRegion)
 	switch {
-	case g.on(fLongRegion):
+	case longName:
 		// Around 500 letters: name distances of about 1,000 to the others.
 		g.region = longRegion(490+g.r.IntN(20), g.pick("", "-west-1", "-north"))
-	case g.on(fLongRegion):
+	case unicodeName:
 		// Name distance counts runes, not bytes.
 		g.region = g.pickList(unicodeRegions)
 	}
@@ -136,12 +139,12 @@ func (g *gen) taints() []object {
 	return g.keyValues(2)
 }
 
-// keyValues is up to max taints or tolerations over taintKeys (repeated
+// keyValues is up to limit taints or tolerations over taintKeys (repeated
 // when duplicates are stressed), some with a value: both sides of
 // Gardener's TaintsAreTolerated.
-func (g *gen) keyValues(max int) []object {
+func (g *gen) keyValues(limit int) []object {
 	var out []object
-	for _, k := range g.some(taintKeys, max, g.on(fDuplicates)) {
+	for _, k := range g.some(taintKeys, limit, g.on(fDuplicates)) {
 		kv := object{"key": k}
 		if g.chance(0.4) {
 			kv["value"] = g.value()
