@@ -53,13 +53,18 @@ tools: ## Build kube-apiserver, etcd and promtool from the Go module proxy, and 
 # and TestDifferential finds Gardener's scheduler (the decide oracle) through
 # SEEDWARDEN_GARDENER_BIN; `make test` always provides both, so none of them
 # skips there.
+# (A script's output is taken apart only after it succeeded: in $$(a | tail -1)
+# a failing script would pass an empty path on.)
 unit-with-apiserver:
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" \
-		SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" \
+	@assets=$$(bash hack/e2e-tools.sh) && bins=$$(bash hack/gardener-bins.sh) || exit 1; \
+	set -x; KUBEBUILDER_ASSETS="$$(printf '%s\n' "$$assets" | tail -1)" \
+		SEEDWARDEN_GARDENER_BIN="$$(printf '%s\n' "$$bins" | tail -1)" \
 		$(GO) test -race -count=1 ./...
-	@SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" \
-		$(GO) test -count=1 -run 'TestConformance$$|TestDifferential$$' -v ./internal/placement | grep -E '^(conformance|differential):'
+	@bins=$$(bash hack/gardener-bins.sh) || exit 1; \
+	out=$$(SEEDWARDEN_GARDENER_BIN="$$(printf '%s\n' "$$bins" | tail -1)" \
+		$(GO) test -count=1 -run 'TestConformance$$|TestDifferential$$' -v ./internal/placement) || { printf '%s\n' "$$out"; exit 1; }; \
+	printf '%s\n' "$$out" | grep -E '^(conformance|differential):'
 
 # The module that links Gardener (hack/gardener) is checked on its own: vet,
 # and the oracle against the recorded corpus under both network rules.
@@ -69,14 +74,17 @@ oracle-check: ## Vet hack/gardener; the decide oracle must reproduce the public 
 	@bash hack/gardener-bins.sh >/dev/null
 	$(GARDENER_GO) vet ./...
 	$(GARDENER_GO) test -count=1 ./...
-	$(GARDENER_GO) test -count=1 -overlay "$$(bash ../gardener-bins.sh --overlay | tail -1)" ./cmd/decide
+	@overlay=$$(bash hack/gardener-bins.sh --overlay) || exit 1; overlay=$$(printf '%s\n' "$$overlay" | tail -1); \
+	test -f "$$overlay" || { echo "no Disjoint overlay: $$overlay" >&2; exit 1; }; \
+	set -x; $(GARDENER_GO) test -count=1 -overlay "$$overlay" ./cmd/decide
 
 # Seedwarden's placement against Gardener's scheduler on N generated scenarios
 # from SEED (make test runs the default 2,000 of TestDifferential).
 N    ?= 20000
 SEED ?=
 difftest: ## Longer differential search: N (default 20000) generated scenarios from SEED against Gardener's scheduler.
-	SEEDWARDEN_GARDENER_BIN="$$(bash hack/gardener-bins.sh | tail -1)" SEEDWARDEN_DIFFTEST_N=$(N) SEEDWARDEN_DIFFTEST_SEED=$(SEED) \
+	@bins=$$(bash hack/gardener-bins.sh) || exit 1; set -x; \
+	SEEDWARDEN_GARDENER_BIN="$$(printf '%s\n' "$$bins" | tail -1)" SEEDWARDEN_DIFFTEST_N=$(N) SEEDWARDEN_DIFFTEST_SEED=$(SEED) \
 		$(GO) test -count=1 -timeout 60m -run 'TestDifferential$$' -v ./internal/placement
 
 unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless .cache has it.

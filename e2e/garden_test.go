@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -93,6 +94,10 @@ type garden struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	out    string // its stderr: gardener-apiserver's log
+	// children are etcd and kube-apiserver, read once the garden is ready:
+	// envtest starts each in a process group of its own, so only they can
+	// be signalled should the garden die without stopping them.
+	children []int
 }
 
 // gardenStartTimeout bounds the garden's start (etcd, kube-apiserver,
@@ -124,10 +129,9 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 		"-gardener-apiserver-arg", "--admission-control-config-file="+admission)
 	g.cmd.Env = append(os.Environ(), "KUBEBUILDER_ASSETS="+assets)
 	g.cmd.Stderr = errFile
-	// Its own process group: a stop reaches etcd and kube-apiserver too
-	// should the garden die without stopping them. If this test binary
-	// dies without its teardown, the garden gets SIGTERM and stops them.
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// If this test binary dies without its teardown, the garden gets
+	// SIGTERM and stops etcd and kube-apiserver itself.
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdout, err := g.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -157,6 +161,7 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 		if !ok {
 			return nil, fmt.Errorf("the garden exited before it was ready:\n%s", tail(g.out, 30))
 		}
+		g.children = childPIDs(g.cmd.Process.Pid)
 	case <-time.After(gardenStartTimeout):
 		return nil, fmt.Errorf("the garden is not ready within %s:\n%s", gardenStartTimeout, tail(g.out, 30))
 	}
@@ -164,7 +169,8 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 }
 
 // stop ends the garden: SIGTERM (it stops gardener-apiserver,
-// kube-apiserver and etcd), SIGKILL to its process group after a minute.
+// kube-apiserver and etcd); after a minute SIGKILL to it and to the process
+// groups of etcd and kube-apiserver.
 func (g *garden) stop() error {
 	if g == nil || g.cmd.Process == nil {
 		return nil
@@ -179,10 +185,32 @@ func (g *garden) stop() error {
 	case <-g.exited:
 		return nil
 	case <-time.After(time.Minute):
-		_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+		_ = g.cmd.Process.Kill()
+		for _, pid := range g.children {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
 		<-g.exited
 		return errors.New("the garden did not stop within a minute of SIGTERM: killed")
 	}
+}
+
+// childPIDs lists the child processes of pid (of all its threads), from
+// /proc.
+func childPIDs(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(field); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // tail is the last n lines of a file, for error messages.

@@ -17,7 +17,7 @@ import (
 // skips, and why (e2e/README.md lists them too). Every other test runs on
 // both targets.
 var gardenerSkips = map[string]string{
-	"TestFullSeedRejectsManualPlacement":             "it expects seedwarden's capacity webhook to deny; gardener-apiserver's ShootValidator refuses the Shoot before any webhook is called (TestGardenerFullSeedBindingRefused checks the outcome there)",
+	"TestFullSeedRejectsManualPlacement":             "it expects seedwarden's capacity webhook to deny; gardener-apiserver's ShootValidator refuses the Shoot before any validating webhook is called (TestGardenerFullSeedBindingRefused checks the outcome there)",
 	"TestShootValidatorEmulation":                    "it checks the ValidatingAdmissionPolicy that stands in for ShootValidator on the CRD target; the gardener target has the real one",
 	"TestBindingRBAC":                                "it expects refusals of spec.seedName changes through the Shoot itself to come from seedwarden's binding webhook or the policy; gardener-apiserver refuses every such change, for every user (\"use the shoots/binding subresource\")",
 	"TestSeedUnchangedUpdatesSkipShootGuards":        "it changes spec.seedName through the Shoot, which gardener-apiserver refuses for every user",

@@ -55,6 +55,8 @@ want_stamp() {
 up_to_date() {
   local b
   for b in "${BINARIES[@]}"; do [[ -x "${BIN_DIR}/${b}" ]] || return 1; done
+  # The tree too: go vet and go test of hack/gardener build against it.
+  [[ -f "${CACHE}/src/.seedwarden-commit" ]] || return 1
   [[ -f "${STAMP}" && "$(cat "${STAMP}")" == "$(want_stamp)" ]]
 }
 

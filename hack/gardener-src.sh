@@ -47,7 +47,7 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 TMP="${CACHE}/src.tmp"
-rm -rf "${TMP}"
+rm -rf "${TMP}" "${TMP}.inner"
 mkdir -p "${TMP}"
 tried=()
 

@@ -76,8 +76,8 @@ func (s *Store) unclaimLocked(name, ns string) {
 // publishOwnersLocked publishes who owns each of the namespaces given ("" is
 // skipped). Only one Project may claim a namespace, but should two (an API
 // server refuses that; a static landscape may not), the first by name owns
-// it, as for Gardener's scheduler, whose Project lookup takes the first of
-// a list sorted by name.
+// it: Gardener's scheduler takes the first its cache lists, an order that is
+// not defined, so name order is seedwarden's choice of a stable answer.
 func (s *Store) publishOwnersLocked(namespaces ...string) {
 	n := s.land.Load().clone()
 	projects := n.snap.Projects

@@ -8,8 +8,8 @@ import (
 )
 
 // Two Projects claiming one namespace (an API server refuses that; a static
-// landscape may hold it): the first by name owns it, as the first of the
-// name-sorted list Gardener's scheduler takes, whatever the arrival order.
+// landscape may hold it): the first by name owns it, whatever the arrival
+// order (Gardener's scheduler takes whichever its cache lists first).
 func TestFirstProjectByNameOwnsANamespace(t *testing.T) {
 	owner := func(s *Store) string {
 		name, _, _ := s.ProjectForNamespace("garden-x")

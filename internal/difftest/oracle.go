@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +95,9 @@ func (o Oracle) run(ctx context.Context, binary string, batch []Scenario) ([]Ans
 		return nil, fmt.Errorf("oracle %s: %w", path, err)
 	}
 	answers, readErr := readAnswers(out)
+	// Read to the end even after a bad line, or the oracle blocks on a full
+	// pipe until the context kills it.
+	_, _ = io.Copy(io.Discard, out)
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("oracle %s: %w: %s", path, err, tail(stderr.Bytes()))
 	}

@@ -123,6 +123,8 @@ func TestMinimalDistanceLimits(t *testing.T) {
 		{name: "table at the limit", region: "eu-west-1", table: "eu-west-1: 2147483648\nus-east-1: 2147483647\n", want: "us"},
 		{name: "table past the limit falls back to names", region: "eu-west-1", table: "eu-west-1: 2147483648\nus-east-1: 4294967296\n", want: "eu"},
 		{name: "table: the own region past the limit", region: "us-east-1", table: "us-east-1: 2147483648\n", want: "us"},
+		{name: "table: nothing within the limit, names decide", region: "us-east-1", table: "us-east-1: 4294967296\neu-west-1: 2147483648\n", want: "us"},
+		{name: "table: exactly 2^31-1 is within", region: "us-east-1", table: "us-east-1: 4294967296\neu-west-1: 2147483647\n", want: "eu"},
 		{name: "names within 1000", region: "eu-west-1", want: "eu"},
 		{name: "no seed within 1000 by name", region: far, want: ""},
 		{name: "a long region near the seed's", region: long + "-2", want: "long"},

@@ -16,11 +16,16 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	gardenerenvtest "github.com/gardener/gardener/test/envtest"
 )
+
+// startTimeout bounds the start of each of etcd, kube-apiserver and
+// gardener-apiserver.
+const startTimeout = 2 * time.Minute
 
 // repeated is a flag that may be given several times.
 type repeated []string
@@ -43,7 +48,9 @@ func main() {
 	}
 
 	env := &gardenerenvtest.GardenerTestEnvironment{
-		Environment:       &envtest.Environment{},
+		// envtest's default of 20 s, which gardener-apiserver inherits, is
+		// too tight on a loaded 2-core machine.
+		Environment:       &envtest.Environment{ControlPlaneStartTimeout: startTimeout},
 		GardenerAPIServer: &gardenerenvtest.GardenerAPIServer{Args: gardenerArgs, Err: os.Stderr},
 	}
 	apiserver := env.ControlPlane.GetAPIServer().Configure()
