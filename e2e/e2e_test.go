@@ -214,10 +214,7 @@ func TestBindingRBAC(t *testing.T) {
 // the admin, who may bind), while a seed with room takes it.
 func TestFullSeedRejectsManualPlacement(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookCapacity)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookCapacity)
 	ctx := context.Background()
 
 	usage, err := st.expectedUsage(ctx)
@@ -352,10 +349,7 @@ func TestSeedNotReadyStopsPlacements(t *testing.T) {
 // from 30s in this suite, so only the Seed event can have triggered that.
 func TestPendingShootRetried(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	c, warns := st.clientAs(t, "")
 	const seed = "gcp-us1"

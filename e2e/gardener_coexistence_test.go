@@ -45,10 +45,7 @@ import (
 // Once the webhook is back, the same CREATE is admitted and bound.
 func TestGardenerWebhookOutage(t *testing.T) {
 	st := needGardener(t)
-	st.requireWebhook(t, webhookPlace, webhookBinding)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace, webhookBinding)
 	ctx := context.Background()
 
 	// Before the outage: a stored Shoot that waits for a seed (gcp-us1 is
@@ -258,10 +255,7 @@ func TestGardenerSchedulerCoexistence(t *testing.T) {
 	if !bindingMode() {
 		t.Skipf("placement mode %q: the coexistence test runs in mode binding (the mode-independent tests run there)", placementMode)
 	}
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	gs := st.startGardenerScheduler(t)
 

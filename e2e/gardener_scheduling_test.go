@@ -126,10 +126,7 @@ func (st *suite) boundTo(ctx context.Context, test, seed string) (bound, unbound
 // shoots/binding, with ShootDNS's domain of the new seed).
 func TestPendingShootBoundWhenSeedAppears(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	dev, _ := st.projectUsers(t)
 	const label, name = "e2e.seedwarden.io/new-seed", "e2e-new-seed"
@@ -172,10 +169,7 @@ func TestPendingShootBoundWhenSeedAppears(t *testing.T) {
 // others stay without a seed, and at no point are more than 5 bound.
 func TestConcurrentCreatesNeverOverfill(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace, webhookCapacity)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace, webhookCapacity)
 	ctx := context.Background()
 	const (
 		label, name     = "e2e.seedwarden.io/small-seed", "e2e-small"
@@ -274,10 +268,7 @@ func (st *suite) seedAllocatable(t *testing.T, seed string) int64 {
 // though seeds have room.
 func TestGardenerSelfHostedShootNeverBound(t *testing.T) {
 	st := needGardener(t)
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 
 	ordinary := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))

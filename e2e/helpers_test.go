@@ -203,6 +203,18 @@ func labelValue(test string) string {
 	return strings.Trim(string(b), "_-.")
 }
 
+// startTest is the start of a test that creates Shoots: it needs the named
+// webhooks registered, logs the webhook's output if the test fails, deletes
+// the test's Shoots when it ends, and waits until earlier tests' Shoots are
+// settled.
+func (st *suite) startTest(t *testing.T, webhooks ...string) {
+	t.Helper()
+	st.requireWebhook(t, webhooks...)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+}
+
 // cleanupShoots deletes the Shoots t creates when it ends, and waits until the
 // webhook's usage reflects that.
 func (st *suite) cleanupShoots(t *testing.T) {

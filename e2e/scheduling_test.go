@@ -119,10 +119,7 @@ func TestAnnouncedSeedBound(t *testing.T) {
 	if !bindingMode() {
 		t.Skipf("placement mode %q: the webhook sets spec.seedName itself (TestPatchModeNeedsBindingPermission)", placementMode)
 	}
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	dev, _ := st.projectUsers(t)
 
@@ -162,10 +159,7 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 	if bindingMode() {
 		t.Skipf("placement mode %q: the webhook leaves spec.seedName to the retry controller (TestAnnouncedSeedBound)", placementMode)
 	}
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	dev, op := st.projectUsers(t)
 
@@ -202,10 +196,7 @@ func TestPatchModeNeedsBindingPermission(t *testing.T) {
 // controller, although it has room and is the only seed the Shoot selects.
 func TestDeletingSeedNeverChosen(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	const (
 		label     = "e2e.seedwarden.io/deleting-seed-test"
@@ -298,10 +289,7 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 // seed) and the retry controller never binds it, though seeds have room.
 func TestSelfHostedShootNeverBound(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 
 	selfHosted := func(u *unstructured.Unstructured) {

@@ -35,10 +35,7 @@ const binPackingConfig = `scoring:
 // (Gardener's least-used rule would spread them.)
 func TestBinPackingProfile(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace)
-	st.logOnFailure(t)
-	st.cleanupShoots(t)
-	st.waitSettled(t)
+	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	const label = "e2e.seedwarden.io/binpack-test"
 
