@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // TestCreateToBoundLatency (placement mode binding): Shoots are created at a
@@ -189,4 +193,57 @@ func (st *suite) measureCreateToBound(t *testing.T, rate int, d time.Duration) l
 	slices.Sort(r.bound)
 	slices.Sort(r.call)
 	return r
+}
+
+// TestAdmissionLatency records what the API server measured for our
+// webhooks (apiserver_admission_webhook_admission_duration_seconds), and the
+// webhook's own decision time. It only logs: a summary of the tests that
+// ran before it.
+func TestAdmissionLatency(t *testing.T) {
+	st := need(t)
+	ctx := context.Background()
+	samples, err := st.apiserverMetrics(ctx)
+	require.NoError(t, err)
+
+	type key struct{ name, typ, op, rejected string }
+	sums, counts := map[key]float64{}, map[key]float64{}
+	for _, smp := range samples {
+		if _, ok := st.registered[smp.labels["name"]]; !ok {
+			continue
+		}
+		k := key{smp.labels["name"], smp.labels["type"], smp.labels["operation"], smp.labels["rejected"]}
+		switch smp.name {
+		case "apiserver_admission_webhook_admission_duration_seconds_sum":
+			sums[k] += smp.value
+		case "apiserver_admission_webhook_admission_duration_seconds_count":
+			counts[k] += smp.value
+		}
+	}
+	require.NotEmpty(t, counts, "no apiserver_admission_webhook_admission_duration_seconds for our webhooks")
+	keys := make([]key, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return fmt.Sprint(a) < fmt.Sprint(b)
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiserver_admission_webhook_admission_duration_seconds (as the API server measured it):\n")
+	fmt.Fprintf(&b, "  %-32s %-10s %-9s %-8s %7s %10s %12s\n", "webhook", "type", "operation", "rejected", "count", "sum (s)", "mean")
+	for _, k := range keys {
+		n := counts[k]
+		mean := time.Duration(sums[k] / n * float64(time.Second))
+		fmt.Fprintf(&b, "  %-32s %-10s %-9s %-8s %7.0f %10.3f %12s\n", k.name, k.typ, k.op, k.rejected, n, sums[k], mean.Round(time.Microsecond))
+	}
+	if own, err := scrape(st.metricsURL()); err == nil {
+		sum := counterSum(own, metrics.DurationName+"_sum", nil)
+		n := counterSum(own, metrics.DurationName+"_count", nil)
+		if n > 0 {
+			fmt.Fprintf(&b, "%s (the webhook's own decision time, since its last start): %0.f decisions, mean %s\n",
+				metrics.DurationName, n, time.Duration(sum/n*float64(time.Second)).Round(time.Microsecond))
+		}
+	}
+	t.Log(b.String())
+	fmt.Print(b.String())
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,4 +327,120 @@ func (st *suite) requireSelfHostedNeverBound(t *testing.T, shoot *unstructured.U
 	evs, err := st.shootEvents(context.Background(), key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
 	require.NoError(t, err)
 	assert.Empty(t, evs, "%s events for a self-hosted Shoot", pending.ReasonSchedulingSuccessful)
+}
+
+// TestPendingShootRetried: a Shoot that no seed can take (gcp-us1, the only
+// seed for gcp us-central1, is full) is admitted without a seed and with a
+// warning; the retry controller records why it waits (Warning event
+// SchedulingFailed, status.lastOperation Create/Pending) and binds it within
+// seconds of the seed's allocatable being raised. The controller backs off
+// from 30s in this suite, so only the Seed event can have triggered that.
+func TestPendingShootRetried(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	c, warns := st.clientAs(t, "")
+	const seed = "gcp-us1"
+
+	before, err := scrape(st.metricsURL())
+	require.NoError(t, err)
+	shoot := newShoot(t.Name(), gcpShoot("us-central1", "us-central1-a"))
+	sim := st.simulate(t, shoot)
+	require.True(t, sim.Unschedulable, "simulate places it on %s", sim.Seed)
+	warns.take()
+	require.NoError(t, c.Create(ctx, shoot))
+	require.Empty(t, admittedSeed(shoot), "admitted without a seed")
+	assert.True(t, slices.ContainsFunc(warns.take(), func(w string) bool {
+		return strings.HasPrefix(w, handlers.UnschedulableWarningPrefix) && strings.Contains(w, seed)
+	}), "the admission warning gives %s's reason", seed)
+	key := client.ObjectKeyFromObject(shoot)
+
+	// The Shoot goes before the seed is restored (cleanups run last first).
+	var original resource.Quantity
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := st.deleteShoot(ctx, shoot); err != nil {
+			t.Errorf("deleting %s: %v", key, err)
+		}
+		eventually(t, 10*time.Second, func() error {
+			if err := st.c.Get(ctx, key, &api.Shoot{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("Shoot %s still there (%v)", key, err)
+			}
+			return nil
+		})
+		if !original.IsZero() {
+			require.NoError(t, st.setAllocatable(ctx, seed, original))
+		}
+	})
+
+	// Pending: the controller says why.
+	var pendingSince time.Time
+	eventually(t, 15*time.Second, func() error {
+		var s api.Shoot
+		if err := st.c.Get(ctx, key, &s); err != nil {
+			return err
+		}
+		op := s.Status.LastOperation
+		if op == nil || op.Type != "Create" || op.State != "Pending" {
+			return fmt.Errorf("status.lastOperation = %+v, want Create/Pending", op)
+		}
+		if !strings.Contains(op.Description, seed) {
+			return fmt.Errorf("status.lastOperation.description %q does not name %s", op.Description, seed)
+		}
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeWarning, pending.ReasonSchedulingFailed)
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			return fmt.Errorf("no %s event yet", pending.ReasonSchedulingFailed)
+		}
+		pendingSince = time.Now()
+		t.Logf("pending: lastOperation %q; event %s: %q", op.Description, evs[0].Reason, evs[0].Note)
+		return nil
+	}, "the retry controller does not report the pending Shoot")
+	assert.Empty(t, seedNameOf(t, key), "still without a seed")
+
+	// Room on the seed: bound within seconds, by the controller.
+	var sd api.Seed
+	require.NoError(t, st.c.Get(ctx, keyOf("", seed), &sd))
+	original = sd.Status.Allocatable[api.ResourceShoots]
+	raised := original.DeepCopy()
+	raised.Add(resource.MustParse("1"))
+	require.NoError(t, st.setAllocatable(ctx, seed, raised))
+	raisedAt := time.Now()
+	var boundAfter time.Duration
+	eventually(t, 10*time.Second, func() error {
+		if got := seedNameOf(t, key); got != seed {
+			return fmt.Errorf("spec.seedName = %q, want %s", got, seed)
+		}
+		boundAfter = time.Since(raisedAt)
+		return nil
+	}, "the pending Shoot is not bound after %s's allocatable was raised", seed)
+	t.Logf("bound to %s %s after its allocatable went from %s to %s (pending for %s before)",
+		seed, boundAfter.Round(time.Millisecond), original.String(), raised.String(), raisedAt.Sub(pendingSince).Round(time.Millisecond))
+	assert.Less(t, boundAfter, 5*time.Second, "bound within seconds")
+
+	eventually(t, 10*time.Second, func() error {
+		evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || !strings.Contains(evs[0].Note, seed) {
+			return fmt.Errorf("%s events: %+v", pending.ReasonSchedulingSuccessful, evs)
+		}
+		var s api.Shoot
+		if err := st.c.Get(ctx, key, &s); err != nil {
+			return err
+		}
+		if s.Status.LastOperation != nil {
+			return fmt.Errorf("status.lastOperation %+v: the controller removes its Create/Pending after binding", s.Status.LastOperation)
+		}
+		return nil
+	})
+	after, err := scrape(st.metricsURL())
+	require.NoError(t, err)
+	scheduled := func(l map[string]string) bool { return l["result"] == "scheduled" }
+	assert.Equal(t, 1.0, counterSum(after, "seedwarden_scheduling_retries_total", scheduled)-
+		counterSum(before, "seedwarden_scheduling_retries_total", scheduled), "seedwarden_scheduling_retries_total{result=scheduled}")
+	st.waitSettled(t)
 }
