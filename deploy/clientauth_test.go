@@ -21,7 +21,8 @@ const (
 	clientCAFile = "/etc/seedwarden/client-ca/ca.crt"
 )
 
-// The client authentication component (issue 14, defect 2b): a client CA
+// The client authentication component, so that only the API servers can
+// call the webhooks (a forged review could hold seed places): a client CA
 // whose key survives renewal, one client certificate per API server from it,
 // and the CA certificate (never its key) mounted where the documented
 // server.clientAuth.caFile points.

@@ -13,10 +13,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The NetworkPolicy component (issue 14, defect 2a): a kustomize Component
-// holding one policy that selects the webhook pods, restricts ingress only,
-// admits the webhook port from the API servers alone and the metrics port
-// from Prometheus alone, and leaves the health port to the node (kubelet).
+// The NetworkPolicy component, so that no other pod can send the webhooks
+// forged reviews: a kustomize Component holding one policy that selects the
+// webhook pods, restricts ingress only, admits the webhook port from the API
+// servers alone and the metrics port from Prometheus alone, and leaves the
+// health port to the node (kubelet).
 func TestNetworkPolicyComponent(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(networkPolicyDir, "kustomization.yaml"))
 	if err != nil {

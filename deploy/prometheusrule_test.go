@@ -12,8 +12,55 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
 )
+
+// The headroom alert compares the metrics seedwarden exports, per profile,
+// with the lowest replica's headroom, and names the profile.
+func TestPrometheusRule(t *testing.T) {
+	rule := findU(t, manifests(t), "PrometheusRule", namespace, "seedwarden")
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	var alert map[string]any
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rules {
+			if r.(map[string]any)["alert"] == "SeedwardenHeadroomLow" {
+				alert = r.(map[string]any)
+			}
+		}
+	}
+	if alert == nil {
+		t.Fatal("no alert SeedwardenHeadroomLow")
+	}
+	expr, _ := alert["expr"].(string)
+	for _, want := range []string{
+		"min by (profile) (" + metrics.HeadroomShootsName + ")",
+		"< on (profile)",
+		"by (profile) (" + metrics.HeadroomAlertThresholdName + ")",
+	} {
+		if !strings.Contains(expr, want) {
+			t.Errorf("expr %q does not contain %q", expr, want)
+		}
+	}
+	if strings.Count(expr, "(") != strings.Count(expr, ")") {
+		t.Errorf("unbalanced parentheses in %s", expr)
+	}
+	if metrics.HeadroomProfileLabel != "profile" {
+		t.Errorf("the metrics' profile label is %q", metrics.HeadroomProfileLabel)
+	}
+	if alert["for"] != "15m" {
+		t.Errorf("for = %v, want 15m", alert["for"])
+	}
+	ann, _, _ := unstructured.NestedStringMap(alert, "annotations")
+	for _, k := range []string{"summary", "description"} {
+		if !strings.Contains(ann[k], "{{ $labels.profile }}") {
+			t.Errorf("annotation %s does not name the profile: %q", k, ann[k])
+		}
+	}
+}
 
 // The rule unit tests (promtool's format) and the rule file promtool reads
 // them against, written from the shipped PrometheusRule's spec.

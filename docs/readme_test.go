@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// maxREADMELines keeps the README an entry page (issue 17): what seedwarden
-// is, the two commands, where it sits, links. Everything else is in docs/.
+// maxREADMELines keeps the README an entry page, so that a newcomer sees at
+// once what seedwarden is, the two commands, where it sits, links.
+// Everything else is in docs/.
 const maxREADMELines = 150
 
 // readme returns the repository's README.md.

@@ -21,12 +21,13 @@ import (
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 )
 
-// Client authentication (issue 14, defect 2): the suite's kube-apiserver
-// presents a client certificate to every webhook (AdmissionConfiguration
-// with a kubeConfigFile, as docs/security.md tells operators to set it up),
-// and every webhook process of the suite accepts only that certificate
-// (server.clientAuth in webhookConfig). All other tests therefore run with
-// client authentication on.
+// Client authentication, so that only the API server can call the webhooks
+// (a forged review could otherwise hold seed places): the suite's
+// kube-apiserver presents a client certificate to every webhook
+// (AdmissionConfiguration with a kubeConfigFile, as docs/security.md tells
+// operators to set it up), and every webhook process of the suite accepts
+// only that certificate (server.clientAuth in webhookConfig). All other
+// tests therefore run with client authentication on.
 
 // apiserverClientName is the common name of kube-apiserver's client
 // certificate, the one server.clientAuth.allowedNames admits.
@@ -104,8 +105,8 @@ plugins:
     kubeConfigFile: %s
 `
 
-// TestForgedReviewsRefusedByClientAuthentication is the attack of issue 14,
-// defect 2, against the real setup: a pod that reaches the webhook port
+// TestForgedReviewsRefusedByClientAuthentication is the forged-review attack
+// against the real setup: a pod that reaches the webhook port
 // sends mutating reviews for Shoots of a real Project's namespace (not dry
 // run), without a certificate, with one of another CA carrying the API
 // server's name, and with one of the right CA carrying another name. Every

@@ -26,7 +26,7 @@ import (
 // liveLabel selects the seeds of TestLiveExplainMatchesDump.
 const liveLabel = "e2e.seedwarden.io/live-test"
 
-// TestLiveExplainMatchesDump (issue 16): a small landscape in the real
+// TestLiveExplainMatchesDump: a small landscape in the real
 // kube-apiserver — three seeds with room for 1, 2 and 3 Shoots, a
 // CloudProfile and a Project of the test's own, the seeds filled by Shoots —
 // and a Shoot that only those seeds could take, pending. `webhook simulate

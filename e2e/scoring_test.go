@@ -25,7 +25,7 @@ const binPackingConfig = `scoring:
   - {name: MostAllocated, weight: 1}
 `
 
-// TestBinPackingProfile (issue 15): a webhook with a bin-packing profile,
+// TestBinPackingProfile: a webhook with a bin-packing profile,
 // called by the real API server, fills the fullest eligible seed first. Three
 // empty seeds that only the test's Shoots select, with room for 8, 16 and 40:
 // MostAllocated scores 100·(usage+1)/allocatable, so the smallest seed is the
