@@ -108,16 +108,10 @@ func (st *suite) restartWebhook() error {
 	if err := st.waitReady(ctx, time.Minute); err != nil {
 		return err
 	}
-	return poll(ctx, 30*time.Second, 100*time.Millisecond, func() error {
-		sh := newShoot("restart-probe", awsShoot("eu-central-1", "eu-central-1a"))
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
-		if admittedSeed(sh) == "" {
-			return fmt.Errorf("a dry-run CREATE is not placed yet")
-		}
-		return nil
-	})
+	probe := func() *unstructured.Unstructured {
+		return newShoot("restart-probe", awsShoot("eu-central-1", "eu-central-1a"))
+	}
+	return st.dryRunUntil(ctx, 30*time.Second, 100*time.Millisecond, probe, onAnySeed)
 }
 
 // gardenerScheduler is a running gardener-scheduler process.
@@ -341,26 +335,23 @@ func (st *suite) withoutMutatingWebhook(t *testing.T, f func()) {
 		}
 	}
 	defer restore()
-	eventually(t, 30*time.Second, func() error {
-		sh := newShoot("unregistered-probe", awsShoot("eu-central-1", "eu-central-1a"))
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
+	probe := func(test string) func() *unstructured.Unstructured {
+		return func() *unstructured.Unstructured { return newShoot(test, awsShoot("eu-central-1", "eu-central-1a")) }
+	}
+	err := st.dryRunUntil(ctx, 30*time.Second, eventuallyInterval, probe("unregistered-probe"), func(sh *unstructured.Unstructured) error {
 		if s := specSchedulerName(sh); s != "default-scheduler" {
 			return fmt.Errorf("dry run still claimed (schedulerName %q)", s)
 		}
 		return nil
-	}, "gardener-apiserver still calls the removed mutating webhook")
+	})
+	require.NoError(t, err, "gardener-apiserver still calls the removed mutating webhook")
 	f()
 	restore()
-	eventually(t, 30*time.Second, func() error {
-		sh := newShoot("registered-probe", awsShoot("eu-central-1", "eu-central-1a"))
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
+	err = st.dryRunUntil(ctx, 30*time.Second, eventuallyInterval, probe("registered-probe"), func(sh *unstructured.Unstructured) error {
 		if specSchedulerName(sh) != config.DefaultSchedulerName {
 			return fmt.Errorf("dry run not claimed yet")
 		}
 		return nil
-	}, "gardener-apiserver does not call the mutating webhook again")
+	})
+	require.NoError(t, err, "gardener-apiserver does not call the mutating webhook again")
 }

@@ -85,22 +85,6 @@ func (st *suite) createSeedLike(t *testing.T, template, name string, labels map[
 	})
 }
 
-// waitPlacedOnto waits until a dry-run CREATE of shoot is placed onto seed
-// (the webhook's cache has the seed).
-func (st *suite) waitPlacedOnto(t *testing.T, seed string, shoot func() *unstructured.Unstructured) {
-	t.Helper()
-	eventually(t, 10*time.Second, func() error {
-		sh := shoot()
-		if err := st.c.Create(context.Background(), sh, dryRunAll); err != nil {
-			return err
-		}
-		if got := admittedSeed(sh); got != seed {
-			return fmt.Errorf("dry run placed on %q, want %s", got, seed)
-		}
-		return nil
-	}, "the webhook does not place onto the new seed %s", seed)
-}
-
 // boundTo counts the Shoots of test bound to seed, and those without a seed.
 func (st *suite) boundTo(ctx context.Context, test, seed string) (bound, unbound int, err error) {
 	var l unstructured.UnstructuredList
@@ -179,7 +163,8 @@ func TestConcurrentCreatesNeverOverfill(t *testing.T) {
 		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withSeedSelector(label))
 	}
 	st.createSeedLike(t, "aws-eu2", name, map[string]string{label: "true"}, places)
-	st.waitPlacedOnto(t, name, selective)
+	require.NoError(t, st.dryRunUntil(ctx, 10*time.Second, eventuallyInterval, selective, onSeed(name)),
+		"the webhook does not place onto the new seed %s", name)
 
 	var wg sync.WaitGroup
 	errs := make([]error, creates)
@@ -282,7 +267,7 @@ func TestGardenerSelfHostedShootNeverBound(t *testing.T) {
 		must(unstructured.SetNestedSlice(u.Object, workers, "spec", "provider", "workers"))
 	})
 	require.NoError(t, st.c.Create(ctx, shoot))
-	st.requireSelfHostedNeverBound(t, shoot)
+	st.requireNeverBound(t, shoot, "a self-hosted Shoot")
 }
 
 // failedCalling says whether err is the API server applying a webhook's

@@ -52,10 +52,13 @@ func poll(ctx context.Context, timeout, interval time.Duration, f func() error) 
 	}
 }
 
+// eventuallyInterval is how often eventually calls its check.
+const eventuallyInterval = 50 * time.Millisecond
+
 // eventually fails t unless f returns nil within timeout.
 func eventually(t *testing.T, timeout time.Duration, f func() error, msgAndArgs ...any) {
 	t.Helper()
-	require.NoError(t, poll(context.Background(), timeout, 50*time.Millisecond, f), msgAndArgs...)
+	require.NoError(t, poll(context.Background(), timeout, eventuallyInterval, f), msgAndArgs...)
 }
 
 func must(err error) {

@@ -142,17 +142,14 @@ func TestSeedNotReadyStopsPlacements(t *testing.T) {
 		setReady("True")
 		// Wait until the webhook places onto the seed again, so later tests
 		// see the landscape as it was.
-		eventually(t, 10*time.Second, func() error {
+		var want simResult
+		simulated := func() *unstructured.Unstructured {
 			sh := shoot()
-			want := st.simulate(t, sh)
-			if err := st.c.Create(context.Background(), sh, dryRunAll); err != nil {
-				return err
-			}
-			if admittedSeed(sh) != want.Seed {
-				return fmt.Errorf("placed on %q, simulate says %q", admittedSeed(sh), want.Seed)
-			}
-			return nil
-		})
+			want = st.simulate(t, sh)
+			return sh
+		}
+		require.NoError(t, st.dryRunUntil(context.Background(), 10*time.Second, eventuallyInterval, simulated,
+			func(sh *unstructured.Unstructured) error { return onSeed(want.Seed)(sh) }))
 	})
 
 	const bound = time.Second

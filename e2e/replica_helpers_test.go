@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 )
@@ -311,15 +312,8 @@ func (st *suite) pointWebhooks(ctx context.Context, addr string, bundle []byte) 
 func (st *suite) routeWebhooks(t *testing.T, addr string, bundle []byte, check func() error) (restore func()) {
 	t.Helper()
 	ctx := context.Background()
-	placedDryRun := func() error {
-		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
-		if admittedSeed(sh) == "" {
-			return errors.New("dry run not placed")
-		}
-		return nil
+	probe := func() *unstructured.Unstructured {
+		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
 	}
 	home, homeBundle := st.webhookAddr(), slices.Clone(st.caBundle)
 	restored := false
@@ -329,18 +323,20 @@ func (st *suite) routeWebhooks(t *testing.T, addr string, bundle []byte, check f
 		}
 		restored = true
 		require.NoError(t, st.pointWebhooks(ctx, home, homeBundle))
-		eventually(t, 20*time.Second, placedDryRun, "the suite's webhook registration does not take effect again")
+		require.NoError(t, st.dryRunUntil(ctx, 20*time.Second, eventuallyInterval, probe, onAnySeed),
+			"the suite's webhook registration does not take effect again")
 	}
 	t.Cleanup(restore)
 	require.NoError(t, st.pointWebhooks(ctx, addr, bundle))
-	eventually(t, 20*time.Second, func() error {
-		if err := placedDryRun(); err != nil {
+	err := st.dryRunUntil(ctx, 20*time.Second, eventuallyInterval, probe, func(sh *unstructured.Unstructured) error {
+		if err := onAnySeed(sh); err != nil {
 			return err
 		}
 		if check != nil {
 			return check()
 		}
 		return nil
-	}, "the API server does not call the webhooks at %s", addr)
+	})
+	require.NoError(t, err, "the API server does not call the webhooks at %s", addr)
 	return restore
 }

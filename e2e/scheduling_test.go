@@ -236,16 +236,8 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 	})
 
 	// Alive, the seed takes the Shoot: it is the only reason it fits.
-	eventually(t, 10*time.Second, func() error {
-		sh := selective()
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
-		if got := admittedSeed(sh); got != name {
-			return fmt.Errorf("dry run placed on %q, want %s", got, name)
-		}
-		return nil
-	}, "the webhook does not place onto the new seed %s", name)
+	require.NoError(t, st.dryRunUntil(ctx, 10*time.Second, eventuallyInterval, selective, onSeed(name)),
+		"the webhook does not place onto the new seed %s", name)
 
 	require.NoError(t, st.c.Delete(ctx, &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 	var deleting api.Seed
@@ -255,33 +247,19 @@ func TestDeletingSeedNeverChosen(t *testing.T) {
 
 	// Within a second of the deletion the webhook stops choosing it (its
 	// cache has the update by then).
-	eventually(t, 5*time.Second, func() error {
-		sh := selective()
-		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
-			return err
-		}
+	err := st.dryRunUntil(ctx, 5*time.Second, eventuallyInterval, selective, func(sh *unstructured.Unstructured) error {
 		if got := admittedSeed(sh); got != "" {
 			return fmt.Errorf("dry run %s after the deletion placed on %q, a seed being deleted",
 				time.Since(deletedAt).Round(time.Millisecond), got)
 		}
 		return nil
-	}, "the webhook still places onto seed %s, which is being deleted (exclusion of deleting seeds not in this branch?)", name)
+	})
+	require.NoError(t, err, "the webhook still places onto seed %s, which is being deleted (exclusion of deleting seeds not in this branch?)", name)
 
 	shoot := selective()
 	require.NoError(t, st.c.Create(ctx, shoot))
-	assert.Empty(t, admittedSeed(shoot), "admitted onto seed %s, which is being deleted", name)
-	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
-	// The retry controller (which takes such a Shoot at once) must not bind
-	// it either.
-	key := client.ObjectKeyFromObject(shoot)
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		require.Empty(t, seedNameOf(t, key), "the retry controller bound %s to seed %s, which is being deleted", key, name)
-		time.Sleep(200 * time.Millisecond)
-	}
-	evs, err := st.shootEvents(ctx, key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
-	require.NoError(t, err)
-	assert.Empty(t, evs, "%s events for a Shoot only a deleting seed could take", pending.ReasonSchedulingSuccessful)
+	// Nor does the retry controller (which takes such a Shoot at once) bind it.
+	st.requireNeverBound(t, shoot, fmt.Sprintf("a Shoot only seed %s, being deleted, could take", name))
 }
 
 // TestSelfHostedShootNeverBound: a Shoot with a control-plane worker pool
@@ -308,25 +286,25 @@ func TestSelfHostedShootNeverBound(t *testing.T) {
 	require.NotEmpty(t, workers)
 	_, kept := workers[0].(map[string]any)["controlPlane"]
 	require.True(t, kept, "the API server dropped spec.provider.workers[0].controlPlane (Shoot CRD)")
-	st.requireSelfHostedNeverBound(t, shoot)
+	st.requireNeverBound(t, shoot, "a self-hosted Shoot")
 }
 
-// requireSelfHostedNeverBound checks that a self-hosted Shoot was neither
-// placed at admission nor bound by the retry controller within 3 s, and got
-// no SchedulingSuccessful event.
-func (st *suite) requireSelfHostedNeverBound(t *testing.T, shoot *unstructured.Unstructured) {
+// requireNeverBound checks that shoot (as its CREATE returned it), which
+// what describes, was neither placed at admission nor bound by the retry
+// controller within 3 s, and got no SchedulingSuccessful event.
+func (st *suite) requireNeverBound(t *testing.T, shoot *unstructured.Unstructured, what string) {
 	t.Helper()
 	key := client.ObjectKeyFromObject(shoot)
-	assert.Empty(t, admittedSeed(shoot), "a self-hosted Shoot was placed at admission")
+	assert.Empty(t, admittedSeed(shoot), "%s was placed at admission", what)
 	assert.Empty(t, seedName(shoot), "spec.seedName in the CREATE response")
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
-		require.Empty(t, seedNameOf(t, key), "the retry controller bound the self-hosted Shoot %s", key)
+		require.Empty(t, seedNameOf(t, key), "the retry controller bound %s, %s", key, what)
 		time.Sleep(200 * time.Millisecond)
 	}
 	evs, err := st.shootEvents(context.Background(), key, corev1.EventTypeNormal, pending.ReasonSchedulingSuccessful)
 	require.NoError(t, err)
-	assert.Empty(t, evs, "%s events for a self-hosted Shoot", pending.ReasonSchedulingSuccessful)
+	assert.Empty(t, evs, "%s events for %s", pending.ReasonSchedulingSuccessful, what)
 }
 
 // TestPendingShootRetried: a Shoot that no seed can take (gcp-us1, the only

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -195,6 +196,41 @@ func (st *suite) placedSeed(t *testing.T, u *unstructured.Unstructured) string {
 // bindTimeout bounds how long the retry controller may take to bind an
 // announced Shoot (it does so at once, in milliseconds).
 const bindTimeout = 10 * time.Second
+
+// dryRunUntil waits for the webhooks to answer a Shoot as accept wants: it
+// sends a dry-run CREATE of a new shoot() every interval and hands the
+// Shoot the API server returns (as the webhooks left it) to accept, until
+// accept takes one. After timeout it returns the last refusal. Dry runs
+// leave nothing behind, so it can wait for a cache or a registration to
+// catch up without creating Shoots.
+func (st *suite) dryRunUntil(ctx context.Context, timeout, interval time.Duration,
+	shoot func() *unstructured.Unstructured, accept func(admitted *unstructured.Unstructured) error) error {
+	return poll(ctx, timeout, interval, func() error {
+		sh := shoot()
+		if err := st.c.Create(ctx, sh, dryRunAll); err != nil {
+			return err
+		}
+		return accept(sh)
+	})
+}
+
+// onSeed accepts a Shoot admitted onto seed (announced in mode binding).
+func onSeed(seed string) func(*unstructured.Unstructured) error {
+	return func(sh *unstructured.Unstructured) error {
+		if got := admittedSeed(sh); got != seed {
+			return fmt.Errorf("dry run placed on %q, want %s", got, seed)
+		}
+		return nil
+	}
+}
+
+// onAnySeed accepts a Shoot admitted onto a seed, whichever.
+func onAnySeed(sh *unstructured.Unstructured) error {
+	if admittedSeed(sh) == "" {
+		return errors.New("dry run not placed")
+	}
+	return nil
+}
 
 // patchedSeed is the seed an admission response's JSON patch gives the
 // Shoot it was computed for (obj): spec.seedName, or in mode binding the
