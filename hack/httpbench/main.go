@@ -1,6 +1,6 @@
 // Command httpbench measures seedwarden's webhook server over HTTPS against a
 // baseline built in the same run, and prints Markdown tables for
-// BENCHMARKS.md (issue 5, "HTTP").
+// BENCHMARKS.md (section "HTTP").
 //
 //	go run ./hack/httpbench [-duration 10s] [-warmup 1s] [-concurrency 64] [-rate 0]
 //	                        [-seeds 1000] [-shoots 10000] [-reservation-ttl 5s]

@@ -7,7 +7,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// Limits on live reservations (issue 14, defect 2): anyone who can reach the
+// Limits on live reservations: anyone who can reach the
 // webhook can send admission reviews, and without a limit every review would
 // hold a place on a seed for the reservation TTL. The per-namespace limit
 // keeps a flood in one namespace from taking the places of the others; the

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// Label values taken from requests are bounded (issue 14, defect 4): a
+// Label values taken from requests are bounded: a
 // forged AdmissionReview may name any kind or namespace, and every new value
 // is a new series kept for the life of the process.
 

@@ -21,8 +21,8 @@ func TestMeasure(t *testing.T) {
 		{"both, size matches the object without them", `{"metadata":{"managedFields":[],"name":"n"},"spec":{},"status":{}}`, int64(len(`{"metadata":{"name":"n"},"spec":{}}`))},
 		{"null status still subtracted", `{"spec":{},"status":null}`, int64(len(`{"spec":{}}`))},
 		// Keys are case-sensitive, as the API server reads them: a "Status"
-		// or "ManagedFields" member is data and counts (issue 14: a big
-		// "Status" escaped the limit when encoding/json matched it).
+		// or "ManagedFields" member is data and counts (a big "Status"
+		// escaped the limit when encoding/json matched it case-insensitively).
 		{"Status in another case counts", `{"spec":{},"Status":{"big":"` + big + `"}}`, int64(len(`{"spec":{},"Status":{"big":"` + big + `"}}`))},
 		{"managedFields in another case count", `{"metadata":{"ManagedFields":["` + big + `"]}}`, int64(len(`{"metadata":{"ManagedFields":["` + big + `"]}}`))},
 		{"last duplicate status is the one left out", `{"status":"` + big + `","status":1}`, int64(len(`{"status":"` + big + `"}`))},

@@ -145,7 +145,7 @@ func generatedAnnouncedShoot(t *testing.T, name, token string) *unstructured.Uns
 	return u
 }
 
-// Issue 14, defect 6: a generateName Shoot's token copied (an UPDATE of the
+// A generateName Shoot's token copied (an UPDATE of the
 // annotations) onto another Shoot with the same prefix verifies for it too;
 // the controller honours it for the first Shoot only and decides the copy
 // afresh. The first Shoot's repeated attempts keep its announced seed.

@@ -33,8 +33,7 @@ func newTestSigner(t *testing.T) (*Signer, *time.Time) {
 	return g, &now
 }
 
-// TestRedeemGenerateNameTokenServesOneShoot is defect 6 of issue 14: the
-// token of one generateName Shoot, copied onto another Shoot with the same
+// TestRedeemGenerateNameTokenServesOneShoot: the token of one generateName Shoot, copied onto another Shoot with the same
 // prefix, verifies (Verify) but is refused by Redeem; its own Shoot keeps
 // redeeming it (the API server's repeated calls, the controller's attempts).
 func TestRedeemGenerateNameTokenServesOneShoot(t *testing.T) {

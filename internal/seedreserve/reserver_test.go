@@ -67,7 +67,7 @@ func TestReserveCountsAndDenies(t *testing.T) {
 
 // The same key reserves once: a retried request keeps its place on a full
 // seed, and its first expiry: sending it again every few seconds never holds
-// the place beyond one TTL (issue 14, defect 2).
+// the place beyond one TTL.
 func TestReserveIsIdempotent(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
@@ -279,7 +279,7 @@ func reserveConcurrently(t testing.TB, replicas []*Reserver, n, seeds int, alloc
 }
 
 // A replica writes at most Options.Limits live entries per namespace and in
-// all (issue 14, defect 2): forged capacity reviews cannot fill the
+// all: forged capacity reviews cannot fill the
 // ConfigMaps. Beyond them Reserve writes nothing and says so with a
 // *cache.LimitError; an entry that expired, or whose Shoot arrived, or that
 // the seed refused frees its slot.
