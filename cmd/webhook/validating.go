@@ -18,17 +18,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/server"
 )
 
-// Paths of the validating webhooks.
-const (
-	ValidateShootBindingPath  = "/validate-shoot-binding"
-	ValidateShootCapacityPath = "/validate-shoot-capacity"
-	ValidateResourceSizePath  = "/validate-resource-size"
-	// ValidateKubeconfigSecretPath checks kubeconfigs in Secrets.
-	ValidateKubeconfigSecretPath = "/validate-kubeconfig-secret"
-	// ValidateNamespaceDeletionPath guards namespace DELETE.
-	ValidateNamespaceDeletionPath = "/validate-namespace-deletion"
-)
-
 // errKeyRequired is the start-up error of a cluster server without a key.
 const errKeyRequired = "invalid configuration: placement.keyFile: required when serving a cluster " +
 	"(every replica must verify the others' placements; see deploy/README.md), or set binding.enabled: false"
@@ -102,11 +91,12 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // resource-size webhooks (the first two unless disabled), and the kubeconfig
 // Secret and namespace-deletion webhooks. All share the body limit.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
-	register := func(path string, h webhook.AdmissionHandler) {
-		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
+	register := func(name, path string, h webhook.AdmissionHandler) {
+		observed := handlers.Observed(name, m, h)
+		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: observed})))
 	}
 	if cfg.BindingEnabled() {
-		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
+		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
 			Landscape:   store,
 			Authorizer:  deps.authorizer,
 			Signer:      deps.signer,
@@ -114,42 +104,38 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			// Shoots from a CRD have no binding subresource; the retry
 			// controller's bindMode says so.
 			BindThroughShoots: pendingConfig(cfg).Mode == pending.ModeUpdate,
-			Metrics:           m,
 			Log:               log.WithName("validate-shoot-binding"),
 			StalenessGuard:    deps.staleness,
 		})
 	}
 	if cfg.CapacityEnabled() {
-		register(ValidateShootCapacityPath, &handlers.ShootCapacityValidator{
+		register(handlers.WebhookCapacity, handlers.WebhookCapacityPath, &handlers.ShootCapacityValidator{
 			Store:                store,
 			Projects:             store,
 			Cluster:              deps.cluster,
 			Signer:               deps.signer,
 			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
-			Metrics:              m,
 			Log:                  log.WithName("validate-shoot-capacity"),
 			StalenessGuard:       deps.staleness,
 		})
 	}
 	rsLog := log.WithName("validate-resource-size")
 	if ra := cfg.ResourceAdmission; ra != nil {
-		register(ValidateResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
+		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
 	} else {
-		register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
+		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
 	}
-	register(ValidateKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
+	register(handlers.WebhookKubeconfigSecret, handlers.WebhookKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
-		Metrics:       m,
 		Log:           log.WithName("validate-kubeconfig-secret"),
 	})
-	register(ValidateNamespaceDeletionPath, &handlers.NamespaceDeletionValidator{
+	register(handlers.WebhookNamespaceDeletion, handlers.WebhookNamespaceDeletionPath, &handlers.NamespaceDeletionValidator{
 		Shoots:   store,
 		Projects: store,
 		// Until the informers have synced, deletions are refused (503)
 		// rather than judged on an empty cache.
-		Synced:  deps.synced,
-		Metrics: m,
-		Log:     log.WithName("validate-namespace-deletion"),
+		Synced: deps.synced,
+		Log:    log.WithName("validate-namespace-deletion"),
 	})
 }
 

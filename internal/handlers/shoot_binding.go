@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -64,9 +63,7 @@ type ShootBindingValidator struct {
 	// as a binding, so it needs the same update permission on
 	// shoots/binding and passes the same rules.
 	BindThroughShoots bool
-	// Metrics may be nil.
-	Metrics *metrics.Recorder
-	Log     logr.Logger
+	Log               logr.Logger
 	// StalenessGuard: beyond its bound a seed chosen by a user is denied
 	// (see StalenessGuard); the webhook's own placement (verified token)
 	// needs no cache and is still admitted. Zero: always check.
@@ -75,19 +72,12 @@ type ShootBindingValidator struct {
 
 var _ admission.Handler = (*ShootBindingValidator)(nil)
 
-// Handle implements admission.Handler.
-func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookBinding, ValidationResult(resp))
-	return resp
-}
-
-// handle reads a request top to bottom: shootChangeOf (validating.go)
+// Handle reads a request top to bottom: shootChangeOf (validating.go)
 // screens and decodes it; classifySeedChange and bindingSpecChange
 // (shoot_binding_checks.go) refuse what the request's shape decides; then
 // judgeSeedKept or judgeSeedChoice ask placement once whether the seed
 // suits the Shoot.
-func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
+func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
 		return *done

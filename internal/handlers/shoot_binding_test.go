@@ -375,10 +375,10 @@ func TestShootBindingValidatorMalformed(t *testing.T) {
 func TestShootBindingValidatorMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := newBindingFixture(t)
-	f.v.Metrics = metrics.New(reg)
-	vServe(t, f.v, vReview{object: vShoot("", nil)}.body(t))
-	vServe(t, f.v, vReview{object: vShoot("aws-eu1", nil)}.body(t))
-	vServe(t, f.v, vReview{kind: metaGVK("x", "v1", "Y"), object: "{}"}.body(t))
+	h := Observed(WebhookBinding, metrics.New(reg), f.v)
+	vServe(t, h, vReview{object: vShoot("", nil)}.body(t))
+	vServe(t, h, vReview{object: vShoot("aws-eu1", nil)}.body(t))
+	vServe(t, h, vReview{kind: metaGVK("x", "v1", "Y"), object: "{}"}.body(t))
 	for _, result := range []string{"allowed", "denied", "error"} {
 		assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "binding", "result": result}), result)
 	}
