@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/seedwarden/seedwarden/internal/authz"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
@@ -77,7 +78,7 @@ func clusterAuthorizer(cfg *config.Config, restCfg *rest.Config) (handlers.Autho
 	if err != nil {
 		return nil, fmt.Errorf("authorization client: %w", err)
 	}
-	return handlers.NewSARAuthorizer(c.SubjectAccessReviews(),
+	return authz.NewSARAuthorizer(c.SubjectAccessReviews(), handlers.BindingPermission,
 		cfg.Binding.AuthorizationCacheTTL.Duration, cfg.Binding.AuthorizationTimeout.Duration, nil), nil
 }
 

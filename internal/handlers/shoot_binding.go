@@ -9,9 +9,11 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/authz"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -20,6 +22,18 @@ import (
 type SnapshotSource interface {
 	Snapshot() *placement.Snapshot
 }
+
+// Authorizer answers whether a user may bind Shoots: update on
+// shoots/binding (core.gardener.cloud) for the Shoot name in namespace.
+type Authorizer interface {
+	// Allowed returns the decision and the authorizer's reason for it. An
+	// error means no decision was made; callers fail closed.
+	Allowed(ctx context.Context, user authenticationv1.UserInfo, namespace, name string) (allowed bool, reason string, err error)
+}
+
+// BindingPermission is what a user needs to choose a seed by hand: update on
+// shoots/binding, as in Gardener.
+var BindingPermission = authz.Permission{Verb: "update", Group: shootGVK.group, Resource: shootGVK.resource, Subresource: SubresourceBinding}
 
 // selfHostedSeedName is Gardener's validation message for a spec.seedName on
 // a self-hosted Shoot.
@@ -177,8 +191,8 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 		return admission.Response{}, true
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "seedwarden: user %q may not set spec.seedName to %q: that needs permission to update shoots/binding (%s) in namespace %q",
-		user.Username, c.newSeed, shootGVK.group, c.namespace)
+	fmt.Fprintf(&b, "seedwarden: user %q may not set spec.seedName to %q: that needs permission to %s %s/%s (%s) in namespace %q",
+		user.Username, c.newSeed, BindingPermission.Verb, BindingPermission.Resource, BindingPermission.Subresource, BindingPermission.Group, c.namespace)
 	if reason != "" {
 		fmt.Fprintf(&b, " (%s)", reason)
 	}
