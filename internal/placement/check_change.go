@@ -21,14 +21,15 @@ import (
 type Chooser int
 
 const (
-	// ChosenByUser: a user set or moved spec.seedName; all of Gardener's
-	// rules for a seed chosen by hand apply.
+	// ChosenByUser means a user set or moved spec.seedName; all of
+	// Gardener's rules for a seed chosen by hand apply.
 	ChosenByUser Chooser = iota
-	// ChosenByPlacement: seedwarden's own placement (a verified placement
-	// token): the rules Decide applied, which a Shoot changed after placing
-	// must still meet. Gardener's rules beyond them would refuse seeds
-	// Decide may choose (pinned zones of a Shoot with failure tolerance
-	// zone, a seedSelector providerTypes "*").
+	// ChosenByPlacement means seedwarden's own placement (a verified
+	// placement token): the rules Decide applied, which a Shoot changed
+	// after placing must still meet. Gardener's rules beyond them would
+	// refuse seeds Decide may choose: pinned zones of a Shoot with failure
+	// tolerance zone, spec.seedSelector.providerTypes (Decide reads only
+	// the selector's labels).
 	ChosenByPlacement
 )
 
