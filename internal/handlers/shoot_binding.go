@@ -23,8 +23,9 @@ type SnapshotSource interface {
 	Snapshot() *placement.Snapshot
 }
 
-// Authorizer answers whether a user may bind Shoots: update on
-// shoots/binding (core.gardener.cloud) for the Shoot name in namespace.
+// Authorizer answers whether a user holds BindingPermission for the Shoot
+// name in namespace: authz.SARAuthorizer against a cluster,
+// SubjectsAuthorizer in landscape mode.
 type Authorizer interface {
 	// Allowed returns the decision and the authorizer's reason for it. An
 	// error means no decision was made; callers fail closed.
