@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 )
 
 // server.clientAuth: only the API server's certificate gets a forged-looking
@@ -38,7 +39,7 @@ metrics: {bindAddress: "127.0.0.1:%d"}
 health: {bindAddress: "127.0.0.1:%d"}
 `, port, certDir, caFile, metricsPort, healthPort))
 	srv := startLandscape(t, cfg, healthPort)
-	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
+	url := fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath)
 	withCert := func(ca *certgen.Authority, cn string) *http.Client {
 		pair, err := ca.IssueClient(cn, now)
 		require.NoError(t, err)

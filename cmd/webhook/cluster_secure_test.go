@@ -25,6 +25,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 	"github.com/seedwarden/seedwarden/internal/testenv"
@@ -146,7 +147,7 @@ pendingShoots: {enabled: false}
 
 	// Capacity across replicas: the reservation goes to the API server.
 	tc := devClient(t, certDir)
-	capacityURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateShootCapacityPath)
+	capacityURL := fmt.Sprintf("https://localhost:%d%s", port, handlers.WebhookCapacityPath)
 	admin := authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters", "system:authenticated"}}
 	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
 	configMap := func(seed string) (*corev1.ConfigMap, error) {

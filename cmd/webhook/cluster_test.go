@@ -23,6 +23,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
 
@@ -58,7 +59,7 @@ headroom: {interval: 1s, profiles: [{name: cluster-eu, shoot: %s}]}
 	assert.Equal(t, http.StatusOK, get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz/informers", healthPort)))
 
 	client := devClient(t, certDir)
-	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
+	url := fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath)
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Contains(t, string(resp.Patch), `{"op":"add","path":"/spec/seedName","value":"aws-eu2"}`)
@@ -69,7 +70,7 @@ headroom: {interval: 1s, profiles: [{name: cluster-eu, shoot: %s}]}
 	}, 15*time.Second, 100*time.Millisecond, "no headroom exported")
 
 	// The binding webhook asks this API server (RBAC) with SubjectAccessReviews.
-	bindingURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath)
+	bindingURL := fmt.Sprintf("https://localhost:%d%s", port, handlers.WebhookBindingPath)
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com", Groups: []string{"system:authenticated"}}
 	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
 	placed := applyJSONPatch(t, shoot, resp.Patch)
@@ -99,7 +100,7 @@ headroom: {interval: 1s, profiles: [{name: cluster-eu, shoot: %s}]}
 	}, 20*time.Second, 200*time.Millisecond, "RBAC grants binding")
 
 	// Namespace deletion, decided from the synced cache.
-	nsURL := fmt.Sprintf("https://localhost:%d%s", port, ValidateNamespaceDeletionPath)
+	nsURL := fmt.Sprintf("https://localhost:%d%s", port, handlers.WebhookNamespaceDeletionPath)
 	r = sendNamespaceDelete(t, client, nsURL, "garden-dev", admin)
 	assert.False(t, r.Allowed)
 	assert.Contains(t, r.Result.Message, `it belongs to project "dev", which is not being deleted`)

@@ -28,6 +28,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
@@ -247,12 +248,12 @@ headroom: {interval: 1s, profiles: [{name: eu, alertBelow: 5, shoot: %s}]}
 
 	// Two placements in one namespace: the second reservation is refused
 	// by reservations.maxPerNamespace.
-	send(t, client, url(MutateShootsPath), "uid-1", admissionv1.Create, "", shoot, nil, jane)
+	send(t, client, url(handlers.MutateShootsPath), "uid-1", admissionv1.Create, "", shoot, nil, jane)
 	other := []byte(strings.Replace(string(shoot), `"name":"webshop"`, `"name":"webshop-2"`, 1))
-	send(t, client, url(MutateShootsPath), "uid-2", admissionv1.Create, "", other, nil, jane)
-	send(t, client, url(ValidateShootBindingPath), "uid-3", admissionv1.Create, "", setSeed(t, shoot, "aws-eu1"), nil, jane)
+	send(t, client, url(handlers.MutateShootsPath), "uid-2", admissionv1.Create, "", other, nil, jane)
+	send(t, client, url(handlers.WebhookBindingPath), "uid-3", admissionv1.Create, "", setSeed(t, shoot, "aws-eu1"), nil, jane)
 	big := []byte(strings.Replace(string(shoot), `"purpose":"evaluation"`, `"purpose":"evaluation","x":"`+strings.Repeat("x", 3000)+`"`, 1))
-	send(t, client, url(ValidateResourceSizePath), "uid-4", admissionv1.Create, "", big, nil, jane)
+	send(t, client, url(handlers.WebhookResourceSizePath), "uid-4", admissionv1.Create, "", big, nil, jane)
 
 	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	var text string
@@ -320,7 +321,7 @@ leaderElection: {namespace: seedwarden}
 	defer srv.stopAndWait(t, 30*time.Second)
 	// A placement reserves through the API server.
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com", Groups: []string{"system:authenticated"}}
-	resp := send(t, devClient(t, certDir), fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath), "uid-1", admissionv1.Create, "", yamlToJSON(t, "../../examples/shoot.yaml"), nil, jane)
+	resp := send(t, devClient(t, certDir), fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath), "uid-1", admissionv1.Create, "", yamlToJSON(t, "../../examples/shoot.yaml"), nil, jane)
 	require.True(t, resp.Allowed, "%+v", resp.Result)
 
 	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)

@@ -127,7 +127,7 @@ metrics: {bindAddress: "0"}
 health: {bindAddress: "127.0.0.1:%d"}
 `, port, certDir, healthPort))
 	srv := startLandscape(t, cfg, healthPort)
-	resp := admit(t, devClient(t, certDir), fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath), "../../examples/shoot.yaml")
+	resp := admit(t, devClient(t, certDir), fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath), "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed)
 	assert.Equal(t, []string{
 		`seedwarden: will be scheduled to seed "aws-eu1"`,

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/server"
 )
 
@@ -41,7 +42,7 @@ health: {bindAddress: "127.0.0.1:%d"}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	pool := devCAPool(t, certDir)
 	client := devClient(t, certDir)
-	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
+	url := fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath)
 	stillServes := func(t *testing.T) {
 		t.Helper()
 		resp := admit(t, client, url, "../../examples/shoot.yaml")
@@ -102,7 +103,7 @@ health: {bindAddress: "127.0.0.1:%d"}
 		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		require.NoError(t, err)
 		defer conn.Close()
-		_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", MutateShootsPath)
+		_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", handlers.MutateShootsPath)
 		require.NoError(t, err)
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
 		got, err := io.ReadAll(conn) // the server answers and closes
@@ -117,7 +118,7 @@ health: {bindAddress: "127.0.0.1:%d"}
 		require.NoError(t, err)
 		defer conn.Close()
 		start := time.Now()
-		_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"apiVersion\":", MutateShootsPath)
+		_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"apiVersion\":", handlers.MutateShootsPath)
 		require.NoError(t, err)
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 		got, _ := io.ReadAll(conn) // until the server closes the connection
@@ -260,8 +261,8 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 	badCIDR := replaceOnce(shoot, `"nodes":"10.250.0.0/16"`, `"nodes":"10.250.0.0/33"`)
 	badSelector := replaceOnce(shoot, `"spec":{`, `"spec":{"seedSelector":{"matchExpressions":[{"key":"a","operator":"Bogus","values":["x"]}]},`)
 	configMap := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"garden-dev"}}`
-	shootPaths := []string{MutateShootsPath, ValidateShootBindingPath, ValidateShootCapacityPath}
-	allPaths := append(slices.Clone(shootPaths), ValidateResourceSizePath, ValidateKubeconfigSecretPath, ValidateNamespaceDeletionPath)
+	shootPaths := []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath}
+	allPaths := append(slices.Clone(shootPaths), handlers.WebhookResourceSizePath, handlers.WebhookKubeconfigSecretPath, handlers.WebhookNamespaceDeletionPath)
 
 	type want struct {
 		status  int    // HTTP status
@@ -284,24 +285,24 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 		{"malformed JSON", allPaths, `{"apiVersion":`, want{200, false, 400, "couldn't get version/kind; json parse error: unexpected end of JSON input", "", true}},
 		{"not JSON", allPaths, `hello`, want{200, false, 400, "couldn't get version/kind; json parse error", "", true}},
 		{"empty body", allPaths, ``, want{200, false, 400, "request body is empty", "", true}},
-		{"no request", append(slices.Clone(shootPaths), ValidateKubeconfigSecretPath, ValidateNamespaceDeletionPath),
+		{"no request", append(slices.Clone(shootPaths), handlers.WebhookKubeconfigSecretPath, handlers.WebhookNamespaceDeletionPath),
 			`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, want{200, false, 400, "check the webhook configuration", "", true}},
-		{"no request (size: nothing to measure)", []string{ValidateResourceSizePath},
+		{"no request (size: nothing to measure)", []string{handlers.WebhookResourceSizePath},
 			`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, want{200, true, 200, "sizes are checked on create and update only", "", true}},
-		{"no object", []string{MutateShootsPath, ValidateShootBindingPath, ValidateShootCapacityPath},
+		{"no object", []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath},
 			review(request("Shoot", "shoots", "CREATE", "")), want{200, false, 400, "admission request carries no object", "", false}},
-		{"no object (secret)", []string{ValidateKubeconfigSecretPath},
+		{"no object (secret)", []string{handlers.WebhookKubeconfigSecretPath},
 			review(request("Secret", "secrets", "CREATE", "")), want{200, false, 400, "admission request carries no object", "", false}},
-		{"no object (size)", []string{ValidateResourceSizePath},
+		{"no object (size)", []string{handlers.WebhookResourceSizePath},
 			review(request("Secret", "secrets", "CREATE", "")), want{200, false, 400, "cannot measure the object: object: empty", "", false}},
 		{"object of another kind", shootPaths, shootReview(configMap), want{200, false, 400, `object has kind "ConfigMap", expected "Shoot"`, "", false}},
-		{"request for another kind", []string{ValidateKubeconfigSecretPath, ValidateNamespaceDeletionPath},
+		{"request for another kind", []string{handlers.WebhookKubeconfigSecretPath, handlers.WebhookNamespaceDeletionPath},
 			review(request("ConfigMap", "configmaps", "CREATE", `,"object":`+configMap)), want{200, false, 400, "check the webhook configuration", "", false}},
-		{"invalid CIDR: no seed fits", []string{MutateShootsPath}, shootReview(badCIDR),
+		{"invalid CIDR: no seed fits", []string{handlers.MutateShootsPath}, shootReview(badCIDR),
 			want{200, true, 200, "seedwarden: no seed fits", "shoot node network 10.250.0.0/33 intersects", false}},
-		{"invalid label selector: no seed fits", []string{MutateShootsPath}, shootReview(badSelector),
+		{"invalid label selector: no seed fits", []string{handlers.MutateShootsPath}, shootReview(badSelector),
 			want{200, true, 200, "seedwarden: no seed fits", `spec.seedSelector: "Bogus" is not a valid label selector operator`, false}},
-		{"invalid CIDR, no seed chosen", []string{ValidateShootBindingPath, ValidateShootCapacityPath}, shootReview(badCIDR), want{200, true, 200, "", "", false}},
+		{"invalid CIDR, no seed chosen", []string{handlers.WebhookBindingPath, handlers.WebhookCapacityPath}, shootReview(badCIDR), want{200, true, 200, "", "", false}},
 		{"body over server.maxRequestBytes", allPaths, shootReview(replaceOnce(shoot, `"spec":{`, `"spec":{"x":"`+strings.Repeat("y", 9000)+`",`)),
 			want{413, false, 0, "exceeds the limit of 8192 bytes (server.maxRequestBytes)", "", false}},
 	} {
@@ -348,7 +349,7 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 		_, _ = io.WriteString(pw, shootReview(replaceOnce(shoot, `"spec":{`, `"spec":{"x":"`+strings.Repeat("y", 9000)+`",`)))
 		pw.Close()
 	}()
-	resp, err := client.Post(base+MutateShootsPath, "application/json", pr)
+	resp, err := client.Post(base+handlers.MutateShootsPath, "application/json", pr)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -357,7 +358,7 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 
 	// A review other than admission.k8s.io/v1 AdmissionReview is refused on
 	// every path (the registrations accept v1 only).
-	for _, path := range []string{MutateShootsPath, ValidateShootCapacityPath, ValidateShootBindingPath} {
+	for _, path := range []string{handlers.MutateShootsPath, handlers.WebhookCapacityPath, handlers.WebhookBindingPath} {
 		for _, tm := range [][2]string{{"admission.k8s.io/v2", "AdmissionReview"}, {"admission.k8s.io/v1", "Foo"}, {"admission.k8s.io/v1beta1", "AdmissionReview"}} {
 			body := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"request":%s}`, tm[0], tm[1], request("Shoot", "shoots", "CREATE", `,"object":`+shoot))
 			resp, err := client.Post(base+path, "application/json", strings.NewReader(body))
@@ -378,7 +379,7 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 	}
 
 	// And it still places Shoots.
-	r := admit(t, client, base+MutateShootsPath, "../../examples/shoot.yaml")
+	r := admit(t, client, base+handlers.MutateShootsPath, "../../examples/shoot.yaml")
 	assert.True(t, r.Allowed)
 	assert.Contains(t, string(r.Patch), `"aws-eu2"`)
 	srv.stopAndWait(t, 30*time.Second)

@@ -19,9 +19,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/server"
 )
 
-// MutateShootsPath is where the mutating webhook for Shoot CREATE is served.
-const MutateShootsPath = "/mutate-shoots"
-
 // serveOptions are serve's flags.
 type serveOptions struct {
 	configPath, kubeconfig, landscapeFile *string
@@ -230,7 +227,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
-	srv.Register(MutateShootsPath, guard(cfg, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
+	srv.Register(handlers.MutateShootsPath, guard(cfg, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		// With capacity.coordination apiserver, a placement is reserved
 		// across replicas before the webhook answers.
 		Placer:         &handlers.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/handlers"
 )
 
 // TestServeLandscape runs `webhook serve --landscape` in-process and talks to
@@ -36,7 +38,7 @@ log: {level: debug, format: json}
 	assert.Equal(t, http.StatusOK, get(t, health+"/readyz/webhook"))
 
 	client := devClient(t, certDir)
-	url := fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath)
+	url := fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath)
 
 	resp := admit(t, client, url, "../../examples/shoot.yaml")
 	assert.True(t, resp.Allowed)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
@@ -119,7 +120,7 @@ func registerShootWebhooks(ctx context.Context, t *testing.T, c client.Client, c
 	require.NoError(t, c.Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "seedwarden-test"},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "shoots.seedwarden.io", ClientConfig: clientConfig(MutateShootsPath), Rules: rules(admissionregistrationv1.Create),
+			Name: "shoots.seedwarden.io", ClientConfig: clientConfig(handlers.MutateShootsPath), Rules: rules(admissionregistrationv1.Create),
 			ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: skipMutationLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}},
 			SideEffects:    &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
 		}},
@@ -127,7 +128,7 @@ func registerShootWebhooks(ctx context.Context, t *testing.T, c client.Client, c
 	require.NoError(t, c.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "seedwarden-test"},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name: "binding.shoots.seedwarden.io", ClientConfig: clientConfig(ValidateShootBindingPath),
+			Name: "binding.shoots.seedwarden.io", ClientConfig: clientConfig(handlers.WebhookBindingPath),
 			Rules:       rules(admissionregistrationv1.Create, admissionregistrationv1.Update),
 			SideEffects: &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
 		}},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/seedwarden/seedwarden/internal/authz"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
@@ -16,17 +17,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 	"github.com/seedwarden/seedwarden/internal/server"
-)
-
-// Paths of the validating webhooks.
-const (
-	ValidateShootBindingPath  = "/validate-shoot-binding"
-	ValidateShootCapacityPath = "/validate-shoot-capacity"
-	ValidateResourceSizePath  = "/validate-resource-size"
-	// ValidateKubeconfigSecretPath checks kubeconfigs in Secrets.
-	ValidateKubeconfigSecretPath = "/validate-kubeconfig-secret"
-	// ValidateNamespaceDeletionPath guards namespace DELETE.
-	ValidateNamespaceDeletionPath = "/validate-namespace-deletion"
 )
 
 // errKeyRequired is the start-up error of a cluster server without a key.
@@ -88,7 +78,7 @@ func clusterAuthorizer(cfg *config.Config, restCfg *rest.Config) (handlers.Autho
 	if err != nil {
 		return nil, fmt.Errorf("authorization client: %w", err)
 	}
-	return handlers.NewSARAuthorizer(c.SubjectAccessReviews(),
+	return authz.NewSARAuthorizer(c.SubjectAccessReviews(), handlers.BindingPermission,
 		cfg.Binding.AuthorizationCacheTTL.Duration, cfg.Binding.AuthorizationTimeout.Duration, nil), nil
 }
 
@@ -102,11 +92,12 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // resource-size webhooks (the first two unless disabled), and the kubeconfig
 // Secret and namespace-deletion webhooks. All share the body limit.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
-	register := func(path string, h webhook.AdmissionHandler) {
-		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: h})))
+	register := func(name, path string, h webhook.AdmissionHandler) {
+		observed := handlers.Observed(name, m, h)
+		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: observed})))
 	}
 	if cfg.BindingEnabled() {
-		register(ValidateShootBindingPath, &handlers.ShootBindingValidator{
+		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
 			Landscape:   store,
 			Authorizer:  deps.authorizer,
 			Signer:      deps.signer,
@@ -114,42 +105,38 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			// Shoots from a CRD have no binding subresource; the retry
 			// controller's bindMode says so.
 			BindThroughShoots: pendingConfig(cfg).Mode == pending.ModeUpdate,
-			Metrics:           m,
 			Log:               log.WithName("validate-shoot-binding"),
 			StalenessGuard:    deps.staleness,
 		})
 	}
 	if cfg.CapacityEnabled() {
-		register(ValidateShootCapacityPath, &handlers.ShootCapacityValidator{
+		register(handlers.WebhookCapacity, handlers.WebhookCapacityPath, &handlers.ShootCapacityValidator{
 			Store:                store,
 			Projects:             store,
 			Cluster:              deps.cluster,
 			Signer:               deps.signer,
 			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
-			Metrics:              m,
 			Log:                  log.WithName("validate-shoot-capacity"),
 			StalenessGuard:       deps.staleness,
 		})
 	}
 	rsLog := log.WithName("validate-resource-size")
 	if ra := cfg.ResourceAdmission; ra != nil {
-		register(ValidateResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
+		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
 	} else {
-		register(ValidateResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
+		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
 	}
-	register(ValidateKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
+	register(handlers.WebhookKubeconfigSecret, handlers.WebhookKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
-		Metrics:       m,
 		Log:           log.WithName("validate-kubeconfig-secret"),
 	})
-	register(ValidateNamespaceDeletionPath, &handlers.NamespaceDeletionValidator{
+	register(handlers.WebhookNamespaceDeletion, handlers.WebhookNamespaceDeletionPath, &handlers.NamespaceDeletionValidator{
 		Shoots:   store,
 		Projects: store,
 		// Until the informers have synced, deletions are refused (503)
 		// rather than judged on an empty cache.
-		Synced:  deps.synced,
-		Metrics: m,
-		Log:     log.WithName("validate-namespace-deletion"),
+		Synced: deps.synced,
+		Log:    log.WithName("validate-namespace-deletion"),
 	})
 }
 

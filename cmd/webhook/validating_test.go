@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+
+	"github.com/seedwarden/seedwarden/internal/handlers"
 )
 
 // A cluster server needs the shared placement key; it stops before touching
@@ -76,11 +78,11 @@ resourceSize:
 
 	// The webhook's own placement passes binding and capacity for a user
 	// without binding permission.
-	resp := send(t, client, url(MutateShootsPath), "uid-mutate", admissionv1.Create, "", shoot, nil, jane)
+	resp := send(t, client, url(handlers.MutateShootsPath), "uid-mutate", admissionv1.Create, "", shoot, nil, jane)
 	require.True(t, resp.Allowed)
 	assert.Contains(t, string(resp.Patch), `"seedwarden.io/placement"`)
 	placed := applyJSONPatch(t, shoot, resp.Patch)
-	for _, path := range []string{ValidateShootBindingPath, ValidateShootCapacityPath} {
+	for _, path := range []string{handlers.WebhookBindingPath, handlers.WebhookCapacityPath} {
 		resp := send(t, client, url(path), "uid-validate", admissionv1.Create, "", placed, nil, jane)
 		assert.True(t, resp.Allowed, "%s: %+v", path, resp.Result)
 	}
@@ -88,35 +90,35 @@ resourceSize:
 	// The same seed chosen by the user: the binding webhook refuses it;
 	// in landscape mode only the configured subjects may bind.
 	manual := setSeed(t, shoot, "aws-eu1")
-	resp = send(t, client, url(ValidateShootBindingPath), "uid-2", admissionv1.Create, "", manual, nil, jane)
+	resp = send(t, client, url(handlers.WebhookBindingPath), "uid-2", admissionv1.Create, "", manual, nil, jane)
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, `user "jane.doe@example.com" may not set spec.seedName to "aws-eu1"`)
 	assert.Contains(t, resp.Result.Message, "landscape mode: only binding.landscapeAllowedSubjects may bind Shoots")
-	resp = send(t, client, url(ValidateShootBindingPath), "uid-3", admissionv1.Create, "", manual, nil, operator)
+	resp = send(t, client, url(handlers.WebhookBindingPath), "uid-3", admissionv1.Create, "", manual, nil, operator)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 
 	// Changing the seed through the main resource.
-	resp = send(t, client, url(ValidateShootBindingPath), "uid-4", admissionv1.Update, "", setSeed(t, shoot, "aws-eu2"), manual, operator)
+	resp = send(t, client, url(handlers.WebhookBindingPath), "uid-4", admissionv1.Update, "", setSeed(t, shoot, "aws-eu2"), manual, operator)
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, "use the shoots/binding subresource")
 
 	// Binding to the full seed: gcp-us1 (allocatable 3, 3 Shoots).
-	resp = send(t, client, url(ValidateShootCapacityPath), "uid-5", admissionv1.Update, "binding", setSeed(t, shoot, "gcp-us1"), manual, operator)
+	resp = send(t, client, url(handlers.WebhookCapacityPath), "uid-5", admissionv1.Update, "binding", setSeed(t, shoot, "gcp-us1"), manual, operator)
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, `seed "gcp-us1" is full: usage 3 (3 shoots + 0 reservations) + 1 would exceed allocatable shoots 3`)
 	admin := authenticationv1.UserInfo{Username: "admin@example.com"}
-	resp = send(t, client, url(ValidateShootCapacityPath), "uid-6", admissionv1.Update, "binding", setSeed(t, shoot, "gcp-us1"), manual, admin)
+	resp = send(t, client, url(handlers.WebhookCapacityPath), "uid-6", admissionv1.Update, "binding", setSeed(t, shoot, "gcp-us1"), manual, admin)
 	assert.True(t, resp.Allowed, "unrestricted: %+v", resp.Result)
 
 	// Resource size and count.
 	big := bytes.Replace(shoot, []byte(`"purpose":"evaluation"`), []byte(`"purpose":"evaluation","x":"`+strings.Repeat("x", 3000)+`"`), 1)
-	resp = send(t, client, url(ValidateResourceSizePath), "uid-7", admissionv1.Create, "", big, nil, jane)
+	resp = send(t, client, url(handlers.WebhookResourceSizePath), "uid-7", admissionv1.Create, "", big, nil, jane)
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, "exceeds the limit of 2Ki (2048 bytes) for shoots.core.gardener.cloud/v1beta1")
-	resp = send(t, client, url(ValidateResourceSizePath), "uid-8", admissionv1.Create, "", shoot, nil, jane)
+	resp = send(t, client, url(handlers.WebhookResourceSizePath), "uid-8", admissionv1.Create, "", shoot, nil, jane)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 	seed := []byte(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Seed","metadata":{"name":"new"}}`)
-	resp = sendResource(t, client, url(ValidateResourceSizePath), "uid-9", "seeds", "Seed", seed, jane)
+	resp = sendResource(t, client, url(handlers.WebhookResourceSizePath), "uid-9", "seeds", "Seed", seed, jane)
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, "seeds.core.gardener.cloud exist, the limit is 3")
 
@@ -146,9 +148,9 @@ health: {bindAddress: "127.0.0.1:%d"}
 	client := devClient(t, certDir)
 	shoot := yamlToJSON(t, "../../examples/shoot.yaml")
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com"}
-	resp := send(t, client, fmt.Sprintf("https://localhost:%d%s", port, MutateShootsPath), "m", admissionv1.Create, "", shoot, nil, jane)
+	resp := send(t, client, fmt.Sprintf("https://localhost:%d%s", port, handlers.MutateShootsPath), "m", admissionv1.Create, "", shoot, nil, jane)
 	require.True(t, resp.Allowed)
-	resp = send(t, client, fmt.Sprintf("https://localhost:%d%s", port, ValidateShootBindingPath), "v", admissionv1.Create, "", applyJSONPatch(t, shoot, resp.Patch), nil, jane)
+	resp = send(t, client, fmt.Sprintf("https://localhost:%d%s", port, handlers.WebhookBindingPath), "v", admissionv1.Create, "", applyJSONPatch(t, shoot, resp.Patch), nil, jane)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 
 	srv.stop()

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
 )
 
 // Kubeconfigs as Gardener components would read them from a Secret.
@@ -69,24 +70,24 @@ kubeconfigSecret: {allowedFields: [tokenFile]}
 		require.NoError(t, err)
 		return b
 	}
-	resp := sendSecret(t, client, url(ValidateKubeconfigSecretPath), secret(execKubeconfig), jane)
+	resp := sendSecret(t, client, url(handlers.WebhookKubeconfigSecretPath), secret(execKubeconfig), jane)
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
 	assert.Contains(t, resp.Result.Message, `user "admin" uses field "exec", which is not allowed`)
-	resp = sendSecret(t, client, url(ValidateKubeconfigSecretPath), secret(tokenKubeconfig), jane)
+	resp = sendSecret(t, client, url(handlers.WebhookKubeconfigSecretPath), secret(tokenKubeconfig), jane)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
-	resp = sendSecret(t, client, url(ValidateKubeconfigSecretPath), secret(tokenFileKubeconfig), jane)
+	resp = sendSecret(t, client, url(handlers.WebhookKubeconfigSecretPath), secret(tokenFileKubeconfig), jane)
 	assert.True(t, resp.Allowed, "tokenFile is in kubeconfigSecret.allowedFields: %+v", resp.Result)
 
 	// garden-dev belongs to Project dev and holds Shoots.
-	resp = sendNamespaceDelete(t, client, url(ValidateNamespaceDeletionPath), "garden-dev", jane)
+	resp = sendNamespaceDelete(t, client, url(handlers.WebhookNamespaceDeletionPath), "garden-dev", jane)
 	assert.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, `deletion of namespace "garden-dev" is not permitted: it belongs to project "dev"`)
-	resp = sendNamespaceDelete(t, client, url(ValidateNamespaceDeletionPath), "scratch", jane)
+	resp = sendNamespaceDelete(t, client, url(handlers.WebhookNamespaceDeletionPath), "scratch", jane)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
 
 	// The body limit (server.maxRequestBytes) guards the new routes too.
-	for _, path := range []string{ValidateKubeconfigSecretPath, ValidateNamespaceDeletionPath} {
+	for _, path := range []string{handlers.WebhookKubeconfigSecretPath, handlers.WebhookNamespaceDeletionPath} {
 		r, err := client.Post(url(path), "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), 20000)))
 		require.NoError(t, err)
 		r.Body.Close()

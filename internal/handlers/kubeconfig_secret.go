@@ -13,8 +13,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-
-	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // KubeconfigSecretKey is the Secret data key whose value is validated.
@@ -100,21 +98,13 @@ type KubeconfigSecretValidator struct {
 	// AllowedFields permits more fields, by their kubeconfig YAML names (see
 	// KubeconfigRestrictedFields).
 	AllowedFields []string
-	// Metrics may be nil.
-	Metrics *metrics.Recorder
-	Log     logr.Logger
+	Log           logr.Logger
 }
 
 var _ admission.Handler = (*KubeconfigSecretValidator)(nil)
 
 // Handle implements admission.Handler.
-func (v *KubeconfigSecretValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookKubeconfigSecret, ValidationResult(resp))
-	return resp
-}
-
-func (v *KubeconfigSecretValidator) handle(_ context.Context, req admission.Request) admission.Response {
+func (v *KubeconfigSecretValidator) Handle(_ context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation)
 
 	if err := checkCoreV1Target(req, "Secret", "secrets"); err != nil {

@@ -10,8 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-
-	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // NamespaceDeletionValidator is the validating webhook for v1 Namespace
@@ -40,21 +38,13 @@ type NamespaceDeletionValidator struct {
 	Projects ProjectLookup
 	// Synced reports whether the cache is complete; nil means always.
 	Synced func() bool
-	// Metrics may be nil.
-	Metrics *metrics.Recorder
-	Log     logr.Logger
+	Log    logr.Logger
 }
 
 var _ admission.Handler = (*NamespaceDeletionValidator)(nil)
 
 // Handle implements admission.Handler.
-func (v *NamespaceDeletionValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookNamespaceDeletion, ValidationResult(resp))
-	return resp
-}
-
-func (v *NamespaceDeletionValidator) handle(_ context.Context, req admission.Request) admission.Response {
+func (v *NamespaceDeletionValidator) Handle(_ context.Context, req admission.Request) admission.Response {
 	log := v.Log.WithValues("uid", req.UID, "namespace", req.Name, "operation", req.Operation)
 	fail := func(code int32, err error) admission.Response {
 		logRejected(log, err, "Rejecting admission request")

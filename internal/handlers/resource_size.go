@@ -93,19 +93,13 @@ type ResourceSizeValidator struct {
 
 var _ admission.Handler = (*ResourceSizeValidator)(nil)
 
-// Handle implements admission.Handler.
-func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request) admission.Response {
-	resp := v.handle(req)
-	v.Metrics.ObserveValidation(WebhookResourceSize, ValidationResult(resp))
-	return resp
-}
-
 // violation is one limit a request breaks.
 type violation struct {
 	reason, message string
 }
 
-func (v *ResourceSizeValidator) handle(req admission.Request) admission.Response {
+// Handle implements admission.Handler.
+func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("seedwarden: sizes are checked on create and update only")
 	}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/authz"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -21,6 +22,19 @@ import (
 type SnapshotSource interface {
 	Snapshot() *placement.Snapshot
 }
+
+// Authorizer answers whether a user holds BindingPermission for the Shoot
+// name in namespace: authz.SARAuthorizer against a cluster,
+// SubjectsAuthorizer in landscape mode.
+type Authorizer interface {
+	// Allowed returns the decision and the authorizer's reason for it. An
+	// error means no decision was made; callers fail closed.
+	Allowed(ctx context.Context, user authenticationv1.UserInfo, namespace, name string) (allowed bool, reason string, err error)
+}
+
+// BindingPermission is what a user needs to choose a seed by hand: update on
+// shoots/binding, as in Gardener.
+var BindingPermission = authz.Permission{Verb: "update", Group: shootGVK.group, Resource: shootGVK.resource, Subresource: SubresourceBinding}
 
 // selfHostedSeedName is Gardener's validation message for a spec.seedName on
 // a self-hosted Shoot.
@@ -40,12 +54,11 @@ const selfHostedSeedName = "cannot set seedName for self-hosted shoots"
 //     placement token verifies: the webhook's own placement.
 //   - A self-hosted Shoot (a worker pool with controlPlane) may not get a
 //     seed at all, as in Gardener.
-//   - A seed chosen by a user must exist and take the Shoot
-//     (placement.CheckSeedForShoot); moving to another seed needs backup on
-//     both seeds, the same internal domain, and the Shoot's default domain
-//     on the new seed.
+//   - A seed chosen by a user must exist and take the Shoot, and moving to
+//     another seed has rules of its own (placement.CheckSeedChange).
 //   - While the Shoot has a seed, a changed spec.seedSelector must still
-//     select it and changed spec.controlPlane.zones must be offered by it.
+//     select it and changed spec.controlPlane.zones must be offered by it
+//     (placement.CheckSeedKept).
 //
 // Requests for other kinds or subresources are errors (the webhook
 // configuration is wrong); operations other than CREATE and UPDATE are
@@ -65,9 +78,7 @@ type ShootBindingValidator struct {
 	// as a binding, so it needs the same update permission on
 	// shoots/binding and passes the same rules.
 	BindThroughShoots bool
-	// Metrics may be nil.
-	Metrics *metrics.Recorder
-	Log     logr.Logger
+	Log               logr.Logger
 	// StalenessGuard: beyond its bound a seed chosen by a user is denied
 	// (see StalenessGuard); the webhook's own placement (verified token)
 	// needs no cache and is still admitted. Zero: always check.
@@ -76,18 +87,12 @@ type ShootBindingValidator struct {
 
 var _ admission.Handler = (*ShootBindingValidator)(nil)
 
-// Handle implements admission.Handler.
-func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookBinding, ValidationResult(resp))
-	return resp
-}
-
-// handle reads a request top to bottom: shootChangeOf (validating.go)
+// Handle reads a request top to bottom: shootChangeOf (validating.go)
 // screens and decodes it; classifySeedChange and bindingSpecChange
-// (shoot_binding_checks.go) refuse what the seeds alone decide; then
-// judgeSeedKept or judgeSeedChoice check the seed against the Shoot.
-func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Request) admission.Response {
+// (shoot_binding_checks.go) refuse what the request's shape decides; then
+// judgeSeedKept or judgeSeedChoice ask placement once whether the seed
+// suits the Shoot.
+func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
 		return *done
@@ -110,42 +115,19 @@ func (v *ShootBindingValidator) handle(ctx context.Context, req admission.Reques
 	return v.judgeSeedChoice(ctx, req, c, log)
 }
 
-// classifySeedChange applies the rules that depend only on the old and new
-// seed. needsCheck means a seed is being set or changed and the user's
-// permission and the seed must be checked; a non-empty denial refuses the
-// request outright.
-func classifySeedChange(c *shootChange) (needsCheck bool, denial string) {
-	switch {
-	case c.binding && c.newSeed == c.oldSeed:
-		if c.newSeed == "" {
-			return false, "the binding sets no seed (spec.seedName is empty)"
-		}
-		return false, fmt.Sprintf("the binding does not change the seed (spec.seedName is %q already)", c.newSeed)
-	case c.oldSeed != "" && c.newSeed == "":
-		return false, fmt.Sprintf("spec.seedName: unsetting the seed (%q) is not allowed", c.oldSeed)
-	case c.newSeed == c.oldSeed:
-		return false, ""
-	case !c.binding && c.op == admissionv1.Update && c.oldSeed != "":
-		return false, fmt.Sprintf("spec.seedName: changing the seed from %q to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.oldSeed, c.newSeed)
-	case !c.binding && c.op == admissionv1.Update:
-		return false, fmt.Sprintf("spec.seedName: setting the seed to %q through the shoots resource is not allowed; use the shoots/binding subresource", c.newSeed)
-	default:
-		return true, ""
-	}
-}
-
 // judgeSeedKept: a request that keeps the seed (or sets none) passes,
 // unless it changes the Shoot's own seed constraints, which the current seed
 // must then still meet.
 func (v *ShootBindingValidator) judgeSeedKept(c *shootChange, log logr.Logger) admission.Response {
-	if !seedKeptNeedsCheck(c) {
+	problems, checked := placement.CheckSeedKept(v.Landscape.Snapshot(), c.old, c.shoot)
+	if !checked {
 		return admission.Allowed("seedwarden: spec.seedName unchanged")
 	}
 	if d, stale := v.StaleBeyond(time.Now()); stale {
 		log.Info("Denied change on the current seed: the placement cache is stale", "seed", c.newSeed, "staleFor", d.String())
 		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
 	}
-	if problems := seedKeptViolations(v.Landscape.Snapshot(), c); len(problems) > 0 {
+	if len(problems) > 0 {
 		log.Info("Denied change on the current seed", "seed", c.newSeed, "problems", problems)
 		return denied("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
 	}
@@ -163,32 +145,31 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 		return denied("seedwarden: spec.seedName: Invalid value: %q: %s (worker pool %q has controlPlane)", c.newSeed, selfHostedSeedName, pool)
 	}
 
+	// The webhook's own placement (a verified token) needs no binding
+	// permission nor a fresh cache, but the token names only the Shoot and
+	// the seed: a Shoot whose spec was changed after placing (or that
+	// skipped the mutating webhook, failurePolicy Ignore, carrying a copied
+	// token) must still suit the seed. TestCheckSeedForShootAcceptsDecide:
+	// these checks never refuse what placement chose.
+	by := placement.ChosenByPlacement
 	tokenErr := verifyPlacement(v.Signer, c)
-	if tokenErr == nil {
-		// The webhook's own placement needs no binding permission, but the
-		// token names only the Shoot and the seed: a Shoot whose spec was
-		// changed after placing (or that skipped the mutating webhook,
-		// failurePolicy Ignore, carrying a copied token) must still suit the
-		// seed. TestCheckSeedForShootAcceptsDecide: these checks never
-		// refuse what placement chose.
-		if problems := ownPlacementViolations(v.Landscape.Snapshot(), c, v.NetworkMode); len(problems) > 0 {
-			log.Info("Denied own placement: the Shoot does not suit the seed", "seed", c.newSeed, "problems", problems)
-			return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+	if tokenErr != nil {
+		by = placement.ChosenByUser
+		if d, stale := v.StaleBeyond(time.Now()); stale {
+			log.Info("Denied seed choice: the placement cache is stale", "from", c.oldSeed, "to", c.newSeed, "staleFor", d.String(), "maxStaleness", v.MaxStaleness.String())
+			return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
 		}
+		if resp, ok := v.authorize(ctx, req, c, tokenErr, log); !ok {
+			return resp
+		}
+	}
+	if problems := placement.CheckSeedChange(v.Landscape.Snapshot(), c.old, c.shoot, by, v.NetworkMode); len(problems) > 0 {
+		log.Info("Denied seed choice: the Shoot does not suit the seed", "from", c.oldSeed, "to", c.newSeed, "ownPlacement", by == placement.ChosenByPlacement, "problems", problems)
+		return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+	}
+	if by == placement.ChosenByPlacement {
 		log.V(1).Info("Own placement", "seed", c.newSeed)
 		return admission.Allowed(fmt.Sprintf("seedwarden: placed on seed %q by seedwarden", c.newSeed))
-	}
-
-	if d, stale := v.StaleBeyond(time.Now()); stale {
-		log.Info("Denied seed choice: the placement cache is stale", "from", c.oldSeed, "to", c.newSeed, "staleFor", d.String(), "maxStaleness", v.MaxStaleness.String())
-		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
-	}
-	if resp, ok := v.authorize(ctx, req, c, tokenErr, log); !ok {
-		return resp
-	}
-	if problems := seedChoiceViolations(v.Landscape.Snapshot(), c, v.NetworkMode); len(problems) > 0 {
-		log.Info("Denied seed choice", "from", c.oldSeed, "to", c.newSeed, "problems", problems)
-		return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
 	}
 	log.V(1).Info("Allowed seed choice", "from", c.oldSeed, "to", c.newSeed, "user", req.UserInfo.Username)
 	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q may be chosen", c.newSeed))
@@ -211,8 +192,8 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 		return admission.Response{}, true
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "seedwarden: user %q may not set spec.seedName to %q: that needs permission to update shoots/binding (%s) in namespace %q",
-		user.Username, c.newSeed, shootGVK.group, c.namespace)
+	fmt.Fprintf(&b, "seedwarden: user %q may not set spec.seedName to %q: that needs permission to %s %s/%s (%s) in namespace %q",
+		user.Username, c.newSeed, BindingPermission.Verb, BindingPermission.Resource, BindingPermission.Subresource, BindingPermission.Group, c.namespace)
 	if reason != "" {
 		fmt.Fprintf(&b, " (%s)", reason)
 	}

@@ -1,12 +1,14 @@
 package handlers
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,11 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/authz"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -375,10 +379,10 @@ func TestShootBindingValidatorMalformed(t *testing.T) {
 func TestShootBindingValidatorMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := newBindingFixture(t)
-	f.v.Metrics = metrics.New(reg)
-	vServe(t, f.v, vReview{object: vShoot("", nil)}.body(t))
-	vServe(t, f.v, vReview{object: vShoot("aws-eu1", nil)}.body(t))
-	vServe(t, f.v, vReview{kind: metaGVK("x", "v1", "Y"), object: "{}"}.body(t))
+	h := Observed(WebhookBinding, metrics.New(reg), f.v)
+	vServe(t, h, vReview{object: vShoot("", nil)}.body(t))
+	vServe(t, h, vReview{object: vShoot("aws-eu1", nil)}.body(t))
+	vServe(t, h, vReview{kind: metaGVK("x", "v1", "Y"), object: "{}"}.body(t))
 	for _, result := range []string{"allowed", "denied", "error"} {
 		assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "binding", "result": result}), result)
 	}
@@ -455,4 +459,53 @@ func FuzzShootBindingValidator(f *testing.F) {
 			serveFuzz(t, wh, r.body(t))
 		}
 	})
+}
+
+// reviewCounter answers SubjectAccessReviews as the API server would, or
+// fails while down, and counts them.
+type reviewCounter struct {
+	down  atomic.Bool
+	calls atomic.Int32
+	last  atomic.Pointer[authorizationv1.ResourceAttributes]
+}
+
+func (r *reviewCounter) Create(_ context.Context, sar *authorizationv1.SubjectAccessReview, _ metav1.CreateOptions) (*authorizationv1.SubjectAccessReview, error) {
+	r.calls.Add(1)
+	r.last.Store(sar.Spec.ResourceAttributes)
+	if r.down.Load() {
+		return nil, errors.New("etcd is down")
+	}
+	out := sar.DeepCopy()
+	out.Status.Allowed = sar.Spec.User == vBinder
+	return out, nil
+}
+
+// The binding webhook with the real SARAuthorizer: a denied review denies,
+// an unreachable API server fails closed, and repeated requests use the cache.
+func TestShootBindingValidatorWithSARAuthorizer(t *testing.T) {
+	s := &reviewCounter{}
+	f := newBindingFixture(t)
+	f.v.Authorizer = authz.NewSARAuthorizer(s, BindingPermission, time.Minute, time.Second, nil)
+
+	r := vReview{object: vShoot("aws-eu1", nil), user: binderUser}
+	for range 3 {
+		resp := vServe(t, f.v, r.body(t))
+		assert.True(t, resp.Allowed, vMessage(resp))
+	}
+	assert.Equal(t, int32(1), s.calls.Load())
+	assert.Equal(t, &authorizationv1.ResourceAttributes{
+		Namespace: vNamespace, Verb: "update", Group: "core.gardener.cloud",
+		Resource: "shoots", Subresource: "binding", Name: vName,
+	}, s.last.Load(), "asks for update on shoots/binding")
+
+	resp := vServe(t, f.v, vReview{object: vShoot("aws-eu1", nil)}.body(t))
+	assert.False(t, resp.Allowed)
+	assert.Contains(t, vMessage(resp), `user "jane.doe@example.com" may not set spec.seedName to "aws-eu1"`)
+
+	s.down.Store(true)
+	other := vReview{object: vShoot("aws-eu1", nil), user: &authenticationv1.UserInfo{Username: vBinder, Groups: []string{"new-group"}}}
+	resp = vServe(t, f.v, other.body(t))
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
+	assert.Contains(t, vMessage(resp), "seedwarden: cannot verify binding permission: SubjectAccessReview: etcd is down")
 }

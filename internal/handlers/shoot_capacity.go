@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
-	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -84,9 +83,7 @@ type ShootCapacityValidator struct {
 	// of that key on the seed (one replica, no key configured).
 	Signer               *placementtoken.Signer
 	UnrestrictedSubjects Subjects
-	// Metrics may be nil.
-	Metrics *metrics.Recorder
-	Log     logr.Logger
+	Log                  logr.Logger
 	// StalenessGuard: beyond its bound requests that set or change a seed
 	// are denied (see StalenessGuard). Zero: always check.
 	StalenessGuard
@@ -96,12 +93,6 @@ var _ admission.Handler = (*ShootCapacityValidator)(nil)
 
 // Handle implements admission.Handler.
 func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := v.handle(ctx, req)
-	v.Metrics.ObserveValidation(WebhookCapacity, ValidationResult(resp))
-	return resp
-}
-
-func (v *ShootCapacityValidator) handle(ctx context.Context, req admission.Request) admission.Response {
 	c, log, done := shootChangeOf(req, v.Log)
 	if done != nil {
 		return *done

@@ -306,9 +306,9 @@ func TestShootCapacityValidatorMalformed(t *testing.T) {
 func TestShootCapacityValidatorMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := newCapacityFixture(t)
-	f.v.Metrics = metrics.New(reg)
-	vServe(t, f.v, vReview{object: vShoot("small", nil)}.body(t))
-	vServe(t, f.v, vReview{object: vShoot("full", nil)}.body(t))
+	h := Observed(WebhookCapacity, metrics.New(reg), f.v)
+	vServe(t, h, vReview{object: vShoot("small", nil)}.body(t))
+	vServe(t, h, vReview{object: vShoot("full", nil)}.body(t))
 	assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "capacity", "result": "allowed"}))
 	assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "capacity", "result": "denied"}))
 }

@@ -11,28 +11,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
 // What the Shoot validators (binding, capacity) share, in the order a
 // request meets it: shootChangeOf screens the request and decodes it into a
 // shootChange, verifyPlacement recognises the webhook's own placement, and
-// denied, invalidRequest and ValidationResult shape and count the answer.
+// denied and invalidRequest shape the answer.
 
 // SubresourceBinding is the Shoot subresource through which a seed is bound.
 const SubresourceBinding = "binding"
-
-// Webhook names, as the "webhook" label of seedwarden_validations_total.
-const (
-	WebhookBinding      = "binding"
-	WebhookCapacity     = "capacity"
-	WebhookResourceSize = "resource-size"
-	// WebhookKubeconfigSecret checks kubeconfigs in Secrets.
-	WebhookKubeconfigSecret = "kubeconfig-secret"
-	// WebhookNamespaceDeletion guards namespace DELETE.
-	WebhookNamespaceDeletion = "namespace-deletion"
-)
 
 // shootChangeOf is what both Shoot validators do first: refuse requests that
 // are not about Shoots, let operations other than CREATE and UPDATE through,
@@ -176,20 +164,6 @@ func denied(format string, args ...any) admission.Response {
 // invalidRequest is an error response for a request the webhook cannot read.
 func invalidRequest(err error) admission.Response {
 	return admission.Errored(http.StatusBadRequest, err)
-}
-
-// ValidationResult maps a response to the result label of
-// seedwarden_validations_total: allowed, denied (403), or error (a request
-// the handler could not judge).
-func ValidationResult(r admission.Response) string {
-	switch {
-	case r.Allowed:
-		return metrics.ValidationAllowed
-	case r.Result != nil && r.Result.Code != 0 && r.Result.Code != http.StatusForbidden:
-		return metrics.ValidationError
-	default:
-		return metrics.ValidationDenied
-	}
 }
 
 // statusMessage returns the response's message, for logs.

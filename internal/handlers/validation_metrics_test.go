@@ -9,21 +9,20 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// The kubeconfig Secret and namespace-deletion validators count their
-// answers themselves, like the Shoot validators.
+// Observed counts every answer of the kubeconfig Secret and
+// namespace-deletion validators under the webhook's name, as it does the
+// Shoot validators'.
 func TestKubeconfigAndNamespaceValidatorMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
 
-	ks := ksValidator(t)
-	ks.Metrics = m
+	ks := Observed(WebhookKubeconfigSecret, m, ksValidator(t))
 	ksServe(t, ks, ksReview{object: ksSecretJSON(map[string]string{"kubeconfig": ksKubeconfig("", "    tokenFile: /t\n")}, "")}.body())
 	ksServe(t, ks, ksReview{object: ksSecretJSON(map[string]string{"token": "abc"}, "")}.body())
 	ksServe(t, ks, ndDelete("x")) // not a Secret: error
 
 	store := ndStore(map[string]int{"garden-dev": 1})
-	nd := ndValidator(t, store)
-	nd.Metrics = m
+	nd := Observed(WebhookNamespaceDeletion, m, ndValidator(t, store))
 	ksServe(t, nd, ndDelete("garden-dev"))
 	ksServe(t, nd, ndDelete("garden-empty"))
 

@@ -1,4 +1,4 @@
-package handlers
+package authz
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // sarServer is a fake API server answering SubjectAccessReviews with answer,
@@ -78,6 +79,15 @@ func newSARClient(t *testing.T, s *sarServer) authorizationv1client.SubjectAcces
 	return c.SubjectAccessReviews()
 }
 
+const (
+	vUser      = "jane.doe@example.com"
+	vNamespace = "garden-dev"
+	vName      = "crazy-botany"
+)
+
+// binding is the permission asked about in these tests.
+var binding = Permission{Verb: "update", Group: "core.gardener.cloud", Resource: "shoots", Subresource: "binding"}
+
 var jane = authenticationv1.UserInfo{
 	Username: vUser, UID: "4f1e",
 	Groups: []string{"system:authenticated", "garden-dev-admins"},
@@ -88,7 +98,7 @@ func TestSARAuthorizerAsksTheAPIServer(t *testing.T) {
 	s := &sarServer{answer: func(sar *authorizationv1.SubjectAccessReview) (int, any) {
 		return http.StatusCreated, reviewed(sar, authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: `RBAC: allowed by RoleBinding "binders/garden-dev"`})
 	}}
-	a := NewSARAuthorizer(newSARClient(t, s), 0, time.Second, nil)
+	a := NewSARAuthorizer(newSARClient(t, s), binding, 0, time.Second, nil)
 	allowed, reason, err := a.Allowed(t.Context(), jane, vNamespace, vName)
 	require.NoError(t, err)
 	assert.True(t, allowed)
@@ -144,7 +154,7 @@ func TestSARAuthorizerAnswers(t *testing.T) {
 				return tc.code, reviewed(sar, tc.status)
 			}}
 			s.delay.Store(int64(tc.delay))
-			a := NewSARAuthorizer(newSARClient(t, s), time.Minute, 200*time.Millisecond, nil)
+			a := NewSARAuthorizer(newSARClient(t, s), binding, time.Minute, 200*time.Millisecond, nil)
 			start := time.Now()
 			allowed, reason, err := a.Allowed(t.Context(), jane, vNamespace, vName)
 			if tc.wantErr != "" {
@@ -186,9 +196,9 @@ func (c *countingCreator) Create(_ context.Context, sar *authorizationv1.Subject
 }
 
 func TestSARAuthorizerCache(t *testing.T) {
-	clock := newVClock()
+	clock := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	c := &countingCreator{allowed: map[string]bool{vUser: true}}
-	a := NewSARAuthorizer(c, 10*time.Second, time.Second, clock.Now)
+	a := NewSARAuthorizer(c, binding, 10*time.Second, time.Second, clock.Now)
 	ask := func(u authenticationv1.UserInfo, ns, name string) bool {
 		t.Helper()
 		ok, _, err := a.Allowed(t.Context(), u, ns, name)
@@ -245,7 +255,7 @@ func TestSARAuthorizerCache(t *testing.T) {
 
 	// A zero TTL disables the cache.
 	c.err = nil
-	a = NewSARAuthorizer(c, 0, time.Second, clock.Now)
+	a = NewSARAuthorizer(c, binding, 0, time.Second, clock.Now)
 	ask(jane, vNamespace, vName)
 	ask(jane, vNamespace, vName)
 	assert.Equal(t, int32(12), c.calls.Load())
@@ -253,68 +263,36 @@ func TestSARAuthorizerCache(t *testing.T) {
 
 func TestSARAuthorizerCacheIsBounded(t *testing.T) {
 	c := &countingCreator{allowed: map[string]bool{}}
-	a := NewSARAuthorizer(c, time.Minute, time.Second, nil)
-	for i := range maxAuthorizationCacheEntries + 5 {
+	a := NewSARAuthorizer(c, binding, time.Minute, time.Second, nil)
+	for i := range maxCacheEntries + 5 {
 		_, _, err := a.Allowed(t.Context(), authenticationv1.UserInfo{Username: fmt.Sprint("user-", i)}, "ns", "n")
 		require.NoError(t, err)
 	}
-	assert.LessOrEqual(t, len(a.cache.Keys()), maxAuthorizationCacheEntries)
+	assert.LessOrEqual(t, len(a.cache.Keys()), maxCacheEntries)
 }
 
-func TestAuthorizationCacheKeyIsUnambiguous(t *testing.T) {
-	a := authorizationCacheKey(authenticationv1.UserInfo{Username: "a", Groups: []string{"b"}}, "c", "d")
-	b := authorizationCacheKey(authenticationv1.UserInfo{Username: "a\"", Groups: []string{"b"}}, "c", "d")
-	c := authorizationCacheKey(authenticationv1.UserInfo{Username: "a", Groups: []string{"b", "c"}}, "", "d")
+func TestCacheKeyIsUnambiguous(t *testing.T) {
+	a := cacheKey(authenticationv1.UserInfo{Username: "a", Groups: []string{"b"}}, "c", "d")
+	b := cacheKey(authenticationv1.UserInfo{Username: "a\"", Groups: []string{"b"}}, "c", "d")
+	c := cacheKey(authenticationv1.UserInfo{Username: "a", Groups: []string{"b", "c"}}, "", "d")
 	assert.NotEqual(t, a, b)
 	assert.NotEqual(t, a, c)
-	x := authorizationCacheKey(authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"a": {"1"}, "b": {"2"}}}, "", "")
-	y := authorizationCacheKey(authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"b": {"2"}, "a": {"1"}}}, "", "")
+	x := cacheKey(authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"a": {"1"}, "b": {"2"}}}, "", "")
+	y := cacheKey(authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"b": {"2"}, "a": {"1"}}}, "", "")
 	assert.Equal(t, x, y, "map order does not matter")
-}
-
-// The binding webhook with the real SARAuthorizer: a denied review denies,
-// an unreachable API server fails closed, and repeated requests use the cache.
-func TestShootBindingValidatorWithSARAuthorizer(t *testing.T) {
-	var down atomic.Bool
-	s := &sarServer{answer: func(sar *authorizationv1.SubjectAccessReview) (int, any) {
-		if down.Load() {
-			return http.StatusServiceUnavailable, metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Code: 503, Message: "etcd is down"}
-		}
-		return http.StatusCreated, reviewed(sar, authorizationv1.SubjectAccessReviewStatus{Allowed: sar.Spec.User == vBinder})
-	}}
-	f := newBindingFixture(t)
-	f.v.Authorizer = NewSARAuthorizer(newSARClient(t, s), time.Minute, time.Second, nil)
-
-	r := vReview{object: vShoot("aws-eu1", nil), user: binderUser}
-	for range 3 {
-		resp := vServe(t, f.v, r.body(t))
-		assert.True(t, resp.Allowed, vMessage(resp))
-	}
-	assert.Equal(t, int32(1), s.calls.Load())
-
-	resp := vServe(t, f.v, vReview{object: vShoot("aws-eu1", nil)}.body(t))
-	assert.False(t, resp.Allowed)
-	assert.Contains(t, vMessage(resp), `user "jane.doe@example.com" may not set spec.seedName to "aws-eu1"`)
-
-	down.Store(true)
-	other := vReview{object: vShoot("aws-eu1", nil), user: &authenticationv1.UserInfo{Username: vBinder, Groups: []string{"new-group"}}}
-	resp = vServe(t, f.v, other.body(t))
-	assert.False(t, resp.Allowed)
-	assert.Equal(t, int32(http.StatusForbidden), resp.Result.Code)
-	assert.Contains(t, vMessage(resp), "seedwarden: cannot verify binding permission: SubjectAccessReview: etcd is down")
 }
 
 // A full cache drops the least recently used answer, not every answer: a
 // user asking again and again keeps being served from it.
 func TestSARAuthorizerCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := &countingCreator{allowed: map[string]bool{}}
-	a := NewSARAuthorizer(c, time.Minute, time.Second, nil)
+	a := NewSARAuthorizer(c, binding, time.Minute, time.Second, nil)
 	ask := func(user string) {
 		t.Helper()
 		_, _, err := a.Allowed(t.Context(), authenticationv1.UserInfo{Username: user}, "ns", "n")
 		require.NoError(t, err)
 	}
-	for i := range maxAuthorizationCacheEntries {
+	for i := range maxCacheEntries {
 		ask(fmt.Sprint("user-", i))
 	}
 	ask("user-0") // now the most recently used
