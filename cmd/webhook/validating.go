@@ -61,7 +61,7 @@ func newPlacementSigner(cfg *config.Config, landscape bool, log logr.Logger) (*p
 	ttl := cfg.Placement.TokenTTL.Duration
 	switch {
 	case cfg.Placement.KeyFile != "":
-		keys, err := readPlacementKeys(cfg.Placement)
+		keys, err := placementtoken.ReadKeyFile(cfg.Placement.KeyFile)
 		if err != nil {
 			return nil, err
 		}
