@@ -256,7 +256,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 	if !cfg.PendingShootsEnabled() {
 		if cfg.Announce() {
 			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
-				config.PlacementModeBinding, config.PlacementModePatch)
+				config.PlacementViaBinding, config.PlacementViaPatch)
 		}
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil

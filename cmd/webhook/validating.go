@@ -113,7 +113,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			NetworkMode: placementOptions(cfg).NetworkMode,
 			// Shoots from a CRD have no binding subresource; the retry
 			// controller's bindMode says so.
-			BindThroughShoots: pendingConfig(cfg).Mode == pending.ModeUpdate,
+			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,
 			Metrics:           m,
 			Log:               log.WithName("validate-shoot-binding"),
 			StalenessGuard:    deps.staleness,

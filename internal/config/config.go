@@ -240,7 +240,8 @@ func (c *Config) applyDefaults() {
 	if !c.Cache.MaxStaleness.set {
 		c.Cache.MaxStaleness = NewDuration(DefaultMaxStaleness)
 	}
-	c.applyValidatingDefaults()
+	c.applyPlacementDefaults()
+	c.applyWebhookDefaults()
 	c.applyPendingDefaults()
 	c.applyReservationDefaults()
 	c.applyHeadroomDefaults()
@@ -264,7 +265,8 @@ func (c *Config) Validate() error {
 	c.validateEndpoints(&p)
 	c.validateLog(&p)
 	c.validateCertificate(&p)
-	c.validateValidating(&p)
+	c.validatePlacement(&p)
+	c.validateWebhooks(&p)
 	c.validateResourceAdmission(&p)
 	c.validatePending(&p)
 	c.validateReservations(&p)

@@ -61,7 +61,8 @@ type Placer interface {
 	// nothing). It may reserve through the API server
 	// (seedreserve.ClusterPlacer), so it takes the request's context.
 	// unreserved (a *cache.LimitError) says a schedulable decision holds no
-	// reservation: the reservation limits refused one (the mutating webhook then places nothing).
+	// reservation: the reservation limits refused one (the mutating webhook
+	// then places nothing).
 	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) (d placement.Decision, unreserved error)
 }
 
