@@ -119,7 +119,11 @@ reservations: {maxPerNamespace: 7, maxTotal: 70}
 
 	def := config.Default()
 	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, placementOptions(def))
-	assert.Equal(t, cache.Limits{}.WithDefaults(), reservationLimits(def), "one default, config's")
+	// A Store built without options (tests, benchmarks) behaves as a
+	// default installation: cache spells the configuration's defaults.
+	assert.Equal(t, cache.Limits{}.WithDefaults(), reservationLimits(def))
+	assert.Equal(t, cache.DefaultGardenNamespace, def.GardenNamespace)
+	assert.Equal(t, cache.DefaultReservationTTL, def.ReservationTTL.Duration)
 }
 
 // The Store serve builds applies the configured limits and counts what they

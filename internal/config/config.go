@@ -46,7 +46,9 @@ const (
 	NetworkOverlapAllowIPv4 = "AllowIPv4"
 )
 
-// Defaults of the configuration file.
+// Defaults of the configuration file. internal/cache's Store defaults to the
+// same garden namespace and reservation TTL (a test in cmd/webhook keeps
+// them equal).
 const (
 	DefaultGardenNamespace = "garden"
 	// DefaultStrategy is Gardener's own default for the scheduler's candidate
