@@ -21,9 +21,10 @@ type Placement struct {
 	// base64 (standard alphabet, padding optional, surrounding whitespace
 	// ignored) when it decodes as such, otherwise taken as raw bytes; either
 	// way it must give at least 32 bytes. Several base64 keys, one per line:
-	// the first signs, all verify (cmd/webhook reads them). Required when serving a cluster
-	// with the binding webhook enabled; without it, --landscape mode uses a
-	// random in-memory key (fine for one replica only).
+	// the first signs, all verify (placementtoken.ReadKeyFile reads them).
+	// Required when serving a cluster with the binding webhook enabled;
+	// without it, --landscape mode uses a random in-memory key (fine for one
+	// replica only).
 	KeyFile string `json:"keyFile,omitempty"`
 	// TokenTTL is how long a token verifies. It only has to outlive one
 	// admission (mutating, then validating webhooks) plus clock skew between
