@@ -58,23 +58,23 @@ leaderElection:
 
 // placementMode is placement.mode of every webhook process the suite starts
 // (PlacementEnv).
-var placementMode = config.PlacementModeBinding
+var placementMode = config.PlacementViaBinding
 
 // placementModeFromEnv reads PlacementEnv.
 func placementModeFromEnv() (string, error) {
 	switch v := os.Getenv(PlacementEnv); v {
 	case "":
-		return config.PlacementModeBinding, nil
-	case config.PlacementModeBinding, config.PlacementModePatch:
+		return config.PlacementViaBinding, nil
+	case config.PlacementViaBinding, config.PlacementViaPatch:
 		return v, nil
 	default:
-		return "", fmt.Errorf("%s=%q: want %q or %q", PlacementEnv, v, config.PlacementModeBinding, config.PlacementModePatch)
+		return "", fmt.Errorf("%s=%q: want %q or %q", PlacementEnv, v, config.PlacementViaBinding, config.PlacementViaPatch)
 	}
 }
 
 // bindingMode reports whether the webhooks announce seeds and the retry
 // controller binds them (placement.mode binding).
-func bindingMode() bool { return placementMode == config.PlacementModeBinding }
+func bindingMode() bool { return placementMode == config.PlacementViaBinding }
 
 // webhookConfig is the configuration file of the webhook under test.
 //

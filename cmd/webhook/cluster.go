@@ -138,7 +138,7 @@ func addChecks(mgr ctrl.Manager, synced func() bool, staleness handlers.Stalenes
 
 // metricsOptions configures the manager's metrics server. metrics.secure:
 // HTTPS with the serving certificate (reloaded like the webhook's) and
-// metricsAuthFilter, which lets through only bearer tokens the API server
+// server.MetricsAuthFilter, which lets through only bearer tokens the API server
 // authenticates (TokenReview) and authorizes for GET /metrics
 // (SubjectAccessReview); anything else gets 401 or 403. Otherwise plain
 // HTTP, which the configuration allows on loopback addresses only.
@@ -148,7 +148,7 @@ func metricsOptions(cfg *config.Config) metricsserver.Options {
 		o.SecureServing = true
 		o.CertDir, o.CertName, o.KeyName = cfg.Server.CertDir, cfg.Server.CertName, cfg.Server.KeyName
 		o.TLSOpts = []func(*tls.Config){server.HardenTLS}
-		o.FilterProvider = metricsAuthFilter
+		o.FilterProvider = server.MetricsAuthFilter
 	}
 	return o
 }
@@ -256,7 +256,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 	if !cfg.PendingShootsEnabled() {
 		if cfg.Announce() {
 			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
-				config.PlacementModeBinding, config.PlacementModePatch)
+				config.PlacementViaBinding, config.PlacementViaPatch)
 		}
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil

@@ -116,7 +116,7 @@ pendingShoots: {enabled: false}
 	code, _ := scrape("")
 	assert.Equal(t, http.StatusUnauthorized, code, "no token")
 	// A token the API server rejects: 401 (controller-runtime's own filter
-	// answers 500, see metricsAuthFilter).
+	// answers 500, see server.MetricsAuthFilter).
 	code, msg := scrape("not-a-token")
 	assert.Equal(t, http.StatusUnauthorized, code, "a token the API server does not know: %s", msg)
 	code, msg = scrape(nobodyToken)

@@ -14,7 +14,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// Capacity reporting (issue 16): the per-seed gauges with the allowlisted
+// Capacity reporting: the per-seed gauges with the allowlisted
 // Seed labels, and the headroom runner both serve modes start.
 
 // registerSeedStats exports the Store's per-seed gauges with the Seed

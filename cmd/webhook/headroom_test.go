@@ -18,7 +18,7 @@ import (
 
 // The headroom a server exports for a profile is the number of Shoots
 // `plan --add-shoots LIMIT --like TEMPLATE` places on the same landscape
-// with the same options (issue 16's acceptance criterion).
+// with the same options: the gauges promise what plan shows.
 func TestServeLandscapeHeadroomMatchesPlan(t *testing.T) {
 	certDir := devCertDir(t)
 	port, metricsPort, healthPort := freePort(t), freePort(t), freePort(t)

@@ -31,14 +31,6 @@ func newLogger(c config.Log, w io.Writer) logr.Logger {
 	return zap.New(zap.Level(level), encoder, zap.WriteTo(w))
 }
 
-// loadConfig returns the defaults without a file.
-func loadConfig(path string) (*config.Config, error) {
-	if path == "" {
-		return config.Default(), nil
-	}
-	return config.Load(path, configChecks...)
-}
-
 // stdLogWriter carries the standard library's log into the process's
 // logger, thinned out: net/http writes a line there for every failed TLS
 // handshake, which any client can provoke (a scanner, a client refused by

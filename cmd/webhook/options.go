@@ -20,6 +20,15 @@ import (
 // accept; loadConfig runs them with config's own validation.
 var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers, checkHeadroom}
 
+// loadConfig reads the configuration file of serve, plan and simulate, with
+// configChecks; the defaults without a file.
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return config.Default(), nil
+	}
+	return config.Load(path, configChecks...)
+}
+
 // placementOptions are the decision options the configuration sets. The
 // configuration's values are placement's (TestOptionsAcceptConfigValues).
 // Every placer (mutating webhook, retry controller, simulate, the

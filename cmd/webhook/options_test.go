@@ -86,14 +86,14 @@ func TestOptionsAcceptConfigValues(t *testing.T) {
 	cfg.Strategy = "Nearest"
 	assert.Error(t, placementOptions(cfg).Validate(), "the check can fail")
 
-	for _, m := range []string{config.BindModeBinding, config.BindModeUpdate} {
+	for _, m := range []string{config.BindThroughSubresource, config.BindThroughUpdate} {
 		cfg := config.Default()
 		cfg.PendingShoots.BindMode = m
 		require.NoError(t, cfg.Validate())
 		assert.NoError(t, pendingConfig(cfg).Validate(), m)
 	}
-	assert.Equal(t, pending.ModeUpdate, pending.Mode(config.BindModeUpdate))
-	assert.Equal(t, pending.ModeBinding, pending.Mode(config.BindModeBinding))
+	assert.Equal(t, pending.BindThroughUpdate, pending.Mode(config.BindThroughUpdate))
+	assert.Equal(t, pending.BindThroughSubresource, pending.Mode(config.BindThroughSubresource))
 
 	// The resource-size validator takes operationMode as it is written.
 	assert.Equal(t, handlers.OperationModeBlock, config.OperationModeBlock)
@@ -113,13 +113,17 @@ reservations: {maxPerNamespace: 7, maxTotal: 70}
 	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.AllowIPv4}, placementOptions(cfg))
 	assert.Equal(t, cache.Limits{PerNamespace: 7, Total: 70}, reservationLimits(cfg))
 	assert.Equal(t, pending.Config{
-		Mode: pending.ModeUpdate, SchedulerName: "my-scheduler",
+		Mode: pending.BindThroughUpdate, SchedulerName: "my-scheduler",
 		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
 	}, pendingConfig(cfg))
 
 	def := config.Default()
 	assert.Equal(t, placement.Options{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint}, placementOptions(def))
-	assert.Equal(t, cache.Limits{}.WithDefaults(), reservationLimits(def), "one default, config's")
+	// A Store built without options (tests, benchmarks) behaves as a
+	// default installation: cache spells the configuration's defaults.
+	assert.Equal(t, cache.Limits{}.WithDefaults(), reservationLimits(def))
+	assert.Equal(t, cache.DefaultGardenNamespace, def.GardenNamespace)
+	assert.Equal(t, cache.DefaultReservationTTL, def.ReservationTTL.Duration)
 }
 
 // The Store serve builds applies the configured limits and counts what they

@@ -16,6 +16,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 	"github.com/seedwarden/seedwarden/internal/server"
 )
 
@@ -230,7 +231,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	srv.Register(handlers.MutateShootsPath, guard(cfg, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		// With capacity.coordination apiserver, a placement is reserved
 		// across replicas before the webhook answers.
-		Placer:         &handlers.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},
+		Placer:         &seedreserve.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},
 		Options:        placementOptions(cfg),
 		SchedulerName:  cfg.SchedulerName,
 		Announce:       cfg.Announce(),

@@ -32,8 +32,8 @@ import (
 // as a failurePolicy Ignore webhook that timed out would.
 const skipMutationLabel = "test.seedwarden.io/skip-mutation"
 
-// TestGenerateNameTokenAgainstAPIServer: issue 14, defect 6, with a real
-// kube-apiserver calling the webhooks (placement mode patch). It shows what
+// TestGenerateNameTokenAgainstAPIServer: a generateName Shoot's token, with
+// a real kube-apiserver calling the webhooks (placement mode patch). It shows what
 // the design rests on (the mutating webhook sees no name, the validating
 // webhook sees the generated name and the uid) and that a generateName
 // Shoot's token, copied onto a second generateName Shoot that skipped the

@@ -51,7 +51,7 @@ func newPlacementSigner(cfg *config.Config, landscape bool, log logr.Logger) (*p
 	ttl := cfg.Placement.TokenTTL.Duration
 	switch {
 	case cfg.Placement.KeyFile != "":
-		keys, err := readPlacementKeys(cfg.Placement)
+		keys, err := placementtoken.ReadKeyFile(cfg.Placement.KeyFile)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +104,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			NetworkMode: placementOptions(cfg).NetworkMode,
 			// Shoots from a CRD have no binding subresource; the retry
 			// controller's bindMode says so.
-			BindThroughShoots: pendingConfig(cfg).Mode == pending.ModeUpdate,
+			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,
 			Log:               log.WithName("validate-shoot-binding"),
 			StalenessGuard:    deps.staleness,
 		})

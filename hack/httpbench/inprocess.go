@@ -30,6 +30,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // The profiles label every sample with the side it comes from: the server's
@@ -82,7 +83,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	// As cmd/webhook registers it (minus the request timeouts of server.Guard,
 	// which do not cost CPU).
 	srv.Register(mutateShootsPath, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
-		Placer: &handlers.ClusterPlacer{Local: store},
+		Placer: &seedreserve.ClusterPlacer{Local: store},
 		// As cmd/webhook's placementOptions converts the configuration.
 		Options:       placement.Options{Strategy: placement.Strategy(cfg.Strategy), NetworkMode: placement.NetworkMode(cfg.NetworkOverlap), Scoring: scoringProfile(cfg.Scoring)},
 		SchedulerName: cfg.SchedulerName,

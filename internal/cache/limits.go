@@ -3,7 +3,6 @@ package cache
 import (
 	"fmt"
 
-	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
@@ -15,10 +14,11 @@ import (
 // refuses is simply not taken: the placement stands, the Shoot is counted
 // once it arrives, as if its reservation had expired.
 
-// Defaults of Limits: the configuration file's.
+// Defaults of Limits, equal to the configuration file's (reservations), as
+// those of Options.
 const (
-	DefaultMaxReservationsPerNamespace = config.DefaultMaxReservationsPerNamespace
-	DefaultMaxReservationsTotal        = config.DefaultMaxReservationsTotal
+	DefaultMaxReservationsPerNamespace = 100
+	DefaultMaxReservationsTotal        = 1000
 )
 
 // Limits bound the live (unexpired, not yet consumed by their Shoot)

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -23,10 +22,12 @@ import (
 // that key ends because the Shoot itself is now counted.
 const AnnotationReservation = "seedwarden.io/reservation"
 
-// Defaults for Options: the configuration file's, defined there once.
+// Defaults for Options. cmd/webhook always passes the configured values; the
+// configuration file's defaults equal these (a test there keeps them so),
+// so a Store built without options behaves as a default installation.
 const (
-	DefaultGardenNamespace = config.DefaultGardenNamespace
-	DefaultReservationTTL  = config.DefaultReservationTTL
+	DefaultGardenNamespace = "garden"
+	DefaultReservationTTL  = 30 * time.Second
 )
 
 // Options configure a Store.

@@ -46,7 +46,9 @@ const (
 	NetworkOverlapAllowIPv4 = "AllowIPv4"
 )
 
-// Defaults of the configuration file.
+// Defaults of the configuration file. internal/cache's Store defaults to the
+// same garden namespace and reservation TTL (a test in cmd/webhook keeps
+// them equal).
 const (
 	DefaultGardenNamespace = "garden"
 	// DefaultStrategy is Gardener's own default for the scheduler's candidate
@@ -240,7 +242,8 @@ func (c *Config) applyDefaults() {
 	if !c.Cache.MaxStaleness.set {
 		c.Cache.MaxStaleness = NewDuration(DefaultMaxStaleness)
 	}
-	c.applyValidatingDefaults()
+	c.applyPlacementDefaults()
+	c.applyWebhookDefaults()
 	c.applyPendingDefaults()
 	c.applyReservationDefaults()
 	c.applyHeadroomDefaults()
@@ -264,7 +267,8 @@ func (c *Config) Validate() error {
 	c.validateEndpoints(&p)
 	c.validateLog(&p)
 	c.validateCertificate(&p)
-	c.validateValidating(&p)
+	c.validatePlacement(&p)
+	c.validateWebhooks(&p)
 	c.validateResourceAdmission(&p)
 	c.validatePending(&p)
 	c.validateReservations(&p)

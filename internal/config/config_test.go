@@ -40,7 +40,7 @@ func TestDefault(t *testing.T) {
 		Health:      Endpoint{BindAddress: ":8081"},
 		Log:         Log{Level: "info", Format: "json"},
 		Certificate: Certificate{ExpiryWarning: NewDuration(7 * 24 * time.Hour)},
-		Placement:   Placement{TokenTTL: NewDuration(2 * time.Minute), Mode: PlacementModeBinding},
+		Placement:   Placement{TokenTTL: NewDuration(2 * time.Minute), Mode: PlacementViaBinding},
 		Binding: Binding{
 			Enabled:               ptr.To(true),
 			AuthorizationCacheTTL: NewDuration(10 * time.Second),
@@ -177,7 +177,7 @@ scoring:
 		Health:      Endpoint{BindAddress: "0"},
 		Log:         Log{Level: "debug", Format: "console"},
 		Certificate: Certificate{Namespace: "seedwarden", Name: "seedwarden-webhook", ExpiryWarning: NewDuration(720 * time.Hour)},
-		Placement:   Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second), Mode: PlacementModePatch},
+		Placement:   Placement{KeyFile: "/etc/seedwarden/placement-key/key", TokenTTL: NewDuration(30 * time.Second), Mode: PlacementViaPatch},
 		Binding: Binding{
 			Enabled:                  ptr.To(false),
 			AuthorizationCacheTTL:    NewDuration(0),

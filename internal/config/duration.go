@@ -59,3 +59,14 @@ func (d Duration) validate(p *problems, path string, limit time.Duration) {
 		p.add(path, "%s is longer than the maximum %s", d.Duration, limit)
 	}
 }
+
+func validateDurationRange(p *problems, path string, d Duration, lowest, highest time.Duration) {
+	switch {
+	case d.invalid != "":
+		p.add(path, "invalid value %s (want a duration such as \"30s\")", d.invalid)
+	case d.Duration < lowest:
+		p.add(path, "%s is shorter than the minimum %s", d.Duration, lowest)
+	case d.Duration > highest:
+		p.add(path, "%s is longer than the maximum %s", d.Duration, highest)
+	}
+}

@@ -10,7 +10,7 @@ import (
 
 // Defaults of the retry controller and of leader election.
 const (
-	DefaultBindMode         = BindModeBinding
+	DefaultBindMode         = BindThroughSubresource
 	DefaultBackoffBase      = time.Second
 	DefaultBackoffMax       = 5 * time.Minute
 	DefaultWorkers          = 5
@@ -21,11 +21,14 @@ const (
 	PodNamespaceEnv = "POD_NAMESPACE"
 )
 
-// Values of pendingShoots.bindMode: those of internal/pending's Mode, to
-// which cmd/webhook converts them.
+// Values of pendingShoots.bindMode, how the retry controller writes
+// spec.seedName: those of internal/pending's Mode, to which cmd/webhook
+// converts them.
 const (
-	BindModeBinding = "binding"
-	BindModeUpdate  = "update"
+	// BindThroughSubresource: the shoots/binding subresource.
+	BindThroughSubresource = "binding"
+	// BindThroughUpdate: a merge patch of the Shoot itself.
+	BindThroughUpdate = "update"
 )
 
 // PendingShoots configures the retry controller for Shoots admitted without
@@ -135,9 +138,9 @@ func (c *Config) validatePending(p *problems) {
 		maxD = baseD
 	}
 	switch ps.BindMode {
-	case BindModeBinding, BindModeUpdate:
+	case BindThroughSubresource, BindThroughUpdate:
 	default:
-		p.add("pendingShoots.bindMode", "unsupported value %q (want %q or %q)", ps.BindMode, BindModeBinding, BindModeUpdate)
+		p.add("pendingShoots.bindMode", "unsupported value %q (want %q or %q)", ps.BindMode, BindThroughSubresource, BindThroughUpdate)
 	}
 	if baseD <= 0 {
 		p.add("pendingShoots.backoffBase", "%s must be positive", baseD)

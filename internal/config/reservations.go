@@ -1,11 +1,12 @@
 package config
 
-// Limits on the reservations a placement takes (issue 14, defect 2): anyone
-// who can reach the webhook can send admission reviews, and every placement
-// holds a place on its seed until the Shoot arrives or reservationTTL passes.
-// The limits bound how many places such reviews can hold at once.
+// Limits on the reservations a placement takes: anyone who can reach the
+// webhook can send admission reviews, and every placement holds a place on
+// its seed until the Shoot arrives or reservationTTL passes. The limits
+// bound how many places such reviews can hold at once.
 
-// Defaults of reservations: far above what a garden holds in normal
+// Defaults of reservations (internal/cache's Limits default to the same, a
+// test in cmd/webhook keeps them equal): far above what a garden holds in normal
 // operation, where a reservation lives from admission until the Shoot shows
 // up in the watch (milliseconds), or reservationTTL for a CREATE that a later
 // admission step refused.

@@ -2,7 +2,7 @@ package config
 
 import "strconv"
 
-// Scoring is the scoring block (issue 15, GEP-13): weighted scorers rank
+// Scoring is the scoring block (Gardener's GEP-13): weighted scorers rank
 // the seeds the filters keep instead of Gardener's least-used rule.
 // cmd/webhook converts it into placement.Profile; the scorer names and the
 // weight bound are placement's (ScorerNames, MaxWeight), checked there

@@ -17,6 +17,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // The admission chain as the API server runs it for a Shoot CREATE: the
@@ -34,7 +35,7 @@ func newChain(t *testing.T, store *cache.Store, auth Authorizer) *chain {
 	signer := vSigner(t, newVClock())
 	return &chain{
 		mutator: &ShootMutator{
-			Placer:        &ClusterPlacer{Local: store},
+			Placer:        &seedreserve.ClusterPlacer{Local: store},
 			Options:       placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
 			SchedulerName: "default-scheduler",
 			Signer:        signer,

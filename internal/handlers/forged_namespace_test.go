@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // Issue 14, defect 2 (the part that holds without a NetworkPolicy or client
@@ -17,7 +18,7 @@ import (
 
 func TestMutatorReservesOnlyInProjectNamespaces(t *testing.T) {
 	store := vStore(vSeed("aws-eu1", 100), vSeed("aws-eu2", 100))
-	m := newMutator(t, &ClusterPlacer{Local: store}, nil)
+	m := newMutator(t, &seedreserve.ClusterPlacer{Local: store}, nil)
 	m.Projects = store
 	for i := range 330 {
 		obj := strings.Replace(shootJSON("", ""), `"namespace": "garden-dev",`, fmt.Sprintf(`"namespace": "forged-%d",`, i), 1)

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -144,7 +143,7 @@ func TestForgedMutatingFloodIsBounded(t *testing.T) {
 			rec := metrics.New(reg)
 			store := floodStore(clock, tc.limits, rec, []string{"garden-dev", "garden-prod"},
 				vSeed("aws-eu1", 100), vSeed("aws-eu2", 100), vSeed("aws-us1", 1000, inRegion("us-east-1")))
-			m := newMutator(t, &ClusterPlacer{Local: store}, nil)
+			m := newMutator(t, &seedreserve.ClusterPlacer{Local: store}, nil)
 			m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
 			h := NewMutatingHTTPHandler(m, 0)
 			sameRegion := func() int64 { return store.Usage("aws-eu1") + store.Usage("aws-eu2") }
@@ -209,7 +208,7 @@ func TestForgedMutatingFloodOverManyNamespaces(t *testing.T) {
 	limits := cache.Limits{PerNamespace: 50, Total: 1000}
 	store := floodStore(clock, limits, rec, append(namespaces, "garden-prod"),
 		vSeed("aws-eu1", 1000), vSeed("aws-eu2", 1000), vSeed("aws-us1", 1000, inRegion("us-east-1")))
-	m := newMutator(t, &ClusterPlacer{Local: store}, nil)
+	m := newMutator(t, &seedreserve.ClusterPlacer{Local: store}, nil)
 	m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
 	h := NewMutatingHTTPHandler(m, 0)
 
@@ -286,7 +285,7 @@ func TestForgedFloodClusterMode(t *testing.T) {
 	apiServer := fake.NewClientBuilder().WithScheme(scheme).Build()
 	r, err := seedreserve.New(apiServer, store, seedreserve.Options{Namespace: "seedwarden", Now: clock.Now, Timeout: time.Minute, Log: logr.Discard()})
 	require.NoError(t, err)
-	m := newMutator(t, &ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}, nil)
+	m := newMutator(t, &seedreserve.ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}, nil)
 	m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
 	h := NewMutatingHTTPHandler(m, 0)
 	v := &ShootCapacityValidator{Store: store, Projects: store, Cluster: r, Log: logr.Discard()}
@@ -340,29 +339,4 @@ func TestForgedFloodClusterMode(t *testing.T) {
 	require.True(t, resp.Allowed, vMessage(resp))
 	assert.Zero(t, unreservedWarnings(resp))
 	assert.Equal(t, map[string]int{"garden-dev": 1}, entries())
-}
-
-// limitedCluster refuses every Reserve at a limit and records the calls.
-type limitedCluster struct{ seedCluster }
-
-func (f *limitedCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
-	_ = f.call("reserve", seed, key, alloc)
-	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
-}
-
-// When the cluster-wide reservations refuse at their limit, the Shoot is
-// admitted without a seed (the retry controller places it), and nothing is
-// held in memory either.
-func TestClusterPlacerAtClusterLimit(t *testing.T) {
-	store := vStore(vSeed("aws-eu1", 10))
-	cluster := &limitedCluster{}
-	p := &ClusterPlacer{Local: store, Cluster: cluster}
-	m := newMutator(t, p, nil)
-	m.Projects = store
-	resp := postReview(t, NewMutatingHTTPHandler(m, 0), review{}.body())
-	seed, _, warned := outcome(t, resp)
-	assert.Empty(t, seed)
-	assert.Equal(t, 1, warned)
-	assert.Equal(t, []string{"reserve aws-eu1 garden-dev/crazy-botany 10"}, cluster.calls)
-	assert.Zero(t, store.Usage("aws-eu1"))
 }

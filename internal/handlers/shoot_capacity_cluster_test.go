@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -21,20 +22,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
-// fakeCluster records the calls of the capacity webhook and answers err.
+// fakeCluster records the calls of the capacity webhook and the mutating
+// webhook's placer, answers err, or finds the seeds in full full across
+// replicas.
 type fakeCluster struct {
 	mu    sync.Mutex
 	calls []string // "reserve|check seed key alloc"
 	err   error
+	full  map[string]bool
 }
 
 func (f *fakeCluster) call(op, seed, key string, alloc int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("%s %s %s %d", op, seed, key, alloc))
+	if f.err == nil && f.full[seed] {
+		return &cache.CapacityError{Seed: seed, Shoots: alloc, Allocatable: alloc}
+	}
 	return f.err
 }
 
@@ -46,7 +54,10 @@ func (f *fakeCluster) Check(_ context.Context, seed, key string, alloc int64) er
 	return f.call("check", seed, key, alloc)
 }
 
-var _ ClusterReserver = (*seedreserve.Reserver)(nil)
+var (
+	_ ClusterReserver = (*seedreserve.Reserver)(nil)
+	_ Placer          = (*seedreserve.ClusterPlacer)(nil)
+)
 
 // With a ClusterReserver, it decides every placement on a seed with
 // allocatable; the Store still records admitted places.
@@ -198,7 +209,7 @@ func newReplicas(t *testing.T, n int, api client.Client, landscape func(*cache.S
 			r, err := seedreserve.New(api, store, seedreserve.Options{Namespace: "seedwarden", Timeout: time.Minute, Log: logr.Discard()})
 			require.NoError(t, err)
 			c.capacity.Cluster = r
-			c.mutator.Placer = &ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}
+			c.mutator.Placer = &seedreserve.ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}
 		}
 		out[i] = replica{store: store, chain: c}
 	}
@@ -282,5 +293,37 @@ func TestConcurrentCreatesAcrossReplicas(t *testing.T) {
 			require.NoError(t, api.Get(context.Background(), client.ObjectKey{Namespace: "seedwarden", Name: "seedwarden-capacity-target"}, cm))
 			assert.Len(t, cm.Data, 50)
 		})
+	}
+}
+
+// The fast path answers a placement that went to the next-best seed, the
+// first being full across replicas, exactly as controller-runtime's webhook
+// does.
+func TestMutatorFastPathMatchesAdmissionAcrossReplicas(t *testing.T) {
+	for _, announce := range []bool{false, true} {
+		bodies := map[string]string{}
+		for name, mk := range map[string]func(*ShootMutator) http.Handler{
+			"fast":   func(m *ShootMutator) http.Handler { return NewMutatingHTTPHandler(m, 0) },
+			"oracle": oracle,
+		} {
+			store := vStore(vSeed("a", 10), vSeed("b", 10))
+			vShootsOn(store, "b", 1)
+			cluster := &fakeCluster{full: map[string]bool{"a": true}}
+			m := &ShootMutator{
+				Placer:        &seedreserve.ClusterPlacer{Local: store, Cluster: cluster, Log: logr.Discard()},
+				Options:       placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
+				SchedulerName: "default-scheduler", Announce: announce, Log: logr.Discard(),
+			}
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/mutate-shoots",
+				strings.NewReader(vReview{uid: "uid-1", object: vShoot("", nil)}.body(t)))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			mk(m).ServeHTTP(rec, req)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			require.Len(t, cluster.calls, 2, name)
+			bodies[name] = rec.Body.String()
+		}
+		assert.Contains(t, bodies["fast"], `"allowed":true`)
+		assert.Equal(t, bodies["oracle"], bodies["fast"], "announce=%v", announce)
 	}
 }

@@ -54,13 +54,15 @@ const selfHostedWarning = "seedwarden: self-hosted Shoot (worker pool %q has con
 // would only be cut less predictably by it.
 const maxWarningRunes = 4096
 
-// Placer decides where a Shoot goes (ClusterPlacer over the cache in production).
+// Placer decides where a Shoot goes (seedreserve.ClusterPlacer over the
+// cache in production).
 type Placer interface {
 	// Place decides for shoot; reservationKey == "" means dry-run (reserve
-	// nothing). It may reserve through the API server (ClusterPlacer), so
-	// it takes the request's context. unreserved (a *cache.LimitError) says
-	// a schedulable decision holds no reservation: the reservation limits
-	// refused one (the mutating webhook then places nothing).
+	// nothing). It may reserve through the API server
+	// (seedreserve.ClusterPlacer), so it takes the request's context.
+	// unreserved (a *cache.LimitError) says a schedulable decision holds no
+	// reservation: the reservation limits refused one (the mutating webhook
+	// then places nothing).
 	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) (d placement.Decision, unreserved error)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // With a scoring profile the admission warnings explain the placement:
@@ -41,7 +42,7 @@ func TestShootMutatorScoresWarning(t *testing.T) {
 			rec := metrics.New(nil)
 			store := floodStore(clock, cache.Limits{}, rec, []string{"garden-dev"},
 				vSeed("aws-eu1", 10), vSeed("aws-eu2", 100), vSeed("aws-us1", 1000, inRegion("us-east-1")))
-			m := newMutator(t, &ClusterPlacer{Local: store}, nil)
+			m := newMutator(t, &seedreserve.ClusterPlacer{Local: store}, nil)
 			m.Projects, m.Metrics, m.Log = store, rec, logr.Discard()
 			m.Announce = tc.announce
 			m.Options.Scoring = tc.profile

@@ -73,7 +73,7 @@ func TestReconcileAnnouncedSeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, ModeBinding, tt.shoot)
+			f := newFixture(t, BindThroughSubresource, tt.shoot)
 			f.r.Verifier = tt.verifier
 			f.store.decide = func(*api.Shoot) placement.Decision { return fresh }
 			f.store.placeOn = func(string) bool { return tt.fits }
@@ -107,7 +107,7 @@ func TestReconcileAnnouncedSeed(t *testing.T) {
 // must not be retried on that seed for ever: the next attempt decides afresh.
 func TestReconcileAnnouncedSeedRefused(t *testing.T) {
 	signer := testSigner(t)
-	f := newFixture(t, ModeBinding, announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"))
+	f := newFixture(t, BindThroughSubresource, announcedShoot(t, signer, "s1", "aws-eu2", "aws-eu2"))
 	f.r.Verifier = signer
 	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
 	f.store.placeOn = func(string) bool { return true }
@@ -152,7 +152,7 @@ func generatedAnnouncedShoot(t *testing.T, name, token string) *unstructured.Uns
 func TestReconcileAnnouncedTokenCopiedToGeneratedName(t *testing.T) {
 	signer := testSigner(t)
 	token := signer.SignRequest(placementtoken.Subject{Namespace: "garden-dev", GenerateName: "web-", Seed: "aws-eu2"}, "admission-uid")
-	f := newFixture(t, ModeBinding, generatedAnnouncedShoot(t, "web-x7k2p", token), generatedAnnouncedShoot(t, "web-q9z4m", token))
+	f := newFixture(t, BindThroughSubresource, generatedAnnouncedShoot(t, "web-x7k2p", token), generatedAnnouncedShoot(t, "web-q9z4m", token))
 	f.r.Verifier = signer
 	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
 	f.store.placeOn = func(string) bool { return true }

@@ -35,7 +35,7 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 		r.forget(key)
 		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "%s", scheduledMessage(seed, scores))
 		log.Info("Scheduled pending Shoot", "seed", seed, "announced", kept, "attempts", attempts, "mode", r.Config.Mode)
-		if r.Config.Mode == ModeUpdate {
+		if r.Config.Mode == BindThroughUpdate {
 			r.clearPendingOperation(ctx, shoot)
 		}
 		return reconcile.Result{}
@@ -56,7 +56,7 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 		r.Metrics.ObserveRetry(metrics.ResultError)
 		wait := r.backoff.When(key)
 		hint := ""
-		if apierrors.IsNotFound(err) && r.Config.Mode == ModeBinding {
+		if apierrors.IsNotFound(err) && r.Config.Mode == BindThroughSubresource {
 			// A Shoot deleted meanwhile is forgotten on the next attempt;
 			// a 404 for a Shoot that exists means no binding subresource.
 			hint = " (if the Shoot exists, the API server serves no shoots/binding subresource: Shoots from a CRD need mode update)"
@@ -77,7 +77,7 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 // bind writes spec.seedName as the configured mode says.
 func (r *Reconciler) bind(ctx context.Context, u *unstructured.Unstructured, seed string) error {
 	switch r.Config.Mode {
-	case ModeUpdate:
+	case BindThroughUpdate:
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
 			"spec":     map[string]any{"seedName": seed},

@@ -97,10 +97,10 @@ import (
 type Mode string
 
 const (
-	// ModeBinding updates the shoots/binding subresource (Gardener).
-	ModeBinding Mode = "binding"
-	// ModeUpdate merge-patches spec.seedName on the main resource (CRDs).
-	ModeUpdate Mode = "update"
+	// BindThroughSubresource updates the shoots/binding subresource (Gardener).
+	BindThroughSubresource Mode = "binding"
+	// BindThroughUpdate merge-patches spec.seedName on the main resource (CRDs).
+	BindThroughUpdate Mode = "update"
 )
 
 // DefaultSchedulerName is Config.SchedulerName's default.
@@ -140,7 +140,7 @@ func ReservationKey(namespace, name string) string {
 // required: cmd/webhook passes the configuration's pendingShoots, whose
 // defaults internal/config defines.
 type Config struct {
-	// Mode is ModeBinding or ModeUpdate.
+	// Mode is BindThroughSubresource or BindThroughUpdate.
 	Mode Mode
 	// SchedulerName: Shoots without a seed whose spec.schedulerName is this
 	// are placed (api.Scheduled; empty counts as "default-scheduler", the
@@ -166,9 +166,9 @@ func (c *Config) Default() {
 func (c Config) Validate() error {
 	var errs []error
 	switch c.Mode {
-	case ModeBinding, ModeUpdate:
+	case BindThroughSubresource, BindThroughUpdate:
 	default:
-		errs = append(errs, fmt.Errorf("mode: unsupported value %q (want %q or %q)", c.Mode, ModeBinding, ModeUpdate))
+		errs = append(errs, fmt.Errorf("mode: unsupported value %q (want %q or %q)", c.Mode, BindThroughSubresource, BindThroughUpdate))
 	}
 	if c.BackoffBase <= 0 {
 		errs = append(errs, fmt.Errorf("backoffBase: %s must be positive", c.BackoffBase))

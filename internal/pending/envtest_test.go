@@ -118,7 +118,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	)
 	reg := prometheus.NewRegistry()
 	r := &Reconciler{
-		Config:  Config{Mode: ModeUpdate, BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, Workers: 5},
+		Config:  Config{Mode: BindThroughUpdate, BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, Workers: 5},
 		Store:   store,
 		Options: placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
 		Client: interceptor.NewClient(writer, interceptor.Funcs{

@@ -324,7 +324,7 @@ func gathered(reg prometheus.Gatherer, name, result string) float64 {
 // ---- tests ----
 
 func TestReconcileUnschedulable(t *testing.T) {
-	f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 	res := f.reconcile(t, "s1")
 	assert.Equal(t, time.Second, res.RequeueAfter)
 
@@ -356,14 +356,14 @@ func TestReconcileUnschedulable(t *testing.T) {
 // A Shoot that already says exactly that is not written again.
 func TestReconcileUnschedulableKeepsSameLastOperation(t *testing.T) {
 	lastOp := map[string]any{"type": "Create", "state": "Pending", "description": unschedulableSummary, "lastUpdateTime": "2026-03-04T05:00:00Z"}
-	f := newFixture(t, ModeBinding, fullShoot("s1", lastOp))
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", lastOp))
 	f.reconcile(t, "s1")
 	assert.Empty(t, f.writes.Writes())
 	assert.Len(t, f.recorder.Events(), 1, "the event is still recorded")
 
 	// A different description is written.
 	lastOp["description"] = "0/2 seeds eligible: something else"
-	f = newFixture(t, ModeBinding, fullShoot("s1", lastOp))
+	f = newFixture(t, BindThroughSubresource, fullShoot("s1", lastOp))
 	f.reconcile(t, "s1")
 	assert.Len(t, f.writes.Writes(), 1)
 }
@@ -375,7 +375,7 @@ func TestReconcileUnschedulableStatusWriteFails(t *testing.T) {
 		"other":    errors.New("connection refused"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+			f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 			f.writes.fail = func(write) error { return err }
 			res := f.reconcile(t, "s1")
 			assert.Equal(t, time.Second, res.RequeueAfter)
@@ -384,7 +384,7 @@ func TestReconcileUnschedulableStatusWriteFails(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 	var got []time.Duration
 	for range 12 {
 		got = append(got, f.reconcile(t, "s1").RequeueAfter)
@@ -399,7 +399,7 @@ func TestBackoff(t *testing.T) {
 	assert.Equal(t, s, f.reconcile(t, "s1").RequeueAfter)
 
 	// Configurable base and cap; per Shoot.
-	f = newFixture(t, ModeBinding, fullShoot("s1", nil), fullShoot("s2", nil))
+	f = newFixture(t, BindThroughSubresource, fullShoot("s1", nil), fullShoot("s2", nil))
 	f.r.Config.BackoffBase, f.r.Config.BackoffMax = 100*time.Millisecond, 350*time.Millisecond
 	got = nil
 	for range 4 {
@@ -438,7 +438,7 @@ func TestReconcileBindingMode(t *testing.T) {
 
 func TestReconcileUpdateMode(t *testing.T) {
 	lastOp := map[string]any{"type": "Create", "state": "Pending", "description": "old"}
-	f := newFixture(t, ModeUpdate, fullShoot("s1", lastOp), fullShoot("s2", nil))
+	f := newFixture(t, BindThroughUpdate, fullShoot("s1", lastOp), fullShoot("s2", nil))
 	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
 
 	assert.Zero(t, f.reconcile(t, "s1"))
@@ -458,7 +458,7 @@ func TestReconcileUpdateMode(t *testing.T) {
 }
 
 func TestReconcileConflictIsQuiet(t *testing.T) {
-	for _, mode := range []Mode{ModeBinding, ModeUpdate} {
+	for _, mode := range []Mode{BindThroughSubresource, BindThroughUpdate} {
 		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t, mode, fullShoot("s1", nil))
 			f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
@@ -485,7 +485,7 @@ func TestReconcileConflictIsQuiet(t *testing.T) {
 }
 
 func TestReconcileBindError(t *testing.T) {
-	f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
 	f.writes.fail = func(write) error {
 		return apierrors.NewForbidden(schema.GroupResource{Group: api.GroupName, Resource: "shoots/binding"}, "s1", errors.New("seed \"aws-eu1\" is full"))
@@ -509,7 +509,7 @@ func TestReconcileBindError(t *testing.T) {
 // the binding subresource that would drop every pending Shoot silently. The
 // next attempt finds out whether the Shoot is gone.
 func TestReconcileBindNotFound(t *testing.T) {
-	f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
 	f.writes.fail = func(write) error {
 		return apierrors.NewNotFound(schema.GroupResource{}, "")
@@ -538,7 +538,7 @@ func TestReconcileSkipsShootsThatAreNotPending(t *testing.T) {
 	selfHosted := fullShoot("self-hosted", nil)
 	_ = unstructured.SetNestedSlice(selfHosted.Object, []any{map[string]any{"name": "cp", "controlPlane": map[string]any{}}}, "spec", "provider", "workers")
 
-	f := newFixture(t, ModeBinding, withSeed, other, ours, deleting, selfHosted)
+	f := newFixture(t, BindThroughSubresource, withSeed, other, ours, deleting, selfHosted)
 	for _, name := range []string{"seeded", "other-scheduler", "deleting", "self-hosted", "gone"} {
 		f.r.track(types.NamespacedName{Namespace: "garden-dev", Name: name})
 		assert.Zero(t, f.reconcile(t, name), name)
@@ -561,7 +561,7 @@ func TestReconcileWaitsForUsableCache(t *testing.T) {
 		{name: "stale beyond the bound", set: func(r *Reconciler, usable *bool) { r.Stale = func() bool { return !*usable } }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+			f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 			usable := false
 			tc.set(f.r, &usable)
 			assert.Equal(t, 500*time.Millisecond, f.reconcile(t, "s1").RequeueAfter)
@@ -576,7 +576,7 @@ func TestReconcileWaitsForUsableCache(t *testing.T) {
 }
 
 func TestReconcileReadError(t *testing.T) {
-	f := newFixture(t, ModeBinding)
+	f := newFixture(t, BindThroughSubresource)
 	f.reader.err = errors.New("etcdserver: request timed out")
 	_, err := f.r.Reconcile(f.ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "garden-dev", Name: "s1"}})
 	require.Error(t, err, "read errors go to the controller's rate limiter")
@@ -607,7 +607,7 @@ func TestTruncate(t *testing.T) {
 		many.Reasons[fmt.Sprintf("seed-%03d", i)] = fmt.Sprintf("shoot does not tolerate the seed's taint dedicated-%03d", i)
 	}
 	require.Greater(t, len(many.Summary()), MaxMessageBytes)
-	f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 	f.store.decide = func(*api.Shoot) placement.Decision { return many }
 	f.reconcile(t, "s1")
 	note := f.recorder.Events()[0].note
@@ -643,9 +643,9 @@ func testConfig(mode Mode) Config {
 }
 
 func TestConfig(t *testing.T) {
-	c := testConfig(ModeBinding)
+	c := testConfig(BindThroughSubresource)
 	c.Default()
-	assert.Equal(t, Config{Mode: ModeBinding, SchedulerName: "default-scheduler", BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 5}, c)
+	assert.Equal(t, Config{Mode: BindThroughSubresource, SchedulerName: "default-scheduler", BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 5}, c)
 	require.NoError(t, c.Validate())
 
 	var zero Config

@@ -53,7 +53,7 @@ func TestScheduledEventCarriesScores(t *testing.T) {
 		{"no profile", nil, `Scheduled to seed "aws-eu1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, ModeBinding, fullShoot("s1", nil))
+			f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 			store := cache.NewStore(cache.Options{})
 			store.Apply(&api.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}, Spec: api.CloudProfileSpec{Type: "aws"}})
 			ns := "garden-dev"

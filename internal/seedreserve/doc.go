@@ -107,7 +107,7 @@
 // written while the cache did not know the Seed's UID is adopted by the next
 // write.
 //
-// The mutating webhook (handlers.ClusterPlacer) chooses from its own
+// The mutating webhook (through ClusterPlacer) chooses from its own
 // replica's view and then reserves here under the same key before it
 // answers; a seed found full is left out and the choice made again (a few
 // seeds at most). The capacity webhook then finds that entry instead of

@@ -1,4 +1,4 @@
-package main
+package placementtoken
 
 import (
 	"bytes"
@@ -9,11 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/seedwarden/seedwarden/internal/config"
 )
 
-func TestReadPlacementKeys(t *testing.T) {
+func TestReadKeyFile(t *testing.T) {
 	raw := bytes.Repeat([]byte{0xfe, 0x01, 'k', 0x00}, 10) // 40 bytes, not base64
 	rawLines := append(append(append([]byte{}, raw...), '\n'), raw...)
 	secret32 := []byte("0123456789abcdef0123456789ABCDEF")
@@ -39,7 +37,7 @@ func TestReadPlacementKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "key")
 			require.NoError(t, os.WriteFile(path, tc.content, 0o600))
-			keys, err := readPlacementKeys(config.Placement{KeyFile: path})
+			keys, err := ReadKeyFile(path)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "placement.keyFile "+path+": "+tc.wantErr)
@@ -50,7 +48,7 @@ func TestReadPlacementKeys(t *testing.T) {
 			assert.Equal(t, tc.want, keys)
 		})
 	}
-	_, err := readPlacementKeys(config.Placement{KeyFile: filepath.Join(t.TempDir(), "missing")})
+	_, err := ReadKeyFile(filepath.Join(t.TempDir(), "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), "placement.keyFile: open ")
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -96,15 +96,15 @@ func TestMetricsAuthFilter(t *testing.T) {
 		{"authorized", "Bearer reader-token", http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, scrapeThrough(t, metricsAuthFilter, cfg, tc.auth))
+			assert.Equal(t, tc.want, scrapeThrough(t, MetricsAuthFilter, cfg, tc.auth))
 		})
 	}
 }
 
-// The defect metricsAuthFilter exists for: controller-runtime's filter
+// The defect MetricsAuthFilter exists for: controller-runtime's filter
 // answers a token the API server refuses with 500 (k8s.io/apiserver's
 // bearer-token authenticator returns an error for it). Should this start
-// failing, controller-runtime answers 401 itself and metricsAuthFilter can go.
+// failing, controller-runtime answers 401 itself and MetricsAuthFilter can go.
 func TestControllerRuntimeMetricsFilterAnswers500ForBadToken(t *testing.T) {
 	cfg := fakeReviewAPI(t)
 	assert.Equal(t, http.StatusInternalServerError, scrapeThrough(t, filters.WithAuthenticationAndAuthorization, cfg, "Bearer not-a-token"))

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Capacity reporting (issue 16): per-seed gauges labelled with Seed labels
-// the operator allowlists (metrics.seedLabels), and headroom profiles, each
-// a template Shoot whose free slots are counted in the background.
+// Capacity reporting: per-seed gauges labelled with Seed labels the operator
+// allowlists (metrics.seedLabels), and headroom profiles, each a template
+// Shoot whose free slots are counted in the background.
 
 // Defaults and limits of the headroom block.
 const (

@@ -1,24 +1,22 @@
-package main
+package placementtoken
 
 import (
 	"encoding/base64"
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/seedwarden/seedwarden/internal/config"
-	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
-// readPlacementKeys reads placement.keyFile: one key, or several, one per line, of
-// which the first signs placement tokens and every one verifies them (key
-// rotation: see placementtoken.NewSigner). A key in base64 (standard
-// alphabet, with or without padding, surrounding whitespace ignored) is
-// decoded, such as the output of `head -c 32 /dev/urandom | base64`. A file
-// whose lines are not all base64 is one key of raw bytes. Every key must
-// have at least placementtoken.MinKeyBytes. Errors never contain key material.
-func readPlacementKeys(p config.Placement) ([][]byte, error) {
-	data, err := os.ReadFile(p.KeyFile)
+// ReadKeyFile reads the key file the configuration names
+// (placement.keyFile): one key, or several, one per line, of which the first
+// signs placement tokens and every one verifies them (key rotation: see
+// NewSigner). A key in base64 (standard alphabet, with or without padding,
+// surrounding whitespace ignored) is decoded, such as the output of
+// `head -c 32 /dev/urandom | base64`. A file whose lines are not all base64
+// is one key of raw bytes. Every key must have at least MinKeyBytes. Errors
+// never contain key material.
+func ReadKeyFile(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("placement.keyFile: %w", err)
 	}
@@ -27,13 +25,13 @@ func readPlacementKeys(p config.Placement) ([][]byte, error) {
 		keys = [][]byte{decodeKey(data)}
 	}
 	for i, key := range keys {
-		if len(key) < placementtoken.MinKeyBytes {
+		if len(key) < MinKeyBytes {
 			at := ""
 			if len(keys) > 1 {
 				at = fmt.Sprintf("line %d: ", i+1)
 			}
 			return nil, fmt.Errorf("placement.keyFile %s: %s%d bytes of key material, need at least %d (create it with: head -c 32 /dev/urandom | base64)",
-				p.KeyFile, at, len(key), placementtoken.MinKeyBytes)
+				path, at, len(key), MinKeyBytes)
 		}
 	}
 	return keys, nil

@@ -1,4 +1,4 @@
-package handlers
+package seedreserve
 
 import (
 	"context"
@@ -41,11 +41,25 @@ type LocalPlacer interface {
 
 var _ LocalPlacer = (*cache.Store)(nil)
 
-// ClusterPlacer is the production Placer: Local decides and holds the place
-// in this replica's memory; with Cluster (capacity.coordination apiserver)
-// the place is then reserved across replicas before the webhook answers,
-// under the key the capacity webhook takes for the same Shoot
-// ("<namespace>/<name>", clusterReservationKey), so the Shoot is counted
+// ClusterReserver is what ClusterPlacer needs of a *Reserver: an interface
+// so that a test can find seeds full or the API server failing. Keys are
+// "<namespace>/<name>" of the Shoot.
+type ClusterReserver interface {
+	// Reserve takes a place on seed for key, or returns a
+	// *cache.CapacityError when the seed is full across replicas; a
+	// *cache.LimitError means the reservation limits refused a new place.
+	Reserve(ctx context.Context, seed, key string, allocatable int64) error
+	// Check answers what Reserve would, without reserving (dry runs).
+	Check(ctx context.Context, seed, key string, allocatable int64) error
+}
+
+var _ ClusterReserver = (*Reserver)(nil)
+
+// ClusterPlacer is the mutating webhook's placer (handlers.Placer): Local
+// decides and holds the place in this replica's memory; with Cluster
+// (capacity.coordination apiserver) the place is then reserved across
+// replicas before the webhook answers, under the key the capacity webhook
+// takes for the same Shoot ("<namespace>/<name>"), so the Shoot is counted
 // once and that webhook admits it. A seed the cluster-wide reservation finds
 // full is left out (placement.Options.Exclude) and the decision made again,
 // up to Seeds seeds; then, or on any error of Cluster, the Shoot is left
@@ -72,9 +86,8 @@ type ClusterPlacer struct {
 	Log     logr.Logger
 }
 
-var _ Placer = (*ClusterPlacer)(nil)
-
-// Place implements Placer.
+// Place decides for shoot and holds its place under key (dry run: key
+// empty), as the mutating webhook's Placer.
 func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
 	if p.Cluster == nil || shoot.Name == "" || shoot.Namespace == "" {
 		return p.Local.PlaceReserved(shoot, opts, key)

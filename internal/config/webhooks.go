@@ -10,11 +10,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// The validating webhooks' settings: binding, capacity and resourceSize.
+
 // Defaults and limits of the validating webhooks' settings.
 const (
-	DefaultTokenTTL              = 2 * time.Minute
-	MinTokenTTL                  = 10 * time.Second
-	MaxTokenTTL                  = time.Hour
 	DefaultAuthorizationCacheTTL = 10 * time.Second
 	MaxAuthorizationCacheTTL     = 5 * time.Minute
 	DefaultAuthorizationTimeout  = 3 * time.Second
@@ -32,45 +31,6 @@ const (
 	// GardenerGroup is the API group of the resources count limits can count.
 	GardenerGroup = "core.gardener.cloud"
 )
-
-// Placement configures the token with which the mutating webhook marks its
-// own placements (annotation seedwarden.io/placement), so the validating
-// webhooks recognise them on every replica.
-type Placement struct {
-	// KeyFile holds the HMAC key shared by all replicas, e.g. key "key" of
-	// the Secret seedwarden-placement-key mounted as a file. Its content is
-	// base64 (standard alphabet, padding optional, surrounding whitespace
-	// ignored) when it decodes as such, otherwise taken as raw bytes; either
-	// way it must give at least 32 bytes. Several base64 keys, one per line:
-	// the first signs, all verify (cmd/webhook reads them). Required when serving a cluster
-	// with the binding webhook enabled; without it, --landscape mode uses a
-	// random in-memory key (fine for one replica only).
-	KeyFile string `json:"keyFile,omitempty"`
-	// TokenTTL is how long a token verifies. It only has to outlive one
-	// admission (mutating, then validating webhooks) plus clock skew between
-	// replicas, and in mode binding the retry controller's bind. Default:
-	// 2m; 10s to 1h.
-	TokenTTL Duration `json:"tokenTTL,omitempty"`
-	// Mode is who writes spec.seedName. "binding": the mutating webhook
-	// decides, reserves and announces the seed (annotations and a warning),
-	// and the retry controller binds it at once through shoots/binding with
-	// its own ServiceAccount; this works with gardener-apiserver, whose
-	// ShootValidator refuses a CREATE that sets spec.seedName unless its
-	// user may bind. "patch": the mutating webhook sets spec.seedName
-	// itself (Shoots served from a CRD, or clusters whose Shoot creators
-	// may bind). Default: binding.
-	Mode string `json:"mode,omitempty"`
-}
-
-// Placement modes.
-const (
-	PlacementModeBinding = "binding"
-	PlacementModePatch   = "patch"
-)
-
-// Announce reports whether the mutating webhook leaves spec.seedName to the
-// retry controller (placement.mode binding).
-func (c *Config) Announce() bool { return c.Placement.Mode == PlacementModeBinding }
 
 // Binding configures the binding webhook (/validate-shoot-binding).
 type Binding struct {
@@ -186,11 +146,7 @@ func (c *Config) BindingEnabled() bool { return c.Binding.Enabled == nil || *c.B
 // CapacityEnabled reports whether the capacity webhook is served.
 func (c *Config) CapacityEnabled() bool { return c.Capacity.Enabled == nil || *c.Capacity.Enabled }
 
-func (c *Config) applyValidatingDefaults() {
-	if !c.Placement.TokenTTL.set {
-		c.Placement.TokenTTL = NewDuration(DefaultTokenTTL)
-	}
-	setDefault(&c.Placement.Mode, PlacementModeBinding)
+func (c *Config) applyWebhookDefaults() {
 	if !c.Binding.AuthorizationCacheTTL.set {
 		c.Binding.AuthorizationCacheTTL = NewDuration(DefaultAuthorizationCacheTTL)
 	}
@@ -207,16 +163,7 @@ func (c *Config) applyValidatingDefaults() {
 	setDefault(&c.Capacity.Coordination, DefaultCoordination)
 }
 
-func (c *Config) validateValidating(p *problems) {
-	if c.Placement.KeyFile != "" && strings.TrimSpace(c.Placement.KeyFile) == "" {
-		p.add("placement.keyFile", "invalid value %q (want a file path)", c.Placement.KeyFile)
-	}
-	validateDurationRange(p, "placement.tokenTTL", c.Placement.TokenTTL, MinTokenTTL, MaxTokenTTL)
-	switch c.Placement.Mode {
-	case PlacementModeBinding, PlacementModePatch:
-	default:
-		p.add("placement.mode", "unsupported value %q (want %s or %s)", c.Placement.Mode, PlacementModeBinding, PlacementModePatch)
-	}
+func (c *Config) validateWebhooks(p *problems) {
 	validateDurationRange(p, "binding.authorizationCacheTTL", c.Binding.AuthorizationCacheTTL, 0, MaxAuthorizationCacheTTL)
 	validateDurationRange(p, "binding.authorizationTimeout", c.Binding.AuthorizationTimeout, time.Millisecond, MaxAuthorizationTimeout)
 	validateSubjects(p, "binding.landscapeAllowedSubjects", c.Binding.LandscapeAllowedSubjects)
@@ -231,7 +178,10 @@ func (c *Config) validateValidating(p *problems) {
 			p.add("capacity.reservationNamespace", "invalid value %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
+	c.validateResourceSize(p)
+}
 
+func (c *Config) validateResourceSize(p *problems) {
 	rs := c.ResourceSize
 	switch rs.OperationMode {
 	case OperationModeBlock, OperationModeLog:
@@ -262,17 +212,6 @@ func (c *Config) validateValidating(p *problems) {
 		}
 	}
 	validateSubjects(p, "resourceSize.unrestrictedSubjects", rs.UnrestrictedSubjects)
-}
-
-func validateDurationRange(p *problems, path string, d Duration, lowest, highest time.Duration) {
-	switch {
-	case d.invalid != "":
-		p.add(path, "invalid value %s (want a duration such as \"30s\")", d.invalid)
-	case d.Duration < lowest:
-		p.add(path, "%s is shorter than the minimum %s", d.Duration, lowest)
-	case d.Duration > highest:
-		p.add(path, "%s is longer than the maximum %s", d.Duration, highest)
-	}
 }
 
 func validateResources(p *problems, path string, r Resources) {

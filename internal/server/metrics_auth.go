@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -19,14 +19,14 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// metricsAuthFilter is the secure metrics server's filter: bearer tokens the
+// MetricsAuthFilter is the secure metrics server's filter: bearer tokens the
 // API server authenticates (TokenReview) and authorizes for the request's
 // verb and path (SubjectAccessReview), with the caches and retries of
 // controller-runtime's filters.WithAuthenticationAndAuthorization. Unlike that
 // filter it answers 401, not 500, for a token the API server does not accept:
 // k8s.io/apiserver's bearer-token authenticator reports every rejected token
 // as an error, which controller-runtime takes for a failure of its own.
-func metricsAuthFilter(cfg *rest.Config, hc *http.Client) (metricsserver.Filter, error) {
+func MetricsAuthFilter(cfg *rest.Config, hc *http.Client) (metricsserver.Filter, error) {
 	authn, err := authenticationv1.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, err
