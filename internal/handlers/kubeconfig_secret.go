@@ -14,6 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
@@ -124,7 +125,7 @@ func (v *KubeconfigSecretValidator) handle(_ context.Context, req admission.Requ
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed(fmt.Sprintf("seedwarden: nothing to validate for operation %q", req.Operation))
 	}
-	secret, err := decodeSecret(req.Object.Raw)
+	secret, err := admissionjson.DecodeSecret(req.Object.Raw)
 	if err != nil {
 		logRejected(log, err, "Rejecting admission request")
 		return admission.Errored(http.StatusBadRequest, err)

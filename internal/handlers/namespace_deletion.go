@@ -11,6 +11,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
@@ -100,6 +101,6 @@ func (v *NamespaceDeletionValidator) handle(_ context.Context, req admission.Req
 // deletionTimestamp. An absent or undecodable oldObject counts as not
 // terminating: the checks then run, which is the safe side.
 func ndTerminating(raw []byte) bool {
-	ns, err := decodeOldNamespace(raw)
+	ns, err := admissionjson.DecodeOldNamespace(raw)
 	return err == nil && ns.DeletionTimestamp != nil
 }

@@ -212,7 +212,7 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "seedwarden: user %q may not set spec.seedName to %q: that needs permission to update shoots/binding (%s) in namespace %q",
-		user.Username, c.newSeed, shootGVK.group, c.namespace)
+		user.Username, c.newSeed, api.ShootGVK.Group, c.namespace)
 	if reason != "" {
 		fmt.Fprintf(&b, " (%s)", reason)
 	}

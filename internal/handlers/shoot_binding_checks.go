@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -42,11 +43,11 @@ func bindingSpecChange(c *shootChange) string {
 // specFieldsChanged lists the top-level spec fields other than seedName that
 // differ between two objects (a null field counts as absent).
 func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
-	oldSpec, err := decodeSpecMembers(oldRaw)
+	oldSpec, err := admissionjson.DecodeSpecMembers(oldRaw)
 	if err != nil {
 		return nil, fmt.Errorf("old object: %w", err)
 	}
-	newSpec, err := decodeSpecMembers(newRaw)
+	newSpec, err := admissionjson.DecodeSpecMembers(newRaw)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -19,9 +20,6 @@ import (
 // request meets it: shootChangeOf screens the request and decodes it into a
 // shootChange, verifyPlacement recognises the webhook's own placement, and
 // denied, invalidRequest and ValidationResult shape and count the answer.
-
-// SubresourceBinding is the Shoot subresource through which a seed is bound.
-const SubresourceBinding = "binding"
 
 // Webhook names, as the "webhook" label of seedwarden_validations_total.
 const (
@@ -53,7 +51,7 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 	if err != nil {
 		logRejected(log, err, "Rejecting admission request")
 		r := invalidRequest(err)
-		if errors.As(err, new(*caseVariantError)) {
+		if errors.As(err, new(*admissionjson.CaseVariantError)) {
 			// A well-formed request for an object we refuse: a denial, so
 			// the user sees why.
 			r = admission.Denied(err.Error())
@@ -67,7 +65,7 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 // configuration should never send: anything but Shoots through the main
 // resource or the binding subresource.
 func checkShootValidationTarget(req admission.Request) error {
-	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, SubresourceBinding}
+	t := admissionTarget{api.ShootGVK.Group, api.ShootGVK.Version, api.ShootGVK.Kind, api.ShootGVR.Resource, api.SubresourceBinding}
 	return t.check(req.Kind, req.Resource, req.SubResource, req.Operation)
 }
 
@@ -94,7 +92,7 @@ type shootChange struct {
 // UPDATE without an old object is an error (the API server always sends it),
 // so a missing one can never hide the seed being changed.
 func decodeShootChange(req admission.Request) (*shootChange, error) {
-	shoot, err := decodeShoot(req.Object.Raw)
+	shoot, err := admissionjson.DecodeShoot(req.Object.Raw)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +101,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 	}
 	c := &shootChange{
 		op:        req.Operation,
-		binding:   req.SubResource == SubresourceBinding,
+		binding:   req.SubResource == api.SubresourceBinding,
 		dryRun:    req.DryRun != nil && *req.DryRun,
 		shoot:     shoot,
 		namespace: shoot.Namespace,
@@ -112,7 +110,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
-		old, err := decodeOldShoot(req.OldObject.Raw)
+		old, err := admissionjson.DecodeOldShoot(req.OldObject.Raw)
 		if err != nil {
 			return nil, err
 		}
