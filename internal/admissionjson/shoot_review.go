@@ -17,10 +17,10 @@ import (
 // places: every other is answered from the request alone, so decoding its
 // object would be work thrown away. A review decoded from its body
 // (DecodeShootReview) holds the object already decoded, in the one pass
-// over the review; a request controller-runtime decoded (DecodeShootRequest)
-// holds it raw, and it is decoded only for a CREATE. Both then make the same
-// Shoot, shape and error of it (view), so the webhook decides alike on
-// either path.
+// over the review (skipping it would cost a CREATE a second pass); a
+// request controller-runtime decoded (DecodeShootRequest) holds it raw, and
+// it is decoded only for a CREATE. Both then make the same Shoot, shape and
+// error of it (view), so the webhook decides alike on either path.
 type ShootRequest struct {
 	// Request is the request without its objects.
 	Request *admissionv1.AdmissionRequest

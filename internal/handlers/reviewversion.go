@@ -85,8 +85,9 @@ func unsupportedReviewError(gvk schema.GroupVersionKind) error {
 }
 
 // writeUnsupportedReview refuses a review of type gvk (not
-// admissionjson.AdmissionReviewV1): a v1 AdmissionReview with an error response, no UID,
-// and, as webhook.Admission's own error answers, no headers set.
+// admissionjson.AdmissionReviewV1): a v1 AdmissionReview with an error
+// response, no UID, and, as webhook.Admission's own error answers, no
+// headers set.
 func writeUnsupportedReview(w io.Writer, gvk schema.GroupVersionKind, log logr.Logger) {
 	err := unsupportedReviewError(gvk)
 	logRejected(log, err, "Refusing the request")

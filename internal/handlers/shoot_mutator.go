@@ -127,9 +127,9 @@ func (m *ShootMutator) admit(ctx context.Context, r *admissionjson.ShootRequest)
 	return resp
 }
 
-// logger is the request's logger. Built only where something is logged:
-// with zap, WithValues encodes its values at once.
-// Before the object is judged (shoot nil) it names the request's object.
+// logger is the request's logger, naming the Shoot once it is judged, the
+// request's object before (shoot nil). Built only where something is
+// logged: with zap, WithValues encodes its values at once.
 func (m *ShootMutator) logger(r *admissionjson.ShootRequest, shoot *api.Shoot) logr.Logger {
 	if shoot == nil {
 		return m.Log.WithValues("uid", r.Request.UID, "namespace", r.Request.Namespace, "name", r.Request.Name)
