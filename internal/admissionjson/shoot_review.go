@@ -90,7 +90,13 @@ func DecodeShootReview(body []byte) (*ShootReview, error) {
 func DecodeShootRequest(req admissionv1.AdmissionRequest) *ShootRequest {
 	raw := req.Object.Raw
 	req.Object, req.OldObject, req.Options = runtime.RawExtension{}, runtime.RawExtension{}, runtime.RawExtension{}
-	r := &ShootRequest{Request: &req}
+	// One allocation for the request and its reading.
+	d := &struct {
+		out ShootRequest
+		req admissionv1.AdmissionRequest
+	}{req: req}
+	r := &d.out
+	r.Request = &d.req
 	if req.Operation != admissionv1.Create {
 		return r
 	}
