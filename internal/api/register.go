@@ -30,3 +30,13 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }
+
+// ShootGVK and ShootGVR name the Shoot's kind and resource, which the
+// webhooks are registered for.
+var (
+	ShootGVK = SchemeGroupVersion.WithKind("Shoot")
+	ShootGVR = SchemeGroupVersion.WithResource("shoots")
+)
+
+// SubresourceBinding is the Shoot subresource through which a seed is bound.
+const SubresourceBinding = "binding"

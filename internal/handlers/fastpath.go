@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,14 +12,13 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	admissionmetrics "sigs.k8s.io/controller-runtime/pkg/webhook/admission/metrics"
+
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 )
 
 // crMaxRequestSize is controller-runtime's own limit on AdmissionReview
@@ -31,16 +29,13 @@ const crMaxRequestSize = 7 << 20
 // Body buffers larger than this are not kept for reuse.
 const maxPooledBody = 1 << 20
 
-var (
-	bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-	outBuffers  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-)
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // NewMutatingHTTPHandler serves m at /mutate-shoots without controller-
 // runtime's AdmissionReview decoding, which parses the body twice and keeps
 // the object raw for m to parse again. It reads the body into a reused
-// buffer, decodes the review once (the object straight into the few Shoot
-// fields m reads) and answers with exactly the bytes controller-runtime's
+// buffer, decodes the review once (admissionjson.DecodeShootReview: the
+// object straight into the few Shoot fields m reads) and answers with exactly the bytes controller-runtime's
 // webhook.Admission{Handler: m} would write (same apiVersion and kind as the
 // request, UID, patch, warnings, status and headers), except that reviews
 // other than admission.k8s.io/v1 AdmissionReview are refused: it answers as
@@ -153,139 +148,53 @@ func readBody(r io.Reader, buf []byte, contentLength int64) ([]byte, error) {
 // did.
 func (h *mutatingHTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	// webhook.Admission checks the size, then the content type, then
-	// decodes with the universal deserializer, which takes a body starting
-	// with "{" for JSON (YAML and others are its business).
-	if len(body) >= crMaxRequestSize || r.Header.Get("Content-Type") != "application/json" || !startsJSONObject(body) {
+	// decodes (DecodeShootReview leaves it what it could read otherwise).
+	if len(body) >= crMaxRequestSize || r.Header.Get("Content-Type") != "application/json" {
 		return false
 	}
-	rv, err := decodeFastReview(body)
+	rv, err := admissionjson.DecodeShootReview(body)
 	if err != nil {
 		return false
 	}
-	shape, ok := inspectReview(body)
-	if !ok {
-		return false
-	}
-	// The review's apiVersion and kind as the deserializer's
-	// SimpleMetaFactory.Interpret reads them: with the keys exact and not
-	// duplicated in another case (inspectReview), that is what was decoded
-	// here. Any but v1 AdmissionReview is refused as
-	// RequireAdmissionReviewV1 refuses it (webhook.Admission would answer in
-	// the request's apiVersion and kind).
-	gv, err := schema.ParseGroupVersion(rv.APIVersion)
-	if err != nil {
-		return false
-	}
-	gvk := gv.WithKind(rv.Kind)
-	if gvk != admissionReviewV1 {
-		writeUnsupportedReview(w, gvk, h.crLog())
+	// Any but v1 AdmissionReview is refused as RequireAdmissionReviewV1
+	// refuses it (webhook.Admission would answer in the request's
+	// apiVersion and kind).
+	if rv.Type != admissionjson.AdmissionReviewV1 {
+		writeUnsupportedReview(w, rv.Type, h.crLog())
 		return true
 	}
-
-	q := &rv.req
-	sr := &shootRequest{
-		UID: q.UID, Kind: q.Kind, Resource: q.Resource, SubResource: q.SubResource,
-		Name: q.Name, Namespace: q.Namespace, Operation: q.Operation, DryRun: q.DryRun,
-		raw: shape.object, decoded: true, object: q.Object, ambiguous: shape.ambiguous,
-	}
-	writeReview(w, h.handle(r.Context(), sr, q), &gvk, h.crLog())
+	writeReview(w, h.handle(r.Context(), &rv.ShootRequest), &rv.Type, h.crLog())
 	return true
 }
 
 // handle is webhook.Admission's Handle for the fast path: the decision,
 // Response.Complete, and the same answer to a panic.
-func (h *mutatingHTTPHandler) handle(ctx context.Context, sr *shootRequest, q *fastRequest) (resp admission.Response) {
+func (h *mutatingHTTPHandler) handle(ctx context.Context, sr *admissionjson.ShootRequest) (resp admission.Response) {
 	defer func() {
 		if v := recover(); v != nil {
 			admissionmetrics.WebhookPanics.WithLabelValues().Inc()
-			req := q.admissionRequest()
+			req := admission.Request{AdmissionRequest: *sr.Request}
 			ctx = logf.IntoContext(ctx, admission.DefaultLogConstructor(logf.Log.WithName("admission"), &req))
 			for _, fn := range utilruntime.PanicHandlers {
 				fn(ctx, v)
 			}
 			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("panic: %v [recovered]", v))
-			resp.UID = sr.UID
+			resp.UID = sr.Request.UID
 		}
 	}()
 	resp = h.m.admit(ctx, sr)
-	if err := resp.Complete(admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: sr.UID}}); err != nil {
+	if err := resp.Complete(admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: sr.Request.UID}}); err != nil {
 		h.crLog().Error(err, "unable to encode response")
 		resp = admission.Errored(http.StatusInternalServerError, errors.New("unable to encode response"))
-		resp.UID = sr.UID
+		resp.UID = sr.Request.UID
 	}
 	return resp
 }
 
-// writeReview writes resp as webhook.Admission does (its writeResponseTyped,
-// or writeResponse when gvk is nil): the same encoding/json Encoder output in
-// one Write, no headers set.
+// writeReview writes resp as webhook.Admission does (WriteReview), logging
+// as it logs a failed write; no headers set.
 func writeReview(w io.Writer, resp admission.Response, gvk *schema.GroupVersionKind, log logr.Logger) {
-	ar := admissionv1.AdmissionReview{Response: &resp.AdmissionResponse}
-	if gvk != nil {
-		if *gvk == (schema.GroupVersionKind{}) {
-			ar.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("AdmissionReview"))
-		} else {
-			ar.SetGroupVersionKind(*gvk)
-		}
-	}
-	buf := outBuffers.Get().(*bytes.Buffer)
-	defer outBuffers.Put(buf)
-	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(ar); err != nil {
-		// Unreachable: an AdmissionReview always encodes.
-		log.Error(err, "unable to encode and write the response")
-		return
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	if err := admissionjson.WriteReview(w, &resp.AdmissionResponse, gvk); err != nil {
 		log.Error(err, "unable to encode and write the response")
 	}
 }
-
-// fastReview is admissionv1.AdmissionReview with the request's object
-// decoded into shootObject. Every other field has the type (and so the
-// decoding errors) of its counterpart; TestFastReviewMirrorsAdmissionReview
-// keeps them in step.
-type fastReview struct {
-	APIVersion string                         `json:"apiVersion,omitempty"`
-	Kind       string                         `json:"kind,omitempty"`
-	Request    *fastRequest                   `json:"request,omitempty"`
-	Response   *admissionv1.AdmissionResponse `json:"response,omitempty"`
-
-	req fastRequest
-}
-
-// fastRequest is admissionv1.AdmissionRequest with Object decoded into
-// shootObject and OldObject and Options (runtime.RawExtension, which accepts
-// any JSON value) skipped.
-type fastRequest struct {
-	UID                types.UID                    `json:"uid"`
-	Kind               metav1.GroupVersionKind      `json:"kind"`
-	Resource           metav1.GroupVersionResource  `json:"resource"`
-	SubResource        string                       `json:"subResource,omitempty"`
-	RequestKind        *metav1.GroupVersionKind     `json:"requestKind,omitempty"`
-	RequestResource    *metav1.GroupVersionResource `json:"requestResource,omitempty"`
-	RequestSubResource string                       `json:"requestSubResource,omitempty"`
-	Name               string                       `json:"name,omitempty"`
-	Namespace          string                       `json:"namespace,omitempty"`
-	Operation          admissionv1.Operation        `json:"operation"`
-	UserInfo           authenticationv1.UserInfo    `json:"userInfo"`
-	Object             *shootObject                 `json:"object,omitempty"`
-	OldObject          anyJSON                      `json:"oldObject,omitempty"`
-	DryRun             *bool                        `json:"dryRun,omitempty"`
-	Options            anyJSON                      `json:"options,omitempty"`
-}
-
-// admissionRequest is q for logging (without the objects).
-func (q *fastRequest) admissionRequest() admission.Request {
-	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-		UID: q.UID, Kind: q.Kind, Resource: q.Resource, SubResource: q.SubResource,
-		RequestKind: q.RequestKind, RequestResource: q.RequestResource, RequestSubResource: q.RequestSubResource,
-		Name: q.Name, Namespace: q.Namespace, Operation: q.Operation, UserInfo: q.UserInfo, DryRun: q.DryRun,
-	}}
-}
-
-// anyJSON accepts any JSON value and keeps nothing, as runtime.RawExtension
-// accepts any.
-type anyJSON struct{}
-
-func (*anyJSON) UnmarshalJSON([]byte) error { return nil }

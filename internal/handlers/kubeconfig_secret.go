@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 )
 
 // KubeconfigSecretKey is the Secret data key whose value is validated.
@@ -114,7 +116,7 @@ func (v *KubeconfigSecretValidator) Handle(_ context.Context, req admission.Requ
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed(fmt.Sprintf("seedwarden: nothing to validate for operation %q", req.Operation))
 	}
-	secret, err := decodeSecret(req.Object.Raw)
+	secret, err := admissionjson.DecodeSecret(req.Object.Raw)
 	if err != nil {
 		logRejected(log, err, "Rejecting admission request")
 		return admission.Errored(http.StatusBadRequest, err)

@@ -10,6 +10,8 @@ import (
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 )
 
 // NamespaceDeletionValidator is the validating webhook for v1 Namespace
@@ -90,6 +92,6 @@ func (v *NamespaceDeletionValidator) Handle(_ context.Context, req admission.Req
 // deletionTimestamp. An absent or undecodable oldObject counts as not
 // terminating: the checks then run, which is the safe side.
 func ndTerminating(raw []byte) bool {
-	ns, err := decodeOldNamespace(raw)
+	ns, err := admissionjson.DecodeOldNamespace(raw)
 	return err == nil && ns.DeletionTimestamp != nil
 }

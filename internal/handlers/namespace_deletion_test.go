@@ -185,3 +185,22 @@ func TestNamespaceDeletionValidatorErrors(t *testing.T) {
 	synced := &NamespaceDeletionValidator{Shoots: store, Projects: store, Synced: func() bool { return true }, Log: testr.New(t)}
 	assert.True(t, ksServe(t, synced, ndDelete("x")).Allowed)
 }
+
+// An oldObject that is absent or does not decode counts as not terminating.
+func TestNDTerminating(t *testing.T) {
+	tests := map[string]struct {
+		raw         string
+		terminating bool
+	}{
+		"terminating": {raw: `{"metadata":{"deletionTimestamp":"2024-01-01T00:00:00Z"}}`, terminating: true},
+		"live":        {raw: `{"metadata":{"name":"a"}}`},
+		"null":        {raw: `null`},
+		"absent":      {raw: ``},
+		"broken":      {raw: `{"metadata":1}`},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tt.terminating, ndTerminating([]byte(tt.raw)))
+		})
+	}
+}

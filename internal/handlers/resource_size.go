@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/objsize"
 )
@@ -258,7 +259,7 @@ func describeObject(req admission.Request) string {
 // object (only for messages; a request's name is empty on CREATE when the
 // client left naming to the server).
 func objectNameOf(raw []byte) string {
-	name, generateName, err := decodeObjectName(raw)
+	name, generateName, err := admissionjson.DecodeObjectName(raw)
 	if err != nil {
 		return ""
 	}

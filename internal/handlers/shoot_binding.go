@@ -34,7 +34,7 @@ type Authorizer interface {
 
 // BindingPermission is what a user needs to choose a seed by hand: update on
 // shoots/binding, as in Gardener.
-var BindingPermission = authz.Permission{Verb: "update", Group: shootGVK.group, Resource: shootGVK.resource, Subresource: SubresourceBinding}
+var BindingPermission = authz.Permission{Verb: "update", Group: api.ShootGVR.Group, Resource: api.ShootGVR.Resource, Subresource: api.SubresourceBinding}
 
 // selfHostedSeedName is Gardener's validation message for a spec.seedName on
 // a self-hosted Shoot.

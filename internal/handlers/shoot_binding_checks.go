@@ -8,6 +8,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 )
 
 // This file holds the binding webhook's checks of the request's shape, which
@@ -61,11 +63,11 @@ func bindingSpecChange(c *shootChange) string {
 // specFieldsChanged lists the top-level spec fields other than seedName that
 // differ between two objects (a null field counts as absent).
 func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
-	oldSpec, err := decodeSpecMembers(oldRaw)
+	oldSpec, err := admissionjson.DecodeSpecMembers(oldRaw)
 	if err != nil {
 		return nil, fmt.Errorf("old object: %w", err)
 	}
-	newSpec, err := decodeSpecMembers(newRaw)
+	newSpec, err := admissionjson.DecodeSpecMembers(newRaw)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,6 @@
 // Package handlers holds seedwarden's admission handlers, one per webhook. They
-// are thin: decode the request, ask the decision logic, write the response.
+// are thin: decode the request (internal/admissionjson), ask the decision
+// logic, write the response.
 package handlers
 
 import (
@@ -14,11 +15,10 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -114,77 +114,53 @@ type ShootMutator struct {
 
 var _ admission.Handler = (*ShootMutator)(nil)
 
-var shootGVK = struct{ group, version, kind, resource string }{
-	group: api.GroupName, version: api.SchemeGroupVersion.Version, kind: "Shoot", resource: "shoots",
-}
-
 // Handle implements admission.Handler. NewMutatingHTTPHandler serves the
 // same decisions without controller-runtime's decoding.
 func (m *ShootMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	return m.admit(ctx, &shootRequest{
-		UID: req.UID, Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
-		Name: req.Name, Namespace: req.Namespace, Operation: req.Operation, DryRun: req.DryRun,
-		raw: req.Object.Raw,
-	})
-}
-
-// shootRequest is what the mutating decision reads of an admission request.
-// Handle fills it from controller-runtime's admission.Request and leaves the
-// object raw (decoded only once the request turns out to be a CREATE); the
-// fast path (fastpath.go) hands over the object it decoded with the review.
-type shootRequest struct {
-	UID             types.UID
-	Kind            metav1.GroupVersionKind
-	Resource        metav1.GroupVersionResource
-	SubResource     string
-	Name, Namespace string
-	Operation       admissionv1.Operation
-	DryRun          *bool
-
-	// raw is the object's JSON: the object itself until decoded is set,
-	// and for the rare ambiguous object (see inspectObject).
-	raw []byte
-	// decoded: object holds the decoded object (nil when absent or null)
-	// and ambiguous what inspectObject said of raw.
-	decoded   bool
-	object    *shootObject
-	ambiguous bool
+	return m.admit(ctx, admissionjson.DecodeShootRequest(req.AdmissionRequest))
 }
 
 // admit decides and records the decision's metrics: the one entry point of
-// Handle and the fast path.
-func (m *ShootMutator) admit(ctx context.Context, r *shootRequest) admission.Response {
+// Handle and the fast path, with the request decoded.
+func (m *ShootMutator) admit(ctx context.Context, r *admissionjson.ShootRequest) admission.Response {
 	start := time.Now()
 	resp, result := m.decide(ctx, r)
 	m.Metrics.ObserveDecision(result, string(m.Options.Strategy), time.Since(start))
 	return resp
 }
 
-// logger is the request's logger. Built only where something is logged:
-// with zap, WithValues encodes its values at once.
-func (m *ShootMutator) logger(r *shootRequest, shoot *api.Shoot) logr.Logger {
+// logger is the request's logger, naming the Shoot once it is judged, the
+// request's object before (shoot nil). Built only where something is
+// logged: with zap, WithValues encodes its values at once.
+func (m *ShootMutator) logger(r *admissionjson.ShootRequest, shoot *api.Shoot) logr.Logger {
 	if shoot == nil {
-		return m.Log.WithValues("uid", r.UID, "namespace", r.Namespace, "name", r.Name)
+		return m.Log.WithValues("uid", r.Request.UID, "namespace", r.Request.Namespace, "name", r.Request.Name)
 	}
-	return m.Log.WithValues("uid", r.UID, "namespace", shoot.Namespace, "name", shootName(shoot, r))
+	return m.Log.WithValues("uid", r.Request.UID, "namespace", shoot.Namespace, "name", shootName(shoot, r))
 }
 
-func (m *ShootMutator) decide(ctx context.Context, r *shootRequest) (admission.Response, string) {
+// decide screens the request, then places the Shoot or admits it unchanged.
+// Nothing can fail between reserving capacity and the answer: the object
+// and its patch shape were read before.
+func (m *ShootMutator) decide(ctx context.Context, r *admissionjson.ShootRequest) (admission.Response, string) {
 	if resp, result, done := m.screen(r); done {
 		return resp, result
 	}
-	shoot, shape, err := m.readShoot(r)
-	if err != nil {
-		return m.fail(r, nil, http.StatusBadRequest, err)
+	if r.ObjectErr != nil {
+		return m.fail(r, nil, http.StatusBadRequest, r.ObjectErr)
 	}
-	if resp, result, skipped := m.skip(r, shoot, &shape); skipped {
+	patch := shootPatch{PatchShape: r.Shape}
+	if patch.hasPlacementToken() {
+		m.logger(r, r.Shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
+	}
+	if resp, result, skipped := m.skip(r, &patch); skipped {
 		return resp, result
 	}
-	return m.place(ctx, r, shoot, shape)
+	return m.place(ctx, r, patch)
 }
 
 // fail answers a request the webhook cannot judge.
-func (m *ShootMutator) fail(r *shootRequest, shoot *api.Shoot, code int32, err error) (admission.Response, string) {
+func (m *ShootMutator) fail(r *admissionjson.ShootRequest, shoot *api.Shoot, code int32, err error) (admission.Response, string) {
 	if code < http.StatusInternalServerError {
 		logRejected(m.logger(r, shoot), err, "Rejecting admission request")
 	} else {
@@ -193,17 +169,17 @@ func (m *ShootMutator) fail(r *shootRequest, shoot *api.Shoot, code int32, err e
 	return admission.Errored(code, err), metrics.ResultError
 }
 
-// screen answers, before the object is read, requests there is nothing to
-// place for (done): the wrong target, not a CREATE, no UID.
-func (m *ShootMutator) screen(r *shootRequest) (resp admission.Response, result string, done bool) {
+// screen answers, before the object is looked at, requests there is nothing
+// to place for (done): the wrong target, not a CREATE, no UID.
+func (m *ShootMutator) screen(r *admissionjson.ShootRequest) (resp admission.Response, result string, done bool) {
 	if err := checkTarget(r); err != nil {
 		resp, result = m.fail(r, nil, http.StatusBadRequest, err)
 		return resp, result, true
 	}
-	if r.Operation != admissionv1.Create {
-		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Operation)), metrics.ResultSkipped, true
+	if r.Request.Operation != admissionv1.Create {
+		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Request.Operation)), metrics.ResultSkipped, true
 	}
-	if r.UID == "" {
+	if r.Request.UID == "" {
 		// The reservation is keyed by the UID, and the API server rejects a
 		// response whose UID does not match its request anyway.
 		resp, result = m.fail(r, nil, http.StatusBadRequest, fmt.Errorf("seedwarden: admission request has no uid"))
@@ -212,50 +188,16 @@ func (m *ShootMutator) screen(r *shootRequest) (resp admission.Response, result 
 	return admission.Response{}, "", false
 }
 
-// readShoot decodes the object and computes the patch shape, before
-// placing, so that nothing can fail between reserving capacity and
-// admitting the Shoot.
-func (m *ShootMutator) readShoot(r *shootRequest) (*api.Shoot, patchShape, error) {
-	if !r.decoded {
-		obj, err := decodeShootObject(r.raw)
-		if err != nil {
-			return nil, patchShape{}, err
-		}
-		r.object, r.ambiguous, r.decoded = obj, inspectObject(r.raw), true
-	}
-	if err := r.object.check(); err != nil {
-		return nil, patchShape{}, err
-	}
-	shape := r.object.shape()
-	if r.ambiguous {
-		var err error
-		if shape, err = lastWinsShape(r.raw); err != nil {
-			// Unreachable: the object decoded from the same bytes.
-			return nil, patchShape{}, err
-		}
-	}
-	shoot := r.object.toShoot()
-	// The API server fills in the namespace from the URL before admission;
-	// this only guards placement (project, NamespacedCloudProfile lookups)
-	// against an object that omits it.
-	if shoot.Namespace == "" {
-		shoot.Namespace = r.Namespace
-	}
-	if shape.hasPlacementToken {
-		m.logger(r, shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
-	}
-	return shoot, shape, nil
-}
-
 // skip admits unchanged (skipped) the Shoots that are not for this webhook
 // to place: with a seed, self-hosted, of another scheduler. Otherwise it
-// sets the schedulerName claim on shape where one is needed.
-func (m *ShootMutator) skip(r *shootRequest, shoot *api.Shoot, shape *patchShape) (resp admission.Response, result string, skipped bool) {
+// sets the schedulerName claim on patch where one is needed.
+func (m *ShootMutator) skip(r *admissionjson.ShootRequest, patch *shootPatch) (resp admission.Response, result string, skipped bool) {
+	shoot := r.Shoot
 	if s := ptr.Deref(shoot.Spec.SeedName, ""); s != "" {
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot already has a seed", "seed", s)
 		}
-		return shape.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped, true
+		return patch.unchanged(fmt.Sprintf("seedwarden: spec.seedName already set to %q", s)), metrics.ResultSkipped, true
 	}
 	if pool, ok := api.SelfHostedPool(shoot); ok {
 		// Its control plane runs in its own cluster: no scheduler places it
@@ -264,25 +206,26 @@ func (m *ShootMutator) skip(r *shootRequest, shoot *api.Shoot, shape *patchShape
 			m.logger(r, shoot).V(1).Info("Self-hosted Shoot; not placing it", "pool", pool)
 		}
 		msg := warning(fmt.Sprintf(selfHostedWarning, pool))
-		return shape.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped, true
+		return patch.unchanged(msg).WithWarnings(msg), metrics.ResultSkipped, true
 	}
 	if !api.Claimable(shoot, m.SchedulerName) {
 		s := ptr.Deref(shoot.Spec.SchedulerName, "")
 		if m.Log.V(2).Enabled() {
 			m.logger(r, shoot).V(2).Info("Shoot belongs to another scheduler", "schedulerName", s)
 		}
-		return shape.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped, true
+		return patch.unchanged(fmt.Sprintf("seedwarden: spec.schedulerName %q is not ours (%q)", s, m.SchedulerName)), metrics.ResultSkipped, true
 	}
 	// From here the Shoot is ours to place, now or by the retry controller.
 	if api.NeedsClaim(shoot, m.SchedulerName) {
-		shape.claim = m.SchedulerName
+		patch.claim = m.SchedulerName
 	}
 	return admission.Response{}, "", false
 }
 
 // place decides and reserves (nothing for a dry run), and answers with the
 // placement or, when nothing fits or the cache is stale, without one.
-func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Shoot, shape patchShape) (admission.Response, string) {
+func (m *ShootMutator) place(ctx context.Context, r *admissionjson.ShootRequest, patch shootPatch) (admission.Response, string) {
+	shoot := r.Shoot
 	if err := ctx.Err(); err != nil {
 		return m.fail(r, shoot, http.StatusServiceUnavailable, fmt.Errorf("seedwarden: request abandoned before placement: %w", err))
 	}
@@ -290,14 +233,14 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 		return m.fail(r, shoot, http.StatusInternalServerError, fmt.Errorf("seedwarden: no placer configured"))
 	}
 
-	dryRun := r.DryRun != nil && *r.DryRun
+	dryRun := r.Request.DryRun != nil && *r.Request.DryRun
 	if d, stale := m.StaleBeyond(time.Now()); stale {
 		m.logger(r, shoot).Info("Placement cache is stale; admitting the Shoot without a seed", "staleFor", d.String(), "maxStaleness", m.MaxStaleness.String(), "dryRun", dryRun)
-		return shape.unchanged("seedwarden: the placement cache is stale; nothing placed").
+		return patch.unchanged("seedwarden: the placement cache is stale; nothing placed").
 			WithWarnings(warning(fmt.Sprintf("%s (watch broken for %s); the Shoot is admitted without a seed and stays pending",
 				StaleCacheWarningPrefix, d.Round(time.Second)))), metrics.ResultUnschedulable
 	}
-	key := string(r.UID)
+	key := string(r.Request.UID)
 	if dryRun || !inProject(m.Projects, shoot.Namespace) {
 		key = ""
 	}
@@ -305,7 +248,7 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 
 	if !d.Schedulable() {
 		m.logger(r, shoot).Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)
-		return shape.unchanged("seedwarden: no seed fits").
+		return patch.unchanged("seedwarden: no seed fits").
 			WithWarnings(warning(UnschedulableWarningPrefix + d.Summary())), metrics.ResultUnschedulable
 	}
 	if unreserved != nil {
@@ -316,16 +259,17 @@ func (m *ShootMutator) place(ctx context.Context, r *shootRequest, shoot *api.Sh
 		// must not flood the log too; seedwarden_reservations_refused_total
 		// counts them.
 		m.logger(r, shoot).V(1).Info("No place reserved; admitting the Shoot without a seed", "seed", d.Seed, "reason", unreserved.Error())
-		return shape.unchanged("seedwarden: no place reserved").
+		return patch.unchanged("seedwarden: no place reserved").
 			WithWarnings(warning(fmt.Sprintf("%s%v; the Shoot is admitted without a seed and the retry controller places it", UnreservedWarningPrefix, unreserved))), metrics.ResultUnschedulable
 	}
 
-	return m.placed(r, shoot, shape, d, key, dryRun), metrics.ResultScheduled
+	return m.placed(r, patch, d, key, dryRun), metrics.ResultScheduled
 }
 
 // placed is the answer for a Shoot placed on d.Seed (reserved under key, ""
 // for none): the seed in spec.seedName or announced, with its token.
-func (m *ShootMutator) placed(r *shootRequest, shoot *api.Shoot, shape patchShape, d placement.Decision, key string, dryRun bool) admission.Response {
+func (m *ShootMutator) placed(r *admissionjson.ShootRequest, patch shootPatch, d placement.Decision, key string, dryRun bool) admission.Response {
+	shoot := r.Shoot
 	token := ""
 	if m.Signer != nil {
 		// The name as the object has it: empty for generateName, which the
@@ -333,7 +277,7 @@ func (m *ShootMutator) placed(r *shootRequest, shoot *api.Shoot, shape patchShap
 		// token single-use (placementtoken.Signer.Redeem).
 		token = m.Signer.SignRequest(placementtoken.Subject{
 			Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, Seed: d.Seed, DryRun: dryRun,
-		}, string(r.UID))
+		}, string(r.Request.UID))
 	}
 	if m.Log.V(1).Enabled() {
 		m.logger(r, shoot).V(1).Info("Placed Shoot", "seed", d.Seed, "tied", d.Tied, "usage", d.Usage, "dryRun", dryRun)
@@ -342,7 +286,7 @@ func (m *ShootMutator) placed(r *shootRequest, shoot *api.Shoot, shape patchShap
 	if summary := d.ScoreSummary(); summary != "" {
 		warnings = append(warnings, warning(ScoresWarningPrefix+summary))
 	}
-	ops := shape.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
+	ops := patch.patches(placementRecord{seed: d.Seed, reservationKey: key, token: token, announce: m.Announce})
 	if m.Announce {
 		return admission.Patched("seedwarden: will be scheduled to seed "+strconv.Quote(d.Seed), ops...).
 			WithWarnings(append([]string{AnnouncedWarningPrefix + strconv.Quote(d.Seed)}, warnings...)...)
@@ -356,9 +300,10 @@ func (m *ShootMutator) placed(r *shootRequest, shoot *api.Shoot, shape patchShap
 
 // checkTarget rejects requests the mutating webhook configuration should
 // never send: anything but Shoots through the main resource.
-func checkTarget(r *shootRequest) error {
-	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, ""}
-	return t.check(r.Kind, r.Resource, r.SubResource, r.Operation)
+func checkTarget(r *admissionjson.ShootRequest) error {
+	t := admissionTarget{api.ShootGVK.Group, api.ShootGVK.Version, api.ShootGVK.Kind, api.ShootGVR.Resource, ""}
+	q := r.Request
+	return t.check(q.Kind, q.Resource, q.SubResource, q.Operation)
 }
 
 // warning makes s acceptable as an admission warning: the API server drops a
@@ -385,12 +330,12 @@ func warning(s string) string {
 	return s
 }
 
-func shootName(shoot *api.Shoot, r *shootRequest) string {
+func shootName(shoot *api.Shoot, r *admissionjson.ShootRequest) string {
 	switch {
 	case shoot.Name != "":
 		return shoot.Name
-	case r.Name != "":
-		return r.Name
+	case r.Request.Name != "":
+		return r.Request.Name
 	default:
 		// generateName is resolved only after admission.
 		return shoot.GenerateName

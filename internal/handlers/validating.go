@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -19,8 +20,6 @@ import (
 // shootChange, verifyPlacement recognises the webhook's own placement, and
 // denied and invalidRequest shape the answer.
 
-// SubresourceBinding is the Shoot subresource through which a seed is bound.
-const SubresourceBinding = "binding"
 
 // shootChangeOf is what both Shoot validators do first: refuse requests that
 // are not about Shoots, let operations other than CREATE and UPDATE through,
@@ -41,7 +40,7 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 	if err != nil {
 		logRejected(log, err, "Rejecting admission request")
 		r := invalidRequest(err)
-		if errors.As(err, new(*caseVariantError)) {
+		if errors.As(err, new(*admissionjson.CaseVariantError)) {
 			// A well-formed request for an object we refuse: a denial, so
 			// the user sees why.
 			r = admission.Denied(err.Error())
@@ -55,7 +54,7 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 // configuration should never send: anything but Shoots through the main
 // resource or the binding subresource.
 func checkShootValidationTarget(req admission.Request) error {
-	t := admissionTarget{shootGVK.group, shootGVK.version, shootGVK.kind, shootGVK.resource, SubresourceBinding}
+	t := admissionTarget{api.ShootGVK.Group, api.ShootGVK.Version, api.ShootGVK.Kind, api.ShootGVR.Resource, api.SubresourceBinding}
 	return t.check(req.Kind, req.Resource, req.SubResource, req.Operation)
 }
 
@@ -82,7 +81,7 @@ type shootChange struct {
 // UPDATE without an old object is an error (the API server always sends it),
 // so a missing one can never hide the seed being changed.
 func decodeShootChange(req admission.Request) (*shootChange, error) {
-	shoot, err := decodeShoot(req.Object.Raw)
+	shoot, err := admissionjson.DecodeShoot(req.Object.Raw)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +90,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 	}
 	c := &shootChange{
 		op:        req.Operation,
-		binding:   req.SubResource == SubresourceBinding,
+		binding:   req.SubResource == api.SubresourceBinding,
 		dryRun:    req.DryRun != nil && *req.DryRun,
 		shoot:     shoot,
 		namespace: shoot.Namespace,
@@ -100,7 +99,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 		raw:       req.Object.Raw,
 	}
 	if req.Operation == admissionv1.Update {
-		old, err := decodeOldShoot(req.OldObject.Raw)
+		old, err := admissionjson.DecodeOldShoot(req.OldObject.Raw)
 		if err != nil {
 			return nil, err
 		}

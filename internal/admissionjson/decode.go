@@ -1,4 +1,9 @@
-package handlers
+// Package admissionjson reads the JSON of admission requests: the
+// AdmissionReview of the mutating webhook (DecodeShootReview, and
+// DecodeShootRequest for a review controller-runtime decoded), the objects
+// the validating webhooks judge, and the review type every webhook checks.
+// It also writes the AdmissionReview of an answer (WriteReview).
+package admissionjson
 
 import (
 	"bytes"
@@ -15,7 +20,7 @@ import (
 
 // Decoding of the objects an AdmissionReview carries (object, oldObject, the
 // binding body, Secrets, Namespaces), one function per kind, for every
-// handler: the one place that decides how request JSON becomes Go values.
+// webhook: the one place that decides how request JSON becomes Go values.
 // Every object is read as the API server reads it (unmarshal): keys match
 // exactly, the last of duplicate keys wins. A new Shoot that also carries a
 // key differing from a field's only in case is refused (casefold.go).
@@ -36,11 +41,11 @@ func absent(raw []byte) bool {
 	return len(t) == 0 || string(t) == "null"
 }
 
-// decodeShoot decodes the admitted object (request.object, or the body of a
+// DecodeShoot decodes the admitted object (request.object, or the body of a
 // binding) for the validating webhooks, and refuses one with a case variant
 // of a field api.Shoot models. The many Shoot fields api.Shoot does not
 // model are skipped.
-func decodeShoot(raw []byte) (*api.Shoot, error) {
+func DecodeShoot(raw []byte) (*api.Shoot, error) {
 	shoot, err := decodeShootExact(raw)
 	if err != nil {
 		return nil, err
@@ -62,8 +67,8 @@ func decodeShootExact(raw []byte) (*api.Shoot, error) {
 	if err := unmarshal(raw, shoot); err != nil {
 		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
 	}
-	if shoot.Kind != "" && shoot.Kind != shootGVK.kind {
-		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", shoot.Kind, shootGVK.kind)
+	if shoot.Kind != "" && shoot.Kind != api.ShootGVK.Kind {
+		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", shoot.Kind, api.ShootGVK.Kind)
 	}
 	if shoot.APIVersion != "" && shoot.APIVersion != shootAPIVersion {
 		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", shoot.APIVersion, shootAPIVersion)
@@ -71,10 +76,10 @@ func decodeShootExact(raw []byte) (*api.Shoot, error) {
 	return shoot, nil
 }
 
-// decodeOldShoot decodes request.oldObject as the API server does. Case
+// DecodeOldShoot decodes request.oldObject as the API server does. Case
 // variants are not refused here: the stored object is not the request's to
 // change, and it is read exactly as stored.
-func decodeOldShoot(raw []byte) (*api.Shoot, error) {
+func DecodeOldShoot(raw []byte) (*api.Shoot, error) {
 	old, err := decodeShootExact(raw)
 	if err != nil {
 		return nil, fmt.Errorf("old object: %w", err)
@@ -82,9 +87,9 @@ func decodeOldShoot(raw []byte) (*api.Shoot, error) {
 	return old, nil
 }
 
-// decodeSpecMembers decodes the spec of a Shoot object member by member
+// DecodeSpecMembers decodes the spec of a Shoot object member by member
 // (nil when absent), for comparing fields api.Shoot does not hold.
-func decodeSpecMembers(raw []byte) (map[string]any, error) {
+func DecodeSpecMembers(raw []byte) (map[string]any, error) {
 	var o struct {
 		Spec map[string]any `json:"spec"`
 	}
@@ -92,84 +97,6 @@ func decodeSpecMembers(raw []byte) (map[string]any, error) {
 		return nil, err
 	}
 	return o.Spec, nil
-}
-
-// shootObject is the admitted Shoot as the mutating webhook reads it,
-// decoded once and case-sensitively: as the API server decodes, and as JSON
-// pointers match keys. Metadata, Spec and Metadata.Annotations are nil
-// exactly when the member is absent or null (for an object without
-// duplicate keys; see inspectObject), which is what the JSON patch needs to
-// know. Unknown fields (most of a real Shoot) are skipped, not decoded. The
-// fast path decodes it as part of the review (decodeFastReview).
-type shootObject struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Metadata   *shootMetadata  `json:"metadata"`
-	Spec       *api.ShootSpec  `json:"spec"`
-	Status     api.ShootStatus `json:"status"`
-}
-
-// shootMetadata is what the webhook reads of metadata.
-type shootMetadata struct {
-	Name         string            `json:"name"`
-	GenerateName string            `json:"generateName"`
-	Namespace    string            `json:"namespace"`
-	Annotations  map[string]string `json:"annotations"`
-}
-
-// decodeShootObject decodes the admitted object (ShootMutator.Handle's path).
-func decodeShootObject(raw []byte) (*shootObject, error) {
-	if absent(raw) {
-		return nil, errNoObject
-	}
-	obj := &shootObject{}
-	if err := unmarshal(raw, obj); err != nil {
-		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
-	}
-	return obj, nil
-}
-
-// check accepts a present object of the Shoot's kind and apiVersion (either
-// may be left out).
-func (o *shootObject) check() error {
-	if o == nil {
-		return errNoObject
-	}
-	if o.Kind != "" && o.Kind != shootGVK.kind {
-		return fmt.Errorf("seedwarden: object has kind %q, expected %q", o.Kind, shootGVK.kind)
-	}
-	if o.APIVersion != "" && o.APIVersion != shootAPIVersion {
-		return fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", o.APIVersion, shootAPIVersion)
-	}
-	return nil
-}
-
-var shootAPIVersion = api.SchemeGroupVersion.String()
-
-// toShoot is the Shoot placement reads.
-func (o *shootObject) toShoot() *api.Shoot {
-	shoot := &api.Shoot{Status: o.Status}
-	shoot.APIVersion, shoot.Kind = o.APIVersion, o.Kind
-	if md := o.Metadata; md != nil {
-		shoot.Name, shoot.GenerateName, shoot.Namespace, shoot.Annotations = md.Name, md.GenerateName, md.Namespace, md.Annotations
-	}
-	if o.Spec != nil {
-		shoot.Spec = *o.Spec
-	}
-	return shoot
-}
-
-// decodeFastReview decodes a whole AdmissionReview for the mutating fast
-// path, request.object straight into a shootObject.
-func decodeFastReview(body []byte) (*fastReview, error) {
-	rv := &fastReview{}
-	// Preset like webhook.Admission's: a later "request": null clears the
-	// pointer, not the request decoded before it.
-	rv.Request = &rv.req
-	if err := unmarshal(body, rv); err != nil {
-		return nil, err
-	}
-	return rv, nil
 }
 
 // decodeMembers decodes a JSON object member by member, with exact keys and
@@ -181,8 +108,8 @@ func decodeMembers(raw []byte) (map[string]json.RawMessage, error) {
 	return m, err
 }
 
-// decodeSecret decodes the admitted v1 Secret (request.object).
-func decodeSecret(raw []byte) (*corev1.Secret, error) {
+// DecodeSecret decodes the admitted v1 Secret (request.object).
+func DecodeSecret(raw []byte) (*corev1.Secret, error) {
 	if absent(raw) {
 		return nil, errNoObject
 	}
@@ -199,9 +126,9 @@ func decodeSecret(raw []byte) (*corev1.Secret, error) {
 	return secret, nil
 }
 
-// decodeOldNamespace decodes request.oldObject of a Namespace DELETE. A
+// DecodeOldNamespace decodes request.oldObject of a Namespace DELETE. A
 // literal null decodes into an empty Namespace.
-func decodeOldNamespace(raw []byte) (*corev1.Namespace, error) {
+func DecodeOldNamespace(raw []byte) (*corev1.Namespace, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("old object: %w", errNoObject)
 	}
@@ -212,9 +139,9 @@ func decodeOldNamespace(raw []byte) (*corev1.Namespace, error) {
 	return ns, nil
 }
 
-// decodeObjectName reads metadata.name and metadata.generateName of any
+// DecodeObjectName reads metadata.name and metadata.generateName of any
 // object (request.object).
-func decodeObjectName(raw []byte) (name, generateName string, err error) {
+func DecodeObjectName(raw []byte) (name, generateName string, err error) {
 	var obj struct {
 		Metadata struct {
 			Name         string `json:"name"`

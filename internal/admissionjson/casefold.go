@@ -1,4 +1,4 @@
-package handlers
+package admissionjson
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ import (
 // type with json tags) in another case than the field's own, at any depth
 // of the fields t models: a map's keys are data and are not compared, its
 // values and a slice's elements are walked. raw must be JSON a decoder has
-// accepted; it is walked once, with the fast path's scanner (jsonscan.go),
+// accepted; it is walked once, with the scanner of jsonscan.go,
 // never decoded again.
 func caseVariant(raw []byte, t reflect.Type) error {
 	c := caseWalk{w: walker{b: raw}}
@@ -80,7 +80,7 @@ func (c *caseWalk) structure(t reflect.Type) bool {
 			return c.descend(string(key), ft)
 		}
 		if want, ok := fields.folded[string(c.fold(key))]; ok {
-			c.err = &caseVariantError{key: c.join(string(key)), field: c.join(want)}
+			c.err = &CaseVariantError{key: c.join(string(key)), field: c.join(want)}
 			return false
 		}
 		return c.w.skip()
@@ -169,11 +169,11 @@ func (c *caseWalk) join(key string) string {
 	return b.String()
 }
 
-// caseVariantError is an object refused for a key that differs from a
+// CaseVariantError is an object refused for a key that differs from a
 // field's only in case.
-type caseVariantError struct{ key, field string }
+type CaseVariantError struct{ key, field string }
 
-func (e *caseVariantError) Error() string {
+func (e *CaseVariantError) Error() string {
 	return fmt.Sprintf("seedwarden: object has key %q where Kubernetes reads only %q (keys are case-sensitive); "+
 		"remove the variant: readers that ignore case would see another value than the API server stores", e.key, e.field)
 }

@@ -1,4 +1,4 @@
-package handlers
+package admissionjson
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/objsize"
 )
 
-// FuzzDecodeMatchesKubernetes is the differential target of issue 14: on the
+// FuzzDecodeMatchesKubernetes holds the decoders to Kubernetes: on the
 // same bytes, what the webhooks read of spec.seedName, metadata.annotations
 // and the size envelope (status, metadata.managedFields) must be what
 // Kubernetes reads, an object decoded case-sensitively into maps with the
@@ -46,11 +46,11 @@ func FuzzDecodeMatchesKubernetes(f *testing.F) {
 		seed, seedOK := k8sSeedName(k8s)
 		annotations, annotationsOK := k8sAnnotations(k8s)
 
-		if shoot, err := decodeShoot(raw); err == nil {
+		if shoot, err := DecodeShoot(raw); err == nil {
 			require.True(t, seedOK && annotationsOK, "decoded what Kubernetes reads as another type")
 			assert.Equal(t, seed, ptr.Deref(shoot.Spec.SeedName, ""), "validating webhooks' seedName")
 			assert.Equal(t, annotations, shoot.Annotations, "validating webhooks' annotations")
-		} else if seedOK && annotationsOK && errors.As(err, new(*caseVariantError)) {
+		} else if seedOK && annotationsOK && errors.As(err, new(*CaseVariantError)) {
 			assert.Contains(t, err.Error(), "where Kubernetes reads only")
 		}
 		if obj, err := decodeShootObject(raw); err == nil {

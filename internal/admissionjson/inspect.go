@@ -1,8 +1,9 @@
-package handlers
+package admissionjson
 
-// What the fast path must know of a review before it may answer it itself:
-// where the object is, and whether decoding could read it differently from
-// controller-runtime (then the request goes the plain way).
+// What DecodeShootReview must know of a review before it may read it
+// itself: where the object is, and whether decoding could read it
+// differently from controller-runtime (then the request goes the plain
+// way).
 
 // reviewShape is what inspectReview finds in a review.
 type reviewShape struct {

@@ -1,7 +1,7 @@
-package handlers
+package admissionjson
 
-// A minimal JSON scanner for the mutating webhook's fast path
-// (fastpath.go): it walks bytes that a decoder has already accepted to find
+// A minimal JSON scanner (DecodeShootReview, ReviewType, caseVariant): it
+// walks bytes that a decoder has already accepted to find
 // keys and value boundaries, without decoding values. FuzzWalker holds it
 // to encoding/json on the same bytes.
 

@@ -1,8 +1,9 @@
-package handlers
+package admissionjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +75,27 @@ func FuzzWalker(f *testing.F) {
 		require.True(t, ok, "object refused valid JSON %q", data)
 		assert.Equal(t, want, got, "keys of %q", data)
 	})
+}
+
+// TestWalkerStr steps over strings around shortStr, where str switches
+// from scanning to searching, with escapes (an escaped quote, an escaped
+// backslash before the closing quote) on either side of the switch.
+func TestWalkerStr(t *testing.T) {
+	for n := 0; n < 3*shortStr; n++ {
+		for _, esc := range []string{"", `\"`, `\\`, `\u00e4`} {
+			for _, at := range []int{0, n / 2, n} {
+				content := strings.Repeat("a", at) + esc + strings.Repeat("b", n-at)
+				in := `"` + content + `",1`
+				w := walker{b: []byte(in)}
+				s, escaped, ok := w.str()
+				require.True(t, ok, "%q", in)
+				assert.Equal(t, content, string(s), "%q", in)
+				assert.Equal(t, esc != "", escaped, "%q", in)
+				assert.Equal(t, len(in)-2, w.i, "%q: past the closing quote", in)
+			}
+		}
+		unterminated := walker{b: []byte(`"` + strings.Repeat("a", n) + `\"`)}
+		_, _, ok := unterminated.str()
+		assert.False(t, ok, "unterminated at %d", n)
+	}
 }
