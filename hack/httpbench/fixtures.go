@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/landscapegen"
 )
 
@@ -29,8 +30,8 @@ const (
 )
 
 var (
-	shootsGVR    = metav1.GroupVersionResource{Group: "core.gardener.cloud", Version: "v1beta1", Resource: "shoots"}
-	shootGVK     = metav1.GroupVersionKind{Group: "core.gardener.cloud", Version: "v1beta1", Kind: "Shoot"}
+	shootsGVR    = metav1.GroupVersionResource(api.ShootGVR)
+	shootGVK     = metav1.GroupVersionKind(api.ShootGVK)
 	configMapGVR = metav1.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	configMapGVK = metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 )

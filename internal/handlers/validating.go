@@ -20,7 +20,6 @@ import (
 // shootChange, verifyPlacement recognises the webhook's own placement, and
 // denied and invalidRequest shape the answer.
 
-
 // shootChangeOf is what both Shoot validators do first: refuse requests that
 // are not about Shoots, let operations other than CREATE and UPDATE through,
 // and decode the old and new seed. It also returns base with the request's

@@ -94,7 +94,7 @@ func (r *Reconciler) bind(ctx context.Context, u *unstructured.Unstructured, see
 		if err := unstructured.SetNestedField(obj.Object, seed, "spec", "seedName"); err != nil {
 			return err
 		}
-		return r.Client.SubResource("binding").Update(ctx, obj)
+		return r.Client.SubResource(api.SubresourceBinding).Update(ctx, obj)
 	}
 }
 

@@ -68,8 +68,6 @@ const (
 	reconcileTimeout = time.Minute
 )
 
-var shootGVK = api.SchemeGroupVersion.WithKind("Shoot")
-
 // Reconciler places pending Shoots. Set the fields, then SetupWithManager
 // (which fills Client, APIReader and Recorder from the manager when nil).
 type Reconciler struct {
@@ -240,7 +238,7 @@ func (r *Reconciler) cacheNotReady(log logr.Logger) bool {
 // nil when it is gone.
 func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *api.Shoot, error) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(shootGVK)
+	u.SetGroupVersionKind(api.ShootGVK)
 	if err := r.APIReader.Get(ctx, key, u); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil, nil
