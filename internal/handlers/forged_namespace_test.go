@@ -12,9 +12,9 @@ import (
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
-// Issue 14, defect 2 (the part that holds without a NetworkPolicy or client
-// authentication): forged reviews for namespaces of no Project used to take
-// reservations until two seeds were full. Now they reserve nothing.
+// Without a NetworkPolicy or client authentication, forged reviews for
+// namespaces of no Project used to take reservations until two seeds were
+// full. Now they reserve nothing.
 
 func TestMutatorReservesOnlyInProjectNamespaces(t *testing.T) {
 	store := vStore(vSeed("aws-eu1", 100), vSeed("aws-eu2", 100))

@@ -6,7 +6,7 @@ type ProjectLookup interface {
 }
 
 // inProject reports whether ns belongs to a Project the cache knows. Only
-// such Shoots hold reservations (issue 14, defect 2): gardener-apiserver
+// such Shoots hold reservations: gardener-apiserver
 // refuses Shoots outside a Project's namespace anyway, and a forged review
 // naming any other namespace must not take places on seeds. A nil lookup
 // knows every namespace (tests and tools without Projects).

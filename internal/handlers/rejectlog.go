@@ -10,7 +10,7 @@ import (
 // case variant) is the client's mistake or an attack, not the server's
 // failure: it is logged at info level, without the stack trace an error
 // carries, and a flood of them is thinned out so that it cannot drown the
-// log (issue 14, defect 5). Server-side failures still log as errors.
+// log. Server-side failures still log as errors.
 
 var rejections = ratelog.New(ratelog.DefaultRate, ratelog.DefaultBurst)
 

@@ -28,7 +28,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
-// Issue 14, defect 2 (c), limits that hold without a NetworkPolicy or client
+// Limits that hold without a NetworkPolicy or client
 // authentication: anyone reaching the webhook sent ~330 forged CREATE
 // reviews for a real Project's namespace to /mutate-shoots; each reserved a
 // place, two seeds were full (100/100), and a real Shoot went to a seed in

@@ -12,7 +12,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// Issue 14, defect 4: 2,000 forged reviews, each with a kind and namespace of
+// 2,000 forged reviews, each with a kind and namespace of
 // its own, used to add 2,000 series to seedwarden_rejected_resources_total.
 // Request-derived label values are now bounded.
 func TestRejectedResourceLabelsAreBounded(t *testing.T) {

@@ -178,7 +178,7 @@ func TestShootBindingValidator(t *testing.T) {
 
 		// Placement tokens
 		{name: "own placement", review: create("aws-eu1", placed(own)), wantAllowed: true, wantMessage: []string{`placed on seed "aws-eu1" by seedwarden`}},
-		// Issue 14, defect 3: a token minted by a dry run, and a token
+		// A token minted by a dry run, and a token
 		// carried onto a seed the (changed) spec does not suit.
 		{name: "dry-run token on a real CREATE", review: create("aws-eu1", placed(dryRunOwn)), wantAuth: 1,
 			wantMessage: []string{"may not set spec.seedName", "placement token was not issued for this shoot and seed"}},
@@ -188,7 +188,7 @@ func TestShootBindingValidator(t *testing.T) {
 		{name: "own token on a seed the spec does not suit", review: create("tainted", placed(ownOnTainted)),
 			wantMessage: []string{`cannot be placed on seed "tainted"`, "dedicated"}},
 		// The token needs no permission, but the seed's rules still hold
-		// (issue 14, defect 3): a seed deleted since placing takes nothing.
+		// too: a seed deleted since placing takes nothing.
 		{name: "own placement on a seed deleting since is refused", review: create("deleting", placed(ownOnDeleting)),
 			wantMessage: []string{`cannot be placed on seed "deleting"`, "is being deleted"}},
 		{name: "own placement just before expiry", review: create("aws-eu1", placed(own)), advance: 2 * time.Minute, wantAllowed: true},

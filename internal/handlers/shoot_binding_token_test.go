@@ -43,8 +43,7 @@ func mutateGenerateName(t *testing.T, mutator admission.Handler) string {
 	return string(out)
 }
 
-// TestGenerateNameTokenIsSingleUse is issue 14, defect 6: the placement
-// token of a generateName Shoot names no Shoot (the mutating webhook sees
+// TestGenerateNameTokenIsSingleUse: the placement token of a generateName Shoot names no Shoot (the mutating webhook sees
 // no name) and used to verify for every name with the prefix. Its copy on a
 // second generateName Shoot (the mutating webhook skipped, failurePolicy
 // Ignore) must not place that Shoot for a user without binding permission;
