@@ -34,8 +34,9 @@ import (
 // place, two seeds were full (100/100), and a real Shoot went to a seed in
 // another region. Now a namespace holds at most
 // reservations.maxPerNamespace live reservations and all namespaces
-// reservations.maxTotal; beyond them a Shoot is placed as ever, without a
-// reservation. Sending the reviews again never keeps a place past the TTL.
+// reservations.maxTotal; beyond them nothing is reserved, and nothing is
+// placed without a place held. Sending the reviews again never keeps a place
+// past the TTL.
 
 // floodStore is a Store of the aws CloudProfile, the Projects whose
 // namespaces are given, and the seeds, on clock.
