@@ -52,8 +52,8 @@ func (l Limits) Check(namespace string, inNamespace, total int) error {
 }
 
 // LimitError says a reservation was not taken because a limit on live
-// reservations was reached. The seed had room: the placement stands without
-// a reservation. Callers can errors.As it.
+// reservations was reached: no place is held, so nothing may be placed on
+// its strength. Callers can errors.As it.
 type LimitError struct {
 	Namespace string
 	// Reason is metrics.RefusedReasonNamespace or metrics.RefusedReasonTotal.

@@ -34,8 +34,9 @@ import (
 // place, two seeds were full (100/100), and a real Shoot went to a seed in
 // another region. Now a namespace holds at most
 // reservations.maxPerNamespace live reservations and all namespaces
-// reservations.maxTotal; beyond them a Shoot is placed as ever, without a
-// reservation. Sending the reviews again never keeps a place past the TTL.
+// reservations.maxTotal; beyond them nothing is reserved, and nothing is
+// placed without a place held. Sending the reviews again never keeps a place
+// past the TTL.
 
 // floodStore is a Store of the aws CloudProfile, the Projects whose
 // namespaces are given, and the seeds, on clock.
@@ -242,8 +243,8 @@ seedwarden_reservations_refused_total{reason="total",store="memory"} 101
 
 // Forged /validate-shoot-capacity reviews (a user's own spec.seedName) in a
 // Project's namespace reserve up to the namespace's limit; the rest are
-// checked and admitted without a reservation. Another namespace reserves as
-// ever.
+// denied, since a placement admitted without a reservation holds no place.
+// Another namespace reserves as ever.
 func TestForgedCapacityFloodIsBounded(t *testing.T) {
 	clock := newVClock()
 	rec := metrics.New(nil)
@@ -253,14 +254,15 @@ func TestForgedCapacityFloodIsBounded(t *testing.T) {
 		r := vReview{name: name, namespace: ns, object: namedShoot(name, "aws-eu1"), user: binderUser}
 		return vServe(t, v, strings.ReplaceAll(r.body(t), `"namespace":"garden-dev"`, fmt.Sprintf(`"namespace":%q`, ns)))
 	}
-	warned := 0
 	for i := range 330 {
 		resp := send("garden-dev", fmt.Sprintf("forged-%d", i))
-		require.True(t, resp.Allowed, vMessage(resp))
-		warned += unreservedWarnings(resp)
+		require.Equal(t, i < cache.DefaultMaxReservationsPerNamespace, resp.Allowed, "review %d: %s", i, vMessage(resp))
+		if !resp.Allowed {
+			require.Contains(t, vMessage(resp), "reservations.maxPerNamespace")
+		}
+		require.Zero(t, unreservedWarnings(resp))
 	}
 	assert.Equal(t, int64(cache.DefaultMaxReservationsPerNamespace), store.Usage("aws-eu1"))
-	assert.Equal(t, 330-cache.DefaultMaxReservationsPerNamespace, warned)
 
 	resp := send("garden-prod", "real")
 	require.True(t, resp.Allowed, vMessage(resp))
@@ -322,8 +324,8 @@ func TestForgedFloodClusterMode(t *testing.T) {
 		name := fmt.Sprintf("forged-capacity-%d", i)
 		rv := vReview{name: name, object: namedShoot(name, "aws-eu1"), user: binderUser}
 		resp := vServe(t, v, rv.body(t))
-		require.True(t, resp.Allowed, vMessage(resp))
-		require.Equal(t, 1, unreservedWarnings(resp), "at the limit already: checked, not reserved")
+		require.False(t, resp.Allowed, "at the limit already: no place can be held")
+		require.Contains(t, vMessage(resp), "reservations.maxPerNamespace")
 	}
 	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace}, entries())
 

@@ -33,7 +33,7 @@ type ClusterReserver interface {
 	// Reserve takes a place on seed for key, or returns a
 	// *cache.CapacityError when usage+1 would exceed allocatable; a key
 	// holding a place keeps it. A *cache.LimitError means the reservation
-	// limits refused a new place: Check decides. Any other error means it
+	// limits refused a new place: none is held. Any other error means it
 	// could not decide.
 	Reserve(ctx context.Context, seed, key string, allocatable int64) error
 	// Check answers what Reserve would, without reserving (dry runs).
@@ -55,8 +55,10 @@ type ClusterReserver interface {
 //     the seed in the watch (or the reservation TTL passes).
 //   - Dry runs are checked but reserve nothing.
 //   - When the reservation limits refuse a new reservation
-//     (*cache.LimitError), the placement is checked like a dry run and
-//     admitted with a warning if the seed has room.
+//     (*cache.LimitError), the placement is denied: admitted from a check
+//     alone it would hold no place, and a concurrent request (here or on
+//     another replica) could take the same last place. It can be sent again
+//     once earlier reservations end.
 //
 // Reserving is atomic in the Store, so concurrent requests served by one
 // replica never overfill a seed. With a Cluster reserver, the place is taken
@@ -128,34 +130,18 @@ func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Reque
 	if held {
 		return v.admitHeld(c, key, log)
 	}
-	var err, unreserved error
+	var err error
 	if c.checkOnly {
 		err = v.Store.CheckCapacity(c.newSeed, key)
-	} else if err = v.Store.Reserve(c.namespace, c.newSeed, key); isLimit(err) {
-		unreserved, err = err, v.Store.CheckCapacity(c.newSeed, key)
+	} else {
+		err = v.Store.Reserve(c.namespace, c.newSeed, key)
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun)
 		return resp
 	}
 	log.V(1).Info("Reserved a place on seed", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
-	return roomOn(c, unreserved, log)
-}
-
-// roomOn admits a placement on a seed with room; unreserved (a
-// *cache.LimitError) says no place was reserved for it.
-func roomOn(c *shootChange, unreserved error, log logr.Logger) admission.Response {
-	resp := admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
-	if unreserved == nil {
-		return resp
-	}
-	log.V(1).Info("Admitted placement on seed without a reservation", "seed", c.newSeed, "reason", unreserved.Error())
-	return resp.WithWarnings(warning(UnreservedWarningPrefix + unreserved.Error()))
-}
-
-func isLimit(err error) bool {
-	var limit *cache.LimitError
-	return errors.As(err, &limit)
+	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
 }
 
 // reservationKey returns the key under which the Shoot holds (or is to take)
@@ -221,11 +207,11 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 		return admission.Allowed(fmt.Sprintf("seedwarden: seed %q sets no allocatable shoots", c.newSeed))
 	}
 	key := clusterReservationKey(c, uid)
-	var err, unreserved error
+	var err error
 	if c.checkOnly {
 		err = v.Cluster.Check(ctx, c.newSeed, key, alloc)
-	} else if err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc); isLimit(err) {
-		unreserved, err = err, v.Cluster.Check(ctx, c.newSeed, key, alloc)
+	} else {
+		err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc)
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		if held {
@@ -234,11 +220,9 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun, "coordination", "apiserver")
 		return resp
 	}
-	if unreserved == nil {
-		v.reserveLocally(c, localKey, held, log)
-	}
+	v.reserveLocally(c, localKey, held, log)
 	log.V(1).Info("Reserved a place on seed across replicas", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
-	return roomOn(c, unreserved, log)
+	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
 }
 
 // reserveLocally records an admitted place in the Store, so that this
@@ -272,12 +256,17 @@ func (v *ShootCapacityValidator) release(c *shootChange, key string) {
 
 // capacityDenial turns a Reserve/CheckCapacity error into a denial.
 func capacityDenial(c *shootChange, err error) (admission.Response, bool) {
-	var full *cache.CapacityError
+	var (
+		full  *cache.CapacityError
+		limit *cache.LimitError
+	)
 	switch {
 	case err == nil:
 		return admission.Response{}, true
 	case errors.As(err, &full):
 		return denied("seedwarden: cannot place Shoot %q: %v", c.key(), full), false
+	case errors.As(err, &limit):
+		return denied("seedwarden: cannot place Shoot %q on seed %q: %v", c.key(), c.newSeed, limit), false
 	case errors.Is(err, cache.ErrUnknownSeed):
 		return denied("seedwarden: seed %q not found; its capacity cannot be checked", c.newSeed), false
 	default:

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -326,4 +328,63 @@ func TestMutatorFastPathMatchesAdmissionAcrossReplicas(t *testing.T) {
 		assert.Contains(t, bodies["fast"], `"allowed":true`)
 		assert.Equal(t, bodies["oracle"], bodies["fast"], "announce=%v", announce)
 	}
+}
+
+// The reservation limits bound the entries a replica writes; they must never
+// let a placement through without a place held across replicas. Replica A
+// is at its limit for garden-dev (a burst in flight) when the retry
+// controller binds a pending Shoot through it; replica B then reserves the
+// same seed's last place for a manual placement. Admitted from a check alone,
+// the binding would hold nothing, B would see the place free, and the seed
+// would hold one Shoot too many.
+func TestCapacityAtReservationLimitNeverOverfillsAcrossReplicas(t *testing.T) {
+	clock := newVClock()
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	apiServer := fake.NewClientBuilder().WithScheme(scheme).Build()
+	replica := func(limits cache.Limits) (*ShootCapacityValidator, *seedreserve.Reserver) {
+		store := floodStore(clock, cache.Limits{}, nil, []string{"garden-dev"}, vSeed("aws-eu1", 2), vSeed("aws-eu2", 10))
+		r, err := seedreserve.New(apiServer, store, seedreserve.Options{Namespace: "seedwarden", Now: clock.Now, Timeout: time.Minute, Limits: limits, Log: logr.Discard()})
+		require.NoError(t, err)
+		return &ShootCapacityValidator{Store: store, Projects: store, Cluster: r, Log: logr.Discard()}, r
+	}
+	a, _ := replica(cache.Limits{PerNamespace: 1})
+	b, bReserver := replica(cache.Limits{})
+	create := func(v *ShootCapacityValidator, name, seed string) *admissionv1.AdmissionResponse {
+		return vServe(t, v, vReview{name: name, object: namedShoot(name, seed), user: binderUser}.body(t))
+	}
+	entries := func(seed string) []string {
+		cm := &corev1.ConfigMap{}
+		require.NoError(t, apiServer.Get(t.Context(), client.ObjectKey{Namespace: "seedwarden", Name: seedreserve.ConfigMapName(seed)}, cm))
+		return slices.Sorted(maps.Keys(cm.Data))
+	}
+
+	// A's one entry for garden-dev, and one of aws-eu1's two places taken;
+	// neither Shoot has reached the caches yet.
+	require.True(t, create(a, "first", "aws-eu2").Allowed)
+	require.True(t, create(b, "taken", "aws-eu1").Allowed)
+
+	bind := vServe(t, a, vReview{
+		operation: admissionv1.Update, name: "pending", user: binderUser,
+		object: namedShoot("pending", "aws-eu1"), oldObject: namedShoot("pending", ""),
+	}.body(t))
+	manual := create(b, "manual", "aws-eu1")
+	admitted := 0
+	for _, resp := range []*admissionv1.AdmissionResponse{bind, manual} {
+		if resp.Allowed {
+			admitted++
+		}
+	}
+	assert.Equal(t, 1, admitted, "aws-eu1 had one free place; binding: %q, manual: %q", vMessage(bind), vMessage(manual))
+	assert.False(t, bind.Allowed, "at the limit no place can be held for the binding")
+	assert.Contains(t, vMessage(bind), "reservations.maxPerNamespace")
+	assert.True(t, manual.Allowed, vMessage(manual))
+	assert.Equal(t, []string{"garden-dev.manual", "garden-dev.taken"}, entries("aws-eu1"))
+
+	// A Shoot whose place is held already (B's mutating webhook reserved
+	// it) is still admitted by A at its limit, and nothing is written.
+	require.NoError(t, bReserver.Reserve(t.Context(), "aws-eu2", "garden-dev/placed-by-b", 10))
+	resp := create(a, "placed-by-b", "aws-eu2")
+	assert.True(t, resp.Allowed, vMessage(resp))
+	assert.Equal(t, []string{"garden-dev.first", "garden-dev.placed-by-b"}, entries("aws-eu2"))
 }

@@ -33,9 +33,7 @@ const UnschedulableWarningPrefix = "seedwarden: no seed fits this Shoot; it stay
 const AnnouncedWarningPrefix = "seedwarden: will be scheduled to seed "
 
 // UnreservedWarningPrefix starts the admission warning of a Shoot admitted
-// without a seed because a limit on live reservations was reached (the
-// mutating webhook), or admitted onto its own seed without a reservation
-// (the capacity webhook).
+// without a seed because a limit on live reservations was reached.
 const UnreservedWarningPrefix = "seedwarden: no place reserved: "
 
 // ScoresWarningPrefix starts the admission warning explaining a scored

@@ -108,6 +108,10 @@ func decideRequests(seed string, entries map[string]*entry, reqs []*request, cha
 			// place beyond the TTL of the first.
 			continue
 		}
+		if req.refused != nil {
+			d.results[i] = req.refused
+			continue
+		}
 		if count+1 > req.alloc {
 			d.results[i] = &cache.CapacityError{Seed: seed, Shoots: shoots, Reserved: count - shoots, Allocatable: req.alloc}
 			continue

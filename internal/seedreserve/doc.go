@@ -38,10 +38,16 @@
 // Limits: a replica writes at most Options.Limits live entries (unexpired,
 // their Shoot not yet in its cache) per namespace and in all (config
 // reservations.maxPerNamespace and maxTotal), so that forged admission
-// reviews cannot fill the ConfigMaps; beyond them Reserve returns a
-// *cache.LimitError without writing, and the webhooks check like a dry run
-// (ledger.go). The limits hold per replica: all replicas together write at
-// most their number times the limits.
+// reviews cannot fill the ConfigMaps (ledger.go). Requests still in flight
+// count, so a burst of real CREATEs in one namespace reaches them too. Beyond
+// them Reserve writes nothing: it admits a key whose live entry holds its
+// place already (the mutating webhook's, of any replica), and returns a
+// *cache.LimitError for any other, which holds no place. The capacity
+// webhook denies it: a placement admitted from a GET alone would hold
+// nothing, so a concurrent reservation of the same last place, on any
+// replica, would not count it and the seed would overfill. The mutating
+// webhook leaves such a Shoot unplaced. The limits hold per replica: all
+// replicas together write at most their number times the limits.
 //
 // Why one object per seed: optimistic concurrency serialises exactly the
 // requests that compete for the same places. Requests for different seeds

@@ -144,8 +144,9 @@ func (r *Reserver) Namespace() string { return r.namespace }
 // then it returns a *cache.CapacityError. A key holding a live entry keeps
 // its place and its expiry: sending a request again never makes a place
 // last longer than the TTL. A new entry beyond Options.Limits is not
-// written: a *cache.LimitError, before any request to the API server. Any
-// other error means nothing could be decided; the caller must deny.
+// written: a *cache.LimitError, which holds no place (a key whose live
+// entry holds one is admitted as ever). Any other error means nothing could
+// be decided; the caller must deny.
 func (r *Reserver) Reserve(ctx context.Context, seed, key string, allocatable int64) error {
 	req, err := r.newRequest(seed, key, allocatable)
 	if err != nil {
@@ -153,10 +154,14 @@ func (r *Reserver) Reserve(ctx context.Context, seed, key string, allocatable in
 	}
 	taken, err := r.ledger.take(seed, key, r.now())
 	if err != nil {
-		r.metrics.refused(err)
-		return err
+		// Past the limit the key may still hold its place, reserved by
+		// the mutating webhook (of any replica): only the ConfigMap knows.
+		req.refused = err
 	}
 	err = r.reserve(ctx, seed, req)
+	if req.refused != nil && errors.Is(err, req.refused) {
+		r.metrics.refused(err)
+	}
 	if taken {
 		// Rounded up like the written expiry, which was decided before now.
 		r.ledger.settle(key, err, r.now().Add(r.ttl+time.Second))
@@ -220,7 +225,10 @@ type request struct {
 	key      string // ConfigMap data key: "<namespace>.<name>"
 	shootKey string // "<namespace>/<name>"
 	alloc    int64
-	done     chan error // buffered: the batch never blocks on a caller
+	// refused: the limits refuse a new entry; the request is admitted only
+	// if the key holds a live one, else answered with this error.
+	refused error
+	done    chan error // buffered: the batch never blocks on a caller
 	// abandoned: the caller stopped waiting; a batch not yet decided
 	// leaves the request out.
 	abandoned atomic.Bool

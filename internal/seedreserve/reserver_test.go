@@ -331,6 +331,28 @@ func TestReserveLimits(t *testing.T) {
 	assert.Equal(t, []string{"garden-a.x4", "garden-c.z0", "garden-c.z1"}, sortedKeys(entries(t, c, "s")))
 }
 
+// Past its limits a replica writes no entry, so a refused Reserve holds no
+// place; but a key whose place another replica's entry holds (its mutating
+// webhook reserved it) is admitted, and only a refusal that stands counts.
+func TestReserveAtLimitAdmitsOnlyAHeldPlace(t *testing.T) {
+	c := newFake(nil)
+	local := landscape(map[string]int64{"s": 3}, nil)
+	m := &countingRecorder{}
+	limited := newTestReserver(t, c, local, newClock(), func(o *Options) {
+		o.Limits = cache.Limits{PerNamespace: 1, Total: 10}
+		o.Metrics = m
+	})
+	other := newTestReserver(t, c, local, newClock(), noLimits)
+
+	require.NoError(t, limited.Reserve(ctx, "s", "garden-a/first", 3))
+	require.NoError(t, other.Reserve(ctx, "s", "garden-a/held", 3))
+	require.NoError(t, limited.Reserve(ctx, "s", "garden-a/held", 3), "held by the other replica's entry")
+	var le *cache.LimitError
+	require.ErrorAs(t, limited.Reserve(ctx, "s", "garden-a/new", 3), &le, "the seed has room, but no entry may be written")
+	assert.Equal(t, []string{"garden-a.first", "garden-a.held"}, sortedKeys(entries(t, c, "s")))
+	assert.Equal(t, map[string]int{"apiserver/namespace": 1}, m.refused)
+}
+
 // With the default limits, 330 forged capacity reviews in one namespace
 // write 50 entries.
 func TestReserveDefaultLimitsBoundAFlood(t *testing.T) {
