@@ -177,7 +177,7 @@ type Config struct {
 	Scoring *Scoring `json:"scoring,omitempty"`
 
 	// Headroom, when present, exports how many more Shoots like each
-	// profile's template fit right now (capacity.go). Default: absent.
+	// profile's template fit right now (headroom.go). Default: absent.
 	Headroom *Headroom `json:"headroom,omitempty"`
 }
 

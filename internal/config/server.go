@@ -80,7 +80,7 @@ type Metrics struct {
 	// loopback only).
 	Secure *bool `json:"secure,omitempty"`
 	// SeedLabels are Seed label keys added to the per-seed gauges, each as
-	// a label named by SeedLabelName (capacity.go); a seed without the
+	// a label named by SeedLabelName (headroom.go); a seed without the
 	// label gets "". Default: none.
 	SeedLabels []string `json:"seedLabels,omitempty"`
 }
