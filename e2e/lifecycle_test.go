@@ -117,8 +117,8 @@ func TestCertificateRotation(t *testing.T) {
 	// 1s later (the API server has long picked up the bundle): new key and
 	// certificate into the certificate directory.
 	time.Sleep(time.Second)
-	require.NoError(t, replaceFile(st.certDir, certgen.KeyFile, newKeyPEM))
-	require.NoError(t, replaceFile(st.certDir, certgen.CertFile, newCertPEM))
+	require.NoError(t, certgen.WriteFile(st.certDir, certgen.KeyFile, newKeyPEM, 0o600))
+	require.NoError(t, certgen.WriteFile(st.certDir, certgen.CertFile, newCertPEM, 0o644))
 	filesAt := time.Since(start)
 	var servedAfter time.Duration
 	err = poll(ctx, 20*time.Second, 20*time.Millisecond, func() error {
@@ -182,23 +182,6 @@ func (st *suite) servedCertificate(addr string) (*x509.Certificate, error) {
 		return nil, fmt.Errorf("no certificate presented")
 	}
 	return certs[0], nil
-}
-
-// replaceFile writes data to dir/name atomically (temporary file, rename).
-func replaceFile(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
 // TestRestart: SIGTERM stops the webhook gracefully (exit 0 within seconds);

@@ -95,13 +95,13 @@ func WriteServing(dir string, ca *Authority, pair Pair) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(dir, CAFile, ca.CertPEM, 0o644); err != nil {
+	if err := WriteFile(dir, CAFile, ca.CertPEM, 0o644); err != nil {
 		return err
 	}
-	if err := writeFile(dir, KeyFile, pair.KeyPEM, 0o600); err != nil {
+	if err := WriteFile(dir, KeyFile, pair.KeyPEM, 0o600); err != nil {
 		return err
 	}
-	return writeFile(dir, CertFile, pair.CertPEM, 0o644)
+	return WriteFile(dir, CertFile, pair.CertPEM, 0o644)
 }
 
 func pemBlock(typ string, der []byte) []byte {
@@ -110,7 +110,10 @@ func pemBlock(typ string, der []byte) []byte {
 	return b.Bytes()
 }
 
-func writeFile(dir, name string, data []byte, mode os.FileMode) error {
+// WriteFile writes data to dir/name with mode atomically (a temporary file,
+// then rename), so that a server watching the directory never reads half a
+// key or certificate.
+func WriteFile(dir, name string, data []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
 		return err
