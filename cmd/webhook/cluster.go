@@ -168,11 +168,12 @@ func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.S
 		return nil, err
 	}
 	r, err := seedreserve.New(c, store, seedreserve.Options{
-		Namespace: namespace,
-		TTL:       cfg.ReservationTTL.Duration,
-		Limits:    reservationLimits(cfg),
-		Metrics:   m,
-		Log:       log.WithName("seedreserve"),
+		Namespace:     namespace,
+		TTL:           cfg.ReservationTTL.Duration,
+		ConfirmWindow: cfg.Reservations.ConfirmWindow.Duration,
+		Limits:        reservationLimits(cfg),
+		Metrics:       m,
+		Log:           log.WithName("seedreserve"),
 	})
 	if err != nil {
 		return nil, err

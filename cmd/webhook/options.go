@@ -58,7 +58,8 @@ func scoringProfile(s *config.Scoring) *placement.Profile {
 // reservationLimits are the configured limits on live reservations, for
 // the Store and the cluster-wide reservations alike.
 func reservationLimits(cfg *config.Config) cache.Limits {
-	return cache.Limits{PerNamespace: cfg.Reservations.MaxPerNamespace, Total: cfg.Reservations.MaxTotal}
+	r := cfg.Reservations
+	return cache.Limits{PerNamespace: r.MaxPerNamespace, PerUser: r.MaxPerUser, Total: r.MaxTotal}
 }
 
 // pendingConfig is the retry controller's configuration.

@@ -134,16 +134,16 @@ func TestNewStoreLimits(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	store := newStore(cfg, metrics.New(reg))
 	store.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
-	require.NoError(t, store.Reserve("garden-dev", "s", "k1"))
+	require.NoError(t, store.Reserve("s", cache.Claim{Key: "k1", Namespace: "garden-dev"}))
 	var limit *cache.LimitError
-	require.ErrorAs(t, store.Reserve("garden-dev", "s", "k2"), &limit)
-	require.NoError(t, store.Reserve("garden-prod", "s", "k3"))
+	require.ErrorAs(t, store.Reserve("s", cache.Claim{Key: "k2", Namespace: "garden-dev"}), &limit)
+	require.NoError(t, store.Reserve("s", cache.Claim{Key: "k3", Namespace: "garden-prod"}))
 	n, err := testutil.GatherAndCount(reg, metrics.ReservationsRefusedName)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 
 	quiet := newStore(cfg, nil) // as simulate builds it
 	quiet.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
-	require.NoError(t, quiet.Reserve("garden-dev", "s", "k1"))
-	assert.Error(t, quiet.Reserve("garden-dev", "s", "k2"))
+	require.NoError(t, quiet.Reserve("s", cache.Claim{Key: "k1", Namespace: "garden-dev"}))
+	assert.Error(t, quiet.Reserve("s", cache.Claim{Key: "k2", Namespace: "garden-dev"}))
 }

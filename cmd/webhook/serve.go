@@ -213,10 +213,11 @@ func newStore(cfg *config.Config, m *metrics.Recorder) *cache.Store {
 	o := cache.Options{
 		GardenNamespace: cfg.GardenNamespace,
 		ReservationTTL:  cfg.ReservationTTL.Duration,
+		ConfirmWindow:   cfg.Reservations.ConfirmWindow.Duration,
 		Limits:          reservationLimits(cfg),
 	}
 	if m != nil {
-		o.Refusals = m
+		o.Recorder = m
 	}
 	return cache.NewStore(o)
 }

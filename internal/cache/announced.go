@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"container/heap"
 	"errors"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -22,12 +21,12 @@ import (
 // reservation when the seed still admits the Shoot.
 func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool {
 	if from != "" {
-		defer s.Release(from)
+		defer s.ReleaseFor(from, shoot.Namespace, shoot.Name)
 	}
-	held := s.transfer(seed, from, to)
+	held := s.transfer(shoot, seed, from, to)
 	if !held {
 		var limit *LimitError
-		switch err := s.Reserve(shoot.Namespace, seed, to); {
+		switch err := s.Reserve(seed, ClaimFor(shoot, to, "")); {
 		case err == nil:
 			held = true
 		case !errors.As(err, &limit):
@@ -54,9 +53,10 @@ func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to
 	return false
 }
 
-// transfer moves the live reservation of from, if it is on seed, to key to,
-// with a fresh expiry. It reports whether to now holds a place on seed.
-func (s *Store) transfer(seed, from, to string) bool {
+// transfer moves the live reservation of from, if it is on seed and was
+// taken for shoot, to key to, confirmed (the Shoot exists) with a fresh
+// expiry. It reports whether to now holds a place on seed.
+func (s *Store) transfer(shoot *api.Shoot, seed, from, to string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -65,16 +65,12 @@ func (s *Store) transfer(seed, from, to string) bool {
 		return r.ctr.name == seed
 	}
 	r := s.reservations[from]
-	if from == "" || r == nil || r.ctr.name != seed {
+	if from == "" || r == nil || r.ctr.name != seed || !r.heldFor(shoot.Namespace, shoot.Name) {
 		return false
 	}
-	delete(s.reservations, from)
-	s.reserved.Delete(from)
-	r.key = to
-	r.expires = now.Add(s.ttl)
-	s.reservations[to] = r
-	s.reserved.Store(to, struct{}{})
-	heap.Fix(&s.expiries, r.index)
-	s.updateNextExpiryLocked()
+	s.releaseLocked(from)
+	moved := &reservation{Claim: r.Claim, ctr: r.ctr, reserved: now, expires: now.Add(s.ttl), confirmed: true}
+	moved.Key = to
+	s.addLocked(moved)
 	return true
 }

@@ -47,7 +47,7 @@ func TestPlaceOn(t *testing.T) {
 				s.Apply(shoot("p", string(rune('0'+i)), "a", ""))
 			}
 			if tt.reserved {
-				require.NoError(t, s.Reserve("ns", "a", "uid"))
+				require.NoError(t, s.Reserve("a", Claim{Key: "uid", Namespace: "p", Name: "new"}))
 			}
 
 			got := s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "uid", to)
@@ -72,7 +72,7 @@ func TestOnArrival(t *testing.T) {
 	type arrival struct{ name, seed string }
 	var got []arrival
 	s.OnArrival(func(sh *api.Shoot, seed string) { got = append(got, arrival{sh.Name, seed}) })
-	require.NoError(t, s.Reserve("ns", "a", "uid-1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "uid-1", Namespace: "p", Name: "placed"}))
 
 	placed := shoot("p", "placed", "a", "")
 	placed.Annotations = map[string]string{AnnotationReservation: "uid-1"}
@@ -94,7 +94,7 @@ func TestPlaceOnAtLimit(t *testing.T) {
 	s.Apply(cloudProfile("aws"))
 	s.Apply(project("p", "p"))
 	s.Apply(seed("a", 2))
-	require.NoError(t, s.Reserve("p", "a", "flood"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "flood", Namespace: "p"}))
 
 	assert.True(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"))
 	_, held := s.Reservation("manual/p/new")

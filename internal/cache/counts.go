@@ -98,22 +98,50 @@ func (s *Store) ShootChargedTo(namespace, name, seed string) bool {
 	return s.chargedToLocked(shootID{namespace: intern(namespace), name: name}, seed)
 }
 
+// ShootState is what the cache knows of a Shoot, as to one seed.
+type ShootState uint8
+
+const (
+	// ShootAbsent: not in the cache.
+	ShootAbsent ShootState = iota
+	// ShootPending: in the cache, counted against no seed yet.
+	ShootPending
+	// ShootOnSeed: counted against the seed asked about.
+	ShootOnSeed
+	// ShootElsewhere: counted against other seeds only.
+	ShootElsewhere
+)
+
 // ShootsOnSeed returns how many Shoots count against seed (reservations
-// excluded) and, for each of keys ("namespace/name"), whether that Shoot is
-// one of them. Both come from one instant of the Store, so a Shoot that
-// arrives meanwhile is never missed by one and counted by the other. Cost is
+// excluded) and, for each of keys ("namespace/name"), that Shoot's state.
+// Both come from one instant of the Store, so a Shoot that arrives
+// meanwhile is never missed by one and counted by the other. Cost is
 // O(len(keys)).
-func (s *Store) ShootsOnSeed(seed string, keys []string) (shoots int64, charged []bool) {
-	charged = make([]bool, len(keys))
+func (s *Store) ShootsOnSeed(seed string, keys []string) (shoots int64, states []ShootState) {
+	states = make([]ShootState, len(keys))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.counters[seed]; c != nil {
 		shoots = c.shoots.Load()
 	}
 	for i, k := range keys {
-		charged[i] = s.chargedToLocked(shootIDOf(k), seed)
+		states[i] = s.stateLocked(shootIDOf(k), seed)
 	}
-	return shoots, charged
+	return shoots, states
+}
+
+func (s *Store) stateLocked(id shootID, seed string) ShootState {
+	c, ok := s.shoots[id.namespace][id.name]
+	seeds := s.seedsLocked(c)
+	switch {
+	case !ok:
+		return ShootAbsent
+	case seed != "" && (seeds[0] == seed || seeds[1] == seed):
+		return ShootOnSeed
+	case c == charge{}:
+		return ShootPending
+	}
+	return ShootElsewhere
 }
 
 func (s *Store) chargedToLocked(id shootID, seed string) bool {
@@ -166,11 +194,18 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 		s.moveSpreadLocked(namespace, oldSeeds, nextSeeds) // old is zero when !known
 	}
 	byName[f.id.name] = next
-	if f.spec != "" {
-		if k := f.reservation; k != "" && s.reservations[k] != nil {
-			s.releaseLocked(k) // the Shoot itself now holds the place
-			fulfilled = true
+	if k := f.reservation; k != "" {
+		if r := s.reservations[k]; r != nil && r.heldFor(namespace, f.id.name) {
+			if f.spec == "" {
+				s.confirmLocked(r) // it exists; the binding is to come
+			} else {
+				s.observeConfirmed(r)
+				s.releaseLocked(k) // the Shoot itself now holds the place
+				fulfilled = true
+			}
 		}
+	}
+	if f.spec != "" {
 		// A manual placement (validated binding or spec.seedName set by a
 		// user) ends when the Shoot shows up on the seed it reserved; an
 		// event still showing the old seed leaves it in place.
@@ -178,7 +213,7 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 			return fulfilled // the common case: no key to build
 		}
 		if r := s.reservations[ManualReservationKey(namespace, f.id.name)]; r != nil && r.ctr.name == f.spec {
-			s.releaseLocked(r.key)
+			s.releaseLocked(r.Key)
 		}
 	}
 	return fulfilled

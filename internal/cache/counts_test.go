@@ -150,7 +150,7 @@ func TestShootsOnSeed(t *testing.T) {
 	s.Apply(shoot("p1", "on-a", "a", ""))
 	s.Apply(shoot("p1", "moving", "b", "a")) // migrating from a to b
 	s.Apply(shoot("p2", "pending", "", ""))
-	require.NoError(t, s.Reserve("ns", "a", "uid-1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "uid-1", Namespace: "ns"}))
 
 	for _, tc := range []struct {
 		ns, name, seed string
@@ -171,10 +171,10 @@ func TestShootsOnSeed(t *testing.T) {
 	keys := []string{"p1/on-a", "p1/moving", "p2/pending", "p1/nope", "garbage"}
 	shoots, charged := s.ShootsOnSeed("a", keys)
 	assert.Equal(t, int64(2), shoots, "the reservation is not a Shoot")
-	assert.Equal(t, []bool{true, true, false, false, false}, charged)
+	assert.Equal(t, []ShootState{ShootOnSeed, ShootOnSeed, ShootPending, ShootAbsent, ShootAbsent}, charged)
 	shoots, charged = s.ShootsOnSeed("b", keys)
 	assert.Equal(t, int64(1), shoots)
-	assert.Equal(t, []bool{false, true, false, false, false}, charged)
+	assert.Equal(t, []ShootState{ShootElsewhere, ShootOnSeed, ShootPending, ShootAbsent, ShootAbsent}, charged)
 	shoots, charged = s.ShootsOnSeed("unknown", nil)
 	assert.Equal(t, int64(0), shoots)
 	assert.Empty(t, charged)
@@ -184,7 +184,7 @@ func TestShootsOnSeed(t *testing.T) {
 	s.Remove(shoot("p1", "on-a", "a", ""))
 	shoots, charged = s.ShootsOnSeed("a", keys)
 	assert.Equal(t, int64(0), shoots)
-	assert.Equal(t, []bool{false, false, false, false, false}, charged)
+	assert.Equal(t, []ShootState{ShootAbsent, ShootElsewhere, ShootPending, ShootAbsent, ShootAbsent}, charged)
 	assert.True(t, s.ShootChargedTo("p1", "moving", "b"))
 }
 
@@ -202,7 +202,7 @@ func TestSeedStats(t *testing.T) {
 	s.Apply(shoot("p", "on-a", "a", ""))
 	s.Apply(shoot("p", "migrating", "b", "a")) // counts on both
 	s.Apply(shoot("p", "pending", "", ""))
-	require.NoError(t, s.Reserve("p", "a", "k1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "p"}))
 
 	keys := []string{"seedmanagement.gardener.cloud/managed-seed-set", "environment"}
 	assert.Equal(t, []metrics.SeedStat{

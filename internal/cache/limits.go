@@ -2,29 +2,40 @@ package cache
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// Limits on live reservations: anyone who can reach the
-// webhook can send admission reviews, and without a limit every review would
-// hold a place on a seed for the reservation TTL. The per-namespace limit
-// keeps a flood in one namespace from taking the places of the others; the
-// total bounds a flood spread over many namespaces. A reservation a limit
-// refuses is simply not taken: the placement stands, the Shoot is counted
-// once it arrives, as if its reservation had expired.
+// Limits on unconfirmed reservations: anyone who can send a CREATE (or, without
+// client authentication, reach the webhook) makes seedwarden reserve a place,
+// and a CREATE that a later admission step refuses never confirms it. Until
+// the confirm window ends, such a reservation holds a place. The limits bound
+// how many one namespace and one user hold, and all together, so that a
+// flood of refused requests cannot take the places of the others. A
+// reservation a limit refuses is simply not taken. Confirmed reservations
+// (their Shoot exists) count against no limit: real Shoots are bounded by
+// the garden's own quotas.
 
 // Defaults of Limits, equal to the configuration file's (reservations), as
 // those of Options.
 const (
 	DefaultMaxReservationsPerNamespace = 100
+	DefaultMaxReservationsPerUser      = 20
 	DefaultMaxReservationsTotal        = 1000
 )
 
-// Limits bound the live (unexpired, not yet consumed by their Shoot)
-// reservations. Zero fields take the defaults.
+// totalExemptPerNamespace is how many unconfirmed reservations a namespace
+// may hold beyond Limits.Total: a flood spread over many namespaces that
+// reaches the total must not leave every other namespace without a seed, so
+// a namespace with nothing in flight gets its place. The total can be
+// exceeded by this much per namespace of a Project.
+const totalExemptPerNamespace = 1
+
+// Limits bound the unconfirmed reservations. Zero fields take the defaults.
 type Limits struct {
 	PerNamespace int
+	PerUser      int
 	Total        int
 }
 
@@ -33,20 +44,31 @@ func (l Limits) WithDefaults() Limits {
 	if l.PerNamespace <= 0 {
 		l.PerNamespace = DefaultMaxReservationsPerNamespace
 	}
+	if l.PerUser <= 0 {
+		l.PerUser = DefaultMaxReservationsPerUser
+	}
 	if l.Total <= 0 {
 		l.Total = DefaultMaxReservationsTotal
 	}
 	return l
 }
 
-// Check returns the *LimitError of one more reservation in namespace, which
-// holds inNamespace of the total live ones, or nil.
-func (l Limits) Check(namespace string, inNamespace, total int) error {
+// Held counts unconfirmed reservations: of a namespace, of a user, in all.
+type Held struct {
+	Namespace, User, Total int
+}
+
+// Check returns the *LimitError of one more reservation for c, whose
+// namespace and user (and all together) hold held, or nil. A request
+// without a user is bounded by its namespace and the total only.
+func (l Limits) Check(c Claim, held Held) error {
 	switch {
-	case inNamespace >= l.PerNamespace:
-		return &LimitError{Namespace: namespace, Reason: metrics.RefusedReasonNamespace, Limit: l.PerNamespace}
-	case total >= l.Total:
-		return &LimitError{Namespace: namespace, Reason: metrics.RefusedReasonTotal, Limit: l.Total}
+	case held.Namespace >= l.PerNamespace:
+		return &LimitError{Namespace: c.Namespace, Reason: metrics.RefusedReasonNamespace, Limit: l.PerNamespace}
+	case c.User != "" && held.User >= l.PerUser:
+		return &LimitError{Namespace: c.Namespace, User: c.User, Reason: metrics.RefusedReasonUser, Limit: l.PerUser}
+	case held.Total >= l.Total && held.Namespace >= totalExemptPerNamespace:
+		return &LimitError{Namespace: c.Namespace, Reason: metrics.RefusedReasonTotal, Limit: l.Total}
 	}
 	return nil
 }
@@ -55,48 +77,107 @@ func (l Limits) Check(namespace string, inNamespace, total int) error {
 // reservations was reached: no place is held, so nothing may be placed on
 // its strength. Callers can errors.As it.
 type LimitError struct {
-	Namespace string
-	// Reason is metrics.RefusedReasonNamespace or metrics.RefusedReasonTotal.
+	Namespace, User string
+	// Reason is metrics.RefusedReasonNamespace, RefusedReasonUser or
+	// RefusedReasonTotal.
 	Reason string
 	Limit  int
 }
 
 func (e *LimitError) Error() string {
-	if e.Reason == metrics.RefusedReasonNamespace {
-		return fmt.Sprintf("namespace %q holds %d live reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end",
+	switch e.Reason {
+	case metrics.RefusedReasonNamespace:
+		return fmt.Sprintf("namespace %q holds %d unconfirmed reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end",
 			e.Namespace, e.Limit)
+	case metrics.RefusedReasonUser:
+		return fmt.Sprintf("user %q holds %d unconfirmed reservations, the limit (reservations.maxPerUser); no place is reserved for this Shoot until some end",
+			e.User, e.Limit)
 	}
-	return fmt.Sprintf("%d live reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end", e.Limit)
+	return fmt.Sprintf("%d unconfirmed reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end", e.Limit)
 }
 
-// RefusalRecorder counts refused reservations (*metrics.Recorder).
-type RefusalRecorder interface {
+// ReservationRecorder counts what happens to reservations (*metrics.Recorder).
+type ReservationRecorder interface {
 	ObserveReservationRefused(store, reason string)
+	// ObserveReservationConfirmed records the time from a reservation to
+	// the watch showing its Shoot.
+	ObserveReservationConfirmed(d time.Duration)
+	// ObserveReservationExpired counts one reservation that ended by time,
+	// confirmed (its Shoot was seen) or not.
+	ObserveReservationExpired(confirmed bool)
 }
 
-// ReservationCounts returns the live reservations of namespace and of all
-// namespaces.
+// unconfirmedCounts are the Held counts of the Store's unconfirmed
+// reservations.
+type unconfirmedCounts struct {
+	namespace, user map[string]int
+	total           int
+}
+
+func newUnconfirmedCounts() unconfirmedCounts {
+	return unconfirmedCounts{namespace: map[string]int{}, user: map[string]int{}}
+}
+
+func (u *unconfirmedCounts) held(c Claim) Held {
+	h := Held{Namespace: u.namespace[c.Namespace], Total: u.total}
+	if c.User != "" {
+		h.User = u.user[c.User]
+	}
+	return h
+}
+
+// add counts c's reservation in (delta 1) or out (-1).
+func (u *unconfirmedCounts) add(c Claim, delta int) {
+	u.total += delta
+	bump(u.namespace, c.Namespace, delta)
+	if c.User != "" {
+		bump(u.user, c.User, delta)
+	}
+}
+
+func bump(m map[string]int, k string, delta int) {
+	if m[k] += delta; m[k] <= 0 {
+		delete(m, k)
+	}
+}
+
+// ReservationCounts returns the unconfirmed reservations of namespace and
+// of all namespaces.
 func (s *Store) ReservationCounts(namespace string) (inNamespace, total int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
-	return s.nsReservations[namespace], len(s.reservations)
+	return s.unconfirmed.namespace[namespace], s.unconfirmed.total
 }
 
-// checkLimitsLocked returns the *LimitError of a new reservation in
-// namespace, old being the key's reservation it replaces (or nil), and
-// counts it.
-func (s *Store) checkLimitsLocked(namespace string, old *reservation) error {
-	inNamespace, total := s.nsReservations[namespace], len(s.reservations)
-	if old != nil {
-		total--
-		if old.namespace == namespace {
-			inNamespace--
+// checkLimitsLocked returns the *LimitError of a new reservation for c, old
+// being the key's reservation it replaces (or nil).
+func (s *Store) checkLimitsLocked(c Claim, old *reservation) error {
+	held := s.unconfirmed.held(c)
+	if old != nil && !old.confirmed {
+		held.Total--
+		if old.Namespace == c.Namespace {
+			held.Namespace--
+		}
+		if c.User != "" && old.User == c.User {
+			held.User--
 		}
 	}
-	err := s.limits.Check(namespace, inNamespace, total)
-	if le, ok := err.(*LimitError); ok && s.refusals != nil {
-		s.refusals.ObserveReservationRefused(metrics.RefusedStoreMemory, le.Reason)
+	err := s.limits.Check(c, held)
+	if le, ok := err.(*LimitError); ok && s.recorder != nil {
+		s.recorder.ObserveReservationRefused(metrics.RefusedStoreMemory, le.Reason)
 	}
 	return err
+}
+
+func (s *Store) observeConfirmed(r *reservation) {
+	if s.recorder != nil {
+		s.recorder.ObserveReservationConfirmed(s.now().Sub(r.reserved))
+	}
+}
+
+func (s *Store) observeExpired(r *reservation) {
+	if s.recorder != nil {
+		s.recorder.ObserveReservationExpired(r.confirmed)
+	}
 }

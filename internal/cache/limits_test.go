@@ -17,6 +17,9 @@ type refusals struct {
 	n  map[string]int // store/reason
 }
 
+func (r *refusals) ObserveReservationConfirmed(time.Duration) {}
+func (r *refusals) ObserveReservationExpired(bool)            {}
+
 func (r *refusals) ObserveReservationRefused(store, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,9 +55,12 @@ func TestReserveLimits(t *testing.T) {
 		name: "total",
 		steps: []step{
 			{"garden-a", "big", "a1", ""}, {"garden-b", "big", "b1", ""}, {"garden-c", "big", "c1", ""},
-			{"garden-d", "big", "d1", "total"},
+			{"garden-a", "big", "a2", "total"},
+			// A namespace holding none is never refused by the total: a
+			// flood over other namespaces cannot leave it without a seed.
+			{"garden-d", "big", "d1", ""}, {"garden-d", "big", "d2", "total"},
 		},
-		want: map[string]int{"garden-a": 1, "garden-b": 1, "garden-c": 1},
+		want: map[string]int{"garden-a": 1, "garden-b": 1, "garden-c": 1, "garden-d": 1},
 	}, {
 		name: "a held key counts once, and may move at the limit",
 		steps: []step{
@@ -70,13 +76,13 @@ func TestReserveLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &refusals{}
-			s := NewStore(Options{Limits: Limits{PerNamespace: 2, Total: 3}, Refusals: rec})
+			s := NewStore(Options{Limits: Limits{PerNamespace: 2, Total: 3}, Recorder: rec})
 			s.Apply(seed("big", 100))
 			s.Apply(seed("other", 100))
 			s.Apply(seed("small", 1))
 			wantRefused := map[string]int{}
 			for _, st := range tc.steps {
-				err := s.Reserve(st.ns, st.seed, st.key)
+				err := s.Reserve(st.seed, Claim{Key: st.key, Namespace: st.ns})
 				switch st.want {
 				case "":
 					require.NoError(t, err, "%+v", st)
@@ -105,33 +111,35 @@ func TestReserveLimits(t *testing.T) {
 }
 
 func TestLimitErrorMessages(t *testing.T) {
-	assert.Equal(t, `namespace "garden-a" holds 50 live reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end`,
+	assert.Equal(t, `namespace "garden-a" holds 50 unconfirmed reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonNamespace, Limit: 50}).Error())
-	assert.Equal(t, `1000 live reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end`,
+	assert.Equal(t, `user "alice" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser); no place is reserved for this Shoot until some end`,
+		(&LimitError{Namespace: "garden-a", User: "alice", Reason: metrics.RefusedReasonUser, Limit: 20}).Error())
+	assert.Equal(t, `1000 unconfirmed reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonTotal, Limit: 1000}).Error())
-	assert.Equal(t, Limits{PerNamespace: 100, Total: 1000}, Limits{}.WithDefaults())
+	assert.Equal(t, Limits{PerNamespace: 100, PerUser: 20, Total: 1000}, Limits{}.WithDefaults())
 }
 
 // The limits count live reservations only: one that expired or whose Shoot
 // arrived frees its slot.
 func TestReserveLimitsCountLiveOnly(t *testing.T) {
 	clock := newFakeClock()
-	s := NewStore(Options{Limits: Limits{PerNamespace: 2, Total: 10}, Now: clock.Now})
+	s := NewStore(Options{Limits: Limits{PerNamespace: 2, Total: 10}, ConfirmWindow: 30 * time.Second, Now: clock.Now})
 	s.Apply(seed("a", 100))
-	require.NoError(t, s.Reserve("garden-a", "a", "k1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "garden-a"}))
 	clock.Step(10 * time.Second)
-	require.NoError(t, s.Reserve("garden-a", "a", "k2"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k2", Namespace: "garden-a", Name: "s2"}))
 	var le *LimitError
-	require.ErrorAs(t, s.Reserve("garden-a", "a", "k3"), &le)
+	require.ErrorAs(t, s.Reserve("a", Claim{Key: "k3", Namespace: "garden-a"}), &le)
 
 	arrived := shoot("garden-a", "s2", "a", "")
 	arrived.Annotations = map[string]string{AnnotationReservation: "k2"}
 	s.Apply(arrived)
-	require.NoError(t, s.Reserve("garden-a", "a", "k3"), "k2's Shoot arrived: its slot is free")
-	require.ErrorAs(t, s.Reserve("garden-a", "a", "k4"), &le)
+	require.NoError(t, s.Reserve("a", Claim{Key: "k3", Namespace: "garden-a"}), "k2's Shoot arrived: its slot is free")
+	require.ErrorAs(t, s.Reserve("a", Claim{Key: "k4", Namespace: "garden-a"}), &le)
 
 	clock.Step(20 * time.Second) // k1's TTL
-	require.NoError(t, s.Reserve("garden-a", "a", "k4"), "k1 expired: its slot is free")
+	require.NoError(t, s.Reserve("a", Claim{Key: "k4", Namespace: "garden-a"}), "k1 expired: its slot is free")
 	n, total := s.ReservationCounts("garden-a")
 	assert.Equal(t, 2, n)
 	assert.Equal(t, 2, total)
@@ -143,10 +151,10 @@ func TestReserveAgainKeepsExpiry(t *testing.T) {
 	s := NewStore(Options{Now: clock.Now}) // TTL 30s
 	s.Apply(seed("a", 10))
 	s.Apply(seed("b", 10))
-	require.NoError(t, s.Reserve("garden-a", "a", "k"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k", Namespace: "garden-a"}))
 	clock.Step(20 * time.Second)
-	require.NoError(t, s.Reserve("garden-a", "a", "k"))
-	require.NoError(t, s.Reserve("garden-a", "b", "k"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k", Namespace: "garden-a"}))
+	require.NoError(t, s.Reserve("b", Claim{Key: "k", Namespace: "garden-a"}))
 	clock.Step(10 * time.Second) // 30s after the first
 	_, held := s.Reservation("k")
 	assert.False(t, held, "the moved reservation ends at the first one's TTL")
@@ -156,16 +164,16 @@ func TestReserveAgainKeepsExpiry(t *testing.T) {
 // Place at a limit still decides; the decision stands without a reservation.
 func TestPlaceAtLimit(t *testing.T) {
 	rec := &refusals{}
-	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}, Refusals: rec})
+	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}, Recorder: rec})
 	s.decide = leastUsedDecide
 	s.Apply(seed("a", 10))
 	s.Apply(seed("b", 10))
 
-	d, unreserved := s.PlaceReserved(shoot("garden-a", "s1", "", ""), placementOpts, "uid-1")
+	d, unreserved := s.PlaceReserved(shoot("garden-a", "s1", "", ""), placementOpts, "uid-1", "")
 	require.NoError(t, unreserved)
 	assert.Equal(t, "a", d.Seed)
 
-	d, unreserved = s.PlaceReserved(shoot("garden-a", "s2", "", ""), placementOpts, "uid-2")
+	d, unreserved = s.PlaceReserved(shoot("garden-a", "s2", "", ""), placementOpts, "uid-2", "")
 	var le *LimitError
 	require.ErrorAs(t, unreserved, &le)
 	assert.Equal(t, metrics.RefusedReasonNamespace, le.Reason)
@@ -175,10 +183,10 @@ func TestPlaceAtLimit(t *testing.T) {
 	assert.False(t, held)
 	assert.Equal(t, map[string]int64{"a": 1, "b": 0}, usages(s, "a", "b"))
 
-	d, unreserved = s.PlaceReserved(shoot("garden-b", "s3", "", ""), placementOpts, "uid-3")
+	d, unreserved = s.PlaceReserved(shoot("garden-b", "s3", "", ""), placementOpts, "uid-3", "")
 	require.NoError(t, unreserved, "another namespace still reserves")
 	assert.Equal(t, "b", d.Seed)
-	d, unreserved = s.PlaceReserved(shoot("garden-a", "s4", "", ""), placementOpts, "")
+	d, unreserved = s.PlaceReserved(shoot("garden-a", "s4", "", ""), placementOpts, "", "")
 	assert.NoError(t, unreserved, "a dry run reserves nothing and is refused nothing")
 	assert.True(t, d.Schedulable())
 	assert.Equal(t, map[string]int{"memory/namespace": 1}, rec.counts())

@@ -23,18 +23,20 @@ const maxPlaceAttempts = 5
 // Place calls never overfill a seed. See PlaceReserved for a placement the
 // Limits leave without a reservation.
 func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
-	d, _ := s.PlaceReserved(shoot, opts, key)
+	d, _ := s.PlaceReserved(shoot, opts, key, "")
 	return d
 }
 
 // PlaceReserved is Place, and says why a schedulable decision holds no
 // reservation: a *LimitError when the Limits refused one (the seed had room;
 // the decision stands). It is nil when the place is reserved, for a dry run,
-// and for an unschedulable decision.
-func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
+// and for an unschedulable decision. user, where known, is who asked
+// (Limits.PerUser).
+func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error) {
 	if key == "" {
 		return s.decide(s.Snapshot(), shoot, opts), nil
 	}
+	claim := ClaimFor(shoot, key, user)
 	// A retried admission must not compete with its own earlier
 	// reservation; nor may retrying keep a place longer than one TTL.
 	deadline := s.takeExpiry(key)
@@ -47,7 +49,7 @@ func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key stri
 		if !d.Schedulable() {
 			return d, nil
 		}
-		if err = s.reserve(shoot.Namespace, d.Seed, key, deadline); err == nil {
+		if err = s.reserve(d.Seed, claim, deadline); err == nil {
 			return d, nil
 		}
 		if limit := (*LimitError)(nil); errors.As(err, &limit) {
@@ -63,8 +65,8 @@ func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key stri
 }
 
 // reserve is Reserve with reserveLocked's deadline.
-func (s *Store) reserve(namespace, seed, key string, deadline time.Time) error {
+func (s *Store) reserve(seed string, c Claim, deadline time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.reserveLocked(namespace, seed, key, deadline)
+	return s.reserveLocked(seed, c, deadline)
 }

@@ -51,7 +51,7 @@ func TestPlaceRetryReplacesOwnReservation(t *testing.T) {
 func TestPlaceGivesUpAfterBoundedRetries(t *testing.T) {
 	s := NewStore(Options{})
 	s.Apply(seed("a", 1))
-	require.NoError(t, s.Reserve("ns", "a", "other"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "other", Namespace: "ns"}))
 	var calls atomic.Int32
 	// A decider that ignores usage keeps choosing the full seed.
 	s.decide = func(snap *placement.Snapshot, _ *api.Shoot, _ placement.Options) placement.Decision {

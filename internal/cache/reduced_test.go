@@ -143,7 +143,7 @@ func TestStoreSameForReducedShoots(t *testing.T) {
 		assert.False(t, s.ShootChargedTo("p2", "s3", "b"))
 		n, charged := s.ShootsOnSeed("b", []string{"p1/s1", "p1/s2", "p2/s1", "nope"})
 		assert.Equal(t, int64(2), n)
-		assert.Equal(t, []bool{false, true, true, false}, charged)
+		assert.Equal(t, []ShootState{ShootElsewhere, ShootOnSeed, ShootOnSeed, ShootAbsent}, charged)
 		assert.Equal(t, 2, s.ShootsInNamespace("p2"))
 		assert.Equal(t, map[string]int64{"a": 2, "b": 1}, s.Snapshot().ProjectShoots("p1"))
 		assert.Equal(t, []placementtoken.Holder{{UID: "uid-3", Namespace: "p2", Name: "s3"}}, s.TokenCarriers(nonce))

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/seedwarden/seedwarden/internal/api"
 )
 
 // ErrUnknownSeed is returned by Reserve for a seed the landscape does not
@@ -25,12 +28,44 @@ func (e *CapacityError) Error() string {
 		e.Seed, e.Shoots+e.Reserved, e.Shoots, e.Reserved, e.Allocatable)
 }
 
+// Claim is what a reservation is taken for: its key, the Shoot it is for and
+// the user who asked. The key travels on the Shoot in AnnotationReservation,
+// which its users can write, so a Shoot can confirm or end only a
+// reservation taken for it: same namespace, and the same name or, for a
+// Shoot that had only generateName at admission, a name with that prefix.
+type Claim struct {
+	Key                           string
+	Namespace, Name, GenerateName string
+	// User is who sent the request (userInfo.username), "" where unknown;
+	// Limits.PerUser bounds each user's unconfirmed reservations.
+	User string
+}
+
+// ClaimFor is the Claim of a placement of shoot under key, asked by user.
+func ClaimFor(shoot *api.Shoot, key, user string) Claim {
+	return Claim{Key: key, Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, User: user}
+}
+
+// heldFor reports whether the Shoot namespace/name is the one c was taken for.
+func (c Claim) heldFor(namespace, name string) bool {
+	if c.Namespace != namespace || name == "" {
+		return false
+	}
+	if c.Name != "" {
+		return c.Name == name
+	}
+	return c.GenerateName != "" && strings.HasPrefix(name, c.GenerateName)
+}
+
 type reservation struct {
-	key       string
-	namespace string // of the Shoot, for Limits
-	ctr       *counter
-	expires   time.Time
-	index     int // in Store.expiries
+	Claim
+	ctr *counter
+	// reserved is when it was taken; expires is when it ends: the confirm
+	// window after reserved until the watch shows its Shoot (confirmed), the
+	// TTL after reserved from then on.
+	reserved, expires time.Time
+	confirmed         bool
+	index             int // in Store.expiries
 }
 
 // reservationHeap orders reservations by deadline so expiry is a peek.
@@ -56,30 +91,34 @@ func (h *reservationHeap) Pop() any {
 	return r
 }
 
-// Reserve takes one place on seed for key, a Shoot in namespace, until
-// Release(key), the Shoot carrying the key in AnnotationReservation arrives,
-// or the TTL passes. Reserving the same key on the same seed again changes
-// nothing; on another seed it moves the reservation, which keeps its expiry:
-// sending the same request again never makes a place last longer than one
-// TTL. It fails with a *CapacityError when usage+1 would exceed
-// status.allocatable.shoots, with ErrUnknownSeed for a seed that is not in
-// the landscape, and with a *LimitError when the seed has room but a new
-// reservation would exceed the Limits.
-func (s *Store) Reserve(namespace, seed, key string) error {
-	if key == "" {
+// Reserve takes one place on seed for c until Release(c.Key), the watch
+// shows c's Shoot on a seed carrying c.Key in AnnotationReservation, or the
+// reservation ends. It is provisional for the confirm window: a Shoot that
+// does not show up by then (a later admission step refused the CREATE) holds
+// nothing any more. Once the watch shows the Shoot without a seed (placement
+// mode binding), it is confirmed and lasts until the TTL after it was taken.
+// Reserving the same key on the same seed again changes nothing; on another
+// seed it moves the reservation, which keeps its expiry: sending the same
+// request again never makes a place last longer. It fails with a
+// *CapacityError when usage+1 would exceed status.allocatable.shoots, with
+// ErrUnknownSeed for a seed that is not in the landscape, and with a
+// *LimitError when the seed has room but a new reservation would exceed the
+// Limits.
+func (s *Store) Reserve(seed string, c Claim) error {
+	if c.Key == "" {
 		return errors.New("reservation key must not be empty")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.reserveLocked(namespace, seed, key, time.Time{})
+	return s.reserveLocked(seed, c, time.Time{})
 }
 
-// reserveLocked is Reserve; a reservation it takes ends at the TTL or at
-// deadline, if earlier and not zero.
-func (s *Store) reserveLocked(namespace, seed, key string, deadline time.Time) error {
+// reserveLocked is Reserve; a reservation it takes ends no later than
+// deadline, unless that is zero.
+func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	now := s.now()
 	s.sweepLocked(now)
-	old := s.reservations[key]
+	old := s.reservations[c.Key]
 	if old != nil && old.ctr.name == seed {
 		return nil
 	}
@@ -87,33 +126,55 @@ func (s *Store) reserveLocked(namespace, seed, key string, deadline time.Time) e
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnknownSeed, seed)
 	}
-	c := s.counterLocked(seed)
+	ctr := s.counterLocked(seed)
 	if alloc, has := sd.Allocatable(); has {
 		// Exact: every write to the counters happens under s.mu.
-		shoots, reserved := c.shoots.Load(), c.reserved.Load()
+		shoots, reserved := ctr.shoots.Load(), ctr.reserved.Load()
 		if shoots+reserved+1 > alloc {
 			return &CapacityError{Seed: seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}
 		}
 	}
-	if err := s.checkLimitsLocked(namespace, old); err != nil {
+	if err := s.checkLimitsLocked(c, old); err != nil {
 		return err
 	}
-	expires := now.Add(s.ttl)
-	if !deadline.IsZero() && deadline.Before(expires) {
-		expires = deadline
+	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(min(s.confirmWindow, s.ttl))}
+	if !deadline.IsZero() && deadline.Before(r.expires) {
+		r.expires = deadline
 	}
 	if old != nil {
-		expires = old.expires
-		s.releaseLocked(key)
+		r.reserved, r.expires, r.confirmed = old.reserved, old.expires, old.confirmed
+		s.releaseLocked(c.Key)
 	}
-	r := &reservation{key: key, namespace: namespace, ctr: c, expires: expires}
-	c.reserved.Add(1)
-	s.nsReservations[namespace]++
-	s.reserved.Store(key, struct{}{})
-	s.reservations[key] = r
+	s.addLocked(r)
+	return nil
+}
+
+// addLocked enters r into the Store.
+func (s *Store) addLocked(r *reservation) {
+	r.ctr.reserved.Add(1)
+	if !r.confirmed {
+		s.unconfirmed.add(r.Claim, 1)
+	}
+	s.reserved.Store(r.Key, struct{}{})
+	s.reservations[r.Key] = r
 	heap.Push(&s.expiries, r)
 	s.updateNextExpiryLocked()
-	return nil
+}
+
+// confirmLocked records that the watch shows r's Shoot (without a seed yet):
+// it now lasts the TTL after it was taken.
+func (s *Store) confirmLocked(r *reservation) {
+	if r.confirmed {
+		return
+	}
+	r.confirmed = true
+	s.unconfirmed.add(r.Claim, -1)
+	s.observeConfirmed(r)
+	if end := r.reserved.Add(s.ttl); end.After(r.expires) {
+		r.expires = end
+		heap.Fix(&s.expiries, r.index)
+		s.updateNextExpiryLocked()
+	}
 }
 
 // takeExpiry ends the live reservation of key, if any, and returns its
@@ -142,13 +203,28 @@ func ManualReservationKey(namespace, name string) string {
 	return "manual/" + namespace + "/" + name
 }
 
-// Reservation returns the seed of the live reservation of key.
+// Reservation returns the seed of the live reservation of key, whoever it
+// was taken for (inspection; a key read off a request goes through
+// ReservationFor).
 func (s *Store) Reservation(key string) (seed string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
+	if r := s.reservations[key]; r != nil {
+		return r.ctr.name, true
+	}
+	return "", false
+}
+
+// ReservationFor returns the seed of the live reservation of key if it was
+// taken for the Shoot namespace/name (see Claim): a key read off a request
+// proves nothing by itself.
+func (s *Store) ReservationFor(key, namespace, name string) (seed string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
 	r := s.reservations[key]
-	if r == nil {
+	if r == nil || !r.heldFor(namespace, name) {
 		return "", false
 	}
 	return r.ctr.name, true
@@ -196,6 +272,21 @@ func (s *Store) Release(key string) {
 	s.sweepLocked(s.now())
 }
 
+// ReleaseFor is Release for a key read off the Shoot namespace/name (its
+// AnnotationReservation): it ends the reservation only if it was taken for
+// that Shoot, so that a key copied onto another Shoot releases nothing.
+func (s *Store) ReleaseFor(key, namespace, name string) {
+	if _, held := s.reserved.Load(key); !held {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.reservations[key]; r != nil && r.heldFor(namespace, name) {
+		s.releaseLocked(key)
+	}
+	s.sweepLocked(s.now())
+}
+
 func (s *Store) releaseLocked(key string) {
 	r := s.reservations[key]
 	if r == nil {
@@ -205,8 +296,8 @@ func (s *Store) releaseLocked(key string) {
 	s.reserved.Delete(key)
 	heap.Remove(&s.expiries, r.index)
 	r.ctr.reserved.Add(-1)
-	if s.nsReservations[r.namespace]--; s.nsReservations[r.namespace] <= 0 {
-		delete(s.nsReservations, r.namespace)
+	if !r.confirmed {
+		s.unconfirmed.add(r.Claim, -1)
 	}
 	s.gcCounterLocked(r.ctr)
 	s.updateNextExpiryLocked()
@@ -215,7 +306,9 @@ func (s *Store) releaseLocked(key string) {
 // sweepLocked ends every reservation whose deadline has passed.
 func (s *Store) sweepLocked(now time.Time) {
 	for len(s.expiries) > 0 && !s.expiries[0].expires.After(now) {
-		s.releaseLocked(s.expiries[0].key)
+		r := s.expiries[0]
+		s.observeExpired(r)
+		s.releaseLocked(r.Key)
 	}
 }
 

@@ -91,7 +91,7 @@ func TestReserve(t *testing.T) {
 				s.Apply(shoot("p", fmt.Sprint(i), "a", ""))
 			}
 			for i, st := range tc.steps {
-				err := s.Reserve("ns", st.seed, st.key)
+				err := s.Reserve(st.seed, Claim{Key: st.key, Namespace: "ns"})
 				if st.wantErr == "" {
 					assert.NoError(t, err, "step %d", i)
 				} else {
@@ -111,21 +111,21 @@ func TestReserveErrorTypes(t *testing.T) {
 	s := NewStore(Options{})
 	s.Apply(seed("a", 0))
 	var ce *CapacityError
-	require.ErrorAs(t, s.Reserve("ns", "a", "k"), &ce)
+	require.ErrorAs(t, s.Reserve("a", Claim{Key: "k", Namespace: "ns"}), &ce)
 	assert.Equal(t, CapacityError{Seed: "a", Allocatable: 0}, *ce)
-	assert.ErrorIs(t, s.Reserve("ns", "b", "k"), ErrUnknownSeed)
+	assert.ErrorIs(t, s.Reserve("b", Claim{Key: "k", Namespace: "ns"}), ErrUnknownSeed)
 }
 
 func TestRelease(t *testing.T) {
 	s := NewStore(Options{})
 	s.Apply(seed("a", 1))
-	require.NoError(t, s.Reserve("ns", "a", "k1"))
-	require.Error(t, s.Reserve("ns", "a", "k2"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "ns"}))
+	require.Error(t, s.Reserve("a", Claim{Key: "k2", Namespace: "ns"}))
 	s.Release("k1")
 	s.Release("k1")    // idempotent
 	s.Release("never") // unknown
 	assert.Equal(t, int64(0), s.Usage("a"))
-	assert.NoError(t, s.Reserve("ns", "a", "k2"))
+	assert.NoError(t, s.Reserve("a", Claim{Key: "k2", Namespace: "ns"}))
 }
 
 func TestReservationEndsWhenShootArrives(t *testing.T) {
@@ -144,13 +144,17 @@ func TestReservationEndsWhenShootArrives(t *testing.T) {
 		{"annotated shoot without seed keeps it", withAnnotation(shoot("p", "s", "", ""), "k"), 1, true},
 		{"other key keeps it", withAnnotation(shoot("p", "s", "a", ""), "other"), 2, true},
 		{"no annotation keeps it", shoot("p", "s", "a", ""), 2, true},
+		// The annotation is the user's to write: a key copied onto another
+		// Shoot ends nothing.
+		{"key on another Shoot keeps it", withAnnotation(shoot("p", "t", "a", ""), "k"), 2, true},
+		{"key on a Shoot of another namespace keeps it", withAnnotation(shoot("q", "s", "a", ""), "k"), 2, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewStore(Options{})
 			s.Apply(seed("a", 10))
 			s.Apply(seed("b", 10))
-			require.NoError(t, s.Reserve("ns", "a", "k"))
+			require.NoError(t, s.Reserve("a", Claim{Key: "k", Namespace: "p", Name: "s"}))
 			s.Apply(tc.shoot)
 			assert.Equal(t, tc.want, s.Usage("a"))
 			s.mu.Lock()
@@ -163,12 +167,13 @@ func TestReservationEndsWhenShootArrives(t *testing.T) {
 
 func TestReservationTTL(t *testing.T) {
 	clock := newFakeClock()
-	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
+	// A window as long as the TTL: the TTL alone ends these.
+	s := NewStore(Options{ReservationTTL: 30 * time.Second, ConfirmWindow: 30 * time.Second, Now: clock.Now})
 	s.Apply(seed("a", 2))
-	require.NoError(t, s.Reserve("ns", "a", "k1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "ns"}))
 	clock.Step(10 * time.Second)
-	require.NoError(t, s.Reserve("ns", "a", "k2"))
-	require.Error(t, s.Reserve("ns", "a", "k3"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k2", Namespace: "ns"}))
+	require.Error(t, s.Reserve("a", Claim{Key: "k3", Namespace: "ns"}))
 
 	clock.Step(19 * time.Second) // k1 at 29s, k2 at 19s
 	snap := s.Snapshot()
@@ -181,7 +186,7 @@ func TestReservationTTL(t *testing.T) {
 
 	clock.Step(10 * time.Second)
 	assert.Equal(t, int64(0), s.Usage("a"))
-	assert.NoError(t, s.Reserve("ns", "a", "k1"), "an expired key can be reserved again")
+	assert.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "ns"}), "an expired key can be reserved again")
 	assert.Equal(t, int64(1), s.Usage("a"))
 }
 
@@ -189,9 +194,9 @@ func TestReservationTTLExpiresOnReserve(t *testing.T) {
 	clock := newFakeClock()
 	s := NewStore(Options{Now: clock.Now}) // default TTL 30s
 	s.Apply(seed("a", 1))
-	require.NoError(t, s.Reserve("ns", "a", "k1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "ns"}))
 	clock.Step(31 * time.Second)
-	assert.NoError(t, s.Reserve("ns", "a", "k2"), "the expired reservation no longer holds the place")
+	assert.NoError(t, s.Reserve("a", Claim{Key: "k2", Namespace: "ns"}), "the expired reservation no longer holds the place")
 }
 
 // TestReserveConcurrent: Reserve alone never overfills.
@@ -206,7 +211,7 @@ func TestReserveConcurrent(t *testing.T) {
 	for i := range 200 {
 		wg.Go(func() {
 			var ce *CapacityError
-			switch err := s.Reserve("ns", "a", fmt.Sprint("k", i)); {
+			switch err := s.Reserve("a", Claim{Key: fmt.Sprint("k", i), Namespace: "ns"}); {
 			case err == nil:
 				ok.Add(1)
 			case errors.As(err, &ce):
@@ -230,7 +235,7 @@ func TestReleaseFastPath(t *testing.T) {
 	clock := newFakeClock()
 	s := NewStore(Options{ReservationTTL: 30 * time.Second, Now: clock.Now})
 	s.Apply(seed("a", 10))
-	require.NoError(t, s.Reserve("ns", "a", "held"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "held", Namespace: "ns"}))
 
 	returns := func(key string) bool {
 		done := make(chan struct{})
@@ -260,7 +265,7 @@ func TestReleaseFastPath(t *testing.T) {
 
 	// An expired reservation is not swept by Release of another key, but
 	// no longer counts, and leaves the index when swept.
-	require.NoError(t, s.Reserve("ns", "a", "expiring"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "expiring", Namespace: "ns"}))
 	clock.Step(31 * time.Second)
 	s.mu.Lock()
 	assert.True(t, returns("never-reserved"), "a reservation due to expire does not make Release lock")
@@ -270,7 +275,7 @@ func TestReleaseFastPath(t *testing.T) {
 	assert.False(t, held, "expiry removes the key from the index")
 
 	// Releasing an expired key that was not swept yet sweeps it.
-	require.NoError(t, s.Reserve("ns", "a", "expired"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "expired", Namespace: "ns"}))
 	clock.Step(31 * time.Second)
 	s.Release("expired")
 	s.mu.Lock()
@@ -294,7 +299,7 @@ func TestReleaseFastPathConcurrent(t *testing.T) {
 				shared := fmt.Sprintf("shared-%d", i%5)
 				switch i % 4 {
 				case 0:
-					_ = s.Reserve("ns", []string{"a", "b"}[(g+i)%2], shared)
+					_ = s.Reserve([]string{"a", "b"}[(g+i)%2], Claim{Key: shared, Namespace: "ns"})
 				case 1:
 					s.Release(shared)
 				case 2:

@@ -162,7 +162,7 @@ func TestProjectShootsExcludeReservations(t *testing.T) {
 	s := NewStore(Options{})
 	s.Apply(seed("a", 10))
 	s.Apply(shoot("p1", "s1", "a", ""))
-	require.NoError(t, s.Reserve("p1", "a", "uid-1"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "uid-1", Namespace: "p1"}))
 	assert.Equal(t, map[string]int64{"a": 1}, s.Snapshot().ProjectShoots("p1"))
 	assert.Equal(t, int64(2), s.Usage("a"), "the reservation does count as usage")
 }

@@ -28,6 +28,7 @@ const AnnotationReservation = "seedwarden.io/reservation"
 const (
 	DefaultGardenNamespace = "garden"
 	DefaultReservationTTL  = 30 * time.Second
+	DefaultConfirmWindow   = 5 * time.Second
 )
 
 // Options configure a Store.
@@ -37,10 +38,14 @@ type Options struct {
 	// ReservationTTL bounds how long a placement holds a place on its seed
 	// without the Shoot showing up (default 30s).
 	ReservationTTL time.Duration
-	// Limits bound the live reservations (zero fields: the defaults).
+	// ConfirmWindow is how long a reservation holds its place before the
+	// watch shows its Shoot (default DefaultConfirmWindow; at most the TTL).
+	ConfirmWindow time.Duration
+	// Limits bound the unconfirmed reservations (zero fields: the defaults).
 	Limits Limits
-	// Refusals counts the reservations Limits refuse; nil counts nothing.
-	Refusals RefusalRecorder
+	// Recorder counts refused, confirmed and expired reservations; nil
+	// counts nothing.
+	Recorder ReservationRecorder
 	// Now is the clock (default time.Now); tests inject one.
 	Now func() time.Time
 }
@@ -56,8 +61,9 @@ type Options struct {
 type Store struct {
 	gardenNamespace string
 	ttl             time.Duration
+	confirmWindow   time.Duration
 	limits          Limits
-	refusals        RefusalRecorder
+	recorder        ReservationRecorder
 	now             func() time.Time
 	// decide is placement.Decide; a field so Place's reservation loop can be
 	// tested on its own.
@@ -88,7 +94,7 @@ type Store struct {
 	projectNamespaces map[string]projectClaim // project name -> the namespace it claims
 	claimants         map[string][]string     // namespace -> the Projects claiming it, sorted by name
 	reservations      map[string]*reservation
-	nsReservations    map[string]int // live reservations per namespace
+	unconfirmed       unconfirmedCounts
 	expiries          reservationHeap
 
 	// arrived, when set, is told of every Shoot that arrives on the seed an
@@ -136,14 +142,18 @@ func NewStore(o Options) *Store {
 	if o.ReservationTTL <= 0 {
 		o.ReservationTTL = DefaultReservationTTL
 	}
+	if o.ConfirmWindow <= 0 {
+		o.ConfirmWindow = DefaultConfirmWindow
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	s := &Store{
 		gardenNamespace:   o.GardenNamespace,
 		ttl:               o.ReservationTTL,
+		confirmWindow:     o.ConfirmWindow,
 		limits:            o.Limits.WithDefaults(),
-		refusals:          o.Refusals,
+		recorder:          o.Recorder,
 		now:               o.Now,
 		decide:            placement.Decide,
 		counters:          map[string]*counter{},
@@ -154,7 +164,7 @@ func NewStore(o Options) *Store {
 		projectNamespaces: map[string]projectClaim{},
 		claimants:         map[string][]string{},
 		reservations:      map[string]*reservation{},
-		nsReservations:    map[string]int{},
+		unconfirmed:       newUnconfirmedCounts(),
 	}
 	s.nextExpiry.Store(math.MaxInt64)
 	s.publish(&landscape{

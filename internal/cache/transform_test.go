@@ -77,7 +77,7 @@ func TestTransformShootKeepsReservationUntilStatusSeed(t *testing.T) {
 	// The reduced new Shoot still ends its reservation in the Store.
 	s := NewStore(Options{})
 	s.Apply(seed("seed-b", 1))
-	require.NoError(t, s.Reserve("ns", "seed-b", "req-1"))
+	require.NoError(t, s.Reserve("seed-b", Claim{Key: "req-1", Namespace: "garden-dev", Name: "s1"}))
 	s.Apply(out.(*ReducedShoot))
 	assert.Equal(t, int64(1), s.Usage("seed-b"))
 }

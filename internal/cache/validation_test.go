@@ -34,7 +34,7 @@ func TestManualReservationEndsWhenShootArrivesOnItsSeed(t *testing.T) {
 			s := NewStore(Options{})
 			s.Apply(seed("a", 10))
 			s.Apply(seed("b", 10))
-			require.NoError(t, s.Reserve("ns", "a", key))
+			require.NoError(t, s.Reserve("a", Claim{Key: key, Namespace: "ns"}))
 			s.Apply(tc.shoot)
 			_, on := s.Reservation(key)
 			assert.Equal(t, tc.stillOn, on)
@@ -49,7 +49,7 @@ func TestReservationLookup(t *testing.T) {
 	s.Apply(seed("a", 10))
 	_, ok := s.Reservation("k")
 	assert.False(t, ok)
-	require.NoError(t, s.Reserve("ns", "a", "k"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k", Namespace: "ns"}))
 	got, ok := s.Reservation("k")
 	assert.True(t, ok)
 	assert.Equal(t, "a", got)
@@ -68,7 +68,7 @@ func TestCheckCapacity(t *testing.T) {
 	assert.NoError(t, s.CheckCapacity("a", ""))
 	assert.Equal(t, int64(1), s.Usage("a"), "checking reserves nothing")
 
-	require.NoError(t, s.Reserve("ns", "a", "k"))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k", Namespace: "ns"}))
 	assert.NoError(t, s.CheckCapacity("a", "k"), "the key already holds its place")
 	var ce *CapacityError
 	require.ErrorAs(t, s.CheckCapacity("a", "other"), &ce)
@@ -78,7 +78,7 @@ func TestCheckCapacity(t *testing.T) {
 	assert.NoError(t, s.CheckCapacity("unlimited", "other"))
 	assert.ErrorIs(t, s.CheckCapacity("nope", "k"), ErrUnknownSeed)
 	// Same answers as Reserve.
-	assert.ErrorAs(t, s.Reserve("ns", "a", "other"), &ce)
+	assert.ErrorAs(t, s.Reserve("a", Claim{Key: "other", Namespace: "ns"}), &ce)
 }
 
 func TestCount(t *testing.T) {

@@ -1,36 +1,57 @@
 package config
 
-// Limits on the reservations a placement takes: anyone who can reach the
-// webhook can send admission reviews, and every placement holds a place on
-// its seed until the Shoot arrives or reservationTTL passes. The limits
-// bound how many places such reviews can hold at once.
+import "time"
 
-// Defaults of reservations (internal/cache's Limits default to the same, a
-// test in cmd/webhook keeps them equal): far above what a garden holds in normal
-// operation, where a reservation lives from admission until the Shoot shows
-// up in the watch (milliseconds), or reservationTTL for a CREATE that a later
-// admission step refused.
+// A placement reserves a place on its seed at admission, before the later
+// admission steps run. The reservation is provisional: unless the watch shows
+// its Shoot within the confirm window, it ends (a later step refused the
+// CREATE, or the review was forged). The limits bound how many unconfirmed
+// reservations a namespace, a user and everyone together hold at once.
+
+// Defaults of reservations (internal/cache's default to the same, a test in
+// cmd/webhook keeps them equal). A real CREATE is confirmed within
+// milliseconds (seedwarden_reservation_confirmation_seconds; the 300-CREATE
+// burst through three replicas stayed under a second), so the window is
+// wide, and the limits are far above what one user or namespace has in
+// flight.
 const (
+	DefaultConfirmWindow               = 5 * time.Second
 	DefaultMaxReservationsPerNamespace = 100
+	DefaultMaxReservationsPerUser      = 20
 	DefaultMaxReservationsTotal        = 1000
-	// MaxMaxReservations bounds both fields.
+	// MaxMaxReservations bounds the limits.
 	MaxMaxReservations = 1_000_000
+	// MinConfirmWindow: expiries are stored to the second.
+	MinConfirmWindow = time.Second
 )
 
-// Reservations limits the live (unexpired, not yet consumed by their Shoot)
-// reservations one replica holds. A placement beyond a limit is still made,
-// without a reservation.
+// Reservations bounds the unconfirmed reservations one replica holds. Beyond
+// a limit no place is reserved: the mutating webhook admits the Shoot without
+// a seed (the retry controller places it), the capacity webhook denies.
 type Reservations struct {
-	// MaxPerNamespace bounds the live reservations of one namespace, so
-	// that a flood in one namespace leaves room for the others. Default: 100.
+	// ConfirmWindow is how long a reservation holds its place before the
+	// watch shows its Shoot; then it lasts until the Shoot is placed or
+	// reservationTTL passes. Default: 5s; 1s to reservationTTL.
+	ConfirmWindow Duration `json:"confirmWindow,omitempty"`
+	// MaxPerNamespace bounds the unconfirmed reservations of one
+	// namespace, so that a flood in one namespace leaves room for the
+	// others. Default: 100.
 	MaxPerNamespace int `json:"maxPerNamespace,omitempty"`
-	// MaxTotal bounds the live reservations of all namespaces together.
+	// MaxPerUser bounds the unconfirmed reservations of one user
+	// (userInfo.username of the request). Default: 20.
+	MaxPerUser int `json:"maxPerUser,omitempty"`
+	// MaxTotal bounds the unconfirmed reservations of all namespaces
+	// together; past it a namespace holding none still gets one.
 	// Default: 1000; at least maxPerNamespace.
 	MaxTotal int `json:"maxTotal,omitempty"`
 }
 
 func (c *Config) applyReservationDefaults() {
+	if !c.Reservations.ConfirmWindow.set {
+		c.Reservations.ConfirmWindow = Duration{Duration: DefaultConfirmWindow, set: true}
+	}
 	setDefault(&c.Reservations.MaxPerNamespace, DefaultMaxReservationsPerNamespace)
+	setDefault(&c.Reservations.MaxPerUser, DefaultMaxReservationsPerUser)
 	setDefault(&c.Reservations.MaxTotal, DefaultMaxReservationsTotal)
 }
 
@@ -40,12 +61,13 @@ func (c *Config) validateReservations(p *problems) {
 	for _, f := range []struct {
 		path string
 		n    int
-	}{{"reservations.maxPerNamespace", r.MaxPerNamespace}, {"reservations.maxTotal", r.MaxTotal}} {
+	}{{"reservations.maxPerNamespace", r.MaxPerNamespace}, {"reservations.maxPerUser", r.MaxPerUser}, {"reservations.maxTotal", r.MaxTotal}} {
 		if f.n < 1 || f.n > MaxMaxReservations {
 			p.add(f.path, "%d out of range 1-%d", f.n, MaxMaxReservations)
 			ok = false
 		}
 	}
+	validateDurationRange(p, "reservations.confirmWindow", r.ConfirmWindow, MinConfirmWindow, max(MinConfirmWindow, c.ReservationTTL.Duration))
 	if ok && r.MaxTotal < r.MaxPerNamespace {
 		p.add("reservations.maxTotal", "%d is less than reservations.maxPerNamespace %d", r.MaxTotal, r.MaxPerNamespace)
 	}

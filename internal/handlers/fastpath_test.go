@@ -350,7 +350,7 @@ func TestMutatingHTTPHandlerReadError(t *testing.T) {
 // panicPlacer panics in Place.
 type panicPlacer struct{}
 
-func (panicPlacer) Place(context.Context, *api.Shoot, placement.Options, string) (placement.Decision, error) {
+func (panicPlacer) Place(context.Context, *api.Shoot, placement.Options, string, string) (placement.Decision, error) {
 	panic("boom")
 }
 
@@ -472,7 +472,7 @@ func FuzzMutatingHTTPHandler(f *testing.F) {
 // benchPlacer places every Shoot on one seed without recording anything.
 type benchPlacer struct{}
 
-func (benchPlacer) Place(context.Context, *api.Shoot, placement.Options, string) (placement.Decision, error) {
+func (benchPlacer) Place(context.Context, *api.Shoot, placement.Options, string, string) (placement.Decision, error) {
 	return placement.Decision{Seed: "aws-eu2", Tied: []string{"aws-eu2"}, Usage: 4, Total: 1000}, nil
 }
 

@@ -41,7 +41,7 @@ import (
 // floodStore is a Store of the aws CloudProfile, the Projects whose
 // namespaces are given, and the seeds, on clock.
 func floodStore(clock *clocktesting.FakeClock, limits cache.Limits, m *metrics.Recorder, namespaces []string, seeds ...*api.Seed) *cache.Store {
-	s := cache.NewStore(cache.Options{Now: clock.Now, Limits: limits, Refusals: m})
+	s := cache.NewStore(cache.Options{Now: clock.Now, Limits: limits, Recorder: m})
 	s.Apply(&api.CloudProfile{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
 		ObjectMeta: metav1.ObjectMeta{Name: "aws"},

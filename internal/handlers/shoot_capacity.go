@@ -19,8 +19,8 @@ import (
 type CapacityStore interface {
 	Seed(name string) (*placement.Seed, bool)
 	Usage(seed string) int64
-	Reservation(key string) (seed string, ok bool)
-	Reserve(namespace, seed, key string) error
+	ReservationFor(key, namespace, name string) (seed string, ok bool)
+	Reserve(seed string, c cache.Claim) error
 	CheckCapacity(seed, key string) error
 	Release(key string)
 }
@@ -35,7 +35,7 @@ type ClusterReserver interface {
 	// holding a place keeps it. A *cache.LimitError means the reservation
 	// limits refused a new place: none is held. Any other error means it
 	// could not decide.
-	Reserve(ctx context.Context, seed, key string, allocatable int64) error
+	Reserve(ctx context.Context, seed, key, user string, allocatable int64) error
 	// Check answers what Reserve would, without reserving (dry runs).
 	Check(ctx context.Context, seed, key string, allocatable int64) error
 }
@@ -134,7 +134,7 @@ func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Reque
 	if c.checkOnly {
 		err = v.Store.CheckCapacity(c.newSeed, key)
 	} else {
-		err = v.Store.Reserve(c.namespace, c.newSeed, key)
+		err = v.Store.Reserve(c.newSeed, c.claim(key))
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun)
@@ -150,7 +150,7 @@ func (v *ShootCapacityValidator) reservationKey(c *shootChange, uid string) (key
 	if c.op == admissionv1.Create && !c.binding {
 		own := verifyPlacement(v.Signer, c) == nil
 		if k := c.shoot.Annotations[cache.AnnotationReservation]; k != "" && (own || v.Signer == nil) {
-			seed, ok := v.Store.Reservation(k)
+			seed, ok := v.Store.ReservationFor(k, c.namespace, c.name)
 			if ok && seed == c.newSeed {
 				return k, true
 			}
@@ -211,7 +211,7 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 	if c.checkOnly {
 		err = v.Cluster.Check(ctx, c.newSeed, key, alloc)
 	} else {
-		err = v.Cluster.Reserve(ctx, c.newSeed, key, alloc)
+		err = v.Cluster.Reserve(ctx, c.newSeed, key, c.user, alloc)
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		if held {
@@ -232,9 +232,14 @@ func (v *ShootCapacityValidator) reserveLocally(c *shootChange, key string, held
 	if held || c.checkOnly {
 		return
 	}
-	if err := v.Store.Reserve(c.namespace, c.newSeed, key); err != nil {
+	if err := v.Store.Reserve(c.newSeed, c.claim(key)); err != nil {
 		log.V(1).Info("Admitted across replicas; not recorded in this replica's reservations", "seed", c.newSeed, "reason", err.Error())
 	}
+}
+
+// claim is the Store's Claim of the Shoot's place under key.
+func (c *shootChange) claim(key string) cache.Claim {
+	return cache.Claim{Key: key, Namespace: c.namespace, Name: c.name, GenerateName: c.shoot.GenerateName, User: c.user}
 }
 
 // clusterReservationKey is "<namespace>/<name>": the Shoot's own key, so

@@ -48,7 +48,7 @@ func (f *fakeCluster) call(op, seed, key string, alloc int64) error {
 	return f.err
 }
 
-func (f *fakeCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
+func (f *fakeCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
 	return f.call("reserve", seed, key, alloc)
 }
 
@@ -100,7 +100,7 @@ func TestShootCapacityValidatorCluster(t *testing.T) {
 	}, {
 		name: "the cluster decides, not this replica's fuller view",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("garden-dev", "small", "in-flight-here")) // local view: full
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: "in-flight-here", Namespace: "garden-dev"})) // local view: full
 		},
 		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
 		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
@@ -121,14 +121,18 @@ func TestShootCapacityValidatorCluster(t *testing.T) {
 		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
 		wantKeys: map[string]string{manualKey: "small"},
 	}, {
-		name:        "own placement held here still reserves across replicas",
-		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID)) },
+		name: "own placement held here still reserves across replicas",
+		setup: func(f *capacityFixture) {
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+		},
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
 		wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
 	}, {
-		name:        "own placement held here on a seed full across replicas gives the place back",
-		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID)) },
+		name: "own placement held here on a seed full across replicas gives the place back",
+		setup: func(f *capacityFixture) {
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+		},
 		clusterErr:  full,
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantMessage: `seed "small" is full`, wantCalls: []string{"reserve small " + clusterKey + " 2"},
@@ -383,7 +387,7 @@ func TestCapacityAtReservationLimitNeverOverfillsAcrossReplicas(t *testing.T) {
 
 	// A Shoot whose place is held already (B's mutating webhook reserved
 	// it) is still admitted by A at its limit, and nothing is written.
-	require.NoError(t, bReserver.Reserve(t.Context(), "aws-eu2", "garden-dev/placed-by-b", 10))
+	require.NoError(t, bReserver.Reserve(t.Context(), "aws-eu2", "garden-dev/placed-by-b", "", 10))
 	resp := create(a, "placed-by-b", "aws-eu2")
 	assert.True(t, resp.Allowed, vMessage(resp))
 	assert.Equal(t, []string{"garden-dev.first", "garden-dev.placed-by-b"}, entries("aws-eu2"))

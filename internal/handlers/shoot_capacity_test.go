@@ -96,8 +96,10 @@ func TestShootCapacityValidator(t *testing.T) {
 		wantMessage: `seedwarden: cannot place Shoot "garden-dev/crazy-botany": seed "full" is full: usage 2 (2 shoots + 0 reservations) + 1 would exceed allocatable shoots 2`,
 		wantUsage:   map[string]int64{"full": 2}, wantKeys: map[string]string{manualKey: ""},
 	}, {
-		name:  "manual create after another took the last place",
-		setup: func(f *capacityFixture) { require.NoError(t, f.store.Reserve("garden-dev", "small", "someone-else")) },
+		name: "manual create after another took the last place",
+		setup: func(f *capacityFixture) {
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: "someone-else", Namespace: "garden-dev"}))
+		},
 		review: func(*capacityFixture) vReview {
 			return vReview{object: vShoot("small", nil)}
 		},
@@ -119,8 +121,10 @@ func TestShootCapacityValidator(t *testing.T) {
 		},
 		wantMessage: `seed "full" is full`,
 	}, {
-		name:        "retried manual placement keeps its place",
-		setup:       func(f *capacityFixture) { require.NoError(t, f.store.Reserve("garden-dev", "small", manualKey)) },
+		name: "retried manual placement keeps its place",
+		setup: func(f *capacityFixture) {
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: manualKey, Namespace: "garden-dev"}))
+		},
 		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
 		wantAllowed: true, wantUsage: map[string]int64{"small": 2},
 	}, {
@@ -146,14 +150,14 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "own placement holding its reservation",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID)) // by the mutating webhook
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"})) // by the mutating webhook
 		},
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantAllowed: true, wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
 	}, {
 		name: "own placement on a seed that filled up since gives the place back",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID))
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
 			// Created past the webhook.
 			vShootsOnNamed(f.store, "garden-ops", "late-1", "small")
 			vShootsOnNamed(f.store, "garden-ops", "late-2", "small")
@@ -173,7 +177,7 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "forged token cannot ride on another Shoot's reservation",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID)) // someone else's placement
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"})) // someone else's placement
 		},
 		review: func(f *capacityFixture) vReview {
 			return vReview{object: vShoot("small", map[string]string{placementtoken.Annotation: "forged", cache.AnnotationReservation: mutatingUID})}
@@ -182,7 +186,7 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "reservation annotation on a binding is not trusted",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID))
+			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
 		},
 		review: func(f *capacityFixture) vReview {
 			r := binding("", "small")
@@ -271,7 +275,7 @@ func TestShootCapacityValidatorManualReservationEnds(t *testing.T) {
 func TestShootCapacityValidatorWithoutSigner(t *testing.T) {
 	f := newCapacityFixture(t)
 	f.v.Signer = nil
-	require.NoError(t, f.store.Reserve("garden-dev", "small", mutatingUID))
+	require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
 	ann := map[string]string{cache.AnnotationReservation: mutatingUID}
 	resp := vServe(t, f.v, vReview{object: vShoot("small", ann)}.body(t))
 	assert.True(t, resp.Allowed, vMessage(resp))

@@ -61,7 +61,7 @@ type Placer interface {
 	// unreserved (a *cache.LimitError) says a schedulable decision holds no
 	// reservation: the reservation limits refused one (the mutating webhook
 	// then places nothing).
-	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey string) (d placement.Decision, unreserved error)
+	Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, reservationKey, user string) (d placement.Decision, unreserved error)
 }
 
 // ShootMutator is the mutating webhook for Shoot CREATE: it sets
@@ -242,7 +242,7 @@ func (m *ShootMutator) place(ctx context.Context, r *admissionjson.ShootRequest,
 	if dryRun || !inProject(m.Projects, shoot.Namespace) {
 		key = ""
 	}
-	d, unreserved := m.Placer.Place(ctx, shoot, m.Options, key)
+	d, unreserved := m.Placer.Place(ctx, shoot, m.Options, key, r.Request.UserInfo.Username)
 
 	if !d.Schedulable() {
 		m.logger(r, shoot).Info("No seed fits Shoot; admitting it unscheduled", "step", d.Step, "message", d.Message, "dryRun", dryRun)

@@ -43,7 +43,7 @@ type placeCall struct {
 	key   string
 }
 
-func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
+func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key, _ string) (placement.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, placeCall{shoot: shoot.DeepCopy(), opts: opts, key: key})

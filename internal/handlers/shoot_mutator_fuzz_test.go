@@ -25,7 +25,7 @@ import (
 // arbitrary input.
 type fuzzPlacer struct{}
 
-func (fuzzPlacer) Place(_ context.Context, shoot *api.Shoot, _ placement.Options, _ string) (placement.Decision, error) {
+func (fuzzPlacer) Place(_ context.Context, shoot *api.Shoot, _ placement.Options, _, _ string) (placement.Decision, error) {
 	if strings.HasSuffix(shoot.Spec.Region, "x") {
 		return placement.Decision{Total: 2, Message: shoot.Spec.Region, Reasons: map[string]string{
 			shoot.Name: shoot.Spec.Region, shoot.Spec.Provider.Type: shoot.Namespace,

@@ -60,7 +60,8 @@ func checkShootValidationTarget(req admission.Request) error {
 // shootChange is what a Shoot request does to spec.seedName.
 type shootChange struct {
 	op      admissionv1.Operation
-	binding bool // through the shoots/binding subresource
+	user    string // userInfo.username of the request
+	binding bool   // through the shoots/binding subresource
 	dryRun  bool
 	// checkOnly: the capacity webhook checks and reserves nothing (a dry
 	// run, or a namespace of no known Project).
@@ -89,6 +90,7 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 	}
 	c := &shootChange{
 		op:        req.Operation,
+		user:      req.UserInfo.Username,
 		binding:   req.SubResource == api.SubresourceBinding,
 		dryRun:    req.DryRun != nil && *req.DryRun,
 		shoot:     shoot,

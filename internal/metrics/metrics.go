@@ -90,6 +90,7 @@ type Recorder struct {
 	conflicts                         prometheus.Counter
 	clientRejections                  *prometheus.CounterVec
 	refused                           *prometheus.CounterVec // refused.go
+	lifecycle                         reservationLifecycle   // refused.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -154,6 +155,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Help: "TLS handshakes on the webhook port refused by client authentication (server.clientAuth), by reason (missing, untrusted, name_not_allowed).",
 		}, []string{"reason"}),
 		refused:      newRefusedCollector(),
+		lifecycle:    newReservationLifecycle(),
 		pending:      newPendingCollectors(),
 		reservations: newReservationCollectors(),
 		certificates: newCertificateCollectors(),
@@ -169,6 +171,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.conflicts = Register(reg, m.conflicts)
 	m.clientRejections = Register(reg, m.clientRejections)
 	m.refused = Register(reg, m.refused)
+	m.lifecycle.confirmation = Register(reg, m.lifecycle.confirmation)
+	m.lifecycle.expired = Register(reg, m.lifecycle.expired)
 	for _, g := range groups {
 		switch g {
 		case GroupPending:

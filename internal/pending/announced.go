@@ -34,7 +34,7 @@ func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string
 	admission := shoot.Annotations[cache.AnnotationReservation]
 	if seed == "" || r.Verifier == nil || r.announcedRefused(types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}) {
 		if admission != "" {
-			r.Store.Release(admission)
+			r.Store.ReleaseFor(admission, shoot.Namespace, shoot.Name)
 		}
 		return placement.Decision{}, false, 0
 	}
@@ -51,7 +51,7 @@ func (r *Reconciler) announced(ctx context.Context, shoot *api.Shoot, key string
 	if err != nil {
 		log.V(1).Info("Announced seed not taken: its placement token does not verify; deciding again", "reason", err.Error())
 		if admission != "" {
-			r.Store.Release(admission)
+			r.Store.ReleaseFor(admission, shoot.Namespace, shoot.Name)
 		}
 		return placement.Decision{}, false, 0
 	}

@@ -35,6 +35,9 @@ type Store interface {
 	Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision
 	PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool
 	Release(key string)
+	// ReleaseFor releases a key read off the Shoot namespace/name only if it
+	// was reserved for that Shoot.
+	ReleaseFor(key, namespace, name string)
 	Apply(obj client.Object)
 	Remove(obj client.Object)
 }

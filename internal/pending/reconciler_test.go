@@ -67,6 +67,8 @@ func (f *fakeStore) Place(shoot *api.Shoot, _ placement.Options, key string) pla
 	return f.decide(shoot)
 }
 
+func (f *fakeStore) ReleaseFor(key, _, _ string) { f.Release(key) }
+
 func (f *fakeStore) Release(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -628,9 +630,9 @@ func TestReservationKeyIsTheCapacityWebhooksKey(t *testing.T) {
 		Allocatable: corev1.ResourceList{api.ResourceShoots: resource.MustParse("1")},
 	}}
 	store.Apply(sd)
-	require.NoError(t, store.Reserve("garden-dev", "seed-a", ReservationKey("garden-dev", "s1")), "the controller takes the last place")
-	assert.NoError(t, store.Reserve("garden-dev", "seed-a", cache.ManualReservationKey("garden-dev", "s1")), "the webhook finds it held")
-	assert.Error(t, store.Reserve("garden-dev", "seed-a", cache.ManualReservationKey("garden-dev", "other")), "and the seed is full for others")
+	require.NoError(t, store.Reserve("seed-a", cache.Claim{Key: ReservationKey("garden-dev", "s1"), Namespace: "garden-dev"}), "the controller takes the last place")
+	assert.NoError(t, store.Reserve("seed-a", cache.Claim{Key: cache.ManualReservationKey("garden-dev", "s1"), Namespace: "garden-dev"}), "the webhook finds it held")
+	assert.Error(t, store.Reserve("seed-a", cache.Claim{Key: cache.ManualReservationKey("garden-dev", "other"), Namespace: "garden-dev"}), "and the seed is full for others")
 	bound := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: "s1"}, Spec: api.ShootSpec{SeedName: ptr.To("seed-a")}}
 	store.Apply(bound)
 	assert.Equal(t, int64(1), store.Usage("seed-a"), "the bound Shoot ends the reservation")

@@ -135,7 +135,7 @@ func TestScoringCountsMigrationsAndReservations(t *testing.T) {
 	// usage a 2, b 1, c 1: LeastAllocated 100*(10-3)/10, 100*(10-2)/10.
 	assert.Equal(t, map[string][]int{"a": {70, 0}, "b": {80, 100}, "c": {80, 100}}, scores())
 
-	require.NoError(t, store.Reserve("garden-dev", "b", "in-flight"))
+	require.NoError(t, store.Reserve("b", cache.Claim{Key: "in-flight", Namespace: "garden-dev"}))
 	// usage a 2, b 2, c 1.
 	assert.Equal(t, map[string][]int{"a": {70, 0}, "b": {70, 0}, "c": {80, 100}}, scores())
 }

@@ -135,7 +135,7 @@ func TestThreeReplicasNeverOverfill(t *testing.T) {
 	var seq []time.Duration
 	for i := range 50 {
 		t0 := time.Now()
-		require.NoError(t, replicas[0].Reserve(context.Background(), "quiet", fmt.Sprintf("garden-dev/q-%02d", i), 1000))
+		require.NoError(t, replicas[0].Reserve(context.Background(), "quiet", fmt.Sprintf("garden-dev/q-%02d", i), "", 1000))
 		seq = append(seq, time.Since(t0))
 	}
 	t.Logf("uncontended reservation (GET + UPDATE): %s", summary(seq))
@@ -222,7 +222,7 @@ func BenchmarkReserveAPIServer(b *testing.B) {
 		reset(b)
 		for range b.N {
 			i := seq.Add(1)
-			if err := r.Reserve(ctx, fmt.Sprintf("seq-%d", i/100), fmt.Sprintf("garden-dev/b-%d", i), 1<<30); err != nil {
+			if err := r.Reserve(ctx, fmt.Sprintf("seq-%d", i/100), fmt.Sprintf("garden-dev/b-%d", i), "", 1<<30); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -237,7 +237,7 @@ func BenchmarkReserveAPIServer(b *testing.B) {
 			for pb.Next() {
 				i := seq.Add(1)
 				r := replicas[i%3]
-				if err := r.Reserve(ctx, fmt.Sprintf("par-%d-%d", i%4, i/400), fmt.Sprintf("garden-dev/b-%d", i), 1<<30); err != nil {
+				if err := r.Reserve(ctx, fmt.Sprintf("par-%d-%d", i%4, i/400), fmt.Sprintf("garden-dev/b-%d", i), "", 1<<30); err != nil {
 					b.Error(err)
 					return
 				}
@@ -246,7 +246,7 @@ func BenchmarkReserveAPIServer(b *testing.B) {
 	})
 	b.Run("check", func(b *testing.B) {
 		r := newReplica()
-		require.NoError(b, r.Reserve(ctx, "check", "garden-dev/x", 100))
+		require.NoError(b, r.Reserve(ctx, "check", "garden-dev/x", "", 100))
 		reset(b)
 		for range b.N {
 			if err := r.Check(ctx, "check", "garden-dev/y", 100); err != nil {

@@ -32,8 +32,8 @@ func TestReserveRetriesConflicts(t *testing.T) {
 			},
 		})
 		r := newTestReserver(t, c, landscape(map[string]int64{"s": 5}, nil), newClock())
-		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 5)) // creates
-		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 5)) // 3 conflicts, then updates
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 5)) // creates
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 5)) // 3 conflicts, then updates
 		assert.Equal(t, int32(4), updates.Load())
 		assert.Len(t, entries(t, c, "s"), 2)
 	})
@@ -47,7 +47,7 @@ func TestReserveRetriesConflicts(t *testing.T) {
 				// Between this replica's read and write, the other one
 				// writes: a real resourceVersion conflict follows.
 				if !interfered.Swap(true) {
-					assert.NoError(t, other.Reserve(ctx, "s", "garden-dev/other", 2))
+					assert.NoError(t, other.Reserve(ctx, "s", "garden-dev/other", "", 2))
 				}
 				return c.Update(ctx, obj, opts...)
 			},
@@ -55,8 +55,8 @@ func TestReserveRetriesConflicts(t *testing.T) {
 		local := landscape(map[string]int64{"s": 2}, nil)
 		r := newTestReserver(t, c, local, clk)
 		other = newTestReserver(t, c, local, clk)
-		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
-		capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 2), 0, 2, 2)
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 2))
+		capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 2), 0, 2, 2)
 		assert.Equal(t, []string{"garden-dev.a", "garden-dev.other"}, sortedKeys(entries(t, c, "s")))
 	})
 
@@ -69,8 +69,8 @@ func TestReserveRetriesConflicts(t *testing.T) {
 			},
 		})
 		r := newTestReserver(t, c, landscape(map[string]int64{"s": 5}, nil), newClock(), func(o *Options) { o.MaxAttempts = 4 })
-		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 5))
-		err := r.Reserve(ctx, "s", "garden-dev/b", 5)
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 5))
+		err := r.Reserve(ctx, "s", "garden-dev/b", "", 5)
 		require.Error(t, err)
 		assert.False(t, errors.As(err, new(*cache.CapacityError)))
 		assert.Contains(t, err.Error(), `reserving a place on seed "s": 4 attempts conflicted with other replicas' updates of ConfigMap seedwarden/seedwarden-capacity-s`)
@@ -90,7 +90,7 @@ func TestReserveCreateRace(t *testing.T) {
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if creates.Add(1) == 1 {
 				// The other replica creates it first.
-				assert.NoError(t, other.Reserve(ctx, "s", "garden-dev/other", 2))
+				assert.NoError(t, other.Reserve(ctx, "s", "garden-dev/other", "", 2))
 			}
 			return c.Create(ctx, obj, opts...)
 		},
@@ -98,9 +98,9 @@ func TestReserveCreateRace(t *testing.T) {
 	r := newTestReserver(t, c, local, clk)
 	other = newTestReserver(t, c, local, clk)
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 2))
 	assert.Equal(t, []string{"garden-dev.a", "garden-dev.other"}, sortedKeys(entries(t, c, "s")))
-	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 2), 0, 2, 2)
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 2), 0, 2, 2)
 	assert.Equal(t, int32(2), creates.Load())
 
 	// And truly concurrently, many replicas on a fresh seed.
@@ -110,7 +110,7 @@ func TestReserveCreateRace(t *testing.T) {
 	for i := range 8 {
 		ri := newTestReserver(t, c2, local, clk)
 		wg.Go(func() {
-			if ri.Reserve(ctx, "fresh", fmt.Sprintf("garden-dev/r%d", i), 5) == nil {
+			if ri.Reserve(ctx, "fresh", fmt.Sprintf("garden-dev/r%d", i), "", 5) == nil {
 				ok.Add(1)
 			}
 		})
@@ -152,7 +152,7 @@ func TestReserveFailsClosed(t *testing.T) {
 			c := newFake(&tc.funcs)
 			r := newTestReserver(t, c, landscape(map[string]int64{"s": 5}, nil), newClock(), func(o *Options) { o.Timeout = 100 * time.Millisecond })
 			start := time.Now()
-			err := r.Reserve(ctx, "s", "garden-dev/a", 5)
+			err := r.Reserve(ctx, "s", "garden-dev/a", "", 5)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.False(t, errors.As(err, new(*cache.CapacityError)))
@@ -177,9 +177,9 @@ func TestReserveFailsClosed(t *testing.T) {
 			},
 		})
 		r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk)
-		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 2))
 		fail.Store(true)
-		err := r.Reserve(ctx, "s", "garden-dev/b", 2)
+		err := r.Reserve(ctx, "s", "garden-dev/b", "", 2)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `updating reservations of seed "s" (ConfigMap seedwarden/seedwarden-capacity-s): slow down`)
 		assert.Len(t, entries(t, c, "s"), 1)
@@ -195,7 +195,7 @@ func TestReserveFailsClosed(t *testing.T) {
 			{"", "ns/name", `seed name "" cannot name a reservation ConfigMap`},
 			{"UPPER", "ns/name", `seed name "UPPER" cannot name`},
 		} {
-			err := r.Reserve(ctx, tc.seed, tc.key, 5)
+			err := r.Reserve(ctx, tc.seed, tc.key, "", 5)
 			require.Error(t, err, "%s %s", tc.seed, tc.key)
 			assert.Contains(t, err.Error(), tc.want)
 			err = r.Check(ctx, tc.seed, tc.key, 5)
@@ -233,14 +233,14 @@ func TestReserveBatches(t *testing.T) {
 		other    = make(chan error, n)
 	)
 	wg.Go(func() {
-		if r.Reserve(ctx, "s", "garden-dev/first", 30) == nil {
+		if r.Reserve(ctx, "s", "garden-dev/first", "", 30) == nil {
 			ok.Add(1)
 		}
 	})
 	require.Eventually(t, func() bool { return writes.Load() == 1 }, 5*time.Second, time.Millisecond)
 	for i := range n - 1 {
 		wg.Go(func() {
-			switch err := r.Reserve(ctx, "s", fmt.Sprintf("garden-dev/s%02d", i), 30); {
+			switch err := r.Reserve(ctx, "s", fmt.Sprintf("garden-dev/s%02d", i), "", 30); {
 			case err == nil:
 				ok.Add(1)
 			case errors.As(err, new(*cache.CapacityError)):
@@ -284,7 +284,7 @@ func TestReserveCallerGivesUp(t *testing.T) {
 	r := newTestReserver(t, c, landscape(nil, nil), newClock())
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	err := r.Reserve(cctx, "s", "garden-dev/a", 1)
+	err := r.Reserve(cctx, "s", "garden-dev/a", "", 1)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), `reserving a place on seed "s" through the API server`)

@@ -34,7 +34,7 @@ type LocalPlacer interface {
 	// PlaceReserved decides for shoot and, unless key is empty (dry run),
 	// holds a place on the chosen seed under key; a *cache.LimitError says
 	// the decision stands without one.
-	PlaceReserved(shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error)
+	PlaceReserved(shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error)
 	Seed(name string) (*placement.Seed, bool)
 	Release(key string)
 }
@@ -48,7 +48,7 @@ type ClusterReserver interface {
 	// Reserve takes a place on seed for key, or returns a
 	// *cache.CapacityError when the seed is full across replicas; a
 	// *cache.LimitError means the reservation limits refused a new place.
-	Reserve(ctx context.Context, seed, key string, allocatable int64) error
+	Reserve(ctx context.Context, seed, key, user string, allocatable int64) error
 	// Check answers what Reserve would, without reserving (dry runs).
 	Check(ctx context.Context, seed, key string, allocatable int64) error
 }
@@ -87,10 +87,10 @@ type ClusterPlacer struct {
 }
 
 // Place decides for shoot and holds its place under key (dry run: key
-// empty), as the mutating webhook's Placer.
-func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key string) (placement.Decision, error) {
+// empty) for user, as the mutating webhook's Placer.
+func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error) {
 	if p.Cluster == nil || shoot.Name == "" || shoot.Namespace == "" {
-		return p.Local.PlaceReserved(shoot, opts, key)
+		return p.Local.PlaceReserved(shoot, opts, key, user)
 	}
 	clusterKey := shoot.Namespace + "/" + shoot.Name
 	timeout, seeds := p.Timeout, p.Seeds
@@ -107,13 +107,13 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 	total := 0
 	opts.Exclude = slices.Clone(opts.Exclude)
 	for range seeds {
-		d, unreserved := p.Local.PlaceReserved(shoot, opts, key)
+		d, unreserved := p.Local.PlaceReserved(shoot, opts, key, user)
 		if !d.Schedulable() {
 			// Local reserved nothing.
 			return withFull(d, full), nil
 		}
 		total = d.Total
-		unreserved, err := p.reserve(ctx, d.Seed, clusterKey, key == "", unreserved)
+		unreserved, err := p.reserve(ctx, d.Seed, clusterKey, user, key == "", unreserved)
 		if err == nil {
 			if unreserved != nil && key != "" {
 				// Reserved in one place only would be counted where the
@@ -156,7 +156,7 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 // (the mutating webhook admits the Shoot without a seed), so the seed is
 // not checked either. A seed without allocatable shoots has no limit to
 // share.
-func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dryRun bool, unreserved error) (why, err error) {
+func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey, user string, dryRun bool, unreserved error) (why, err error) {
 	if unreserved != nil {
 		return unreserved, nil
 	}
@@ -172,7 +172,7 @@ func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey string, dr
 	if dryRun {
 		return nil, p.Cluster.Check(ctx, seed, clusterKey, alloc)
 	}
-	err = p.Cluster.Reserve(ctx, seed, clusterKey, alloc)
+	err = p.Cluster.Reserve(ctx, seed, clusterKey, user, alloc)
 	if limit := (*cache.LimitError)(nil); errors.As(err, &limit) {
 		return limit, nil
 	}

@@ -43,7 +43,7 @@ func (f *seedCluster) call(op, seed, key string, alloc int64) error {
 	return nil
 }
 
-func (f *seedCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
+func (f *seedCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
 	return f.call("reserve", seed, key, alloc)
 }
 
@@ -184,7 +184,7 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 				reservationKey = ""
 			}
 
-			d, unreserved := p.Place(t.Context(), placerShoot(name), placerOptions, reservationKey)
+			d, unreserved := p.Place(t.Context(), placerShoot(name), placerOptions, reservationKey, "")
 			require.NoError(t, unreserved)
 			assert.Equal(t, tt.wantSeed, d.Seed)
 			held, ok := store.Reservation("uid-1")
@@ -224,7 +224,7 @@ func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 // limitedCluster refuses every Reserve at a limit and records the calls.
 type limitedCluster struct{ seedCluster }
 
-func (f *limitedCluster) Reserve(_ context.Context, seed, key string, alloc int64) error {
+func (f *limitedCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
 	_ = f.call("reserve", seed, key, alloc)
 	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
 }
@@ -237,7 +237,7 @@ func TestClusterPlacerAtClusterLimit(t *testing.T) {
 	store := placerStore()
 	cluster := &limitedCluster{}
 	p := &ClusterPlacer{Local: store, Cluster: cluster}
-	d, unreserved := p.Place(t.Context(), placerShoot("crazy-botany"), placerOptions, "uid-1")
+	d, unreserved := p.Place(t.Context(), placerShoot("crazy-botany"), placerOptions, "uid-1", "")
 	var limit *cache.LimitError
 	require.ErrorAs(t, unreserved, &limit)
 	assert.Equal(t, "a", d.Seed)

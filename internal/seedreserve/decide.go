@@ -38,9 +38,9 @@ func (r *Reserver) decide(seed string, stored map[string]string, reqs []*request
 	for _, req := range reqs {
 		keys = append(keys, req.shootKey)
 	}
-	shoots, charged := r.local.ShootsOnSeed(seed, keys)
-	count := shoots + r.countLive(entries, charged, now)
-	d := decideRequests(seed, entries, reqs, charged[reqIdx:], shoots, count)
+	shoots, states := r.local.ShootsOnSeed(seed, keys)
+	count := shoots + r.countLive(entries, states, now)
+	d := decideRequests(seed, entries, reqs, states[reqIdx:], shoots, count)
 	if !d.write {
 		return d
 	}
@@ -77,19 +77,30 @@ func (r *Reserver) readEntries(stored map[string]string, nReqs int, now time.Tim
 }
 
 // countLive returns how many live entries count on top of the Shoots: those
-// whose Shoot the cache does not charge to the seed. An entry whose Shoot is
-// charged is dropped once older than pruneAfter.
-func (r *Reserver) countLive(entries map[string]*entry, charged []bool, now time.Time) int64 {
+// whose Shoot the cache does not charge to the seed, while provisional or
+// confirmed. An entry whose Shoot is charged is dropped once older than
+// pruneAfter; one past the confirm window whose Shoot the cache does not
+// hold without a seed was never confirmed (a later admission step refused
+// the CREATE) and is dropped too.
+func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootState, now time.Time) int64 {
 	var count int64
 	for _, e := range entries {
 		if e.dropped {
 			continue
 		}
-		e.charged = e.shootIdx >= 0 && charged[e.shootIdx]
+		state := cache.ShootAbsent
+		if e.shootIdx >= 0 {
+			state = states[e.shootIdx]
+		}
+		e.charged = state == cache.ShootOnSeed
+		age := r.ttl - e.expires.Sub(now) // from when the entry was written
 		switch {
-		case e.charged && e.expires.Sub(now) <= r.ttl-r.pruneAfter:
+		case e.charged && age >= r.pruneAfter:
 			e.dropped = true // the Shoot counts itself, everywhere by now
-		case !e.charged:
+		case e.charged:
+		case e.shootIdx >= 0 && age >= r.confirmWindow && state != cache.ShootPending:
+			e.dropped = true // unconfirmed: no Shoot came of it
+		default:
 			count++
 		}
 	}
@@ -97,9 +108,9 @@ func (r *Reserver) countLive(entries map[string]*entry, charged []bool, now time
 }
 
 // decideRequests grants or denies each request in order against count, the
-// seed's usage; charged[i] says whether the cache already charges request
+// seed's usage; states[i] says whether the cache already charges request
 // i's Shoot to the seed.
-func decideRequests(seed string, entries map[string]*entry, reqs []*request, charged []bool, shoots, count int64) decision {
+func decideRequests(seed string, entries map[string]*entry, reqs []*request, states []cache.ShootState, shoots, count int64) decision {
 	d := decision{results: make([]error, len(reqs))}
 	for i, req := range reqs {
 		if e := entries[req.key]; e != nil && !e.dropped {
@@ -117,7 +128,7 @@ func decideRequests(seed string, entries map[string]*entry, reqs []*request, cha
 			continue
 		}
 		entries[req.key] = &entry{key: req.key, rewrite: true}
-		if !charged[i] {
+		if states[i] != cache.ShootOnSeed {
 			count++
 		}
 		d.write = true

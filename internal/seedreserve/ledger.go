@@ -22,34 +22,51 @@ import (
 // most this much later.
 const pruneEvery = time.Second
 
-// ledger counts the live entries this replica wrote, by Shoot key.
+// ledger counts the unconfirmed entries this replica wrote, by Shoot key.
 type ledger struct {
-	limits cache.Limits
-	local  LocalShoots
+	limits        cache.Limits
+	confirmWindow time.Duration
+	local         LocalShoots
 
-	mu          sync.Mutex
-	entries     map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
-	inNamespace map[string]int
-	pruned      time.Time // last pruneLocked
+	mu      sync.Mutex
+	entries map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
+	held    map[string]int         // unconfirmed entries by namespace and by user (prefixed)
+	pruned  time.Time              // last pruneLocked
 }
 
 type ledgerEntry struct {
-	seed, namespace string
+	seed string
+	cache.Claim
+	taken time.Time
 	// expires is no earlier than the written entry's expiry; zero while
 	// the request is decided.
 	expires time.Time
 }
 
-func newLedger(limits cache.Limits, local LocalShoots) *ledger {
-	return &ledger{limits: limits.WithDefaults(), local: local, entries: map[string]ledgerEntry{}, inNamespace: map[string]int{}}
+func newLedger(limits cache.Limits, confirmWindow time.Duration, local LocalShoots) *ledger {
+	return &ledger{limits: limits.WithDefaults(), confirmWindow: confirmWindow, local: local,
+		entries: map[string]ledgerEntry{}, held: map[string]int{}}
+}
+
+// Keys of ledger.held: users and namespaces must not collide.
+func nsKey(namespace string) string { return "n:" + namespace }
+func userKey(user string) string    { return "u:" + user }
+
+func (l *ledger) heldLocked(c cache.Claim) cache.Held {
+	h := cache.Held{Namespace: l.held[nsKey(c.Namespace)], Total: len(l.entries)}
+	if c.User != "" {
+		h.User = l.held[userKey(c.User)]
+	}
+	return h
 }
 
 // take counts a new entry for key (a Shoot of namespace) on seed, or returns
 // the *cache.LimitError that refuses it. A key counted already (the request
 // sent again, or the mutating and the capacity webhook of this replica for
 // one Shoot) is not counted twice: taken is false.
-func (l *ledger) take(seed, key string, now time.Time) (taken bool, err error) {
+func (l *ledger) take(seed, key, user string, now time.Time) (taken bool, err error) {
 	namespace, _, _ := strings.Cut(key, "/")
+	c := cache.Claim{Key: key, Namespace: namespace, User: user}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e, ok := l.entries[key]; ok {
@@ -58,15 +75,26 @@ func (l *ledger) take(seed, key string, now time.Time) (taken bool, err error) {
 		}
 		l.dropLocked(key)
 	}
-	if l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)) != nil && now.Sub(l.pruned) >= pruneEvery {
+	if l.limits.Check(c, l.heldLocked(c)) != nil && now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
 	}
-	if err := l.limits.Check(namespace, l.inNamespace[namespace], len(l.entries)); err != nil {
+	if err := l.limits.Check(c, l.heldLocked(c)); err != nil {
 		return false, err
 	}
-	l.entries[key] = ledgerEntry{seed: seed, namespace: namespace}
-	l.inNamespace[namespace]++
+	l.entries[key] = ledgerEntry{seed: seed, Claim: c, taken: now}
+	l.count(c, 1)
 	return true, nil
+}
+
+func (l *ledger) count(c cache.Claim, delta int) {
+	for _, k := range []string{nsKey(c.Namespace), userKey(c.User)} {
+		if k == userKey("") {
+			continue
+		}
+		if l.held[k] += delta; l.held[k] <= 0 {
+			delete(l.held, k)
+		}
+	}
 }
 
 // settle records how a request that took an entry ended: a denial (the
@@ -88,8 +116,10 @@ func (l *ledger) settle(key string, err error, expires time.Time) {
 	l.entries[key] = e
 }
 
-// pruneLocked drops the entries that ended: expired, or their Shoot is
-// counted on the seed now (it arrived). It runs only at a limit, so a
+// pruneLocked drops the entries that ended: expired, their Shoot counted on
+// the seed now (it arrived), or past the confirm window without their Shoot
+// waiting in the cache (refused); and drops from the counts the confirmed
+// ones, whose Shoot waits for its binding. It runs only at a limit, so a
 // garden that never reaches one never pays for it.
 func (l *ledger) pruneLocked(now time.Time) {
 	l.pruned = now
@@ -104,9 +134,12 @@ func (l *ledger) pruneLocked(now time.Time) {
 		}
 	}
 	for seed, keys := range bySeed {
-		_, charged := l.local.ShootsOnSeed(seed, keys)
+		_, states := l.local.ShootsOnSeed(seed, keys)
 		for i, key := range keys {
-			if charged[i] {
+			// Past the confirm window an entry leaves the counts either
+			// way: its Shoot waits for its binding (confirmed, bounded
+			// by the Shoots that exist, not by the limits) or never came.
+			if states[i] == cache.ShootOnSeed || now.Sub(l.entries[key].taken) >= l.confirmWindow {
 				l.dropLocked(key)
 			}
 		}
@@ -119,14 +152,12 @@ func (l *ledger) dropLocked(key string) {
 		return
 	}
 	delete(l.entries, key)
-	if l.inNamespace[e.namespace]--; l.inNamespace[e.namespace] <= 0 {
-		delete(l.inNamespace, e.namespace)
-	}
+	l.count(e.Claim, -1)
 }
 
 // counts returns the entries counted for namespace and in all.
 func (l *ledger) counts(namespace string) (inNamespace, total int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.inNamespace[namespace], len(l.entries)
+	return l.held[nsKey(namespace)], len(l.entries)
 }

@@ -56,7 +56,7 @@ func TestReservationConfigMapOwnedBySeed(t *testing.T) {
 			}
 			c := newFake(nil, objs...)
 			r := newTestReserver(t, c, storeWithSeed(tc.uid), newClock())
-			require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 5))
+			require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 5))
 
 			cm := &corev1.ConfigMap{}
 			require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: testNS, Name: ConfigMapName("s")}, cm))
@@ -76,7 +76,7 @@ func TestReservationConfigMapOwnedBySeedAPIServer(t *testing.T) {
 	c, err := NewClient(cfg)
 	require.NoError(t, err)
 	r := newTestReserver(t, c, storeWithSeed("6d4bc5d2-6c7e-4d3b-a1de-0d6f9c1f2a77"), nil, func(o *Options) { o.Namespace = ns })
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 5))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 5))
 
 	cm := &corev1.ConfigMap{}
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ConfigMapName("s")}, cm))

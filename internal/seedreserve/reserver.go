@@ -43,9 +43,9 @@ func ConfigMapName(seed string) string { return ConfigMapPrefix + seed }
 // LocalShoots is what a Reserver needs of this replica's cache (cache.Store).
 type LocalShoots interface {
 	// ShootsOnSeed returns the Shoots that count against seed and, for each
-	// of keys ("namespace/name"), whether that Shoot is one of them, both
-	// from one instant of the cache.
-	ShootsOnSeed(seed string, keys []string) (shoots int64, charged []bool)
+	// of keys ("namespace/name"), that Shoot's state, both from one instant
+	// of the cache.
+	ShootsOnSeed(seed string, keys []string) (shoots int64, states []cache.ShootState)
 	// Seed returns the seed of that name; its Object's UID becomes the
 	// owner of the seed's reservation ConfigMap.
 	Seed(name string) (*placement.Seed, bool)
@@ -60,6 +60,11 @@ type Options struct {
 	// TTL is how long a reservation holds its place without the Shoot
 	// showing up (reservationTTL). Default: cache.DefaultReservationTTL.
 	TTL time.Duration
+	// ConfirmWindow is how long an entry counts before the cache holds its
+	// Shoot (reservations.confirmWindow); after it, an entry counts only
+	// while its Shoot waits in the cache without a seed. Default:
+	// cache.DefaultConfirmWindow; at most TTL.
+	ConfirmWindow time.Duration
 	// PruneAfter is the age after which a writer drops an entry whose Shoot
 	// its cache shows on the seed; younger ones stay so that replicas whose
 	// watch lags still count the Shoot once. At or above TTL, entries only
@@ -72,8 +77,8 @@ type Options struct {
 	// MaxAttempts bounds the writes tried per batch when other replicas'
 	// updates conflict. Default: 10.
 	MaxAttempts int
-	// Limits bound the live entries this replica writes (zero fields: the
-	// defaults of cache.Limits); a Reserve beyond them returns a
+	// Limits bound the unconfirmed entries this replica writes (zero
+	// fields: the defaults of cache.Limits); a Reserve beyond them returns a
 	// *cache.LimitError without writing.
 	Limits cache.Limits
 	// Now is the clock (default time.Now).
@@ -86,17 +91,18 @@ type Options struct {
 // Reserver reserves places on seeds through the API server. It implements
 // handlers.ClusterReserver. All methods are safe for concurrent use.
 type Reserver struct {
-	client      client.Client
-	local       LocalShoots
-	namespace   string
-	ttl         time.Duration
-	pruneAfter  time.Duration
-	timeout     time.Duration
-	maxAttempts int
-	now         func() time.Time
-	metrics     recorder
-	log         logr.Logger
-	ledger      *ledger
+	client        client.Client
+	local         LocalShoots
+	namespace     string
+	ttl           time.Duration
+	confirmWindow time.Duration
+	pruneAfter    time.Duration
+	timeout       time.Duration
+	maxAttempts   int
+	now           func() time.Time
+	metrics       recorder
+	log           logr.Logger
+	ledger        *ledger
 
 	mu     sync.Mutex
 	queues map[string]*queue // per seed
@@ -115,6 +121,10 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 	if o.TTL <= 0 {
 		o.TTL = cache.DefaultReservationTTL
 	}
+	if o.ConfirmWindow <= 0 {
+		o.ConfirmWindow = cache.DefaultConfirmWindow
+	}
+	o.ConfirmWindow = min(o.ConfirmWindow, o.TTL)
 	if o.PruneAfter <= 0 {
 		o.PruneAfter = DefaultPruneAfter
 	}
@@ -129,9 +139,9 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 	}
 	return &Reserver{
 		client: c, local: local, namespace: o.Namespace,
-		ttl: o.TTL, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
+		ttl: o.TTL, confirmWindow: o.ConfirmWindow, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
 		now: o.Now, metrics: recorder{o.Metrics}, log: o.Log,
-		ledger: newLedger(o.Limits, local),
+		ledger: newLedger(o.Limits, o.ConfirmWindow, local),
 		queues: map[string]*queue{},
 	}, nil
 }
@@ -139,20 +149,22 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 // Namespace returns the namespace of the reservation ConfigMaps.
 func (r *Reserver) Namespace() string { return r.namespace }
 
-// Reserve takes a place on seed for key ("namespace/name" of the Shoot)
-// unless seed's usage, counted across replicas, would exceed allocatable:
-// then it returns a *cache.CapacityError. A key holding a live entry keeps
+// Reserve takes a place on seed for key ("namespace/name" of the Shoot),
+// asked by user ("" where unknown), unless seed's usage, counted across
+// replicas, would exceed allocatable: then it returns a *cache.CapacityError.
+// The entry is provisional: it counts for the confirm window, and after it
+// only while the Shoot waits in a replica's cache without a seed. A key holding a live entry keeps
 // its place and its expiry: sending a request again never makes a place
 // last longer than the TTL. A new entry beyond Options.Limits is not
 // written: a *cache.LimitError, which holds no place (a key whose live
 // entry holds one is admitted as ever). Any other error means nothing could
 // be decided; the caller must deny.
-func (r *Reserver) Reserve(ctx context.Context, seed, key string, allocatable int64) error {
+func (r *Reserver) Reserve(ctx context.Context, seed, key, user string, allocatable int64) error {
 	req, err := r.newRequest(seed, key, allocatable)
 	if err != nil {
 		return err
 	}
-	taken, err := r.ledger.take(seed, key, r.now())
+	taken, err := r.ledger.take(seed, key, user, r.now())
 	if err != nil {
 		// Past the limit the key may still hold its place, reserved by
 		// the mutating webhook (of any replica): only the ConfigMap knows.

@@ -41,10 +41,10 @@ func TestReserveCountsAndDenies(t *testing.T) {
 	local := landscape(map[string]int64{"s": 3}, map[string]int{"s": 1})
 	r := newTestReserver(t, c, local, clk)
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 3))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 3))
 	clk.Step(1500 * time.Millisecond)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 3))
-	err := r.Reserve(ctx, "s", "garden-dev/c", 3)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 3))
+	err := r.Reserve(ctx, "s", "garden-dev/c", "", 3)
 	capacityError(t, err, 1, 2, 3)
 	assert.Equal(t, `seed "s" is full: usage 3 (1 shoots + 2 reservations) + 1 would exceed allocatable shoots 3`, err.Error())
 
@@ -60,9 +60,9 @@ func TestReserveCountsAndDenies(t *testing.T) {
 	assert.Equal(t, map[string]string{AnnotationSeedName: "s"}, cm.Annotations)
 
 	// A larger allocatable (the seed grew) takes it.
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 4))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", "", 4))
 	// Allocatable 0: nothing fits.
-	capacityError(t, r.Reserve(ctx, "other", "garden-dev/x", 0), 0, 0, 0)
+	capacityError(t, r.Reserve(ctx, "other", "garden-dev/x", "", 0), 0, 0, 0)
 }
 
 // The same key reserves once: a retried request keeps its place on a full
@@ -73,17 +73,17 @@ func TestReserveIsIdempotent(t *testing.T) {
 	c := newFake(nil)
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk)
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 1))
 	for range 2 {
 		clk.Step(10 * time.Second)
-		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 1))
+		require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 1))
 		assert.Equal(t, map[string]string{"garden-dev.a": "2026-03-01T12:00:30Z"}, entries(t, c, "s"), "not renewed")
 	}
-	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), 0, 1, 1)
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 1), 0, 1, 1)
 	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 1), "a dry run of the holder fits too")
 
 	clk.Step(10 * time.Second) // 12:00:30, the first request's TTL
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 1), "the place is free after one TTL")
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 1), "the place is free after one TTL")
 	assert.Equal(t, map[string]string{"garden-dev.b": "2026-03-01T12:01:00Z"}, entries(t, c, "s"))
 }
 
@@ -93,13 +93,13 @@ func TestReserveExpiry(t *testing.T) {
 	c := newFake(nil)
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk)
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 2))
 	clk.Step(20 * time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 2))
-	capacityError(t, r.Reserve(ctx, "s", "garden-dev/c", 2), 0, 2, 2)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 2))
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/c", "", 2), 0, 2, 2)
 
 	clk.Step(10 * time.Second) // a's expiry: gone
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 2))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", "", 2))
 	assert.Equal(t, map[string]string{
 		"garden-dev.b": "2026-03-01T12:00:50Z",
 		"garden-dev.c": "2026-03-01T12:01:00Z",
@@ -108,7 +108,7 @@ func TestReserveExpiry(t *testing.T) {
 	// Denials write nothing, not even the expiry of others.
 	clk.Step(25 * time.Second) // b expired, c not
 	rv := resourceVersion(t, c, "s")
-	capacityError(t, r.Reserve(ctx, "s", "garden-dev/d", 1), 0, 1, 1)
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/d", "", 1), 0, 1, 1)
 	assert.Equal(t, rv, resourceVersion(t, c, "s"))
 }
 
@@ -122,8 +122,8 @@ func TestReserveDedupesShootsTheCacheSees(t *testing.T) {
 	rSeeing := newTestReserver(t, c, seeing, clk)
 	rBlind := newTestReserver(t, c, blind, clk)
 
-	require.NoError(t, rBlind.Reserve(ctx, "s", "garden-dev/a", 3))
-	require.NoError(t, rBlind.Reserve(ctx, "s", "garden-dev/b", 3))
+	require.NoError(t, rBlind.Reserve(ctx, "s", "garden-dev/a", "", 3))
+	require.NoError(t, rBlind.Reserve(ctx, "s", "garden-dev/b", "", 3))
 	// a is created and reaches one replica's watch.
 	seeing.Apply(shootObj("garden-dev", "a", "s"))
 
@@ -131,9 +131,9 @@ func TestReserveDedupesShootsTheCacheSees(t *testing.T) {
 	// from two entries.
 	capacityError(t, rSeeing.Check(ctx, "s", "garden-dev/x", 2), 1, 1, 2)
 	capacityError(t, rBlind.Check(ctx, "s", "garden-dev/x", 2), 0, 2, 2)
-	require.NoError(t, rSeeing.Reserve(ctx, "s", "garden-dev/c", 3))
-	capacityError(t, rBlind.Reserve(ctx, "s", "garden-dev/d", 3), 0, 3, 3)
-	capacityError(t, rSeeing.Reserve(ctx, "s", "garden-dev/d", 3), 1, 2, 3)
+	require.NoError(t, rSeeing.Reserve(ctx, "s", "garden-dev/c", "", 3))
+	capacityError(t, rBlind.Reserve(ctx, "s", "garden-dev/d", "", 3), 0, 3, 3)
+	capacityError(t, rSeeing.Reserve(ctx, "s", "garden-dev/d", "", 3), 1, 2, 3)
 
 	// An entry whose Shoot is on another seed in the cache is still counted.
 	seeing.Apply(shootObj("garden-dev", "b", "elsewhere"))
@@ -148,17 +148,17 @@ func TestReservePrunesShootsThatArrived(t *testing.T) {
 	local := landscape(map[string]int64{"s": 10}, nil)
 	r := newTestReserver(t, c, local, clk, func(o *Options) { o.PruneAfter = 5 * time.Second })
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 10))
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 10))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 10))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 10))
 	local.Apply(shootObj("garden-dev", "a", "s"))
 	local.Apply(shootObj("garden-dev", "b", "elsewhere"))
 
 	clk.Step(4 * time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", 10))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", "", 10))
 	assert.Len(t, entries(t, c, "s"), 3, "a is younger than PruneAfter")
 
 	clk.Step(time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/d", 10))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/d", "", 10))
 	assert.Equal(t, []string{"garden-dev.b", "garden-dev.c", "garden-dev.d"}, sortedKeys(entries(t, c, "s")),
 		"a is pruned; b's Shoot is not on this seed")
 }
@@ -183,7 +183,7 @@ func TestCheck(t *testing.T) {
 	assert.Nil(t, entries(t, c, "s"), "no ConfigMap created")
 	assert.Zero(t, writes.Load())
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 2))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 2))
 	capacityError(t, r.Check(ctx, "s", "garden-dev/b", 2), 1, 1, 2)
 	require.NoError(t, r.Check(ctx, "s", "garden-dev/a", 2))
 	assert.Equal(t, int32(1), writes.Load())
@@ -204,8 +204,8 @@ func TestReserveForeignEntries(t *testing.T) {
 	}
 	c := newFake(nil, cm)
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 4}, nil), clk)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", 4))
-	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", 4), 0, 4, 4)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 4))
+	capacityError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 4), 0, 4, 4)
 	assert.Equal(t, map[string]string{
 		"garden-dev.garbage": "2026-03-01T12:00:30Z",
 		"garden-dev.future":  "2026-03-01T12:00:30Z",
@@ -213,7 +213,7 @@ func TestReserveForeignEntries(t *testing.T) {
 		"garden-dev.a":       "2026-03-01T12:00:30Z",
 	}, entries(t, c, "s"))
 	clk.Step(30 * time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", 1))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 1))
 	assert.Equal(t, []string{"garden-dev.b"}, sortedKeys(entries(t, c, "s")))
 }
 
@@ -258,7 +258,7 @@ func reserveConcurrently(t testing.TB, replicas []*Reserver, n, seeds int, alloc
 			seed := fmt.Sprintf("s%d", i%seeds)
 			<-start
 			t0 := time.Now()
-			err := replicas[i%len(replicas)].Reserve(context.Background(), seed, fmt.Sprintf("garden-dev/shoot-%03d", i), alloc)
+			err := replicas[i%len(replicas)].Reserve(context.Background(), seed, fmt.Sprintf("garden-dev/shoot-%03d", i), "", alloc)
 			d := time.Since(t0)
 			mu.Lock()
 			defer mu.Unlock()
@@ -299,13 +299,13 @@ func TestReserveLimits(t *testing.T) {
 		assert.Equal(t, reason, le.Reason)
 	}
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", 100))
-	require.NoError(t, r.Reserve(ctx, "t", "garden-a/x2", 100))
-	limit(r.Reserve(ctx, "s", "garden-a/x3", 100), "namespace")
-	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", 100), "a held key is not new")
-	capacityError(t, r.Reserve(ctx, "tiny", "garden-b/y0", 0), 0, 0, 0)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-b/y1", 100), "the denial gave its slot back")
-	limit(r.Reserve(ctx, "s", "garden-c/z1", 100), "total")
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", "", 100))
+	require.NoError(t, r.Reserve(ctx, "t", "garden-a/x2", "", 100))
+	limit(r.Reserve(ctx, "s", "garden-a/x3", "", 100), "namespace")
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", "", 100), "a held key is not new")
+	capacityError(t, r.Reserve(ctx, "tiny", "garden-b/y0", "", 0), 0, 0, 0)
+	require.NoError(t, r.Reserve(ctx, "s", "garden-b/y1", "", 100), "the denial gave its slot back")
+	limit(r.Reserve(ctx, "s", "garden-c/z1", "", 100), "total")
 	assert.Equal(t, []string{"garden-a.x1", "garden-b.y1"}, sortedKeys(entries(t, c, "s")), "nothing written beyond the limits")
 	assert.Equal(t, map[string]int{"apiserver/namespace": 1, "apiserver/total": 1}, m.refused, "counted by reason")
 	n, total := r.ledger.counts("garden-a")
@@ -316,18 +316,18 @@ func TestReserveLimits(t *testing.T) {
 	// x2's Shoot arrives on t: its slot is free, found within a second
 	// (a flood at the limit does not scan the ledger on every request).
 	local.Apply(shootObj("garden-a", "x2", "t"))
-	limit(r.Reserve(ctx, "s", "garden-a/x3", 100), "namespace")
+	limit(r.Reserve(ctx, "s", "garden-a/x3", "", 100), "namespace")
 	clk.Step(time.Second)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x3", 100))
-	limit(r.Reserve(ctx, "s", "garden-a/x4", 100), "namespace")
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x3", "", 100))
+	limit(r.Reserve(ctx, "s", "garden-a/x4", "", 100), "namespace")
 
 	// One TTL (and the second the ledger adds for rounding) after the last
 	// was written, all entries have expired.
 	clk.Step(testTTL + time.Second)
 	for i := range 2 {
-		require.NoError(t, r.Reserve(ctx, "s", fmt.Sprintf("garden-c/z%d", i), 100))
+		require.NoError(t, r.Reserve(ctx, "s", fmt.Sprintf("garden-c/z%d", i), "", 100))
 	}
-	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x4", 100))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x4", "", 100))
 	assert.Equal(t, []string{"garden-a.x4", "garden-c.z0", "garden-c.z1"}, sortedKeys(entries(t, c, "s")))
 }
 
@@ -344,11 +344,11 @@ func TestReserveAtLimitAdmitsOnlyAHeldPlace(t *testing.T) {
 	})
 	other := newTestReserver(t, c, local, newClock(), noLimits)
 
-	require.NoError(t, limited.Reserve(ctx, "s", "garden-a/first", 3))
-	require.NoError(t, other.Reserve(ctx, "s", "garden-a/held", 3))
-	require.NoError(t, limited.Reserve(ctx, "s", "garden-a/held", 3), "held by the other replica's entry")
+	require.NoError(t, limited.Reserve(ctx, "s", "garden-a/first", "", 3))
+	require.NoError(t, other.Reserve(ctx, "s", "garden-a/held", "", 3))
+	require.NoError(t, limited.Reserve(ctx, "s", "garden-a/held", "", 3), "held by the other replica's entry")
 	var le *cache.LimitError
-	require.ErrorAs(t, limited.Reserve(ctx, "s", "garden-a/new", 3), &le, "the seed has room, but no entry may be written")
+	require.ErrorAs(t, limited.Reserve(ctx, "s", "garden-a/new", "", 3), &le, "the seed has room, but no entry may be written")
 	assert.Equal(t, []string{"garden-a.first", "garden-a.held"}, sortedKeys(entries(t, c, "s")))
 	assert.Equal(t, map[string]int{"apiserver/namespace": 1}, m.refused)
 }
@@ -360,7 +360,7 @@ func TestReserveDefaultLimitsBoundAFlood(t *testing.T) {
 	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1000}, nil), newClock())
 	refused := 0
 	for i := range 330 {
-		err := r.Reserve(ctx, "s", fmt.Sprintf("garden-dev/forged-%d", i), 1000)
+		err := r.Reserve(ctx, "s", fmt.Sprintf("garden-dev/forged-%d", i), "", 1000)
 		var le *cache.LimitError
 		if errors.As(err, &le) {
 			refused++
