@@ -19,7 +19,9 @@ type lifecycle struct {
 	expired   map[bool]int
 }
 
-func (l *lifecycle) ObserveReservationConfirmed(d time.Duration) { l.confirmed = append(l.confirmed, d) }
+func (l *lifecycle) ObserveReservationConfirmed(d time.Duration) {
+	l.confirmed = append(l.confirmed, d)
+}
 func (l *lifecycle) ObserveReservationExpired(confirmed bool) {
 	if l.expired == nil {
 		l.expired = map[bool]int{}
