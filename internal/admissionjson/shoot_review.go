@@ -11,11 +11,12 @@ import (
 )
 
 // ShootRequest is an admission request for a Shoot as the mutating webhook
-// reads it: the request, and for a CREATE the Shoot and its patch shape.
+// reads it: the request, and for a CREATE the Shoot and its patch shape, for
+// an UPDATE the changes to seedwarden's own annotations.
 //
-// The object is read for a CREATE only, the one operation the webhook
-// places: every other is answered from the request alone, so decoding its
-// object would be work thrown away. A review decoded from its body
+// The object is read for a CREATE, the one operation the webhook places, and
+// an UPDATE's objects for their annotations only: every other is answered
+// from the request alone, so decoding its object would be work thrown away. A review decoded from its body
 // (DecodeShootReview) holds the object already decoded, in the one pass
 // over the review (skipping it would cost a CREATE a second pass); a
 // request controller-runtime decoded (DecodeShootRequest) holds it raw, and
@@ -30,8 +31,12 @@ type ShootRequest struct {
 	// Shape is the object as a JSON patch sees it.
 	Shape PatchShape
 	// ObjectErr says why the object of a CREATE cannot be judged: absent,
-	// undecodable, or not a Shoot. Shoot is nil then.
+	// undecodable, or not a Shoot. Shoot is nil then; for an UPDATE, why
+	// its objects cannot be compared.
 	ObjectErr error
+	// OwnChanges are the seedwarden.io/ annotations an UPDATE adds or
+	// changes (DecodeShootRequest only).
+	OwnChanges []AnnotationChange
 }
 
 // ShootReview is an AdmissionReview of a Shoot decoded from its body.
@@ -43,6 +48,9 @@ type ShootReview struct {
 
 // errInexact: the review could decode differently with controller-runtime.
 var errInexact = errors.New("seedwarden: the review may read differently with controller-runtime's decoding")
+
+// errNeedsOldObject: an UPDATE, judged by comparing its objects.
+var errNeedsOldObject = errors.New("seedwarden: an UPDATE is decoded with its old object by controller-runtime")
 
 // DecodeShootReview decodes an AdmissionReview body in one pass, the
 // object straight into the few Shoot fields the webhook reads. It fails
@@ -78,6 +86,12 @@ func DecodeShootReview(body []byte) (*ShootReview, error) {
 		return nil, err
 	}
 	q := &rv.req
+	if q.Operation == admissionv1.Update {
+		// The one pass skips the old object: webhook.Admission's request
+		// carries both (rare: only UPDATEs that write seedwarden's own
+		// annotations are sent).
+		return nil, errNeedsOldObject
+	}
 	out.Type, out.Request = gv.WithKind(rv.Kind), &q.AdmissionRequest
 	if q.Operation == admissionv1.Create {
 		out.view(q.Object, found.object, found.ambiguous)
@@ -85,10 +99,10 @@ func DecodeShootReview(body []byte) (*ShootReview, error) {
 	return out, nil
 }
 
-// DecodeShootRequest reads a request controller-runtime decoded, its object
-// for a CREATE only.
+// DecodeShootRequest reads a request controller-runtime decoded: its object
+// for a CREATE, the own annotations of both objects for an UPDATE.
 func DecodeShootRequest(req admissionv1.AdmissionRequest) *ShootRequest {
-	raw := req.Object.Raw
+	raw, oldRaw := req.Object.Raw, req.OldObject.Raw
 	req.Object, req.OldObject, req.Options = runtime.RawExtension{}, runtime.RawExtension{}, runtime.RawExtension{}
 	// One allocation for the request and its reading.
 	d := &struct {
@@ -97,6 +111,10 @@ func DecodeShootRequest(req admissionv1.AdmissionRequest) *ShootRequest {
 	}{req: req}
 	r := &d.out
 	r.Request = &d.req
+	if req.Operation == admissionv1.Update {
+		r.OwnChanges, r.ObjectErr = ownAnnotationChanges(raw, oldRaw)
+		return r
+	}
 	if req.Operation != admissionv1.Create {
 		return r
 	}

@@ -53,7 +53,7 @@ func TestShootReviewEntriesAgree(t *testing.T) {
 			wantShoot: true, wantShape: PatchShape{HasMetadata: true}},
 		{name: "create of null", operation: "CREATE", object: `null`, wantErr: "carries no object"},
 		{name: "create of another kind", operation: "CREATE", object: `{"kind":"Seed"}`, wantErr: `object has kind "Seed"`},
-		{name: "update: the object is not read", operation: "UPDATE", object: `{"kind":"Seed"}`},
+		{name: "connect: the object is not read", operation: "CONNECT", object: `{"kind":"Seed"}`},
 		{name: "delete without object", operation: "DELETE", object: `null`},
 	}
 	for _, tc := range tests {
@@ -90,16 +90,55 @@ func TestShootReviewEntriesAgree(t *testing.T) {
 }
 
 // A request controller-runtime decoded is not read beyond the request
-// unless it is a CREATE: an object that does not decode is no error then.
-func TestDecodeShootRequestReadsTheObjectOfACreateOnly(t *testing.T) {
-	req := admissionv1.AdmissionRequest{Operation: admissionv1.Update, Object: runtime.RawExtension{Raw: []byte(`[1]`)}}
+// unless it is a CREATE or an UPDATE: an object that does not decode is no
+// error then.
+func TestDecodeShootRequestReadsTheObjectOfACreateOrUpdateOnly(t *testing.T) {
+	req := admissionv1.AdmissionRequest{Operation: admissionv1.Delete, Object: runtime.RawExtension{Raw: []byte(`[1]`)}}
 	r := DecodeShootRequest(req)
 	assert.NoError(t, r.ObjectErr)
 	assert.Nil(t, r.Shoot)
 	assert.Equal(t, []byte(`[1]`), req.Object.Raw, "the caller's request is left alone")
 
-	req.Operation = admissionv1.Create
-	assert.ErrorContains(t, DecodeShootRequest(req).ObjectErr, "cannot decode object as a Shoot")
+	for _, op := range []admissionv1.Operation{admissionv1.Create, admissionv1.Update} {
+		req.Operation = op
+		assert.ErrorContains(t, DecodeShootRequest(req).ObjectErr, "cannot decode object as a Shoot", op)
+	}
+}
+
+// An UPDATE is judged by what it does to seedwarden's own annotations: the
+// body's one pass skips the old object, so it is left to controller-runtime,
+// whose request yields every own annotation added or changed.
+func TestUpdateOwnAnnotationChanges(t *testing.T) {
+	tests := []struct {
+		name, object, oldObject string
+		want                    []AnnotationChange
+	}{
+		{name: "added and changed; other annotations and removals are no change",
+			object:    `{"metadata":{"annotations":{"seedwarden.io/reservation":"victim-uid","seedwarden.io/seed":"b","team":"x"}}}`,
+			oldObject: `{"metadata":{"annotations":{"seedwarden.io/seed":"a","seedwarden.io/placement":"t","team":"y"}}}`,
+			want: []AnnotationChange{
+				{Key: "seedwarden.io/reservation"},
+				{Key: "seedwarden.io/seed", Old: "a", Existed: true},
+			}},
+		{name: "unchanged", object: `{"metadata":{"annotations":{"seedwarden.io/seed":"a"}}}`,
+			oldObject: `{"metadata":{"annotations":{"seedwarden.io/seed":"a"}}}`},
+		{name: "no old object", object: `{"metadata":{"annotations":{"seedwarden.io/seed":"a"}}}`, oldObject: `null`,
+			want: []AnnotationChange{{Key: "seedwarden.io/seed"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
+				`"kind":{"group":"core.gardener.cloud","version":"v1beta1","kind":"Shoot"},` +
+				`"resource":{"group":"core.gardener.cloud","version":"v1beta1","resource":"shoots"},` +
+				`"name":"n","namespace":"garden-dev","operation":"UPDATE","userInfo":{"username":"jane"},` +
+				`"object":` + tc.object + `,"oldObject":` + tc.oldObject + `}}`)
+			_, err := DecodeShootReview(body)
+			require.ErrorIs(t, err, errNeedsOldObject)
+			r := DecodeShootRequest(crRequest(t, body))
+			require.NoError(t, r.ObjectErr)
+			assert.Equal(t, tc.want, r.OwnChanges)
+		})
+	}
 }
 
 // DecodeShootReview fails where controller-runtime could read the body

@@ -47,3 +47,9 @@ func SelfHostedPool(s *Shoot) (pool string, ok bool) {
 	}
 	return "", false
 }
+
+// OwnAnnotationPrefix starts every annotation seedwarden writes on a Shoot
+// (the reservation key, the placement token, the announced seed). They are
+// seedwarden's alone: the mutating webhook removes or reverts any a request
+// adds or changes.
+const OwnAnnotationPrefix = "seedwarden.io/"

@@ -134,7 +134,7 @@ func TestMutatingHTTPHandlerMatchesAdmission(t *testing.T) {
 		{name: "self-hosted", body: review{object: selfHostedShootJSON("", "")}.body(), wantFast: true},
 		{name: "self-hosted, foreign token removed", body: review{object: selfHostedShootJSON(`"annotations": {"seedwarden.io/placement": "copied"},`, "")}.body(), signed: true, wantFast: true},
 		{name: "self-hosted with a seed", body: review{object: selfHostedShootJSON("", `"seedName": "gcp-eu1",`)}.body(), wantFast: true},
-		{name: "update", body: review{operation: "UPDATE"}.body(), wantFast: true},
+		{name: "update: compared with its old object by controller-runtime", body: review{operation: "UPDATE"}.body()},
 		{name: "delete without object", body: review{operation: "DELETE", object: "null"}.body(), wantFast: true},
 		{name: "object with duplicate metadata", body: review{object: dupMeta}.body(), signed: true, wantFast: true},
 		{name: "object keys are case-sensitive", body: review{object: `{"kind": "Shoot", "Spec": {"seedName": "x"}, "metadata": {"Annotations": {}}}`}.body(), wantFast: true},

@@ -148,8 +148,9 @@ func (m *ShootMutator) decide(ctx context.Context, r *admissionjson.ShootRequest
 		return m.fail(r, nil, http.StatusBadRequest, r.ObjectErr)
 	}
 	patch := shootPatch{PatchShape: r.Shape}
-	if patch.hasPlacementToken() {
-		m.logger(r, r.Shoot).Info("Removing a placement annotation the webhook did not write", "annotation", placementtoken.Annotation)
+	if own := patch.OwnAnnotationKeys(); len(own) > 0 {
+		// V(1): anyone who may create Shoots can provoke it.
+		m.logger(r, r.Shoot).V(1).Info("Removing seedwarden's annotations from the request; the webhook writes its own", "annotations", own)
 	}
 	if resp, result, skipped := m.skip(r, &patch); skipped {
 		return resp, result
@@ -174,8 +175,12 @@ func (m *ShootMutator) screen(r *admissionjson.ShootRequest) (resp admission.Res
 		resp, result = m.fail(r, nil, http.StatusBadRequest, err)
 		return resp, result, true
 	}
+	if r.Request.Operation == admissionv1.Update {
+		resp, result = m.revertOwnAnnotations(r)
+		return resp, result, true
+	}
 	if r.Request.Operation != admissionv1.Create {
-		return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Request.Operation)), metrics.ResultSkipped, true
+		return notACreate(r), metrics.ResultSkipped, true
 	}
 	if r.Request.UID == "" {
 		// The reservation is keyed by the UID, and the API server rejects a
@@ -184,6 +189,29 @@ func (m *ShootMutator) screen(r *admissionjson.ShootRequest) (resp admission.Res
 		return resp, result, true
 	}
 	return admission.Response{}, "", false
+}
+
+func notACreate(r *admissionjson.ShootRequest) admission.Response {
+	return admission.Allowed(fmt.Sprintf("seedwarden: not a create (operation %q); nothing to place", r.Request.Operation))
+}
+
+// revertOwnAnnotations answers an UPDATE: seedwarden's own annotations
+// (reservation key, placement token, announced seed) are its alone, so what
+// the request adds or changes of them is undone; anything else passes.
+func (m *ShootMutator) revertOwnAnnotations(r *admissionjson.ShootRequest) (admission.Response, string) {
+	if r.ObjectErr != nil {
+		return m.fail(r, nil, http.StatusBadRequest, r.ObjectErr)
+	}
+	if len(r.OwnChanges) == 0 {
+		return notACreate(r), metrics.ResultSkipped
+	}
+	keys := make([]string, len(r.OwnChanges))
+	for i, c := range r.OwnChanges {
+		keys[i] = c.Key
+	}
+	m.logger(r, nil).V(1).Info("Reverting seedwarden's annotations an update writes", "annotations", keys, "user", r.Request.UserInfo.Username)
+	msg := fmt.Sprintf("seedwarden: annotations %s are written by seedwarden only; the change is undone", strings.Join(keys, ", "))
+	return admission.Patched(msg, revertOwnAnnotations(r.OwnChanges)...).WithWarnings(warning(msg)), metrics.ResultSkipped
 }
 
 // skip admits unchanged (skipped) the Shoots that are not for this webhook

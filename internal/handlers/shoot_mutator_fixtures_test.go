@@ -148,6 +148,7 @@ type review struct {
 	operation   string // default CREATE
 	dryRun      bool
 	object      string // raw JSON; default shootJSON("", "")
+	oldObject   string // raw JSON; default null
 }
 
 func gvk(s string) (string, string, string) {
@@ -177,6 +178,9 @@ func (r review) body() string {
 	if r.object == "" {
 		r.object = shootJSON("", "")
 	}
+	if r.oldObject == "" {
+		r.oldObject = "null"
+	}
 	kg, kv, kk := gvk(r.kind)
 	rg, rv, rr := gvk(r.resource)
 	return fmt.Sprintf(`{
@@ -194,11 +198,11 @@ func (r review) body() string {
     "operation": %[10]q,
     "userInfo": {"username": "jane.doe@example.com", "uid": "4f1e", "groups": ["system:authenticated", "garden-dev-admins"]},
     "object": %[11]s,
-    "oldObject": null,
+    "oldObject": %[13]s,
     "dryRun": %[12]t,
     "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}
   }
-}`, r.apiVersion, r.uid, kg, kv, kk, rg, rv, rr, r.subResource, r.operation, r.object, r.dryRun)
+}`, r.apiVersion, r.uid, kg, kv, kk, rg, rv, rr, r.subResource, r.operation, r.object, r.dryRun, r.oldObject)
 }
 
 // serve sends body through controller-runtime's webhook as the API server

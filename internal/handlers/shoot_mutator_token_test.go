@@ -162,10 +162,10 @@ func TestShootMutatorRemovesForeignTokens(t *testing.T) {
 	assert.Empty(t, ar.Response.Patch)
 	assert.Nil(t, ar.Response.PatchType)
 
-	// Updates are not the mutating webhook's business.
+	// An update may not write a token either: it is removed.
 	_, ar = serve(t, m, t.Context(), review{operation: "UPDATE", object: vShoot("aws-eu1", userToken)}.body())
 	assert.True(t, ar.Response.Allowed)
-	assert.Empty(t, ar.Response.Patch)
+	assert.JSONEq(t, `[{"op":"remove","path":"/metadata/annotations/seedwarden.io~1placement"}]`, string(ar.Response.Patch))
 }
 
 type placementDecision int

@@ -22,20 +22,15 @@ type shootPatch struct {
 	claim string
 }
 
-// hasPlacementToken: metadata.annotations holds placementtoken.Annotation.
-func (s shootPatch) hasPlacementToken() bool {
-	return s.HasAnnotation(placementtoken.Annotation)
-}
-
-// unchanged admits the Shoot without placing it, removing a placement token
-// it carries (which the webhook did not write).
+// unchanged admits the Shoot without placing it, removing every one of
+// seedwarden's own annotations it carries (the webhook wrote none of them).
 func (s shootPatch) unchanged(message string) admission.Response {
 	var ops []jsonpatch.JsonPatchOperation
 	if s.claim != "" {
 		ops = append(ops, s.specOp("schedulerName", s.claim))
 	}
-	if s.hasPlacementToken() {
-		ops = append(ops, removeTokenOp())
+	for _, k := range s.OwnAnnotationKeys() {
+		ops = append(ops, removeAnnotationOp(k))
 	}
 	if len(ops) == 0 {
 		return admission.Allowed(message)
@@ -51,8 +46,22 @@ func (s shootPatch) specOp(member, value string) jsonpatch.JsonPatchOperation {
 	return jsonpatch.NewOperation("add", "/spec", map[string]string{member: value})
 }
 
-func removeTokenOp() jsonpatch.JsonPatchOperation {
-	return jsonpatch.NewOperation("remove", "/metadata/annotations/"+escapeJSONPointer(placementtoken.Annotation), nil)
+func removeAnnotationOp(key string) jsonpatch.JsonPatchOperation {
+	return jsonpatch.NewOperation("remove", "/metadata/annotations/"+escapeJSONPointer(key), nil)
+}
+
+// revertOwnAnnotations undoes what an UPDATE does to seedwarden's own
+// annotations: an added one is removed, a changed one gets its old value.
+func revertOwnAnnotations(changes []admissionjson.AnnotationChange) []jsonpatch.JsonPatchOperation {
+	ops := make([]jsonpatch.JsonPatchOperation, 0, len(changes))
+	for _, c := range changes {
+		if c.Existed {
+			ops = append(ops, jsonpatch.NewOperation("add", "/metadata/annotations/"+escapeJSONPointer(c.Key), c.Old))
+		} else {
+			ops = append(ops, removeAnnotationOp(c.Key))
+		}
+	}
+	return ops
 }
 
 // placementRecord is what a placement writes into the Shoot.
@@ -68,8 +77,8 @@ type placementRecord struct {
 // others. An "add" on an existing member replaces it, so an explicit
 // `seedName: ""` or a user-written reservation or placement annotation is
 // overwritten too. An empty reservationKey (dry-run) adds no reservation
-// annotation; an empty token (no Signer) adds no placement annotation and
-// removes one the object carries.
+// annotation, an empty token (no Signer) no placement annotation; every own
+// annotation the webhook does not write is removed.
 func (s shootPatch) patches(p placementRecord) []jsonpatch.JsonPatchOperation {
 	ops := make([]jsonpatch.JsonPatchOperation, 0, 5)
 	spec := map[string]string{}
@@ -99,12 +108,15 @@ func (s shootPatch) patches(p placementRecord) []jsonpatch.JsonPatchOperation {
 	if p.token != "" {
 		annotations[placementtoken.Annotation] = p.token
 		keys = append(keys, placementtoken.Annotation)
-	} else if s.hasPlacementToken() {
-		ops = append(ops, removeTokenOp())
 	}
 	if p.announce {
 		annotations[placementtoken.SeedAnnotation] = p.seed
 		keys = append(keys, placementtoken.SeedAnnotation)
+	}
+	for _, k := range s.OwnAnnotationKeys() {
+		if _, written := annotations[k]; !written {
+			ops = append(ops, removeAnnotationOp(k))
+		}
 	}
 	if len(keys) == 0 {
 		return ops
