@@ -46,7 +46,7 @@ func TestRefusedCreatesHoldNoPlaces(t *testing.T) {
 		tenantNS = "garden-flood"
 	)
 	sizes := map[string]int64{seed: free}
-	st.createSeedsLike(t, "aws-eu2", label, sizes)
+	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, free)
 	eventually(t, 10*time.Second, func() error { return knowsSeeds(st.metricsURL(), sizes) })
 
 	// The tenant's project: its namespace labelled as Gardener labels
@@ -56,7 +56,8 @@ func TestRefusedCreatesHoldNoPlaces(t *testing.T) {
 	require.NoError(t, st.c.Create(ctx, tenantNamespace))
 	t.Cleanup(func() { _ = st.c.Delete(context.Background(), tenantNamespace) })
 	st.createProject(t, "flood", tenantNS)
-	victim, _ := st.projectUsers(t)
+	// The operator may bind: in mode patch the placed CREATE needs it.
+	_, victim := st.projectUsers(t)
 
 	flooded := func(i int) *unstructured.Unstructured {
 		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withSeedSelector(label),
@@ -125,4 +126,56 @@ func TestRefusedCreatesHoldNoPlaces(t *testing.T) {
 	require.NoError(t, victim.c.Create(ctx, extra, client.DryRunAll))
 	assert.Empty(t, admittedSeed(extra), "and the seed is exactly full now")
 	t.Logf("flood: %d refused in %s; places free again %s after it ended", refused, floodFor, time.Since(floodEnded).Round(time.Millisecond))
+}
+
+// TestRefusedCreateBlocksNoBindingBeyondConfirmWindow: in mode patch, a
+// CREATE by a user without shoots/binding is placed by the mutating webhook,
+// then refused (the seed is the user's choice to Gardener's ShootValidator).
+// The place it held on a 1-place seed frees within the confirm window, so a
+// legitimate binding onto that seed waits no longer. Gardener target: only
+// gardener-apiserver serves shoots/binding.
+func TestRefusedCreateBlocksNoBindingBeyondConfirmWindow(t *testing.T) {
+	st := needGardener(t)
+	if bindingMode() {
+		t.Skipf("placement mode %q: the webhook sets no seed at CREATE, so the CREATE is not refused for it", placementMode)
+	}
+	st.requireWebhook(t, webhookPlace, webhookCapacity)
+	st.logOnFailure(t)
+	st.cleanupShoots(t)
+	st.waitSettled(t)
+	ctx := context.Background()
+	const (
+		label = "e2e.seedwarden.io/one-place-test"
+		seed  = "e2e-one-place"
+	)
+	sizes := map[string]int64{seed: 1}
+	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, 1)
+	eventually(t, 10*time.Second, func() error { return knowsSeeds(st.metricsURL(), sizes) })
+	dev, op := st.projectUsers(t)
+	selective := func() *unstructured.Unstructured {
+		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withSeedSelector(label))
+	}
+	require.NoError(t, st.dryRunUntil(ctx, 10*time.Second, 100*time.Millisecond, selective, onSeed(seed)))
+
+	// An operator's Shoot waiting for its seed, bound by hand below.
+	pending := selective()
+	pending.SetAnnotations(nil)
+	must(unstructured.SetNestedField(pending.Object, "e2e-no-scheduler", "spec", "schedulerName"))
+	require.NoError(t, op.c.Create(ctx, pending))
+	require.Empty(t, seedName(pending), "a Shoot of another scheduler is left alone")
+
+	err := dev.c.Create(ctx, selective())
+	requireDenied(t, err, shootValidatorPolicyName)
+	refusedAt := time.Now()
+
+	key := client.ObjectKeyFromObject(pending)
+	var lastErr error
+	eventually(t, floodConfirmWindow+3*time.Second, func() error {
+		lastErr = st.bind(ctx, key, seed)
+		return lastErr
+	}, "the binding onto the seed the refused CREATE held")
+	waited := time.Since(refusedAt)
+	assert.Equal(t, seed, seedNameOf(t, key))
+	assert.Less(t, waited, floodConfirmWindow+3*time.Second)
+	t.Logf("binding onto the 1-place seed succeeded %s after the refused CREATE (confirm window %s)", waited.Round(time.Millisecond), floodConfirmWindow)
 }

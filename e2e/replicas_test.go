@@ -299,13 +299,21 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 	onSeedsLater, totalLater := count()
 
 	served := make([]float64, 3)
-	var conflicts float64
+	var conflicts, confirmed, confirmedWithin1s, lapsed float64
 	for i, u := range urls {
 		served[i] = webhookRequests(u) - before[i]
 		samples, err := scrape(u)
 		require.NoError(t, err)
 		conflicts += counterSum(samples, "seedwarden_capacity_reservation_conflicts_total", nil)
+		// What reservations.confirmWindow is chosen from: the time from a
+		// reservation to the watch showing its Shoot.
+		confirmed += counterSum(samples, "seedwarden_reservation_confirmation_seconds_count", nil)
+		confirmedWithin1s += counterSum(samples, "seedwarden_reservation_confirmation_seconds_bucket",
+			func(l map[string]string) bool { return l["le"] == "1" })
+		lapsed += counterSum(samples, "seedwarden_reservations_expired_total", func(l map[string]string) bool { return l["state"] == "unconfirmed" })
 	}
+	t.Logf("reservations confirmed by the watch: %.0f, %.0f of them within 1s; unconfirmed ones that lapsed: %.0f", confirmed, confirmedWithin1s, lapsed)
+	assert.Zero(t, lapsed, "a real Shoot's reservation lapsed before the watch showed it (reservations.confirmWindow too short)")
 
 	t.Logf("3 replicas, %d seeds x %d free places, %d concurrent Shoot CREATEs in %s: %d admitted onto (mode binding: announced for) a seed, %d denied (seed full), %d admitted without a seed, %d other errors",
 		seeds, perSeed, requests, wall.Round(time.Millisecond), placed, denied, unplaced, len(other))
