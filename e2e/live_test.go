@@ -207,11 +207,13 @@ func (st *suite) createCloudProfileLike(t *testing.T, template, name string) str
 }
 
 // createProject creates Project name for namespace (which need not exist);
-// t's cleanup deletes it.
+// t's cleanup deletes it (confirmed for deletion from the start, as
+// gardener-apiserver wants).
 func (st *suite) createProject(t *testing.T, name, namespace string) {
 	t.Helper()
 	p := &api.Project{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{testLabel: labelValue(t.Name())}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{testLabel: labelValue(t.Name())},
+			Annotations: map[string]string{"confirmation.gardener.cloud/deletion": "true"}},
 		Spec:       api.ProjectSpec{Namespace: &namespace},
 	}
 	require.NoError(t, st.c.Create(context.Background(), p))
