@@ -93,12 +93,17 @@ func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootStat
 			state = states[e.shootIdx]
 		}
 		e.charged = state == cache.ShootOnSeed
-		age := r.ttl - e.expires.Sub(now) // from when the entry was written
+		// Its expiry was rounded up to the second, so the entry is at least
+		// age old and at most a second older. Pruning waits for the
+		// youngest it can be; the window ends by the oldest, so that an
+		// unconfirmed entry ends within the window (after at least the
+		// window less that second).
+		age := r.ttl - e.expires.Sub(now)
 		switch {
 		case e.charged && age >= r.pruneAfter:
 			e.dropped = true // the Shoot counts itself, everywhere by now
 		case e.charged:
-		case e.shootIdx >= 0 && age >= r.confirmWindow && state != cache.ShootPending:
+		case e.shootIdx >= 0 && age+time.Second >= r.confirmWindow && state != cache.ShootPending:
 			e.dropped = true // unconfirmed: no Shoot came of it
 		default:
 			count++
