@@ -106,6 +106,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			// controller's bindMode says so.
 			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,
 			Log:               log.WithName("validate-shoot-binding"),
+			Projects:          store,
 			StalenessGuard:    deps.staleness,
 		})
 	}
