@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,8 +41,7 @@ type SubjectAccessReviewCreator interface {
 // maxCacheEntries bounds the cache. Keys are per user and object, so a burst
 // of distinct ones (many users, many objects) must not grow it without limit;
 // when full, the least recently used answer goes. Keys are hashes, so an
-// entry costs the same whatever a (forged) review names: about 200 bytes
-// with the reason, 2 MB when full.
+// entry costs the same whatever a (forged) review names.
 const maxCacheEntries = 10000
 
 // maxReviewsInFlight bounds the SubjectAccessReviews asked at once, so that

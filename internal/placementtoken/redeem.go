@@ -63,7 +63,6 @@ type use struct {
 type ledger struct {
 	mu         sync.Mutex
 	namespaces map[string]*namespaceUses
-	total      int
 	// sweptAt is the second of the last look at every namespace: one a
 	// second at most, so expired entries stay a second at most.
 	sweptAt int64
@@ -113,7 +112,7 @@ func (l *ledger) claim(nonce string, h Holder, expiry, now time.Time) error {
 	}
 	if now.Unix() > l.sweptAt {
 		for name, ns := range l.namespaces {
-			if l.sweep(ns, now); len(ns.uses) == 0 {
+			if ns.sweep(now); len(ns.uses) == 0 {
 				delete(l.namespaces, name)
 			}
 		}
@@ -132,7 +131,7 @@ func (l *ledger) claim(nonce string, h Holder, expiry, now time.Time) error {
 		return nil
 	}
 	if !ok && len(ns.uses) >= MaxUsesPerNamespace {
-		l.sweep(ns, now)
+		ns.sweep(now)
 		if len(ns.uses) >= MaxUsesPerNamespace {
 			return fmt.Errorf("%w (namespace %q: %d in use)", ErrBusy, h.Namespace, len(ns.uses))
 		}
@@ -142,17 +141,14 @@ func (l *ledger) claim(nonce string, h Holder, expiry, now time.Time) error {
 	if len(ns.uses) == 0 || u.expiry.Before(ns.oldest) {
 		ns.oldest = u.expiry
 	}
-	if !ok {
-		l.total++
-	}
 	ns.uses[nonce] = u
 	return nil
 }
 
-// sweep forgets the expired nonces of ns. It looks at them only once the
-// oldest has expired: a namespace at its share costs one pass a second at
-// most (expiries are whole seconds).
-func (l *ledger) sweep(ns *namespaceUses, now time.Time) {
+// sweep forgets the expired nonces. It looks at them only once the oldest
+// has expired: a namespace at its share costs one pass a second at most
+// (expiries are whole seconds).
+func (ns *namespaceUses) sweep(now time.Time) {
 	if !now.After(ns.oldest) {
 		return
 	}
@@ -161,7 +157,6 @@ func (l *ledger) sweep(ns *namespaceUses, now time.Time) {
 		switch {
 		case now.After(u.expiry):
 			delete(ns.uses, n)
-			l.total--
 		case oldest.IsZero() || u.expiry.Before(oldest):
 			oldest = u.expiry
 		}
