@@ -79,8 +79,7 @@ func TestForgedBindingReviewsOutsideProjectsAskNoSubjectAccessReview(t *testing.
 	assert.Zero(t, sars.calls.Load(), "no SubjectAccessReview for a namespace of no Project")
 	require.Len(t, messages, 1000, "each denial names its user")
 	for m := range messages {
-		assert.Regexp(t, `^seedwarden: user "forger-\d+" may not set spec.seedName to "aws-eu1": namespace "forged-\d" belongs to no Project; Shoots are placed in Project namespaces only$`, m)
-		break
+		require.Regexp(t, `^seedwarden: user "forger-\d+" may not set spec.seedName to "aws-eu1": namespace "forged-\d" belongs to no Project; Shoots are placed in Project namespaces only$`, m)
 	}
 
 	// A binder in the Project's namespace is asked about, and allowed.
