@@ -2,10 +2,13 @@ package main
 
 import (
 	"io"
+	stdlog "log"
 	"strings"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -13,7 +16,9 @@ import (
 )
 
 // newLogger returns a zap-backed logr.Logger honouring log.level and log.format.
-// logr's V(1) is zap's debug level.
+// logr's V(1) is zap's debug level. Stack traces only from DPanic up (zap
+// would add one to every error): errors any client can provoke must not
+// cost 30 lines each, and a recovered panic logs its own stack anyway.
 func newLogger(c config.Log, w io.Writer) logr.Logger {
 	level := zapcore.InfoLevel
 	switch c.Level {
@@ -28,7 +33,17 @@ func newLogger(c config.Log, w io.Writer) logr.Logger {
 	if c.Format == "console" {
 		encoder = zap.ConsoleEncoder()
 	}
-	return zap.New(zap.Level(level), encoder, zap.WriteTo(w))
+	return zap.New(zap.Level(level), encoder, zap.WriteTo(w), zap.StacktraceLevel(zapcore.DPanicLevel))
+}
+
+// setProcessLogger makes l the logger of controller-runtime, client-go
+// (klog) and the standard library's log. klog.SetLogger must not race with
+// logging goroutines, hence once per process, before serving.
+func setProcessLogger(l logr.Logger) {
+	ctrl.SetLogger(l)
+	klog.SetLogger(l)
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(newStdLogWriter(l))
 }
 
 // stdLogWriter carries the standard library's log into the process's

@@ -22,12 +22,9 @@ package main
 import (
 	"context"
 	"io"
-	stdlog "log"
 	"os"
 	"strings"
 
-	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -39,15 +36,9 @@ const (
 )
 
 func main() {
-	setLogger = func(l logr.Logger) {
-		ctrl.SetLogger(l)
-		// client-go logs through klog. klog.SetLogger must not race with
-		// logging goroutines, so only a real process (not a test running
-		// several servers) sets it.
-		klog.SetLogger(l)
-		stdlog.SetFlags(0)
-		stdlog.SetOutput(newStdLogWriter(l))
-	}
+	// Only a real process (not a test running several servers) sets the
+	// process-wide loggers.
+	setLogger = setProcessLogger
 	if prog, ok := kubectlCompleteName(os.Args[0]); ok {
 		os.Exit(kubectlComplete(&cli{prog: prog, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
 	}

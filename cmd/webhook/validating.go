@@ -94,7 +94,7 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(name, path string, h webhook.AdmissionHandler) {
 		observed := handlers.Observed(name, m, h)
-		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(&webhook.Admission{Handler: observed})))
+		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
 	}
 	if cfg.BindingEnabled() {
 		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
@@ -106,6 +106,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			// controller's bindMode says so.
 			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,
 			Log:               log.WithName("validate-shoot-binding"),
+			Projects:          store,
 			StalenessGuard:    deps.staleness,
 		})
 	}

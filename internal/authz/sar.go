@@ -14,10 +14,12 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,8 +40,16 @@ type SubjectAccessReviewCreator interface {
 
 // maxCacheEntries bounds the cache. Keys are per user and object, so a burst
 // of distinct ones (many users, many objects) must not grow it without limit;
-// when full, the least recently used answer goes.
+// when full, the least recently used answer goes. Keys are hashes, so an
+// entry costs the same whatever a (forged) review names.
 const maxCacheEntries = 10000
+
+// maxReviewsInFlight bounds the SubjectAccessReviews asked at once, so that
+// a flood of distinct questions (forged reviews naming random users or
+// objects) reaches the API server at this concurrency at most. A question
+// waits for a slot within its timeout; the same question asked meanwhile
+// waits for the one answer instead of asking again.
+const maxReviewsInFlight = 8
 
 // SARAuthorizer asks the API server with a SubjectAccessReview whether a user
 // holds one Permission, and caches definite answers (allowed or denied) for
@@ -57,6 +67,8 @@ type SARAuthorizer struct {
 	timeout    time.Duration
 	now        func() time.Time
 	cache      *utilcache.LRUExpireCache // of answer; nil when cacheTTL <= 0
+	asking     singleflight.Group        // by cache key
+	inFlight   chan struct{}             // a slot per review being asked
 }
 
 type answer struct {
@@ -72,7 +84,8 @@ func NewSARAuthorizer(client SubjectAccessReviewCreator, permission Permission, 
 	if now == nil {
 		now = time.Now
 	}
-	a := &SARAuthorizer{client: client, permission: permission, cacheTTL: cacheTTL, timeout: timeout, now: now}
+	a := &SARAuthorizer{client: client, permission: permission, cacheTTL: cacheTTL, timeout: timeout, now: now,
+		inFlight: make(chan struct{}, maxReviewsInFlight)}
 	if cacheTTL > 0 {
 		a.cache = utilcache.NewLRUExpireCacheWithClock(maxCacheEntries, clockFunc(now))
 	}
@@ -97,25 +110,48 @@ func (a *SARAuthorizer) Allowed(ctx context.Context, user authenticationv1.UserI
 		ctx, cancel = context.WithTimeout(ctx, a.timeout)
 		defer cancel()
 	}
+	// Who joins a question being asked waits for its answer: at most the
+	// asker's timeout.
+	v, err, _ := a.asking.Do(key, func() (any, error) { return a.ask(ctx, key, user, namespace, name) })
+	if err != nil {
+		return false, "", err
+	}
+	ans := v.(answer)
+	return ans.allowed, ans.reason, nil
+}
+
+// ask asks the API server (within a slot of inFlight) and caches a definite
+// answer. The cache is read again first: the same question may have been
+// answered while this one waited.
+func (a *SARAuthorizer) ask(ctx context.Context, key string, user authenticationv1.UserInfo, namespace, name string) (answer, error) {
+	if ans, ok := a.cached(key); ok {
+		return ans, nil
+	}
+	select {
+	case a.inFlight <- struct{}{}:
+		defer func() { <-a.inFlight }()
+	case <-ctx.Done():
+		return answer{}, fmt.Errorf("SubjectAccessReview: %d already being asked: %w", maxReviewsInFlight, ctx.Err())
+	}
 	out, err := a.client.Create(ctx, a.accessReview(user, namespace, name), metav1.CreateOptions{})
 	if err != nil {
-		return false, "", fmt.Errorf("SubjectAccessReview: %w", err)
+		return answer{}, fmt.Errorf("SubjectAccessReview: %w", err)
 	}
 	if out == nil {
-		return false, "", fmt.Errorf("SubjectAccessReview: empty response")
+		return answer{}, fmt.Errorf("SubjectAccessReview: empty response")
 	}
 	st := out.Status
-	reason := st.Reason
+	ans := answer{allowed: st.Allowed, reason: st.Reason}
 	if st.EvaluationError != "" {
-		if reason != "" {
-			reason += "; "
+		if ans.reason != "" {
+			ans.reason += "; "
 		}
-		reason += "evaluation error: " + st.EvaluationError
+		ans.reason += "evaluation error: " + st.EvaluationError
 	}
 	if st.Allowed || st.EvaluationError == "" {
-		a.store(key, answer{allowed: st.Allowed, reason: reason})
+		a.store(key, ans)
 	}
-	return st.Allowed, reason, nil
+	return ans, nil
 }
 
 func (a *SARAuthorizer) cached(key string) (answer, bool) {
@@ -144,8 +180,8 @@ func (a *SARAuthorizer) store(key string, ans answer) {
 	a.cache.Add(key, ans, a.cacheTTL)
 }
 
-// cacheKey encodes user, namespace and name unambiguously (JSON quotes every
-// string; map keys come out sorted).
+// cacheKey is the SHA-256 of user, namespace and name encoded unambiguously
+// (JSON quotes every string; map keys come out sorted).
 func cacheKey(user authenticationv1.UserInfo, namespace, name string) string {
 	b, err := json.Marshal(struct {
 		User      string                                 `json:"u"`
@@ -159,7 +195,8 @@ func cacheKey(user authenticationv1.UserInfo, namespace, name string) string {
 		// Unreachable: strings, slices and maps of strings always marshal.
 		return fmt.Sprintf("%q", err)
 	}
-	return string(b)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }
 
 // accessReview asks whether user holds the permission on the object.

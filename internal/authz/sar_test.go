@@ -2,12 +2,14 @@ package authz
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -302,4 +304,103 @@ func TestSARAuthorizerCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	assert.Equal(t, calls, c.calls.Load(), "user-0 is still cached")
 	ask("user-1")
 	assert.Equal(t, calls+1, c.calls.Load(), "user-1, the least recently used, was evicted")
+}
+
+// gatedCreator answers once release is closed, recording the most
+// SubjectAccessReviews it was asked at once.
+type gatedCreator struct {
+	release          chan struct{}
+	calls, now, most atomic.Int32
+}
+
+func (c *gatedCreator) Create(ctx context.Context, sar *authorizationv1.SubjectAccessReview, _ metav1.CreateOptions) (*authorizationv1.SubjectAccessReview, error) {
+	c.calls.Add(1)
+	n := c.now.Add(1)
+	defer c.now.Add(-1)
+	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	}
+	select {
+	case <-c.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return reviewed(sar, authorizationv1.SubjectAccessReviewStatus{}), nil
+}
+
+// askAll asks the questions concurrently, releases the creator once all
+// are waiting or asking, and returns the errors.
+func askAll(t *testing.T, a *SARAuthorizer, c *gatedCreator, users []authenticationv1.UserInfo, names []string) []error {
+	t.Helper()
+	errs := make([]error, len(users))
+	var wg sync.WaitGroup
+	for i := range users {
+		wg.Go(func() { _, _, errs[i] = a.Allowed(t.Context(), users[i], vNamespace, names[i]) })
+	}
+	time.Sleep(100 * time.Millisecond) // let every question reach the authorizer
+	close(c.release)
+	wg.Wait()
+	return errs
+}
+
+// 1,000 copies of one forged question asked at once: one SubjectAccessReview,
+// whose answer every copy shares and the cache keeps.
+func TestSARAuthorizerAsksAQuestionOnceAtATime(t *testing.T) {
+	c := &gatedCreator{release: make(chan struct{})}
+	a := NewSARAuthorizer(c, binding, time.Minute, 5*time.Second, nil)
+	users, names := make([]authenticationv1.UserInfo, 1000), make([]string, 1000)
+	for i := range users {
+		users[i], names[i] = jane, vName
+	}
+	for _, err := range askAll(t, a, c, users, names) {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int32(1), c.calls.Load())
+	_, _, err := a.Allowed(t.Context(), jane, vNamespace, vName)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), c.calls.Load(), "cached")
+}
+
+// 200 distinct forged questions at once (a random user each) reach the API
+// server maxReviewsInFlight at a time.
+func TestSARAuthorizerBoundsReviewsInFlight(t *testing.T) {
+	c := &gatedCreator{release: make(chan struct{})}
+	a := NewSARAuthorizer(c, binding, time.Minute, 5*time.Second, nil)
+	users, names := make([]authenticationv1.UserInfo, 200), make([]string, 200)
+	for i := range users {
+		users[i], names[i] = authenticationv1.UserInfo{Username: fmt.Sprintf("forged-%d", i)}, vName
+	}
+	for _, err := range askAll(t, a, c, users, names) {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int32(200), c.calls.Load(), "each distinct question is asked")
+	assert.Equal(t, int32(maxReviewsInFlight), c.most.Load(), "never more at once")
+}
+
+// A question waiting for a slot gives up at its timeout, with an error
+// (callers fail closed) that says why.
+func TestSARAuthorizerWaitsForASlotWithinItsTimeout(t *testing.T) {
+	c := &gatedCreator{release: make(chan struct{})}
+	a := NewSARAuthorizer(c, binding, time.Minute, 0, nil)
+	var wg sync.WaitGroup
+	for i := range maxReviewsInFlight {
+		wg.Go(func() {
+			_, _, _ = a.Allowed(t.Context(), authenticationv1.UserInfo{Username: fmt.Sprint("busy-", i)}, vNamespace, vName)
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, _, err := a.Allowed(ctx, jane, vNamespace, vName)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "8 already being asked")
+	assert.Equal(t, int32(maxReviewsInFlight), c.calls.Load(), "it was never asked")
+	close(c.release)
+	wg.Wait()
+}
+
+// A forged review may name a user of any size; the cache key is a hash.
+func TestCacheKeyHasAFixedSize(t *testing.T) {
+	huge := authenticationv1.UserInfo{Username: strings.Repeat("u", 1<<20), Groups: []string{strings.Repeat("g", 1<<20)}}
+	assert.Len(t, cacheKey(huge, vNamespace, vName), sha256.Size)
+	assert.Len(t, cacheKey(jane, vNamespace, vName), sha256.Size)
 }

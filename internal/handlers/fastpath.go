@@ -45,8 +45,8 @@ var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retu
 // a decoding error, another content type, an empty or non-JSON body, a key
 // only controller-runtime's case-insensitive apiVersion/kind lookup would
 // see, a duplicate object key — goes to
-// RequireAdmissionReviewV1(&webhook.Admission{Handler: m}) itself, with the
-// body already read.
+// RequireAdmissionReviewV1(NewAdmissionWebhook(m)) itself (webhook.Admission,
+// logging the client's errors as rejections), with the body already read.
 //
 // Bodies over maxBytes (server.maxRequestBytes; <= 0 means controller-
 // runtime's 7 MiB) get HTTP 413 without being read when the Content-Length
@@ -61,7 +61,7 @@ func NewMutatingHTTPHandler(m *ShootMutator, maxBytes int64) http.Handler {
 	if maxBytes <= 0 {
 		maxBytes = crMaxRequestSize
 	}
-	return &mutatingHTTPHandler{m: m, maxBytes: maxBytes, slow: RequireAdmissionReviewV1(&admission.Webhook{Handler: m})}
+	return &mutatingHTTPHandler{m: m, maxBytes: maxBytes, slow: RequireAdmissionReviewV1(NewAdmissionWebhook(m))}
 }
 
 type mutatingHTTPHandler struct {
@@ -109,8 +109,9 @@ func (h *mutatingHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if err != nil {
-		// As webhook.Admission answers.
-		h.crLog().Error(err, "unable to read the body from the incoming request")
+		// As webhook.Admission answers; logged as NewAdmissionWebhook's
+		// would log it (the client's failure).
+		logRejected(h.crLog(), err, "unable to read the body from the incoming request")
 		writeReview(w, admission.Errored(http.StatusBadRequest, err), nil, h.crLog())
 		return
 	}
@@ -192,9 +193,10 @@ func (h *mutatingHTTPHandler) handle(ctx context.Context, sr *admissionjson.Shoo
 }
 
 // writeReview writes resp as webhook.Admission does (WriteReview), logging
-// as it logs a failed write; no headers set.
+// a failed write (the client went away) as NewAdmissionWebhook's would; no
+// headers set.
 func writeReview(w io.Writer, resp admission.Response, gvk *schema.GroupVersionKind, log logr.Logger) {
 	if err := admissionjson.WriteReview(w, &resp.AdmissionResponse, gvk); err != nil {
-		log.Error(err, "unable to encode and write the response")
+		logRejected(log, err, "unable to encode and write the response")
 	}
 }

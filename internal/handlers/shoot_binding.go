@@ -79,6 +79,10 @@ type ShootBindingValidator struct {
 	// shoots/binding and passes the same rules.
 	BindThroughShoots bool
 	Log               logr.Logger
+	// Projects: a seed chosen by a user for a Shoot in a namespace of no
+	// known Project is denied before the Authorizer is asked (inProject).
+	// Nil: every namespace is asked about.
+	Projects ProjectLookup
 	// StalenessGuard: beyond its bound a seed chosen by a user is denied
 	// (see StalenessGuard); the webhook's own placement (verified token)
 	// needs no cache and is still admitted. Zero: always check.
@@ -178,6 +182,14 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 // authorize checks the user's binding permission; it fails closed.
 func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Request, c *shootChange, tokenErr error, log logr.Logger) (admission.Response, bool) {
 	user := req.UserInfo
+	if !inProject(v.Projects, c.namespace) {
+		// Gardener keeps Shoots in Project namespaces only, so no user
+		// can be allowed a seed here: answered without asking the API
+		// server, which a flood of forged reviews would otherwise do.
+		err := fmt.Errorf("user %q may not set spec.seedName to %q: namespace %q belongs to no Project", user.Username, c.newSeed, c.namespace)
+		logRejected(log, err, "Denied seed choice outside any Project")
+		return denied("seedwarden: %v; Shoots are placed in Project namespaces only", err), false
+	}
 	if v.Authorizer == nil {
 		err := errors.New("no authorizer configured")
 		log.Error(err, "Cannot verify binding permission")

@@ -28,15 +28,30 @@ func (h Holder) String() string { return fmt.Sprintf("%s/%s (uid %q)", h.Namespa
 // nonce (cache.Store.TokenCarriers in production).
 type CarrierLookup func(nonce string) []Holder
 
-// maxUses bounds the nonces a Signer remembers (about 150 bytes each); each
-// stays for at most the token lifetime. Beyond it tokens are refused (fail
-// closed), which only costs the privilege of the webhook's own placement.
-const maxUses = 1 << 17
+// MaxUsesPerNamespace bounds the nonces a Signer remembers for the Shoots
+// of one namespace; each stays for at most the token lifetime. Past it that
+// namespace's tokens are refused (fail closed: only the privilege of the
+// webhook's own placement is lost) until some expire, and every other
+// namespace's go on working. Tokens exist only where the mutating webhook
+// places, in namespaces of a Project, so a flood of forged tokens holds at
+// most this many entries in each Project namespace it names: about 300 KiB
+// (BenchmarkLedgerMemory, 296 bytes an entry), far more than one Project
+// creates Shoots in a token lifetime.
+const MaxUsesPerNamespace = 1024
+
+// Limits of what a Holder names, Kubernetes' own: a review naming more is
+// forged, and is not remembered.
+const (
+	maxHolderNamespace = 63
+	maxHolderName      = 253
+	maxHolderUID       = 128
+)
 
 // Errors of Redeem besides Verify's.
 var (
 	ErrReused = errors.New("placement token was already used by another Shoot")
 	ErrBusy   = errors.New("too many placement tokens in use; try again later")
+	ErrHolder = errors.New("placement token holder is no Shoot: namespace, name or uid too long")
 )
 
 type use struct {
@@ -44,11 +59,21 @@ type use struct {
 	expiry time.Time
 }
 
-// ledger remembers which Holder used each nonce.
+// ledger remembers which Holder used each nonce, per namespace.
 type ledger struct {
-	mu      sync.Mutex
-	uses    map[string]use
-	sweepAt int
+	mu         sync.Mutex
+	namespaces map[string]*namespaceUses
+	// sweptAt is the second of the last look at every namespace: one a
+	// second at most, so expired entries stay a second at most.
+	sweptAt int64
+}
+
+// namespaceUses are the nonces used by the Shoots of one namespace.
+type namespaceUses struct {
+	uses map[string]use
+	// oldest is the earliest expiry in uses: before it, sweeping frees
+	// nothing.
+	oldest time.Time
 }
 
 // SetCarriers makes Redeem refuse a nonce that lookup says another Shoot
@@ -77,35 +102,66 @@ func (g *Signer) Redeem(token string, s Subject, holder Holder) error {
 }
 
 func (l *ledger) claim(nonce string, h Holder, expiry, now time.Time) error {
+	if len(h.Namespace) > maxHolderNamespace || len(h.Name) > maxHolderName || len(h.UID) > maxHolderUID {
+		return ErrHolder
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.uses == nil {
-		l.uses = map[string]use{}
+	if l.namespaces == nil {
+		l.namespaces = map[string]*namespaceUses{}
 	}
-	if u, ok := l.uses[nonce]; ok && !now.After(u.expiry) {
+	if now.Unix() > l.sweptAt {
+		for name, ns := range l.namespaces {
+			if ns.sweep(now); len(ns.uses) == 0 {
+				delete(l.namespaces, name)
+			}
+		}
+		l.sweptAt = now.Unix()
+	}
+	ns := l.namespaces[h.Namespace]
+	if ns == nil {
+		ns = &namespaceUses{uses: map[string]use{}}
+		l.namespaces[h.Namespace] = ns
+	}
+	u, ok := ns.uses[nonce]
+	if ok && !now.After(u.expiry) {
 		if u.holder != h {
 			return fmt.Errorf("%w: %s used it", ErrReused, u.holder)
 		}
 		return nil
 	}
-	if len(l.uses) >= l.sweepAt || len(l.uses) >= maxUses {
-		l.sweep(now)
-		l.sweepAt = max(1024, 2*len(l.uses))
-	}
-	if len(l.uses) >= maxUses {
-		return ErrBusy
+	if !ok && len(ns.uses) >= MaxUsesPerNamespace {
+		ns.sweep(now)
+		if len(ns.uses) >= MaxUsesPerNamespace {
+			return fmt.Errorf("%w (namespace %q: %d in use)", ErrBusy, h.Namespace, len(ns.uses))
+		}
 	}
 	// Kept a second past the expiry: Verify compares whole seconds.
-	l.uses[nonce] = use{holder: h, expiry: expiry.Add(time.Second)}
+	u = use{holder: h, expiry: expiry.Add(time.Second)}
+	if len(ns.uses) == 0 || u.expiry.Before(ns.oldest) {
+		ns.oldest = u.expiry
+	}
+	ns.uses[nonce] = u
 	return nil
 }
 
-func (l *ledger) sweep(now time.Time) {
-	for n, u := range l.uses {
-		if now.After(u.expiry) {
-			delete(l.uses, n)
+// sweep forgets the expired nonces. It looks at them only once the oldest
+// has expired: a namespace at its share costs one pass a second at most
+// (expiries are whole seconds).
+func (ns *namespaceUses) sweep(now time.Time) {
+	if !now.After(ns.oldest) {
+		return
+	}
+	var oldest time.Time
+	for n, u := range ns.uses {
+		switch {
+		case now.After(u.expiry):
+			delete(ns.uses, n)
+		case oldest.IsZero() || u.expiry.Before(oldest):
+			oldest = u.expiry
 		}
 	}
+	ns.oldest = oldest
 }
 
 // Nonce reads the nonce and expiry of a token without verifying it, for

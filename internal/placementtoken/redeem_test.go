@@ -2,6 +2,7 @@ package placementtoken
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,16 +152,60 @@ func TestSignRequestNonce(t *testing.T) {
 	assert.Len(t, p.nonce, 26)
 }
 
-// Past maxUses the ledger refuses rather than forget a nonce in use.
-func TestLedgerBounded(t *testing.T) {
+// Past its share a namespace's tokens are refused rather than a nonce in
+// use forgotten; the other namespaces' are not.
+func TestLedgerShareIsPerNamespace(t *testing.T) {
 	var l ledger
 	now := time.Unix(1_700_000_000, 0)
 	exp := now.Add(time.Minute)
-	for i := range maxUses {
-		require.NoError(t, l.claim("n"+strconv.Itoa(i), Holder{UID: strconv.Itoa(i)}, exp, now))
+	for i := range MaxUsesPerNamespace {
+		require.NoError(t, l.claim("n"+strconv.Itoa(i), Holder{UID: strconv.Itoa(i), Namespace: "garden-flood"}, exp, now))
 	}
-	assert.ErrorIs(t, l.claim("one-more", Holder{UID: "x"}, exp, now), ErrBusy)
+	err := l.claim("one-more", Holder{UID: "x", Namespace: "garden-flood"}, exp, now)
+	assert.ErrorIs(t, err, ErrBusy)
+	assert.ErrorContains(t, err, fmt.Sprintf(`namespace "garden-flood": %d in use`, MaxUsesPerNamespace))
+	require.NoError(t, l.claim("n0", Holder{UID: "0", Namespace: "garden-flood"}, exp, now), "a nonce already held still redeems for its Shoot")
+	require.NoError(t, l.claim("n0", Holder{UID: "y", Namespace: "garden-other"}, exp, now), "another namespace's share is its own")
+
 	// Once they expire they are swept and room returns.
-	assert.NoError(t, l.claim("one-more", Holder{UID: "x"}, exp, exp.Add(2*time.Second)))
-	assert.Len(t, l.uses, 1)
+	later := exp.Add(2 * time.Second)
+	assert.NoError(t, l.claim("one-more", Holder{UID: "x", Namespace: "garden-flood"}, exp.Add(time.Minute), later))
+	assert.Len(t, l.namespaces["garden-flood"].uses, 1)
+	assert.Equal(t, 1, entries(&l), "garden-other's expired too")
+}
+
+// Namespaces whose tokens all expired are forgotten within a second.
+func TestLedgerForgetsIdleNamespaces(t *testing.T) {
+	var l ledger
+	now := time.Unix(1_700_000_000, 0)
+	for i := range 1000 {
+		require.NoError(t, l.claim("n", Holder{UID: "u", Namespace: "ns-" + strconv.Itoa(i)}, now, now))
+	}
+	require.NoError(t, l.claim("n", Holder{UID: "u", Namespace: "garden-dev"}, now.Add(time.Minute), now.Add(5*time.Second)))
+	assert.Len(t, l.namespaces, 1)
+	assert.Equal(t, 1, entries(&l))
+}
+
+// A review may name a Shoot of any size; the ledger keeps what Kubernetes
+// allows only.
+func TestLedgerRefusesHoldersNoShootCanHave(t *testing.T) {
+	var l ledger
+	now := time.Unix(1_700_000_000, 0)
+	for _, h := range []Holder{
+		{UID: "u", Namespace: strings.Repeat("n", 64), Name: "x"},
+		{UID: "u", Namespace: "garden-dev", Name: strings.Repeat("x", 254)},
+		{UID: strings.Repeat("u", 129), Namespace: "garden-dev", Name: "x"},
+	} {
+		assert.ErrorIs(t, l.claim("n", h, now, now), ErrHolder)
+	}
+	assert.NoError(t, l.claim("n", Holder{UID: strings.Repeat("u", 128), Namespace: strings.Repeat("n", 63), Name: strings.Repeat("x", 253)}, now, now))
+}
+
+// entries counts the nonces l remembers, expired ones not yet swept too.
+func entries(l *ledger) int {
+	n := 0
+	for _, ns := range l.namespaces {
+		n += len(ns.uses)
+	}
+	return n
 }
