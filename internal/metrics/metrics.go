@@ -90,6 +90,7 @@ type Recorder struct {
 	conflicts                         prometheus.Counter
 	clientRejections                  *prometheus.CounterVec
 	refused                           *prometheus.CounterVec // refused.go
+	requestBudgetWaits                *prometheus.CounterVec // requestbudget.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
