@@ -201,7 +201,7 @@ func newWebhookServer(cfg *config.Config, limits server.Limits, drain *server.Dr
 // server: they share one budget of request bytes in flight, exported
 // through m.
 func newLimits(s config.Server, m *metrics.Recorder) server.Limits {
-	b := server.NewBudget(s.MaxRequestBytesInFlight, s.RequestQueueTimeout.Duration, m)
+	b := server.NewBudget(s.MaxRequestBytesInFlight, s.MaxRequestBytes, s.RequestQueueTimeout.Duration, m)
 	m.RegisterRequestBudget(b.Limit(), b.InFlight, server.BudgetQueued, server.BudgetRefused)
 	return server.Limits{MaxRequestBytes: s.MaxRequestBytes, ReadTimeout: s.ReadTimeout.Duration, WriteTimeout: s.WriteTimeout.Duration, Budget: b}
 }

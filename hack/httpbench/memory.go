@@ -5,7 +5,7 @@ package main
 //
 //	go run ./hack/httpbench memory -before BIN [-webhook BIN] [-concurrency 100]
 //	                               [-duration 10s] [-body-bytes 3145000]
-//	                               [-gomemlimit 460MiB] [-config-extra YAML]
+//	                               [-gomemlimit 460MiB] [-after-server YAML] [-shapes a,b]
 //
 // For each body shape (memory_bodies.go) and each binary (-before, then
 // -webhook, built here when not given), it starts the server afresh (`webhook
@@ -13,7 +13,7 @@ package main
 // -concurrency clients, each on its own connection, send the same
 // maximum-size review again and again for -duration (the clients take turns
 // at the four paths of memoryPaths), and reports every answer's status and the
-// server's peak resident set size (VmHWM).
+// server's peak resident set size (VmHWM) once ready and after the load.
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ type memoryOptions struct {
 	bodyBytes           int
 	goMemLimit          string
 	seeds, shoots       int
+	// afterServer is YAML added to the server section of the configuration
+	// of -webhook only (the -before binary may not know its fields).
+	afterServer string
+	shapes      string
 }
 
 func memoryCommand(ctx context.Context, args []string) int {
@@ -51,6 +56,8 @@ func memoryCommand(ctx context.Context, args []string) int {
 	fs.StringVar(&o.goMemLimit, "gomemlimit", "460MiB", "GOMEMLIMIT of the server, as deploy/manifests ships it")
 	fs.IntVar(&o.seeds, "seeds", 1000, "seeds in the landscape")
 	fs.IntVar(&o.shoots, "shoots", 10000, "Shoots in the landscape")
+	fs.StringVar(&o.afterServer, "after-server", "", "YAML lines added to the server section of -webhook's configuration only, e.g. 'maxRequestBytesInFlight: 16777216'")
+	fs.StringVar(&o.shapes, "shapes", "", "comma-separated body shapes to run (default: all)")
 	if err := fs.Parse(args); err != nil || o.beforeBin == "" || fs.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "httpbench memory: bad usage (-before BIN is required; no arguments)")
 		return 2
@@ -66,6 +73,7 @@ func memoryCommand(ctx context.Context, args []string) int {
 type memoryRun struct {
 	server, shape string
 	statuses      map[string]int // "200", "429", "error", ...
+	readyRSS      int64          // bytes (VmHWM when ready: loading the landscape)
 	peakRSS       int64          // bytes (VmHWM)
 }
 
@@ -88,6 +96,14 @@ func benchMemory(ctx context.Context, o memoryOptions) error {
 	if err := os.WriteFile(fx.cfgPath, cfg, 0o644); err != nil {
 		return err
 	}
+	afterCfg := fx.cfgPath
+	if o.afterServer != "" {
+		afterCfg = filepath.Join(tmp, "config-after.yaml")
+		extended := bytes.Replace(cfg, []byte("server:\n"), []byte("server:\n  "+o.afterServer+"\n"), 1)
+		if err := os.WriteFile(afterCfg, extended, 0o644); err != nil {
+			return err
+		}
+	}
 	after := o.afterBin
 	if after == "" {
 		after = filepath.Join(tmp, "webhook")
@@ -97,13 +113,16 @@ func benchMemory(ctx context.Context, o memoryOptions) error {
 	}
 	var runs []memoryRun
 	for _, shape := range bodyShapes {
+		if o.shapes != "" && !slices.Contains(strings.Split(o.shapes, ","), shape.name) {
+			continue
+		}
 		body, err := maxSizeReview(shape, o.bodyBytes)
 		if err != nil {
 			return err
 		}
 		progress("shape %s: %d bytes", shape.name, len(body))
-		for _, s := range []struct{ name, bin string }{{"before", o.beforeBin}, {"after", after}} {
-			r, err := memoryLoad(ctx, o, fx, s.bin, body)
+		for _, s := range []struct{ name, bin, cfg string }{{"before", o.beforeBin, fx.cfgPath}, {"after", after, afterCfg}} {
+			r, err := memoryLoad(ctx, o, fx, s.bin, s.cfg, body)
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", s.name, shape.name, err)
 			}
@@ -117,9 +136,9 @@ func benchMemory(ctx context.Context, o memoryOptions) error {
 }
 
 // memoryLoad starts bin afresh and loads it with body.
-func memoryLoad(ctx context.Context, o memoryOptions, fx *fixtures, bin string, body []byte) (memoryRun, error) {
+func memoryLoad(ctx context.Context, o memoryOptions, fx *fixtures, bin, cfgPath string, body []byte) (memoryRun, error) {
 	p, err := startProcEnv("seedwarden", filepath.Join(fx.tmp, "seedwarden.log"), []string{"GOMEMLIMIT=" + o.goMemLimit},
-		bin, "serve", "--landscape", fx.landscape, "--config", fx.cfgPath)
+		bin, "serve", "--landscape", fx.landscape, "--config", cfgPath)
 	if err != nil {
 		return memoryRun{}, err
 	}
@@ -128,7 +147,7 @@ func memoryLoad(ctx context.Context, o memoryOptions, fx *fixtures, bin string, 
 	if err := p.waitReady(ctx, 2*time.Minute, func() error { return httpOK(readyz, nil) }); err != nil {
 		return memoryRun{}, err
 	}
-	r := memoryRun{statuses: map[string]int{}}
+	r := memoryRun{statuses: map[string]int{}, readyRSS: procPeakRSS(p.cmd.Process.Pid)}
 	var mu sync.Mutex
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -187,8 +206,8 @@ func post(ctx context.Context, c *http.Client, url string, body []byte) string {
 func printMemory(o memoryOptions, runs []memoryRun) {
 	fmt.Printf("Command: `go run ./hack/httpbench memory %s`\n\n", strings.Join(os.Args[2:], " "))
 	fmt.Printf("%d clients, %s per run, reviews of %d bytes, GOMEMLIMIT=%s; load average before: %s.\n\n", o.concurrency, o.duration, o.bodyBytes, o.goMemLimit, loadAvg())
-	fmt.Println("| shape | server | answers | peak RSS |")
-	fmt.Println("|---|---|---|---:|")
+	fmt.Println("| shape | server | answers | peak RSS when ready | peak RSS |")
+	fmt.Println("|---|---|---|---:|---:|")
 	for _, r := range runs {
 		var keys []string
 		for k := range r.statuses {
@@ -199,6 +218,6 @@ func printMemory(o memoryOptions, runs []memoryRun) {
 		for _, k := range keys {
 			parts = append(parts, fmt.Sprintf("%s: %d", k, r.statuses[k]))
 		}
-		fmt.Printf("| %s | %s | %s | %.0f MiB |\n", r.shape, r.server, strings.Join(parts, ", "), float64(r.peakRSS)/(1<<20))
+		fmt.Printf("| %s | %s | %s | %.0f MiB | %.0f MiB |\n", r.shape, r.server, strings.Join(parts, ", "), float64(r.readyRSS)/(1<<20), float64(r.peakRSS)/(1<<20))
 	}
 }

@@ -24,7 +24,8 @@ type bodyShape struct {
 
 // bodyShapes: one long string (decoded into one allocation), many tiny
 // annotations (the mutating webhook decodes metadata.annotations into a map,
-// before the API server's 256 KiB limit on annotations applies), and many
+// before the API server's 256 KiB limit on annotations applies), many empty
+// worker pools (3 bytes each, decoded into a 48-byte api.Worker), and many
 // tiny user groups (every path decodes userInfo).
 var bodyShapes = []bodyShape{
 	{"string", "one annotation whose value fills the review", func(shoot map[string]any, rv *admissionv1.AdmissionReview, n int) error {
@@ -40,6 +41,16 @@ var bodyShapes = []bodyShape{
 				a[k] = "v"
 				room -= len(k) + 7 // "k":"v",
 			}
+		})
+	}},
+	{"workers", "spec.provider.workers of empty objects `{}`", func(shoot map[string]any, rv *admissionv1.AdmissionReview, n int) error {
+		return padShoot(shoot, rv, n, func(room int) {
+			provider := shoot["spec"].(map[string]any)["provider"].(map[string]any)
+			workers, _ := provider["workers"].([]any)
+			for ; room > 0; room -= 3 { // {},
+				workers = append(workers, map[string]any{})
+			}
+			provider["workers"] = workers
 		})
 	}},
 	{"groups", "request.userInfo.groups of short names", func(shoot map[string]any, rv *admissionv1.AdmissionReview, n int) error {

@@ -33,8 +33,8 @@ func TestDefault(t *testing.T) {
 			CertName:        "tls.crt",
 			KeyName:         "tls.key",
 			MaxRequestBytes: 3145728,
-			// 16 requests of maxRequestBytes; see DefaultMaxRequestBytesInFlight.
-			MaxRequestBytesInFlight: 50331648,
+			// Two requests of maxRequestBytes and the reserve for small ones.
+			MaxRequestBytesInFlight: 8388608,
 			RequestQueueTimeout:     NewDuration(time.Second),
 			ReadTimeout:             NewDuration(10 * time.Second),
 			WriteTimeout:            NewDuration(30 * time.Second),

@@ -13,6 +13,12 @@ import (
 // multi-megabyte ones.
 const SmallRequestBytes = 64 << 10
 
+// SmallRequestReserve is the part of the budget only small requests may
+// take (less when the budget would otherwise not hold one request of the
+// body limit): however many large requests are in flight or stalled in
+// sending their bodies, 16 small ones (100 Shoot reviews) still get in.
+const SmallRequestReserve = 1 << 20
+
 // Budget outcomes, as BudgetMetrics receives them.
 const (
 	// BudgetQueued: the request waited for room and then got it.
@@ -34,12 +40,15 @@ type BudgetMetrics interface {
 // A request that does not fit waits up to wait for room, then is refused.
 //
 // Order: larger requests are served first come, first served, so a large one
-// is not passed over forever by others of its size; requests of at most
-// SmallRequestBytes are let in whenever they fit, even past waiting larger
-// ones. A nil *Budget admits everything.
+// is not passed over forever by others of its size, and together they take
+// at most the limit less SmallRequestReserve. Requests of at most
+// SmallRequestBytes are let in whenever they fit in the whole limit, even
+// past waiting larger ones. A nil *Budget admits everything.
 type Budget struct {
-	limit   int64
-	wait    time.Duration
+	limit int64
+	// largeLimit is what larger requests may take together.
+	largeLimit int64
+	wait       time.Duration
 	metrics BudgetMetrics
 
 	mu       sync.Mutex
@@ -53,9 +62,11 @@ type budgetWaiter struct {
 }
 
 // NewBudget returns a Budget of limit bytes whose requests wait up to wait
-// for room; m may be nil.
-func NewBudget(limit int64, wait time.Duration, m BudgetMetrics) *Budget {
-	return &Budget{limit: limit, wait: wait, metrics: m}
+// for room; m may be nil. Requests larger than SmallRequestBytes get at most
+// limit-SmallRequestReserve together, but always room for one of largest
+// bytes (the body limit).
+func NewBudget(limit, largest int64, wait time.Duration, m BudgetMetrics) *Budget {
+	return &Budget{limit: limit, largeLimit: min(limit, max(limit-SmallRequestReserve, largest)), wait: wait, metrics: m}
 }
 
 // Limit is the budget in bytes.
@@ -71,13 +82,14 @@ func (b *Budget) InFlight() int64 {
 	return b.inFlight
 }
 
-// acquire takes n bytes (at most the limit), waiting up to the budget's wait
-// or until ctx ends; it reports whether it got them. The caller gives them
-// back with release.
+// acquire takes n bytes, waiting up to the budget's wait or until ctx ends;
+// it reports whether it got them. The caller gives them back with release.
+// A large request is charged at most what large requests may take (config
+// validation keeps the largest body below it).
 func (b *Budget) acquire(ctx context.Context, n int64) bool {
-	n = min(n, b.limit)
+	n = b.charge(n)
 	b.mu.Lock()
-	if b.fits(n) && (n <= SmallRequestBytes || !b.largeWaiting()) {
+	if b.fits(n) && (isSmall(n) || !b.largeWaiting()) {
 		b.inFlight += n
 		b.mu.Unlock()
 		return true
@@ -117,18 +129,34 @@ func (b *Budget) acquire(ctx context.Context, n int64) bool {
 
 // release gives back n bytes taken by acquire and lets waiting requests in.
 func (b *Budget) release(n int64) {
-	n = min(n, b.limit)
+	n = b.charge(n)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inFlight -= n
 	b.grant()
 }
 
-func (b *Budget) fits(n int64) bool { return b.inFlight+n <= b.limit }
+func (b *Budget) charge(n int64) int64 {
+	if isSmall(n) {
+		return n
+	}
+	return min(n, b.largeLimit)
+}
+
+// fits reports whether n more bytes are within the limit, or for a large
+// request within the limit less the reserve.
+func (b *Budget) fits(n int64) bool {
+	if isSmall(n) {
+		return b.inFlight+n <= b.limit
+	}
+	return b.inFlight+n <= b.largeLimit
+}
+
+func isSmall(n int64) bool { return n <= SmallRequestBytes }
 
 func (b *Budget) largeWaiting() bool {
 	for _, w := range b.queue {
-		if w.n > SmallRequestBytes {
+		if !isSmall(w.n) {
 			return true
 		}
 	}
@@ -142,7 +170,7 @@ func (b *Budget) grant() {
 	largeBlocked := false
 	kept := b.queue[:0]
 	for _, w := range b.queue {
-		small := w.n <= SmallRequestBytes
+		small := isSmall(w.n)
 		if b.fits(w.n) && (small || !largeBlocked) {
 			b.inFlight += w.n
 			close(w.granted)

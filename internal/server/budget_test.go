@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func (o *outcomes) ObserveRequestBudget(outcome string) {
 func (o *outcomes) get() map[string]int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.n
+	return maps.Clone(o.n)
 }
 
 // acquireAsync starts acquire(n) and returns where its result arrives.
@@ -48,23 +49,47 @@ func waitQueued(t *testing.T, b *Budget, n int) {
 	}, 5*time.Second, time.Millisecond)
 }
 
+// Whatever fits is let in at once; larger requests leave the reserve to
+// small ones.
 func TestBudgetAdmitsWhatFits(t *testing.T) {
 	m := &outcomes{}
-	b := NewBudget(10<<20, time.Second, m)
+	b := NewBudget(10<<20, 3<<20, time.Second, m)
 	require.True(t, b.acquire(context.Background(), 4<<20))
-	require.True(t, b.acquire(context.Background(), 6<<20))
+	require.True(t, b.acquire(context.Background(), 5<<20))
+	for range SmallRequestReserve / SmallRequestBytes {
+		require.True(t, b.acquire(context.Background(), SmallRequestBytes))
+	}
 	assert.Equal(t, int64(10<<20), b.InFlight())
 	b.release(4 << 20)
-	b.release(6 << 20)
-	assert.Zero(t, b.InFlight())
+	b.release(5 << 20)
+	assert.Equal(t, int64(SmallRequestReserve), b.InFlight())
 	assert.Empty(t, m.get(), "nothing waited")
+}
+
+// The reserve gives way when the budget would otherwise not hold one
+// request of the body limit.
+func TestBudgetAlwaysHoldsTheLargestRequest(t *testing.T) {
+	b := NewBudget(3<<20, 3<<20, 0, nil)
+	require.True(t, b.acquire(context.Background(), 3<<20))
+	b = NewBudget(3<<20+SmallRequestReserve/2, 3<<20, 0, nil)
+	require.True(t, b.acquire(context.Background(), 3<<20))
+	assert.True(t, b.acquire(context.Background(), SmallRequestBytes), "what is left of the reserve")
+}
+
+// A large request does not take the reserve: with the large share in use
+// it waits (here: is refused at once), while a small one gets in.
+func TestBudgetReserveIsForSmallRequests(t *testing.T) {
+	b := NewBudget(10<<20, 3<<20, 0, nil)
+	require.True(t, b.acquire(context.Background(), 9<<20))
+	assert.False(t, b.acquire(context.Background(), SmallRequestBytes+1))
+	assert.True(t, b.acquire(context.Background(), SmallRequestBytes))
 }
 
 // A request that does not fit waits for room: it gets in as soon as
 // enough is released, and counts as queued.
 func TestBudgetQueuesUntilRoom(t *testing.T) {
 	m := &outcomes{}
-	b := NewBudget(10<<20, 5*time.Second, m)
+	b := NewBudget(10<<20, 3<<20, 5*time.Second, m)
 	require.True(t, b.acquire(context.Background(), 8<<20))
 	got := acquireAsync(b, 4<<20)
 	waitQueued(t, b, 1)
@@ -78,21 +103,21 @@ func TestBudgetQueuesUntilRoom(t *testing.T) {
 // taken.
 func TestBudgetRefusesAfterWait(t *testing.T) {
 	m := &outcomes{}
-	b := NewBudget(10<<20, 50*time.Millisecond, m)
+	b := NewBudget(10<<20, 3<<20, 50*time.Millisecond, m)
 	require.True(t, b.acquire(context.Background(), 8<<20))
 	assert.False(t, b.acquire(context.Background(), 4<<20))
 	assert.Equal(t, int64(8<<20), b.InFlight())
 	assert.Equal(t, map[string]int{BudgetRefused: 1}, m.get())
 
 	// "0s": refused at once.
-	b = NewBudget(10<<20, 0, nil)
+	b = NewBudget(10<<20, 3<<20, 0, nil)
 	require.True(t, b.acquire(context.Background(), 8<<20))
 	assert.False(t, b.acquire(context.Background(), 4<<20))
 }
 
 // A client that goes away stops waiting.
 func TestBudgetWaitEndsWithContext(t *testing.T) {
-	b := NewBudget(10<<20, time.Minute, nil)
+	b := NewBudget(10<<20, 3<<20, time.Minute, nil)
 	require.True(t, b.acquire(context.Background(), 10<<20))
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan bool, 1)
@@ -106,7 +131,7 @@ func TestBudgetWaitEndsWithContext(t *testing.T) {
 // Large requests are served in arrival order: a later, smaller large one
 // does not pass an earlier one that is waiting, even when it would fit.
 func TestBudgetLargeRequestsInOrder(t *testing.T) {
-	b := NewBudget(10<<20, 5*time.Second, nil)
+	b := NewBudget(10<<20, 3<<20, 5*time.Second, nil)
 	require.True(t, b.acquire(context.Background(), 6<<20))
 	first := acquireAsync(b, 8<<20)
 	waitQueued(t, b, 1)
@@ -122,7 +147,7 @@ func TestBudgetLargeRequestsInOrder(t *testing.T) {
 // Small requests are not starved by large ones: they pass waiting large
 // requests whenever they fit.
 func TestBudgetSmallRequestsPassLargeOnes(t *testing.T) {
-	b := NewBudget(10<<20, 5*time.Second, nil)
+	b := NewBudget(10<<20, 3<<20, 5*time.Second, nil)
 	require.True(t, b.acquire(context.Background(), 9<<20))
 	large := acquireAsync(b, 3<<20)
 	waitQueued(t, b, 1)
@@ -151,7 +176,7 @@ func TestBudgetSmallRequestsPassLargeOnes(t *testing.T) {
 // A large request that gives up at the head of the queue lets those
 // behind it in.
 func TestBudgetRefusalUnblocksQueue(t *testing.T) {
-	b := NewBudget(10<<20, 5*time.Second, nil)
+	b := NewBudget(10<<20, 3<<20, 5*time.Second, nil)
 	require.True(t, b.acquire(context.Background(), 5<<20))
 	ctx, cancel := context.WithCancel(context.Background())
 	head := make(chan bool, 1)

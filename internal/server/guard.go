@@ -91,8 +91,8 @@ func Guard(l Limits, drain *Drainer, h http.Handler) http.Handler {
 // the connection's reset.
 func refuseOverBudget(w http.ResponseWriter, r *http.Request, b *Budget, charge int64) {
 	_, _ = io.Copy(io.Discard, r.Body)
-	http.Error(w, fmt.Sprintf("request body of %d bytes refused: no room within %s (server.requestQueueTimeout) in the %d bytes of server.maxRequestBytesInFlight, %d of them in use",
-		charge, b.Wait(), b.Limit(), b.InFlight()), http.StatusTooManyRequests)
+	http.Error(w, fmt.Sprintf("request body of %d bytes refused: no room within %s (server.requestQueueTimeout) in server.maxRequestBytesInFlight: %d bytes, %d in use, %d of them kept for requests of at most %d bytes",
+		charge, b.Wait(), b.Limit(), b.InFlight(), b.Limit()-b.largeLimit, SmallRequestBytes), http.StatusTooManyRequests)
 }
 
 // closeOnReadError marks the answer "Connection: close" when reading the
