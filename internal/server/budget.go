@@ -49,7 +49,7 @@ type Budget struct {
 	// largeLimit is what larger requests may take together.
 	largeLimit int64
 	wait       time.Duration
-	metrics BudgetMetrics
+	metrics    BudgetMetrics
 
 	mu       sync.Mutex
 	inFlight int64
