@@ -33,8 +33,8 @@ func TestDefault(t *testing.T) {
 			CertName:        "tls.crt",
 			KeyName:         "tls.key",
 			MaxRequestBytes: 3145728,
-			// Two requests of maxRequestBytes and the reserve for small ones.
-			MaxRequestBytesInFlight: 8388608,
+			// One request of maxRequestBytes and the reserve for small ones.
+			MaxRequestBytesInFlight: 4194304,
 			RequestQueueTimeout:     NewDuration(time.Second),
 			ReadTimeout:             NewDuration(10 * time.Second),
 			WriteTimeout:            NewDuration(30 * time.Second),
@@ -101,7 +101,7 @@ server:
   certName: serving.crt
   keyName: serving.key
   maxRequestBytes: 1048576
-  maxRequestBytesInFlight: 8388608
+  maxRequestBytesInFlight: 6291456
   requestQueueTimeout: 500ms
   readTimeout: 2s
   writeTimeout: 20s
@@ -177,7 +177,7 @@ scoring:
 		ReservationTTL:  NewDuration(90 * time.Second),
 		Reservations:    Reservations{MaxPerNamespace: 20, MaxTotal: 200},
 		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
-			MaxRequestBytesInFlight: 8 << 20, RequestQueueTimeout: NewDuration(500 * time.Millisecond),
+			MaxRequestBytesInFlight: 6 << 20, RequestQueueTimeout: NewDuration(500 * time.Millisecond),
 			ReadTimeout: NewDuration(2 * time.Second), WriteTimeout: NewDuration(20 * time.Second)},
 		Metrics:     Metrics{BindAddress: ":9090", Secure: ptr.To(true)},
 		Health:      Endpoint{BindAddress: "0"},

@@ -11,11 +11,12 @@ import (
 // server.requestQueueTimeout).
 const (
 	// DefaultMaxRequestBytesInFlight is measured (BENCHMARKS.md, "Memory
-	// bound"): decoding a review can take 25 times its body (3 MB of empty
-	// worker pools), so two reviews of the 3 MiB maxRequestBytes at once
-	// (the 1 MiB the server keeps for small requests aside) stay below the
-	// shipped GOMEMLIMIT (460MiB) and memory limit (512Mi), whatever the mix.
-	DefaultMaxRequestBytesInFlight = 8 << 20 // 8 MiB
+	// bound"): decoding a Shoot review allocates up to 96 times its body (3
+	// MB of empty worker pools), so one review of the 3 MiB maxRequestBytes
+	// at a time, and the 1 MiB kept for small requests, is what stays below
+	// the shipped GOMEMLIMIT (460MiB) and memory limit (512Mi), whatever the
+	// mix.
+	DefaultMaxRequestBytesInFlight = 4 << 20 // 4 MiB
 	// MaxMaxRequestBytesInFlight is far beyond any pod seedwarden needs.
 	MaxMaxRequestBytesInFlight = 64 << 30 // 64 GiB
 	// DefaultRequestQueueTimeout lets a burst of large requests queue; well
@@ -51,7 +52,7 @@ type Server struct {
 	// requestQueueTimeout, then is answered 429 and the API server applies
 	// the webhook's failurePolicy. Up to 1 MiB of it is kept for requests of
 	// at most 64 KiB, so that large ones never hold up the everyday ones.
-	// Default: 8 MiB; from maxRequestBytes to 64 GiB.
+	// Default: 4 MiB; from maxRequestBytes to 64 GiB.
 	MaxRequestBytesInFlight int64 `json:"maxRequestBytesInFlight,omitempty"`
 	// RequestQueueTimeout is how long a request waits for room in
 	// maxRequestBytesInFlight before it is refused; keep it well under the

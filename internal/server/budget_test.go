@@ -135,7 +135,7 @@ func TestBudgetLargeRequestsInOrder(t *testing.T) {
 	require.True(t, b.acquire(context.Background(), 6<<20))
 	first := acquireAsync(b, 8<<20)
 	waitQueued(t, b, 1)
-	second := acquireAsync(b, 3<<20) // fits (6+3 <= 10), but 8 MiB waits before it
+	second := acquireAsync(b, 3<<20) // fits (6+3 <= 9), but the 8 MiB one waits before it
 	waitQueued(t, b, 2)
 	b.release(6 << 20)
 	assert.True(t, <-first)

@@ -171,18 +171,18 @@ func maxSizeReview(t *testing.T, n int) []byte {
 // The memory finding's input: 100 clients at once, each sending a review of
 // almost the 3 MiB body limit. However they arrive, the bodies of the
 // requests being handled never add up to more than the budget's share for
-// large requests (the defaults: 8 MiB less the 1 MiB reserve, two such
-// requests); the others wait for requestQueueTimeout and are answered 429
+// large requests (the defaults: 4 MiB less the 1 MiB reserve, one such
+// request); the others wait for requestQueueTimeout and are answered 429
 // with the documented message, without their review being decoded. Here
-// every admitted request is held until all others have been refused, so
-// that exactly two are admitted.
+// the admitted request is held until all others have been refused, so that
+// exactly one is admitted.
 func TestGuardBudgetHoldsUnderLargeReviews(t *testing.T) {
 	const (
 		clients      = 100
 		maxBytes     = 3 << 20
-		budgetBytes  = 8 << 20
+		budgetBytes  = 4 << 20
 		reviewBytes  = 3_145_000
-		admittedMost = (budgetBytes - SmallRequestReserve) / reviewBytes // 2
+		admittedMost = (budgetBytes - SmallRequestReserve) / reviewBytes // 1
 	)
 	body := maxSizeReview(t, reviewBytes)
 	counted := &outcomes{}
@@ -246,7 +246,7 @@ func TestGuardBudgetHoldsUnderLargeReviews(t *testing.T) {
 		case http.StatusOK:
 			assert.Contains(t, a.body, `"uid":"7f0a4c1e-4b1d-4e63-9a51-3c1f0e2d9b8a","allowed":true`)
 		case http.StatusTooManyRequests:
-			assert.Regexp(t, `^request body of 3145000 bytes refused: no room within 200ms \(server.requestQueueTimeout\) in server.maxRequestBytesInFlight: 8388608 bytes, \d+ in use, 1048576 of them kept for requests of at most 65536 bytes\n$`, a.body)
+			assert.Regexp(t, `^request body of 3145000 bytes refused: no room within 200ms \(server.requestQueueTimeout\) in server.maxRequestBytesInFlight: 4194304 bytes, \d+ in use, 1048576 of them kept for requests of at most 65536 bytes\n$`, a.body)
 		default:
 			t.Errorf("answer %d: %s", a.status, a.body)
 		}
