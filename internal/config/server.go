@@ -11,7 +11,7 @@ import (
 // server.requestQueueTimeout).
 const (
 	// DefaultMaxRequestBytesInFlight is measured (BENCHMARKS.md, "Memory
-	// bound"): decoding a Shoot review allocates up to 96 times its body (3
+	// bound"): decoding a Shoot review allocates up to 91 times its body (3
 	// MB of empty worker pools), so one review of the 3 MiB maxRequestBytes
 	// at a time, and the 1 MiB kept for small requests, is what stays below
 	// the shipped GOMEMLIMIT (460MiB) and memory limit (512Mi), whatever the
