@@ -43,7 +43,7 @@ type BudgetMetrics interface {
 // is not passed over forever by others of its size, and together they take
 // at most the limit less SmallRequestReserve. Requests of at most
 // SmallRequestBytes are let in whenever they fit in the whole limit, even
-// past waiting larger ones. A nil *Budget admits everything.
+// past waiting larger ones.
 type Budget struct {
 	limit int64
 	// largeLimit is what larger requests may take together.
