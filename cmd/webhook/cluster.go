@@ -55,7 +55,8 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return err
 	}
-	webhookServer, err := newWebhookServer(cfg, drain, m, log)
+	limits := newLimits(cfg.Server, m)
+	webhookServer, err := newWebhookServer(cfg, limits, drain, m, log)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	m.RegisterCacheStaleness(cfg.Cache.MaxStaleness.Duration, func() time.Duration { return freshness.StaleFor(time.Now()) })
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain}, m, log)
+	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}, m, log)
 	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, m, log); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -142,7 +141,8 @@ func serveLandscape(ctx context.Context, cfg *config.Config, objs []client.Objec
 		log.Info("placement.mode binding in landscape mode: seeds are announced, never bound (set placement.mode: patch to see spec.seedName set)")
 	}
 
-	srv, err := newWebhookServer(cfg, deps.drain, m, log)
+	deps.limits = newLimits(cfg.Server, m)
+	srv, err := newWebhookServer(cfg, deps.limits, deps.drain, m, log)
 	if err != nil {
 		return err
 	}
@@ -171,15 +171,15 @@ func bindAddress(addr string) string {
 	return addr
 }
 
-// newWebhookServer is the webhook server the configuration describes;
-// client rejections are counted in m.
-func newWebhookServer(cfg *config.Config, drain *server.Drainer, m *metrics.Recorder, log logr.Logger) (webhook.Server, error) {
+// newWebhookServer is the webhook server the configuration describes, its
+// unknown paths guarded by limits; client rejections are counted in m.
+func newWebhookServer(cfg *config.Config, limits server.Limits, drain *server.Drainer, m *metrics.Recorder, log logr.Logger) (webhook.Server, error) {
 	o := server.WebhookOptions{
 		Port:     cfg.Server.Port,
 		CertDir:  cfg.Server.CertDir,
 		CertName: cfg.Server.CertName,
 		KeyName:  cfg.Server.KeyName,
-		Limits:   limits(cfg.Server),
+		Limits:   limits,
 	}
 	if a := cfg.Server.ClientAuth; a.Enabled() {
 		v, err := server.NewClientVerifier(server.ClientAuth{
@@ -197,14 +197,13 @@ func newWebhookServer(cfg *config.Config, drain *server.Drainer, m *metrics.Reco
 	return server.NewWebhook(o, drain), nil
 }
 
-// limits are server's per-request limits as configured.
-func limits(s config.Server) server.Limits {
-	return server.Limits{MaxRequestBytes: s.MaxRequestBytes, ReadTimeout: s.ReadTimeout.Duration, WriteTimeout: s.WriteTimeout.Duration}
-}
-
-// guard wraps an admission handler in the configured request guard.
-func guard(cfg *config.Config, drain *server.Drainer, h http.Handler) http.Handler {
-	return server.Guard(limits(cfg.Server), drain, h)
+// newLimits are the request limits as configured, for every handler of one
+// server: they share one budget of request bytes in flight, exported
+// through m.
+func newLimits(s config.Server, m *metrics.Recorder) server.Limits {
+	b := server.NewBudget(s.MaxRequestBytesInFlight, s.MaxRequestBytes, s.RequestQueueTimeout.Duration, m)
+	m.RegisterRequestBudget(b.Limit(), b.InFlight, server.BudgetQueued, server.BudgetRefused)
+	return server.Limits{MaxRequestBytes: s.MaxRequestBytes, ReadTimeout: s.ReadTimeout.Duration, WriteTimeout: s.WriteTimeout.Duration, Budget: b}
 }
 
 // newStore is the Store the configuration describes; it counts the
@@ -229,7 +228,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	// The mutating webhook is on every Shoot CREATE's path, so it decodes the
 	// AdmissionReview once itself (same answers as webhook.Admission, which it
 	// falls back to for unusual input; see handlers.NewMutatingHTTPHandler).
-	srv.Register(handlers.MutateShootsPath, guard(cfg, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
+	srv.Register(handlers.MutateShootsPath, server.Guard(deps.limits, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		// With capacity.coordination apiserver, a placement is reserved
 		// across replicas before the webhook answers.
 		Placer:         &seedreserve.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},

@@ -40,6 +40,8 @@ type placementDeps struct {
 	staleness handlers.StalenessGuard
 	// drain closes connections while shutting down; nil: never.
 	drain *server.Drainer
+	// limits guard every handler; they share one budget (newLimits).
+	limits server.Limits
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -90,11 +92,12 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 
 // registerValidatingWebhooks registers the binding, capacity and
 // resource-size webhooks (the first two unless disabled), and the kubeconfig
-// Secret and namespace-deletion webhooks. All share the body limit.
+// Secret and namespace-deletion webhooks. All share the body limit and the
+// budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(name, path string, h webhook.AdmissionHandler) {
 		observed := handlers.Observed(name, m, h)
-		srv.Register(path, guard(cfg, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
+		srv.Register(path, server.Guard(deps.limits, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
 	}
 	if cfg.BindingEnabled() {
 		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{

@@ -35,6 +35,9 @@
 // per request (from /proc) is reported either way; on a machine shared with
 // other work it is steadier than throughput.
 //
+// `httpbench memory` measures the server's peak memory under concurrent
+// maximum-size reviews instead (memory.go).
+//
 // -size does the same for /validate-resource-size with a 100 KB ConfigMap
 // (skipped if the server does not serve that path). -profile then runs
 // seedwarden's /mutate-shoots handler and the baseline in this process (the
@@ -85,6 +88,12 @@ func (o *options) load() load {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "baseline-server" {
 		os.Exit(baselineServer(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "memory" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := memoryCommand(ctx, os.Args[2:])
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:]))
 }

@@ -75,6 +75,11 @@ type proc struct {
 }
 
 func startProc(name, logPath, bin string, args ...string) (*proc, error) {
+	return startProcEnv(name, logPath, nil, bin, args...)
+}
+
+// startProcEnv starts bin with env added to this process's environment.
+func startProcEnv(name, logPath string, env []string, bin string, args ...string) (*proc, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -82,6 +87,9 @@ func startProc(name, logPath, bin string, args ...string) (*proc, error) {
 	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)

@@ -38,6 +38,25 @@ func procCPU(pid int) float64 {
 	return (utime + stime) / clockTicks
 }
 
+// procPeakRSS returns the peak resident set size of process pid in bytes
+// (VmHWM), or -1.
+func procPeakRSS(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kb << 10
+		}
+	}
+	return -1
+}
+
 // selfCPU returns the user+system CPU seconds of this process, or -1.
 func selfCPU() float64 {
 	var ru syscall.Rusage

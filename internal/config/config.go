@@ -223,6 +223,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Server.CertName, DefaultCertName)
 	setDefault(&c.Server.KeyName, DefaultKeyName)
 	setDefault(&c.Server.MaxRequestBytes, DefaultMaxRequestBytes)
+	c.applyServerDefaults()
 	if !c.Server.ReadTimeout.set {
 		c.Server.ReadTimeout = NewDuration(DefaultReadTimeout)
 	}

@@ -33,8 +33,11 @@ func TestDefault(t *testing.T) {
 			CertName:        "tls.crt",
 			KeyName:         "tls.key",
 			MaxRequestBytes: 3145728,
-			ReadTimeout:     NewDuration(10 * time.Second),
-			WriteTimeout:    NewDuration(30 * time.Second),
+			// One request of maxRequestBytes and the reserve for small ones.
+			MaxRequestBytesInFlight: 4194304,
+			RequestQueueTimeout:     NewDuration(time.Second),
+			ReadTimeout:             NewDuration(10 * time.Second),
+			WriteTimeout:            NewDuration(30 * time.Second),
 		},
 		Metrics:     Metrics{BindAddress: "127.0.0.1:8080", Secure: ptr.To(false)},
 		Health:      Endpoint{BindAddress: ":8081"},
@@ -98,6 +101,8 @@ server:
   certName: serving.crt
   keyName: serving.key
   maxRequestBytes: 1048576
+  maxRequestBytesInFlight: 6291456
+  requestQueueTimeout: 500ms
   readTimeout: 2s
   writeTimeout: 20s
 metrics:
@@ -172,6 +177,7 @@ scoring:
 		ReservationTTL:  NewDuration(90 * time.Second),
 		Reservations:    Reservations{MaxPerNamespace: 20, MaxTotal: 200},
 		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
+			MaxRequestBytesInFlight: 6 << 20, RequestQueueTimeout: NewDuration(500 * time.Millisecond),
 			ReadTimeout: NewDuration(2 * time.Second), WriteTimeout: NewDuration(20 * time.Second)},
 		Metrics:     Metrics{BindAddress: ":9090", Secure: ptr.To(true)},
 		Health:      Endpoint{BindAddress: "0"},
@@ -270,6 +276,15 @@ func TestFieldRules(t *testing.T) {
 		{"server.keyName dot", "server: {keyName: ..}", `server.keyName: invalid value ".." (want a file name inside server.certDir)`},
 		{"server.keyName same as cert", "server: {certName: both.pem, keyName: both.pem}", `server.keyName: "both.pem" is also server.certName`},
 		{"server.maxRequestBytes ok", "server: {maxRequestBytes: 1024}", ""},
+		{"server.maxRequestBytesInFlight one request", "server: {maxRequestBytes: 1048576, maxRequestBytesInFlight: 1048576}", ""},
+		{"server.maxRequestBytesInFlight below maxRequestBytes", "server: {maxRequestBytesInFlight: 1048576}", "server.maxRequestBytesInFlight: 1048576 out of range 3145728 (server.maxRequestBytes)-68719476736"},
+		{"server.maxRequestBytesInFlight negative", "server: {maxRequestBytesInFlight: -1}", "server.maxRequestBytesInFlight: -1 out of range 3145728 (server.maxRequestBytes)-68719476736"},
+		{"server.maxRequestBytesInFlight huge", "server: {maxRequestBytesInFlight: 137438953472}", "server.maxRequestBytesInFlight: 137438953472 out of range 3145728 (server.maxRequestBytes)-68719476736"},
+		{"server.requestQueueTimeout off", "server: {requestQueueTimeout: 0s}", ""},
+		{"server.requestQueueTimeout negative", "server: {requestQueueTimeout: -1s}", "server.requestQueueTimeout: -1s is shorter than the minimum 0s"},
+		{"server.requestQueueTimeout long", "server: {requestQueueTimeout: 11s}", "server.requestQueueTimeout: 11s is longer than the maximum 10s"},
+		{"server.requestQueueTimeout not below writeTimeout", "server: {requestQueueTimeout: 5s, writeTimeout: 5s}", "server.requestQueueTimeout: 5s must be shorter than server.writeTimeout 5s"},
+		{"server.requestQueueTimeout garbage", "server: {requestQueueTimeout: soon}", `server.requestQueueTimeout: invalid value "soon" (want a duration such as "30s")`},
 		{"server.clientAuth ok", "server: {clientAuth: {caFile: /etc/ca.crt, allowedNames: [kube-apiserver, front-proxy-client]}}", ""},
 		{"server.clientAuth any name", "server: {clientAuth: {caFile: /etc/ca.crt}}", ""},
 		{"server.clientAuth names without CA", "server: {clientAuth: {allowedNames: [kube-apiserver]}}", `server.clientAuth.allowedNames: ["kube-apiserver"] needs server.clientAuth.caFile`},

@@ -4,6 +4,28 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
+)
+
+// The bound on the requests in flight (server.maxRequestBytesInFlight,
+// server.requestQueueTimeout).
+const (
+	// DefaultMaxRequestBytesInFlight is measured (BENCHMARKS.md, "Memory
+	// bound"): decoding a Shoot review allocates up to 91 times its body (3
+	// MB of empty worker pools), so one review of the 3 MiB maxRequestBytes
+	// at a time, and the 1 MiB kept for small requests, is what stays below
+	// the shipped GOMEMLIMIT (460MiB) and memory limit (512Mi), whatever the
+	// mix.
+	DefaultMaxRequestBytesInFlight = 4 << 20 // 4 MiB
+	// MaxMaxRequestBytesInFlight is far beyond any pod seedwarden needs.
+	MaxMaxRequestBytesInFlight = 64 << 30 // 64 GiB
+	// DefaultRequestQueueTimeout lets a burst of large requests queue; well
+	// under the shortest shipped webhook timeoutSeconds (3s), so a queued
+	// request still has time to be answered.
+	DefaultRequestQueueTimeout = time.Second
+	// MaxRequestQueueTimeout: the API server waits at most 30s for a
+	// webhook, and the shipped webhooks 3-5s.
+	MaxRequestQueueTimeout = 10 * time.Second
 )
 
 // The listeners: the webhook's HTTPS server (with client authentication),
@@ -23,6 +45,20 @@ type Server struct {
 	KeyName string `json:"keyName,omitempty"`
 	// MaxRequestBytes rejects larger AdmissionReview bodies. Default: 3 MiB.
 	MaxRequestBytes int64 `json:"maxRequestBytes,omitempty"`
+	// MaxRequestBytesInFlight bounds the bytes of all request bodies being
+	// handled at once (a body of unknown length counts as maxRequestBytes),
+	// and with them the server's memory: each request holds several times
+	// its body while it is decoded. A request that finds no room waits up to
+	// requestQueueTimeout, then is answered 429 and the API server applies
+	// the webhook's failurePolicy. Up to 1 MiB of it is kept for requests of
+	// at most 64 KiB, so that large ones never hold up the everyday ones.
+	// Default: 4 MiB; from maxRequestBytes to 64 GiB.
+	MaxRequestBytesInFlight int64 `json:"maxRequestBytesInFlight,omitempty"`
+	// RequestQueueTimeout is how long a request waits for room in
+	// maxRequestBytesInFlight before it is refused; keep it well under the
+	// webhooks' timeoutSeconds. "0s" refuses at once. Default: 1s; at most
+	// 10s, and shorter than writeTimeout.
+	RequestQueueTimeout Duration `json:"requestQueueTimeout,omitempty"`
 	// ReadTimeout bounds reading a request's body, from the moment its
 	// headers are in; a client that stalls longer is cut off. (The TLS
 	// handshake and the headers are bounded by controller-runtime's server,
@@ -125,6 +161,18 @@ func (c *Config) validateServer(p *problems) {
 	if c.Server.MaxRequestBytes < MinMaxRequestBytes || c.Server.MaxRequestBytes > MaxMaxRequestBytes {
 		p.add("server.maxRequestBytes", "%d out of range %d-%d", c.Server.MaxRequestBytes, MinMaxRequestBytes, MaxMaxRequestBytes)
 	}
+	// At least one request of the largest size must fit.
+	if n := c.Server.MaxRequestBytesInFlight; n < c.Server.MaxRequestBytes || n > MaxMaxRequestBytesInFlight {
+		p.add("server.maxRequestBytesInFlight", "%d out of range %d (server.maxRequestBytes)-%d", n, c.Server.MaxRequestBytes, MaxMaxRequestBytesInFlight)
+	}
+}
+
+// applyServerDefaults fills the bound on the requests in flight.
+func (c *Config) applyServerDefaults() {
+	setDefault(&c.Server.MaxRequestBytesInFlight, DefaultMaxRequestBytesInFlight)
+	if !c.Server.RequestQueueTimeout.set {
+		c.Server.RequestQueueTimeout = NewDuration(DefaultRequestQueueTimeout)
+	}
 }
 
 // validateServerTimeouts checks the webhook server's timeouts; the write
@@ -133,6 +181,10 @@ func (c *Config) validateServerTimeouts(p *problems) {
 	validateDurationRange(p, "server.readTimeout", c.Server.ReadTimeout, MinReadTimeout, MaxReadTimeout)
 	validateDurationRange(p, "server.writeTimeout", c.Server.WriteTimeout, MinWriteTimeout, MaxWriteTimeout)
 	validateDurationRange(p, "server.shutdownDelay", c.Server.ShutdownDelay, 0, MaxShutdownDelay)
+	validateDurationRange(p, "server.requestQueueTimeout", c.Server.RequestQueueTimeout, 0, MaxRequestQueueTimeout)
+	if q, w := c.Server.RequestQueueTimeout, c.Server.WriteTimeout; q.invalid == "" && w.invalid == "" && q.Duration >= w.Duration {
+		p.add("server.requestQueueTimeout", "%s must be shorter than server.writeTimeout %s", q.Duration, w.Duration)
+	}
 	if w, a := c.Server.WriteTimeout, c.Binding.AuthorizationTimeout; w.invalid == "" && a.invalid == "" && w.Duration <= a.Duration {
 		p.add("server.writeTimeout", "%s must be longer than binding.authorizationTimeout %s", w.Duration, a.Duration)
 	}

@@ -91,6 +91,7 @@ type Recorder struct {
 	clientRejections                  *prometheus.CounterVec
 	refused                           *prometheus.CounterVec // refused.go
 	lifecycle                         reservationLifecycle   // refused.go
+	requestBudgetWaits                *prometheus.CounterVec // requestbudget.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors

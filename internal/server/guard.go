@@ -9,11 +9,14 @@ import (
 )
 
 // Limits bound each request of the webhook server (server.maxRequestBytes,
-// server.readTimeout, server.writeTimeout).
+// server.readTimeout, server.writeTimeout) and, through Budget
+// (server.maxRequestBytesInFlight), all of them together. Every handler's
+// Limits share one Budget; nil bounds nothing.
 type Limits struct {
 	MaxRequestBytes int64
 	ReadTimeout     time.Duration
 	WriteTimeout    time.Duration
+	Budget          *Budget
 }
 
 // Guard wraps every handler of the webhook server:
@@ -27,6 +30,10 @@ type Limits struct {
 //     is bounded by the write deadline and its own timeouts, not cancelled;
 //   - bodies larger than MaxRequestBytes are refused with 413: at once when
 //     the Content-Length says so, else while reading;
+//   - the body's bytes (its Content-Length, or MaxRequestBytes when it has
+//     none) are taken from Budget before the handler runs, and given back
+//     when it returns; a request that finds no room within the budget's wait
+//     is answered 429 (see refuseOverBudget) without being decoded;
 //   - while shutting down (drain), the answer closes its connection, and
 //     the shutdown does not cancel the request's context (see
 //     Drainer.requestContext).
@@ -52,12 +59,40 @@ func Guard(l Limits, drain *Drainer, h http.Handler) http.Handler {
 		}
 		// Without a body, net/http's background read has started already;
 		// a deadline would end it and cancel the request's context.
-		if r.Body != nil && r.Body != http.NoBody {
-			_ = rc.SetReadDeadline(now.Add(readTimeout))
-			r.Body = &closeOnReadError{ReadCloser: http.MaxBytesReader(w, r.Body, limit), w: w}
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
 		}
+		_ = rc.SetReadDeadline(now.Add(readTimeout))
+		r.Body = &closeOnReadError{ReadCloser: http.MaxBytesReader(w, r.Body, limit), w: w}
+		charge := r.ContentLength
+		if charge < 0 {
+			charge = limit
+		}
+		if l.Budget == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if !l.Budget.acquire(r.Context(), charge) {
+			refuseOverBudget(w, r, l.Budget, charge)
+			return
+		}
+		defer l.Budget.release(charge)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// refuseOverBudget answers a request the budget had no room for: HTTP 429
+// with a plain-text reason. Any status but 200 is a failed call to the API
+// server, which then applies the webhook's failurePolicy (Ignore: admitted
+// unchanged; Fail: refused); without a Retry-After header it does not send
+// the request again. The body is read and dropped first, through a small
+// buffer: an answer written while the client still sends would be lost to
+// the connection's reset.
+func refuseOverBudget(w http.ResponseWriter, r *http.Request, b *Budget, charge int64) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	http.Error(w, fmt.Sprintf("request body of %d bytes refused: no room within %s (server.requestQueueTimeout) in server.maxRequestBytesInFlight: %d bytes, %d in use, %d of them kept for requests of at most %d bytes",
+		charge, b.Wait(), b.Limit(), b.InFlight(), b.Limit()-b.largeLimit, SmallRequestBytes), http.StatusTooManyRequests)
 }
 
 // closeOnReadError marks the answer "Connection: close" when reading the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,11 +11,14 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 // guardServer serves h behind Guard with the given timeouts, the way
@@ -149,4 +153,107 @@ func TestGuardBodyLimit(t *testing.T) {
 	r.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "echo reports the read error")
 	assert.Contains(t, string(b), "http: request body too large")
+}
+
+// maxSizeReview is a CREATE AdmissionReview of a Shoot that carries one
+// annotation of filler, n bytes in all (n > 1 KiB).
+func maxSizeReview(t *testing.T, n int) []byte {
+	t.Helper()
+	review := func(filler string) []byte {
+		object := fmt.Sprintf(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"big","namespace":"garden-dev","annotations":{"example.com/filler":%q}},"spec":{"region":"eu-west-1","provider":{"type":"aws"}}}`, filler)
+		return fmt.Appendf(nil, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"7f0a4c1e-4b1d-4e63-9a51-3c1f0e2d9b8a","kind":{"group":"core.gardener.cloud","version":"v1beta1","kind":"Shoot"},"resource":{"group":"core.gardener.cloud","version":"v1beta1","resource":"shoots"},"name":"big","namespace":"garden-dev","operation":"CREATE","userInfo":{"username":"alice"},"object":%s}}`, object)
+	}
+	body := review(strings.Repeat("x", n-len(review(""))))
+	require.Len(t, body, n)
+	return body
+}
+
+// The memory finding's input: 100 clients at once, each sending a review of
+// almost the 3 MiB body limit. However they arrive, the bodies of the
+// requests being handled never add up to more than the budget's share for
+// large requests (the defaults: 4 MiB less the 1 MiB reserve, one such
+// request); the others wait for requestQueueTimeout and are answered 429
+// with the documented message, without their review being decoded. Here
+// the admitted request is held until all others have been refused, so that
+// exactly one is admitted.
+func TestGuardBudgetHoldsUnderLargeReviews(t *testing.T) {
+	const (
+		clients      = 100
+		maxBytes     = 3 << 20
+		budgetBytes  = 4 << 20
+		reviewBytes  = 3_145_000
+		admittedMost = (budgetBytes - SmallRequestReserve) / reviewBytes // 1
+	)
+	body := maxSizeReview(t, reviewBytes)
+	counted := &outcomes{}
+	budget := NewBudget(budgetBytes, maxBytes, 200*time.Millisecond, counted)
+
+	var mu sync.Mutex
+	var inHandlers, maxInHandlers int64
+	allRefused := make(chan struct{})
+	go func() {
+		defer close(allRefused)
+		for counted.get()[BudgetRefused] < clients-admittedMost {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	decodes := &webhook.Admission{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+		<-allRefused
+		return admission.Allowed("")
+	})}
+	// Counts the bytes of the requests whose handler runs, independently of
+	// the budget's own count.
+	tracked := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inHandlers += r.ContentLength
+		maxInHandlers = max(maxInHandlers, inHandlers)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inHandlers -= r.ContentLength
+			mu.Unlock()
+		}()
+		decodes.ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(Guard(Limits{MaxRequestBytes: maxBytes, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, Budget: budget}, nil, tracked))
+	t.Cleanup(srv.Close)
+
+	type answer struct {
+		status int
+		body   string
+	}
+	answers := make(chan answer, clients)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+			if !assert.NoError(t, err) {
+				return
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.NoError(t, err)
+			answers <- answer{resp.StatusCode, string(b)}
+		})
+	}
+	wg.Wait()
+	close(answers)
+
+	byStatus := map[int]int{}
+	for a := range answers {
+		byStatus[a.status]++
+		switch a.status {
+		case http.StatusOK:
+			assert.Contains(t, a.body, `"uid":"7f0a4c1e-4b1d-4e63-9a51-3c1f0e2d9b8a","allowed":true`)
+		case http.StatusTooManyRequests:
+			assert.Regexp(t, `^request body of 3145000 bytes refused: no room within 200ms \(server.requestQueueTimeout\) in server.maxRequestBytesInFlight: 4194304 bytes, \d+ in use, 1048576 of them kept for requests of at most 65536 bytes\n$`, a.body)
+		default:
+			t.Errorf("answer %d: %s", a.status, a.body)
+		}
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: admittedMost, http.StatusTooManyRequests: clients - admittedMost}, byStatus)
+	assert.Equal(t, int64(admittedMost*reviewBytes), maxInHandlers, "bytes in the handlers at most")
+	assert.LessOrEqual(t, maxInHandlers, int64(budgetBytes-SmallRequestReserve))
+	assert.Zero(t, budget.InFlight(), "every request gave its bytes back")
+	assert.Equal(t, map[string]int{BudgetRefused: clients - admittedMost}, counted.get())
 }
