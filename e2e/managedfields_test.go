@@ -29,7 +29,7 @@ func hoardEntry(t *testing.T) metav1.ManagedFieldsEntry {
 	require.NoError(t, err)
 	require.Greater(t, len(raw), 120_000)
 	return metav1.ManagedFieldsEntry{Manager: "hoard", Operation: metav1.ManagedFieldsOperationUpdate,
-		APIVersion: "core.gardener.cloud/v1beta1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}
+		APIVersion: "core.gardener.cloud/v1beta1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}
 }
 
 // TestOversizedManagedFieldsRejected: under the 8 KiB Shoot limit (and the
