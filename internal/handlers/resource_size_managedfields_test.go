@@ -37,7 +37,7 @@ func managedFieldsValidator(t *testing.T, mode string, reg prometheus.Registerer
 	}
 }
 
-// The finding, as the API server sent it: a tenant's CREATE of a Shoot whose
+// The attack, as the API server sent it: a tenant's CREATE of a Shoot whose
 // metadata.managedFields carry a 120 KB entry of made-up field paths (the
 // API server keeps an entry a client supplies and only adds its own for the
 // request, here "kubectl-create"). Without managedFields the Shoot is far
