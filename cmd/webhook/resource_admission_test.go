@@ -14,7 +14,7 @@ import (
 
 // A resourceAdmission section pasted from gardener-admission-controller's
 // configuration becomes the resource-size webhook: each entry a size and a
-// count rule, the half it does not set marked None (so the first matching
+// count rule (the size rule with its managedFields limit), the half it does not set marked None (so the first matching
 // entry decides both), the RBAC subjects as seedwarden subjects.
 func TestNewResourceAdmissionValidator(t *testing.T) {
 	cfg, err := config.Parse([]byte(configHeader + `
@@ -30,6 +30,7 @@ resourceAdmission:
     resources: ["projects"]
     count: 500
     size: 1024
+    managedFieldsSize: 64Ki
   unrestrictedSubjects:
   - {kind: Group, name: "*", apiGroup: rbac.authorization.k8s.io}
   - {kind: ServiceAccount, name: gardenlet, namespace: garden}
@@ -41,8 +42,9 @@ resourceAdmission:
 	projects := handlers.ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"projects"}}
 	assert.Equal(t, "log", v.Mode)
 	assert.Equal(t, []handlers.SizeLimit{
-		{ResourceRule: shoots, Size: "100k", Bytes: 100000},
-		{ResourceRule: projects, Size: "1024", Bytes: 1024},
+		// managedFields: twice the size by default, or as configured.
+		{ResourceRule: shoots, Size: "100k", Bytes: 100000, ManagedFieldsSize: "200000", ManagedFieldsBytes: 200000},
+		{ResourceRule: projects, Size: "1024", Bytes: 1024, ManagedFieldsSize: "64Ki", ManagedFieldsBytes: 64 << 10},
 	}, v.Limits)
 	assert.Equal(t, []handlers.CountLimit{
 		{ResourceRule: shoots, None: true},
@@ -52,4 +54,20 @@ resourceAdmission:
 		{Kind: handlers.SubjectGroup, Name: "*"},
 		{Kind: handlers.SubjectServiceAccount, Namespace: "garden", Name: "gardenlet"},
 	}, v.UnrestrictedSubjects)
+}
+
+// resourceSize limits get their managedFields limit the same way: as
+// configured, else twice the size with a floor of 16Ki.
+func TestNewResourceSizeValidatorManagedFields(t *testing.T) {
+	cfg, err := config.Parse([]byte(configHeader + `
+resourceSize:
+  limits:
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], size: 8Ki}
+  - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], size: 1Mi, managedFieldsSize: 64Ki}
+`))
+	require.NoError(t, err)
+	v := newResourceSizeValidator(cfg.ResourceSize, cache.NewStore(cache.Options{}), nil, logr.Discard())
+	require.Len(t, v.Limits, 2)
+	assert.Equal(t, []string{"16Ki", "64Ki"}, []string{v.Limits[0].ManagedFieldsSize, v.Limits[1].ManagedFieldsSize})
+	assert.Equal(t, []int64{16 << 10, 64 << 10}, []int64{v.Limits[0].ManagedFieldsBytes, v.Limits[1].ManagedFieldsBytes})
 }

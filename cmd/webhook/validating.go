@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/resource"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -158,7 +159,12 @@ func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *met
 			// Unreachable: config validation parsed it.
 			panic(fmt.Sprintf("resourceSize limit %q: %v", l.Size, err))
 		}
-		v.Limits = append(v.Limits, handlers.SizeLimit{ResourceRule: rule(l.Resources), Size: l.Size, Bytes: n})
+		mf, err := l.ManagedFieldsBytes()
+		if err != nil {
+			panic(fmt.Sprintf("resourceSize managedFieldsSize %q: %v", l.ManagedFieldsSize, err))
+		}
+		v.Limits = append(v.Limits, handlers.SizeLimit{ResourceRule: rule(l.Resources), Size: l.Size, Bytes: n,
+			ManagedFieldsSize: quantityText(l.ManagedFieldsSize, mf), ManagedFieldsBytes: mf})
 	}
 	for _, c := range rs.Counts {
 		v.Counts = append(v.Counts, handlers.CountLimit{ResourceRule: rule(c.Resources), Count: *c.Count})
@@ -185,6 +191,12 @@ func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.St
 		size := handlers.SizeLimit{ResourceRule: r, None: l.Size == nil}
 		if l.Size != nil {
 			size.Size, size.Bytes = l.Size.String(), l.Size.Value()
+			configured := ""
+			if l.ManagedFieldsSize != nil {
+				configured = l.ManagedFieldsSize.String()
+			}
+			size.ManagedFieldsBytes = l.ManagedFieldsBytes()
+			size.ManagedFieldsSize = quantityText(configured, size.ManagedFieldsBytes)
 		}
 		count := handlers.CountLimit{ResourceRule: r, None: l.Count == nil}
 		if l.Count != nil {
@@ -194,6 +206,15 @@ func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.St
 		v.Counts = append(v.Counts, count)
 	}
 	return v
+}
+
+// quantityText is a limit as configured, or for a default of n bytes n in
+// binary units ("16Ki"), for messages.
+func quantityText(configured string, n int64) string {
+	if configured != "" {
+		return configured
+	}
+	return resource.NewQuantity(n, resource.BinarySI).String()
 }
 
 func rule(r config.Resources) handlers.ResourceRule {

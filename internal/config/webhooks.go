@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +111,9 @@ type SizeLimit struct {
 	Resources
 	// Size is a quantity of bytes, such as 100Ki or 1M.
 	Size string `json:"size"`
+	// ManagedFieldsSize bounds metadata.managedFields, a quantity of bytes.
+	// Default: DefaultManagedFieldsSize(Size).
+	ManagedFieldsSize string `json:"managedFieldsSize,omitempty"`
 }
 
 // Bytes returns the limit in bytes (rounded up).
@@ -119,6 +123,23 @@ func (l SizeLimit) Bytes() (int64, error) {
 		return 0, err
 	}
 	return q.Value(), nil
+}
+
+// ManagedFieldsBytes returns the managedFields limit in bytes:
+// managedFieldsSize, else the default for the size.
+func (l SizeLimit) ManagedFieldsBytes() (int64, error) {
+	if l.ManagedFieldsSize != "" {
+		q, err := resource.ParseQuantity(l.ManagedFieldsSize)
+		if err != nil {
+			return 0, err
+		}
+		return q.Value(), nil
+	}
+	n, err := l.Bytes()
+	if err != nil {
+		return 0, err
+	}
+	return DefaultManagedFieldsSize(n), nil
 }
 
 // CountLimit limits how many objects of the selected resources may exist.
@@ -198,6 +219,10 @@ func (c *Config) validateResourceSize(p *problems) {
 			p.add(path+".size", "invalid value %q (want a quantity of bytes such as 100Ki): %v", l.Size, err)
 		case n <= 0:
 			p.add(path+".size", "%q must be positive", l.Size)
+		}
+		if l.ManagedFieldsSize != "" {
+			q, err := resource.ParseQuantity(l.ManagedFieldsSize)
+			validateManagedFieldsSize(p, path+".managedFieldsSize", strconv.Quote(l.ManagedFieldsSize), q.Value(), err)
 		}
 	}
 	for i, l := range rs.Counts {

@@ -44,6 +44,10 @@ type SizeLimit struct {
 	// Size is the limit as configured (for messages), Bytes its value.
 	Size  string
 	Bytes int64
+	// ManagedFieldsSize and ManagedFieldsBytes bound metadata.managedFields
+	// alike (ManagedFieldsBytes 0: not limited).
+	ManagedFieldsSize  string
+	ManagedFieldsBytes int64
 	// None: the rule matches but limits nothing. A Gardener limit entry
 	// with a count but no size still ends the search for a size limit.
 	None bool
@@ -72,7 +76,9 @@ type ObjectCounter interface {
 // On CREATE and UPDATE of a main resource (subresources are admitted), the
 // first SizeLimit matching the request's group, version and resource applies:
 // the object's JSON without status and metadata.managedFields must not be
-// larger (objsize.Measure; the object is scanned, not decoded into maps). On
+// larger (objsize.MeasureSizes; the object is scanned, not decoded into
+// maps), and metadata.managedFields have a limit of their own
+// (checkManagedFields). On
 // CREATE, the first matching CountLimit applies: the request is refused when
 // Counter already holds Count objects of the resource.
 //
@@ -161,14 +167,17 @@ func (v *ResourceSizeValidator) limitsFor(req admission.Request) (*SizeLimit, *C
 // could not be measured.
 func (v *ResourceSizeValidator) violations(req admission.Request, limit *SizeLimit, count *CountLimit) ([]violation, error) {
 	var found []violation
-	if limit != nil && !withinSize(req.Object.Raw, limit.Bytes) {
-		size, err := objsize.Measure(req.Object.Raw)
+	if limit != nil && !withinSize(req.Object.Raw, limit.unmeasuredBytes()) {
+		sizes, err := objsize.MeasureSizes(req.Object.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("seedwarden: cannot measure the object: %w", err)
 		}
-		if size > limit.Bytes {
+		if sizes.Object > limit.Bytes {
 			found = append(found, violation{metrics.RejectReasonSize, fmt.Sprintf("resource size %d bytes exceeds the limit of %s (%d bytes) for %s",
-				size, limit.Size, limit.Bytes, describeObject(req))})
+				sizes.Object, limit.Size, limit.Bytes, describeObject(req))})
+		}
+		if vi, ok := v.checkManagedFields(req, limit, sizes.ManagedFields); ok {
+			found = append(found, vi)
 		}
 	}
 	if count != nil {

@@ -358,7 +358,8 @@ func TestSubjectsMatchAsGardener(t *testing.T) {
 }
 
 // FuzzResourceSize: arbitrary object bytes through objsize.Measure and the
-// handler. Measure never panics and never reports more than the bytes it got
+// handler (CREATE, and UPDATE with an arbitrary old object; a managedFields
+// limit on shoots and seeds). Measure never panics and never reports more than the bytes it got
 // (or less than "{}"); the handler always answers with a reason.
 func FuzzResourceSize(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"a","managedFields":[{"x":1}]},"status":{"a":"b"},"spec":{}}`))
@@ -369,19 +370,25 @@ func FuzzResourceSize(f *testing.F) {
 	f.Add([]byte(``))
 
 	v := newSizeValidator(logr.Discard(), OperationModeBlock, nil)
+	v.Limits[1].ManagedFieldsSize, v.Limits[1].ManagedFieldsBytes = "64", 64 // shoots and seeds
 	wh := (&webhook.Admission{Handler: v}).WithRecoverPanic(false)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if n, err := objsize.Measure(raw); err == nil && (n > int64(len(raw)) || n < 2) {
 			t.Fatalf("Measure(%q) = %d, outside 2..%d", raw, n, len(raw))
 		}
 		for _, gvr := range []metav1.GroupVersionResource{gvrShoots, gvrSeeds, gvrPods} {
-			req := webhook.AdmissionRequest{AdmissionRequest: admissionv1.AdmissionRequest{
-				UID: testUID, Kind: gvkFor(gvr, "X"), Resource: gvr, Operation: admissionv1.Create,
-			}}
-			req.Object.Raw = raw
-			resp := wh.Handle(t.Context(), req)
-			if !resp.Allowed && (resp.Result == nil || resp.Result.Message == "" || resp.Result.Code < 400) {
-				t.Fatalf("rejection without code and message: %+v", resp.Result)
+			for _, op := range []admissionv1.Operation{admissionv1.Create, admissionv1.Update} {
+				req := webhook.AdmissionRequest{AdmissionRequest: admissionv1.AdmissionRequest{
+					UID: testUID, Kind: gvkFor(gvr, "X"), Resource: gvr, Operation: op,
+				}}
+				req.Object.Raw = raw
+				if op == admissionv1.Update {
+					req.OldObject.Raw = raw[:len(raw)/2] // mostly not JSON: measured as no managedFields
+				}
+				resp := wh.Handle(t.Context(), req)
+				if !resp.Allowed && (resp.Result == nil || resp.Result.Message == "" || resp.Result.Code < 400) {
+					t.Fatalf("rejection without code and message: %+v", resp.Result)
+				}
 			}
 		}
 	})

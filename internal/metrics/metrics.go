@@ -31,6 +31,8 @@ const (
 const (
 	RejectReasonSize  = "size"
 	RejectReasonCount = "count"
+	// RejectReasonManagedFields: metadata.managedFields over their limit.
+	RejectReasonManagedFields = "managed_fields"
 )
 
 // Metric names.

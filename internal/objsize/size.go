@@ -1,7 +1,9 @@
-// Package objsize measures the size of a Kubernetes object's JSON the way the
-// resource-size limits count it: without status and metadata.managedFields,
-// which the user does not write and which would otherwise punish objects for
-// Gardener's and the API server's own bookkeeping.
+// Package objsize measures a Kubernetes object's JSON the way the
+// resource-size limits count it: the object without status and
+// metadata.managedFields, which the user does not write and which would
+// otherwise punish objects for Gardener's and the API server's own
+// bookkeeping, and metadata.managedFields on their own, which have a limit
+// of their own.
 package objsize
 
 import (
@@ -13,12 +15,13 @@ import (
 // length records the byte length of a JSON value without copying it. A
 // non-pointer field sees literal nulls too.
 type length struct {
-	n   int
-	set bool
+	n    int
+	set  bool
+	null bool
 }
 
 func (l *length) UnmarshalJSON(b []byte) error {
-	l.n, l.set = len(b), true
+	l.n, l.set, l.null = len(b), true, string(b) == "null"
 	return nil
 }
 
@@ -29,13 +32,29 @@ type envelope struct {
 	} `json:"metadata"`
 }
 
-// Measure returns the number of bytes of raw (a JSON object) less the
-// "status" member and the "metadata.managedFields" member (key, colon, value
-// and one separating comma each). Only those two values are looked at; the
-// rest is scanned, never decoded into maps.
+// Sizes are the two measurements of one object, in bytes.
+type Sizes struct {
+	// Object is the JSON less the "status" member and the
+	// "metadata.managedFields" member (key, colon, value and one
+	// separating comma each); never less than 2, the size of "{}".
+	Object int64
+	// ManagedFields is the length of the value of metadata.managedFields
+	// as sent (0 when absent or null).
+	ManagedFields int64
+}
+
+// Measure returns Sizes.Object of raw (a JSON object).
 func Measure(raw []byte) (int64, error) {
+	s, err := MeasureSizes(raw)
+	return s.Object, err
+}
+
+// MeasureSizes measures raw (a JSON object) in one scan. Only the values of
+// status and metadata.managedFields are looked at, and only for their
+// length; the rest is scanned, never decoded into maps.
+func MeasureSizes(raw []byte) (Sizes, error) {
 	if len(raw) == 0 {
-		return 0, fmt.Errorf("object: empty")
+		return Sizes{}, fmt.Errorf("object: empty")
 	}
 	var e envelope
 	// As the API server reads it: only the exact keys "status" and
@@ -43,17 +62,20 @@ func Measure(raw []byte) (int64, error) {
 	// and an attacker's big "Status" member would escape the count), and the
 	// last of duplicate keys wins.
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &e); err != nil {
-		return 0, fmt.Errorf("object: not a JSON object: %w", err)
+		return Sizes{}, fmt.Errorf("object: not a JSON object: %w", err)
 	}
-	size := int64(len(raw))
+	s := Sizes{Object: int64(len(raw))}
 	if e.Status.set {
-		size -= int64(len(`"status":,`) + e.Status.n)
+		s.Object -= int64(len(`"status":,`) + e.Status.n)
 	}
-	if e.Metadata.ManagedFields.set {
-		size -= int64(len(`"managedFields":,`) + e.Metadata.ManagedFields.n)
+	if mf := e.Metadata.ManagedFields; mf.set {
+		s.Object -= int64(len(`"managedFields":,`) + mf.n)
+		if !mf.null {
+			s.ManagedFields = int64(mf.n)
+		}
 	}
-	if size < 2 {
-		size = 2 // never less than "{}"
+	if s.Object < 2 {
+		s.Object = 2 // never less than "{}"
 	}
-	return size, nil
+	return s, nil
 }

@@ -36,9 +36,36 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+func TestMeasureSizesManagedFields(t *testing.T) {
+	entries := `[{"manager":"kubectl","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]`
+	tests := []struct {
+		name string
+		raw  string
+		want Sizes
+	}{
+		{"no managedFields", `{"metadata":{"name":"n"},"spec":{}}`, Sizes{Object: 35}},
+		{"the value is measured as sent", `{"metadata":{"name":"n","managedFields":` + entries + `},"spec":{}}`, Sizes{Object: 35, ManagedFields: int64(len(entries))}},
+		{"empty list", `{"metadata":{"name":"n","managedFields":[]}}`, Sizes{Object: 25, ManagedFields: 2}},
+		{"null counts as none", `{"metadata":{"name":"n","managedFields":null}}`, Sizes{Object: 25}},
+		{"status does not count for either", `{"metadata":{"name":"n","managedFields":[]},"status":{"managedFields":"` + strings.Repeat("x", 100) + `"}}`, Sizes{Object: 25, ManagedFields: 2}},
+		{"a top-level managedFields is data", `{"managedFields":["` + strings.Repeat("x", 100) + `"]}`, Sizes{Object: 122}},
+		{"ManagedFields in another case is data", `{"metadata":{"ManagedFields":[1]}}`, Sizes{Object: 34}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := MeasureSizes([]byte(tt.raw))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			object, err := Measure([]byte(tt.raw))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want.Object, object, "Measure is MeasureSizes().Object")
+		})
+	}
+}
+
 func TestMeasureErrors(t *testing.T) {
-	for _, raw := range []string{"", "{", "[1,2]", `"str"`, `{"status":}`} {
-		_, err := Measure([]byte(raw))
+	for _, raw := range []string{"", "{", "[1,2]", `"str"`, `{"status":}`, `{"metadata":{"managedFields":}}`, `{"metadata":[]}`} {
+		_, err := MeasureSizes([]byte(raw))
 		assert.Error(t, err, "%q", raw)
 	}
 }
@@ -46,10 +73,18 @@ func TestMeasureErrors(t *testing.T) {
 func FuzzMeasure(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"managedFields":[]},"status":{}}`))
 	f.Add([]byte(`{"a":"\u0000"}`))
+	f.Add([]byte(`{"metadata":{"managedFields":null,"managedFields":[{"manager":"m"}]}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		n, err := Measure(raw)
-		if err == nil && (n < 2 || n > int64(len(raw))) {
-			t.Fatalf("size %d out of range for %d bytes", n, len(raw))
+		s, err := MeasureSizes(raw)
+		if err != nil {
+			return
+		}
+		if s.Object < 2 || s.Object > int64(len(raw)) {
+			t.Fatalf("object size %d out of range for %d bytes", s.Object, len(raw))
+		}
+		// The two never share a byte: managedFields are left out of Object.
+		if s.ManagedFields < 0 || (s.Object > 2 && s.Object+s.ManagedFields > int64(len(raw))) {
+			t.Fatalf("sizes %+v overlap in %d bytes", s, len(raw))
 		}
 	})
 }
