@@ -80,13 +80,13 @@ func TestChartOptionValues(t *testing.T) {
 			hooks[w.(map[string]any)["name"].(string)] = w.(map[string]any)
 		}
 	}
-	require.Len(t, hooks, 6)
+	require.Len(t, hooks, 7)
 	assert.Equal(t, "Ignore", hooks["binding.shoots.seedwarden.io"]["failurePolicy"])
 	assert.EqualValues(t, 10, hooks["binding.shoots.seedwarden.io"]["timeoutSeconds"])
 	assert.Equal(t, map[string]any{"matchLabels": map[string]any{"size-limited": "true"}}, hooks["size.seedwarden.io"]["objectSelector"])
 	exempt := []any{"seedwarden", "kube-system", "cert-manager", "istio-system"}
 	for name, w := range hooks {
-		if name == "size.seedwarden.io" {
+		if name == "size.seedwarden.io" || name == "size.shoots.seedwarden.io" {
 			continue // project namespaces only, by its own selector
 		}
 		expr := path(w, "namespaceSelector")["matchExpressions"].([]any)[0].(map[string]any)
@@ -232,7 +232,7 @@ func TestChartInAnotherNamespace(t *testing.T) {
 	for _, w := range vwc["webhooks"].([]any) {
 		w := w.(map[string]any)
 		assert.Equal(t, ns, path(w, "clientConfig", "service")["namespace"], w["name"])
-		if w["name"] != "size.seedwarden.io" {
+		if w["name"] != "size.seedwarden.io" && w["name"] != "size.shoots.seedwarden.io" {
 			expr := path(w, "namespaceSelector")["matchExpressions"].([]any)[0].(map[string]any)
 			assert.Contains(t, expr["values"], ns, w["name"])
 		}
