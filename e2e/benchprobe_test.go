@@ -50,7 +50,7 @@ func (st *suite) saveRegistration(ctx context.Context) (*webhookRegistration, er
 // shootCreateHooks are the registered webhooks a Shoot CREATE passes.
 func (st *suite) shootCreateHooks() []string {
 	var out []string
-	for _, n := range []string{webhookPlace, webhookBinding, webhookCapacity, webhookSize} {
+	for _, n := range []string{webhookPlace, webhookBinding, webhookCapacity, webhookShootSize} {
 		if _, ok := st.registered[n]; ok {
 			out = append(out, n)
 		}
