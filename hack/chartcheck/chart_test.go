@@ -109,6 +109,11 @@ func TestChartToggles(t *testing.T) {
 		{map[string]any{"prometheusRule": map[string]any{"enabled": false}}, []string{"PrometheusRule/seedwarden/seedwarden"}},
 		{map[string]any{"grafanaDashboard": map[string]any{"enabled": false}}, []string{"ConfigMap/seedwarden/seedwarden-grafana-dashboard"}},
 		{map[string]any{"podDisruptionBudget": map[string]any{"enabled": false}}, []string{"PodDisruptionBudget/seedwarden/seedwarden"}},
+		{map[string]any{"clientAuth": map[string]any{"enabled": false}}, []string{
+			"Issuer/seedwarden/seedwarden-client-selfsigned", "Certificate/seedwarden/seedwarden-client-ca",
+			"Issuer/seedwarden/seedwarden-client-ca", "Certificate/seedwarden/seedwarden-client-gardener-apiserver",
+			"Certificate/seedwarden/seedwarden-client-kube-apiserver",
+		}},
 	}
 	all := index(t, nil)
 	for _, tt := range tests {
@@ -119,6 +124,26 @@ func TestChartToggles(t *testing.T) {
 		}
 		assert.Len(t, got, len(all)-len(tt.gone), "%v", tt.values)
 	}
+}
+
+// Client authentication off (an API server that cannot present a client
+// certificate): no server.clientAuth, and the client CA neither mounted nor
+// issued.
+func TestChartClientAuthOff(t *testing.T) {
+	on, off := index(t, nil), index(t, map[string]any{"clientAuth": map[string]any{"enabled": false}})
+	cfgKey := "ConfigMap/" + ReleaseNamespace + "/" + ConfigName
+	assert.Contains(t, path(path(on[cfgKey], "data", ConfigFile), "server"), "clientAuth")
+	assert.NotContains(t, path(path(off[cfgKey], "data", ConfigFile), "server"), "clientAuth")
+	depKey := "Deployment/" + ReleaseNamespace + "/seedwarden"
+	volumes := func(o Object) []string {
+		var names []string
+		for _, v := range path(o, "spec", "template", "spec")["volumes"].([]any) {
+			names = append(names, v.(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	assert.Contains(t, volumes(on[depKey]), "client-ca")
+	assert.NotContains(t, volumes(off[depKey]), "client-ca")
 }
 
 // Bad values are refused with a message naming the value, before anything
