@@ -144,6 +144,13 @@ func TestChartClientAuthOff(t *testing.T) {
 	}
 	assert.Contains(t, volumes(on[depKey]), "client-ca")
 	assert.NotContains(t, volumes(off[depKey]), "client-ca")
+
+	// Not enforced yet (an upgrade): everything issued and mounted, nothing
+	// required.
+	prepared := index(t, map[string]any{"clientAuth": map[string]any{"enforce": false}})
+	assert.NotContains(t, path(path(prepared[cfgKey], "data", ConfigFile), "server"), "clientAuth")
+	assert.Contains(t, volumes(prepared[depKey]), "client-ca")
+	assert.Contains(t, prepared, "Certificate/seedwarden/seedwarden-client-gardener-apiserver")
 }
 
 // Bad values are refused with a message naming the value, before anything
