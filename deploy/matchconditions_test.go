@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,6 +21,7 @@ import (
 	celplugin "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -74,6 +76,14 @@ func conditionMatchers(t *testing.T) map[string]matchconditions.Matcher {
 // is m; an evaluation error fails the test.
 func sent(t *testing.T, m matchconditions.Matcher, r shootRequest) bool {
 	t.Helper()
+	res := m.Match(context.Background(), versioned(t, r), nil, nil)
+	require.NoError(t, res.Error, "matchCondition of %s", describe(r))
+	return res.Matches
+}
+
+// versioned is r as the attributes the API server evaluates conditions on.
+func versioned(t *testing.T, r shootRequest) *admission.VersionedAttributes {
+	t.Helper()
 	obj := &unstructured.Unstructured{}
 	require.NoError(t, obj.UnmarshalJSON([]byte(r.obj)))
 	var old runtime.Object
@@ -84,11 +94,27 @@ func sent(t *testing.T, m matchconditions.Matcher, r shootRequest) bool {
 	}
 	attr := admission.NewAttributesRecord(obj, old, shootGVK, obj.GetNamespace(), obj.GetName(), shootGVR, r.subResource,
 		admission.Operation(r.op), nil, false, &user.DefaultInfo{Name: "alice"})
-	versioned, err := admission.NewVersionedAttributes(attr, shootGVK, nil)
+	v, err := admission.NewVersionedAttributes(attr, shootGVK, nil)
 	require.NoError(t, err)
-	res := m.Match(context.Background(), versioned, nil, nil)
-	require.NoError(t, res.Error, "matchCondition of %s", describe(r))
-	return res.Matches
+	return v
+}
+
+// conditionCost is the runtime cost the API server charges for evaluating
+// expression on r, compiled as webhook matchConditions are.
+func conditionCost(t *testing.T, expression string, r shootRequest) int64 {
+	t.Helper()
+	compiler := celplugin.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	cond := compiler.CompileCondition([]celplugin.ExpressionAccessor{&matchconditions.MatchCondition{Name: "c", Expression: expression}},
+		celplugin.OptionalVariableDeclarations{HasAuthorizer: true}, environment.StoredExpressions)
+	require.Empty(t, cond.CompilationErrors())
+	v := versioned(t, r)
+	req := celplugin.CreateAdmissionRequest(v.Attributes, metav1.GroupVersionResource(shootGVR), metav1.GroupVersionKind(shootGVK))
+	const budget = celconfig.RuntimeCELCostBudgetMatchConditions
+	results, left, err := cond.ForInput(context.Background(), v, req, celplugin.OptionalVariableBindings{}, nil, budget)
+	require.NoError(t, err)
+	require.Len(t, results, 1)
+	require.NoError(t, results[0].Error)
+	return budget - left
 }
 
 // review is r as the AdmissionReview JSON the API server sends.
@@ -351,46 +377,61 @@ func TestMutatingConditionSendsSeedwardenAnnotationChanges(t *testing.T) {
 	}
 }
 
-// maxAnnotations fills the API server's limit on annotations (keys and
-// values together at most 256 KiB) with the shortest keys, so that the
-// condition iterates as many as any request can carry.
-func maxAnnotations(reserve int) map[string]string {
-	const limit = 256 << 10
-	out := map[string]string{}
-	total := reserve
-	for i := 0; ; i++ {
-		k := strconv.FormatInt(int64(i), 36)
-		if total+len(k) > limit {
-			return out
+// annotationLimit is the API server's limit on a object's annotations:
+// keys and values together at most 256 KiB.
+const annotationLimit = 256 << 10
+
+// annotationsOf is n annotations with keys prefix + a counter, empty values.
+func annotationsOf(prefix string, n int) map[string]string {
+	out := make(map[string]string, n)
+	for i := range n {
+		out[prefix+strconv.FormatInt(int64(i), 36)] = ""
+	}
+	return out
+}
+
+// maxCount is how many keys prefix + counter fit into the annotation limit.
+func maxCount(prefix string) int {
+	n, total := 0, 0
+	for ; ; n++ {
+		k := len(prefix) + len(strconv.FormatInt(int64(n), 36))
+		if total+k > annotationLimit {
+			return n
 		}
-		out[k] = ""
-		total += len(k)
+		total += k
 	}
 }
 
-// TestMutatingConditionWithinCostBudget: a forged seedwarden.io annotation
-// among as many others as the API server accepts is still sent, and an
-// UPDATE of such a Shoot that adds none evaluates within the budget too. An
-// expression over the API server's budget would count as an error, which
-// failurePolicy Ignore turns into skipping the webhook: a way to smuggle
-// the annotation past it.
+// TestMutatingConditionWithinCostBudget: the mutating webhook's condition
+// costs, on the largest annotations the API server accepts, less than the
+// API server's budget for matchConditions. An expression over budget counts
+// as an error, which failurePolicy Ignore turns into skipping the webhook:
+// a way to smuggle a forged annotation past it. The cost grows linearly with
+// the annotations (checked on 1,000, 2,000 and 4,000 of them), so the test
+// extrapolates to the most that fit rather than evaluating them all; both
+// extremes: the shortest keys (the most entries), and keys that all start
+// with seedwarden.io/ (each also compared with the old object's).
 func TestMutatingConditionWithinCostBudget(t *testing.T) {
-	place := conditionMatchers(t)["place.shoots.seedwarden.io"]
-	require.NotNil(t, place)
-	const forged = "seedwarden.io/reservation"
-	old := maxAnnotations(len(forged) + len("garden-dev/other"))
-	obj := maxAnnotations(len(forged) + len("garden-dev/other"))
-	obj[forged] = "garden-dev/other"
-	t.Logf("%d annotations", len(obj))
-	assert.True(t, sent(t, place, shootRequest{op: admissionv1.Update, old: annotated(old), obj: annotated(obj)}), "forged among many")
-
-	prefixed := map[string]string{}
-	for k := range maxAnnotations(0) {
-		if len(prefixed)*(len("seedwarden.io/")+4) > 250<<10 {
-			break
-		}
-		prefixed["seedwarden.io/"+k] = ""
+	for _, prefix := range []string{"", "seedwarden.io/"} {
+		t.Run("keys "+prefix+"*", func(t *testing.T) {
+			cost := func(n int) int64 {
+				a := annotationsOf(prefix, n)
+				return conditionCost(t, annotationChangeCondition, shootRequest{op: admissionv1.Update, old: annotated(a), obj: annotated(a)})
+			}
+			c1, c2, c4 := cost(1000), cost(2000), cost(4000)
+			perThousand := c2 - c1
+			assert.InDelta(t, 2*perThousand, c4-c2, float64(perThousand)/100, "cost not linear: %d, %d, %d", c1, c2, c4)
+			most := maxCount(prefix)
+			worst := c1 + perThousand*int64(most-1000)/1000
+			t.Logf("%d annotations (the most that fit): cost about %d of %d", most, worst, celconfig.RuntimeCELCostBudgetMatchConditions)
+			assert.Less(t, worst, int64(celconfig.RuntimeCELCostBudgetMatchConditions)/2, "within half the budget")
+		})
 	}
-	assert.False(t, sent(t, place, shootRequest{op: admissionv1.Update, old: annotated(prefixed), obj: annotated(prefixed)}),
-		"unchanged seedwarden.io annotations, as many as fit")
+
+	// And a forged annotation among many is still sent.
+	place := conditionMatchers(t)["place.shoots.seedwarden.io"]
+	old := annotationsOf("", 5000)
+	obj := annotationsOf("", 5000)
+	obj["seedwarden.io/reservation"] = "garden-dev/other"
+	assert.True(t, sent(t, place, shootRequest{op: admissionv1.Update, old: annotated(old), obj: annotated(obj)}), "forged among many")
 }
