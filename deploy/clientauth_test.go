@@ -9,56 +9,39 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
-const (
-	clientAuthDir = "clientauth"
-	// clientCAFile is where the component mounts the client CA, the
-	// server.clientAuth.caFile docs/security.md and the component tell
-	// operators to configure.
-	clientCAFile = "/etc/seedwarden/client-ca/ca.crt"
-)
+// clientCAFile is where the base mounts the client CA, and the
+// server.clientAuth.caFile of its configuration.
+const clientCAFile = "/etc/seedwarden/client-ca/ca.crt"
 
-// The client authentication component, so that only the API servers can
+// clientAuthFile holds the client CA and the API servers' certificates.
+const clientAuthFile = "clientauth.yaml"
+
+// Client authentication is on in the base, so that only the API servers can
 // call the webhooks (a forged review could hold seed places): a client CA
 // whose key survives renewal, one client certificate per API server from it,
-// and the CA certificate (never its key) mounted where the documented
-// server.clientAuth.caFile points.
-func TestClientAuthComponent(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(clientAuthDir, "kustomization.yaml"))
+// the CA certificate (never its key) mounted where server.clientAuth.caFile
+// points, and only the API servers' names allowed.
+func TestClientAuthInBase(t *testing.T) {
+	cfg := shippedConfig(t)
+	if cfg.Server.ClientAuth.CAFile != clientCAFile {
+		t.Errorf("server.clientAuth.caFile %q, want %s", cfg.Server.ClientAuth.CAFile, clientCAFile)
+	}
+	if want := []string{"gardener-apiserver", "kube-apiserver"}; !reflect.DeepEqual(cfg.Server.ClientAuth.AllowedNames, want) {
+		t.Errorf("server.clientAuth.allowedNames %v, want %v", cfg.Server.ClientAuth.AllowedNames, want)
+	}
+	install, err := os.ReadFile(filepath.Join("..", "docs", "install.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Resources  []string `json:"resources"`
-		Patches    []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
+	if !strings.Contains(string(install), "caFile: "+clientCAFile) {
+		t.Errorf("docs/install.md does not show caFile %s", clientCAFile)
 	}
-	if err := yaml.UnmarshalStrict(data, &k); err != nil {
-		t.Fatalf("%s/kustomization.yaml: %v", clientAuthDir, err)
-	}
-	if k.APIVersion != "kustomize.config.k8s.io/v1alpha1" || k.Kind != "Component" ||
-		!reflect.DeepEqual(k.Resources, []string{"certificates.yaml"}) || len(k.Patches) != 1 {
-		t.Fatalf("%s/kustomization.yaml: %+v", clientAuthDir, k)
-	}
-	if !strings.Contains(string(data), "caFile: "+clientCAFile) {
-		t.Errorf("the component's instructions do not name caFile %s", clientCAFile)
-	}
-	security, err := os.ReadFile(filepath.Join("..", "docs", "security.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(security), "caFile: "+clientCAFile) {
-		t.Errorf("docs/security.md does not configure caFile %s", clientCAFile)
-	}
-
-	caSecret := checkClientCertificates(t, readDocs(t, filepath.Join(clientAuthDir, "certificates.yaml")))
-	checkClientCAMount(t, filepath.Join(clientAuthDir, k.Patches[0].Path), caSecret)
+	caSecret := checkClientCertificates(t, readDocs(t, filepath.Join(manifestsDir, clientAuthFile)))
+	checkClientCAMount(t, find[*appsv1.Deployment](t, manifests(t), "Deployment", namespace, "seedwarden"), caSecret)
 }
 
 // checkClientCertificates checks the chain and returns the CA's Secret.
@@ -100,29 +83,32 @@ func checkClientCertificates(t *testing.T, docs []doc) string {
 	return caSecret
 }
 
-// checkClientCAMount checks the patch mounts ca.crt of caSecret at
-// clientCAFile in the base's webhook container.
-func checkClientCAMount(t *testing.T, patchFile, caSecret string) {
+// checkClientCAMount checks the Deployment mounts only ca.crt of caSecret at
+// clientCAFile, read-only, in the webhook container.
+func checkClientCAMount(t *testing.T, dep *appsv1.Deployment, caSecret string) {
 	t.Helper()
-	patch := find[*appsv1.Deployment](t, readDocs(t, patchFile), "Deployment", namespace, "seedwarden")
-	base := find[*appsv1.Deployment](t, manifests(t), "Deployment", namespace, "seedwarden")
-	pod := patch.Spec.Template.Spec
-	if len(pod.Volumes) != 1 || len(pod.Containers) != 1 || len(pod.Containers[0].VolumeMounts) != 1 {
-		t.Fatalf("the patch adds %d volumes to %d containers, want one volume mounted in the webhook container", len(pod.Volumes), len(pod.Containers))
-	}
-	vol, mount := pod.Volumes[0], pod.Containers[0].VolumeMounts[0]
-	if pod.Containers[0].Name != base.Spec.Template.Spec.Containers[0].Name {
-		t.Errorf("the patch names container %q, the base %q", pod.Containers[0].Name, base.Spec.Template.Spec.Containers[0].Name)
-	}
-	for _, v := range base.Spec.Template.Spec.Volumes {
-		if v.Name == vol.Name {
-			t.Errorf("volume %q exists in the base: the patch would replace it", v.Name)
+	var vol *corev1.Volume
+	for i, v := range dep.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == caSecret {
+			vol = &dep.Spec.Template.Spec.Volumes[i]
 		}
 	}
-	if vol.Secret == nil || vol.Secret.SecretName != caSecret || len(vol.Secret.Items) != 1 || vol.Secret.Items[0].Key != "ca.crt" {
+	if vol == nil {
+		t.Fatalf("Secret %s is not a volume of the Deployment", caSecret)
+	}
+	if len(vol.Secret.Items) != 1 || vol.Secret.Items[0].Key != "ca.crt" {
 		t.Fatalf("volume %+v, want only ca.crt of Secret %s (never the CA's key)", vol, caSecret)
 	}
-	if mount.Name != vol.Name || !mount.ReadOnly || filepath.Join(mount.MountPath, vol.Secret.Items[0].Path) != clientCAFile {
-		t.Errorf("mount %+v does not put the CA at %s read-only", mount, clientCAFile)
+	var mounted bool
+	for _, m := range dep.Spec.Template.Spec.Containers[0].VolumeMounts {
+		if m.Name == vol.Name {
+			mounted = true
+			if !m.ReadOnly || filepath.Join(m.MountPath, vol.Secret.Items[0].Path) != clientCAFile {
+				t.Errorf("mount %+v does not put the CA at %s read-only", m, clientCAFile)
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("volume %s is not mounted in container %s", vol.Name, dep.Spec.Template.Spec.Containers[0].Name)
 	}
 }

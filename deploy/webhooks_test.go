@@ -57,27 +57,38 @@ type webhookWant struct {
 	conditions []string
 }
 
-// seedChangeCondition is where the binding webhook's matchCondition starts: every
-// request that can choose a seed, nothing else. The expression is compiled
-// by a real API server in TestAPIServerAcceptsManifests and exercised by the
-// e2e suite.
-const seedChangeCondition = "request.operation == 'CREATE' || request.?subResource.orValue('') == 'binding' || " +
-	"object.?spec.?seedName.orValue('') != oldObject.?spec.?seedName.orValue('')"
+// The matchConditions, exactly as deploy/manifests and the chart write them
+// (folded YAML: the lines joined by spaces). matchconditions_test.go
+// evaluates them as the API server does; a real API server compiles them in
+// TestAPIServerAcceptsManifests.
+const (
+	// seedChangeCondition: the request sets, changes or unsets
+	// spec.seedName (on CREATE: names a seed at all).
+	seedChangeCondition = "object.?spec.?seedName.orValue('') != " +
+		"(request.operation == 'UPDATE' ? oldObject.?spec.?seedName.orValue('') : '')"
+	// seedSetCondition is the capacity webhook's: a seed is set or changed.
+	seedSetCondition = "object.?spec.?seedName.orValue('') != '' && " + seedChangeCondition
+	// seedConstraintCondition is the binding webhook's: a binding, a seed
+	// change, or an UPDATE of a Shoot with a seed that changes what that
+	// seed must offer (spec.seedSelector, control-plane zones, region).
+	seedConstraintCondition = "request.?subResource.orValue('') == 'binding' || " + seedChangeCondition + " || " +
+		"(request.operation == 'UPDATE' && oldObject.?spec.?seedName.orValue('') != '' && " +
+		"(object.?spec.?seedSelector != oldObject.?spec.?seedSelector || " +
+		"object.?spec.?controlPlane.?zones != oldObject.?spec.?controlPlane.?zones || " +
+		"object.?spec.?region.orValue('') != oldObject.?spec.?region.orValue('')))"
+	// annotationChangeCondition is the mutating webhook's: every CREATE,
+	// and UPDATEs that add or change a seedwarden.io/* annotation.
+	annotationChangeCondition = "request.operation == 'CREATE' || " +
+		"object.?metadata.?annotations.orValue({}).exists(k, k.startsWith('seedwarden.io/') && " +
+		"oldObject.?metadata.?annotations[?k] != object.?metadata.?annotations[?k])"
+)
 
-// seedSetCondition is the capacity webhook's matchCondition: a request that
-// sets or changes spec.seedName (a CREATE without one takes no place: in
-// placement mode binding the seed is only announced then).
-const seedSetCondition = "(request.operation == 'CREATE' && object.?spec.?seedName.orValue('') != '') || " +
-	"request.?subResource.orValue('') == 'binding' || " +
-	"object.?spec.?seedName.orValue('') != oldObject.?spec.?seedName.orValue('')"
-
-// seedConstraintCondition is the binding webhook's matchCondition: also
-// the UPDATEs that change what the current seed must offer (the Shoot's
-// seedSelector, control-plane zones, region).
-const seedConstraintCondition = seedChangeCondition + " || " +
-	"object.?spec.?seedSelector != oldObject.?spec.?seedSelector || " +
-	"object.?spec.?controlPlane.?zones != oldObject.?spec.?controlPlane.?zones || " +
-	"object.?spec.?region.orValue('') != oldObject.?spec.?region.orValue('')"
+// conditionExpressions are the matchConditions by name.
+var conditionExpressions = map[string]string{
+	"may-affect-seed":                        seedConstraintCondition,
+	"may-change-seed":                        seedSetCondition,
+	"create-or-seedwarden-annotation-change": annotationChangeCondition,
+}
 
 var shootRules = []rule{
 	{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
@@ -88,7 +99,8 @@ var webhooks = map[string]webhookWant{
 	"place.shoots.seedwarden.io": {
 		config: mutatingConfiguration, path: pathMutateShoots,
 		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
-		rules: []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE", admissionregistrationv1.NamespacedScope}},
+		rules:      []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
+		conditions: []string{"create-or-seedwarden-annotation-change"},
 	},
 	"binding.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootBinding,
@@ -100,13 +112,20 @@ var webhooks = map[string]webhookWant{
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
 		rules: shootRules, conditions: []string{"may-change-seed"},
 	},
+	// Shoots apart, failing open: an outage must not refuse a Shoot that
+	// chooses no seed.
+	"size.shoots.seedwarden.io": {
+		config: validatingConfiguration, path: pathResourceSize,
+		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		rules:        []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
+		projectsOnly: true,
+	},
 	"size.seedwarden.io": {
 		config: validatingConfiguration, path: pathResourceSize,
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
 		rules: []rule{
 			{gardenerGroup, gardenerVersion, "projects", "CREATE,UPDATE", admissionregistrationv1.AllScopes},
 			{gardenerGroup, gardenerVersion, "seeds", "CREATE,UPDATE", admissionregistrationv1.AllScopes},
-			{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.AllScopes},
 			{"", "v1", "configmaps", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
 			{"", "v1", "secrets", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope},
 		},
@@ -195,7 +214,9 @@ func TestWebhookConfigurations(t *testing.T) {
 		}
 		if s.Path == nil || *s.Path != want.path {
 			t.Errorf("%s: path = %v, want %s", w.name, s.Path, want.path)
-		} else if paths[*s.Path] {
+		} else if paths[*s.Path] && *s.Path != pathResourceSize {
+			// The two size webhooks differ only in resources and failure
+			// policy; every other webhook has a handler of its own.
 			t.Errorf("%s: path %s used twice", w.name, *s.Path)
 		} else {
 			paths[*s.Path] = true
@@ -226,11 +247,8 @@ func TestWebhookConfigurations(t *testing.T) {
 		var conds []string
 		for _, c := range w.conds {
 			conds = append(conds, c.Name)
-			if c.Name == "may-change-seed" && c.Expression != seedSetCondition {
-				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedSetCondition)
-			}
-			if c.Name == "may-affect-seed" && c.Expression != seedConstraintCondition {
-				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, seedConstraintCondition)
+			if want, ok := conditionExpressions[c.Name]; ok && c.Expression != want {
+				t.Errorf("%s: matchCondition %s is\n%s\nwant\n%s", w.name, c.Name, c.Expression, want)
 			}
 		}
 		if !reflect.DeepEqual(conds, want.conditions) {

@@ -113,7 +113,7 @@ func TestFullSeedRejectsManualPlacement(t *testing.T) {
 // Shoot is denied and a smaller one admitted.
 func TestOversizedShootRejected(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookSize)
+	st.requireWebhook(t, webhookShootSize)
 	if st.sizeLimit == nil {
 		t.Fatal("no resource-size configuration field that internal/config accepts (see sizeLimitCandidates in e2e/webhook_config_test.go)")
 	}
@@ -126,7 +126,7 @@ func TestOversizedShootRejected(t *testing.T) {
 	big := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"), withName("e2e-oversized"),
 		withAnnotation("e2e.seedwarden.io/padding", strings.Repeat("x", int(2*st.sizeLimit.limit))))
 	err := st.c.Create(ctx, big)
-	requireDenied(t, err, webhookSize)
+	requireDenied(t, err, webhookShootSize)
 	t.Logf("oversized Shoot: %.200s", err)
 	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(big), &api.Shoot{})), "the Shoot must not exist")
 

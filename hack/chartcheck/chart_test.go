@@ -80,13 +80,13 @@ func TestChartOptionValues(t *testing.T) {
 			hooks[w.(map[string]any)["name"].(string)] = w.(map[string]any)
 		}
 	}
-	require.Len(t, hooks, 6)
+	require.Len(t, hooks, 7)
 	assert.Equal(t, "Ignore", hooks["binding.shoots.seedwarden.io"]["failurePolicy"])
 	assert.EqualValues(t, 10, hooks["binding.shoots.seedwarden.io"]["timeoutSeconds"])
 	assert.Equal(t, map[string]any{"matchLabels": map[string]any{"size-limited": "true"}}, hooks["size.seedwarden.io"]["objectSelector"])
 	exempt := []any{"seedwarden", "kube-system", "cert-manager", "istio-system"}
 	for name, w := range hooks {
-		if name == "size.seedwarden.io" {
+		if name == "size.seedwarden.io" || name == "size.shoots.seedwarden.io" {
 			continue // project namespaces only, by its own selector
 		}
 		expr := path(w, "namespaceSelector")["matchExpressions"].([]any)[0].(map[string]any)
@@ -109,6 +109,11 @@ func TestChartToggles(t *testing.T) {
 		{map[string]any{"prometheusRule": map[string]any{"enabled": false}}, []string{"PrometheusRule/seedwarden/seedwarden"}},
 		{map[string]any{"grafanaDashboard": map[string]any{"enabled": false}}, []string{"ConfigMap/seedwarden/seedwarden-grafana-dashboard"}},
 		{map[string]any{"podDisruptionBudget": map[string]any{"enabled": false}}, []string{"PodDisruptionBudget/seedwarden/seedwarden"}},
+		{map[string]any{"clientAuth": map[string]any{"enabled": false}}, []string{
+			"Issuer/seedwarden/seedwarden-client-selfsigned", "Certificate/seedwarden/seedwarden-client-ca",
+			"Issuer/seedwarden/seedwarden-client-ca", "Certificate/seedwarden/seedwarden-client-gardener-apiserver",
+			"Certificate/seedwarden/seedwarden-client-kube-apiserver",
+		}},
 	}
 	all := index(t, nil)
 	for _, tt := range tests {
@@ -119,6 +124,33 @@ func TestChartToggles(t *testing.T) {
 		}
 		assert.Len(t, got, len(all)-len(tt.gone), "%v", tt.values)
 	}
+}
+
+// Client authentication off (an API server that cannot present a client
+// certificate): no server.clientAuth, and the client CA neither mounted nor
+// issued.
+func TestChartClientAuthOff(t *testing.T) {
+	on, off := index(t, nil), index(t, map[string]any{"clientAuth": map[string]any{"enabled": false}})
+	cfgKey := "ConfigMap/" + ReleaseNamespace + "/" + ConfigName
+	assert.Contains(t, path(path(on[cfgKey], "data", ConfigFile), "server"), "clientAuth")
+	assert.NotContains(t, path(path(off[cfgKey], "data", ConfigFile), "server"), "clientAuth")
+	depKey := "Deployment/" + ReleaseNamespace + "/seedwarden"
+	volumes := func(o Object) []string {
+		var names []string
+		for _, v := range path(o, "spec", "template", "spec")["volumes"].([]any) {
+			names = append(names, v.(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	assert.Contains(t, volumes(on[depKey]), "client-ca")
+	assert.NotContains(t, volumes(off[depKey]), "client-ca")
+
+	// Not enforced yet (an upgrade): everything issued and mounted, nothing
+	// required.
+	prepared := index(t, map[string]any{"clientAuth": map[string]any{"enforce": false}})
+	assert.NotContains(t, path(path(prepared[cfgKey], "data", ConfigFile), "server"), "clientAuth")
+	assert.Contains(t, volumes(prepared[depKey]), "client-ca")
+	assert.Contains(t, prepared, "Certificate/seedwarden/seedwarden-client-gardener-apiserver")
 }
 
 // Bad values are refused with a message naming the value, before anything
@@ -232,7 +264,7 @@ func TestChartInAnotherNamespace(t *testing.T) {
 	for _, w := range vwc["webhooks"].([]any) {
 		w := w.(map[string]any)
 		assert.Equal(t, ns, path(w, "clientConfig", "service")["namespace"], w["name"])
-		if w["name"] != "size.seedwarden.io" {
+		if w["name"] != "size.seedwarden.io" && w["name"] != "size.shoots.seedwarden.io" {
 			expr := path(w, "namespaceSelector")["matchExpressions"].([]any)[0].(map[string]any)
 			assert.Contains(t, expr["values"], ns, w["name"])
 		}

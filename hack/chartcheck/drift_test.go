@@ -99,7 +99,8 @@ func withoutNamespace(t *testing.T, objs map[string]Object) map[string]Object {
 }
 
 // With default values the chart renders exactly the objects of the kustomize
-// base: the same names, labels, webhooks, configuration, rules, dashboard.
+// base: the same names, labels, webhooks, configuration (client
+// authentication on), rules, dashboard.
 func TestChartDefaultsMatchKustomizeBase(t *testing.T) {
 	chartObjs := renderChart(t, nil)
 	for _, o := range chartObjs {
@@ -115,44 +116,15 @@ func TestChartDefaultsMatchKustomizeBase(t *testing.T) {
 	compare(t, helm, withoutNamespace(t, kust))
 }
 
-// The opt-in parts match the kustomize Components: NetworkPolicy and client
-// authentication (whose configuration the Component leaves to the user and
-// the chart sets).
+// The opt-in part matches its kustomize Component: the NetworkPolicy.
+// (Client authentication is on in both by default.)
 func TestChartOptionsMatchKustomizeComponents(t *testing.T) {
 	helm, err := Normalize(renderChart(t, map[string]any{
 		"networkPolicy": map[string]any{"enabled": true},
-		"clientAuth":    map[string]any{"enabled": true},
 	}))
 	require.NoError(t, err)
-	cfgKey := "ConfigMap/" + ReleaseNamespace + "/" + ConfigName
-	server := path(path(helm[cfgKey], "data", ConfigFile), "server")
-	require.Equal(t, map[string]any{
-		"caFile":       "/etc/seedwarden/client-ca/ca.crt",
-		"allowedNames": []any{"gardener-apiserver", "kube-apiserver"},
-	}, server["clientAuth"], "server.clientAuth of the chart's configuration")
-	delete(server, "clientAuth")
-
-	kust, err := Normalize(kustomizeOverlay(t, "clientauth", "networkpolicy"))
+	kust, err := Normalize(kustomizeOverlay(t, "networkpolicy"))
 	require.NoError(t, err)
 	require.Contains(t, kust, "NetworkPolicy/"+ReleaseNamespace+"/seedwarden")
-	require.Contains(t, kust, "Certificate/"+ReleaseNamespace+"/seedwarden-client-ca")
 	compare(t, helm, withoutNamespace(t, kust))
-}
-
-// registerWebhooks=false renders everything but the two webhook
-// configurations: the first step of an install (deploy/README.md).
-func TestChartWithoutWebhookRegistration(t *testing.T) {
-	all, err := Normalize(renderChart(t, nil))
-	require.NoError(t, err)
-	some, err := Normalize(renderChart(t, map[string]any{"registerWebhooks": false}))
-	require.NoError(t, err)
-	for _, k := range []string{
-		"MutatingWebhookConfiguration//seedwarden",
-		"ValidatingWebhookConfiguration//seedwarden",
-	} {
-		require.Contains(t, all, k)
-		require.NotContains(t, some, k)
-		delete(all, k)
-	}
-	compare(t, some, all)
 }

@@ -48,7 +48,7 @@ other values or with the release namespace set from them.
 {{- fail (printf "config.capacity.coordination is %q with replicas %v: more than one replica needs \"apiserver\", or together they can overfill a seed" (get $capacity "coordination" | toString) .Values.replicas) -}}
 {{- end -}}
 {{- end -}}
-{{- if .Values.clientAuth.enabled -}}
+{{- if and .Values.clientAuth.enabled .Values.clientAuth.enforce -}}
 {{- $server := get $cfg "server" | default dict -}}
 {{- $_ = set $server "clientAuth" (dict "caFile" "/etc/seedwarden/client-ca/ca.crt" "allowedNames" .Values.clientAuth.allowedNames) -}}
 {{- $_ = set $cfg "server" $server -}}
