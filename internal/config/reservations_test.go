@@ -23,6 +23,12 @@ func TestReservationsRules(t *testing.T) {
 			Reservations{ConfirmWindow: NewDuration(30 * time.Second), MaxPerNamespace: 1000000, MaxPerUser: 1000000, MaxTotal: 1000000}, nil},
 		{"window as long as a longer TTL", "reservationTTL: 2m\nreservations: {confirmWindow: 2m}",
 			Reservations{ConfirmWindow: NewDuration(2 * time.Minute), MaxPerNamespace: 100, MaxPerUser: 20, MaxTotal: 1000}, nil},
+		// A TTL shorter than the default window (valid before the window
+		// existed) bounds the default, not an error about a field not set.
+		{"default window within a shorter TTL", "reservationTTL: 3s",
+			Reservations{ConfirmWindow: NewDuration(3 * time.Second), MaxPerNamespace: 100, MaxPerUser: 20, MaxTotal: 1000}, nil},
+		{"default window within a TTL below a second", "reservationTTL: 500ms",
+			Reservations{ConfirmWindow: NewDuration(time.Second), MaxPerNamespace: 100, MaxPerUser: 20, MaxTotal: 1000}, nil},
 		{"window below a second", "reservations: {confirmWindow: 500ms}", Reservations{},
 			[]string{"reservations.confirmWindow: 500ms is shorter than the minimum 1s"}},
 		{"window zero", "reservations: {confirmWindow: 0s}", Reservations{},
