@@ -62,6 +62,12 @@ func (f *capacityFixture) reservation(key string) string {
 
 var manualKey = cache.ManualReservationKey(vNamespace, vName)
 
+// shootClaim is the Claim of a place reserved under key for the reviews'
+// Shoot (vNamespace/vName).
+func shootClaim(key string) cache.Claim {
+	return cache.Claim{Key: key, Namespace: vNamespace, Name: vName}
+}
+
 func TestShootCapacityValidator(t *testing.T) {
 	binding := func(oldSeed, newSeed string) vReview {
 		return vReview{operation: admissionv1.Update, subResource: "binding", object: vShoot(newSeed, nil), oldObject: vShoot(oldSeed, nil)}
@@ -123,7 +129,7 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "retried manual placement keeps its place",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: manualKey, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(manualKey)))
 		},
 		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
 		wantAllowed: true, wantUsage: map[string]int64{"small": 2},
@@ -150,14 +156,14 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "own placement holding its reservation",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"})) // by the mutating webhook
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID))) // by the mutating webhook
 		},
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantAllowed: true, wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
 	}, {
 		name: "own placement on a seed that filled up since gives the place back",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 			// Created past the webhook.
 			vShootsOnNamed(f.store, "garden-ops", "late-1", "small")
 			vShootsOnNamed(f.store, "garden-ops", "late-2", "small")
@@ -177,7 +183,9 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "forged token cannot ride on another Shoot's reservation",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"})) // someone else's placement
+			// Someone else's placement of a Shoot of this name: only the
+			// token tells it apart.
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 		},
 		review: func(f *capacityFixture) vReview {
 			return vReview{object: vShoot("small", map[string]string{placementtoken.Annotation: "forged", cache.AnnotationReservation: mutatingUID})}
@@ -186,7 +194,7 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "reservation annotation on a binding is not trusted",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 		},
 		review: func(f *capacityFixture) vReview {
 			r := binding("", "small")
@@ -275,7 +283,7 @@ func TestShootCapacityValidatorManualReservationEnds(t *testing.T) {
 func TestShootCapacityValidatorWithoutSigner(t *testing.T) {
 	f := newCapacityFixture(t)
 	f.v.Signer = nil
-	require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+	require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 	ann := map[string]string{cache.AnnotationReservation: mutatingUID}
 	resp := vServe(t, f.v, vReview{object: vShoot("small", ann)}.body(t))
 	assert.True(t, resp.Allowed, vMessage(resp))
