@@ -324,3 +324,45 @@ func TestShootCapacityValidatorMetrics(t *testing.T) {
 	assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "capacity", "result": "allowed"}))
 	assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "capacity", "result": "denied"}))
 }
+
+// A user can write seedwarden.io/reservation: a CREATE whose annotation
+// names the live key of another Shoot's placement must not ride on that
+// place. Before keys were checked against the Shoot they were taken for,
+// such a CREATE was admitted on the place held for the other Shoot and the
+// seed took one Shoot too many.
+func TestShootCapacityValidatorForgedReservationKey(t *testing.T) {
+	const (
+		full  = `seed "small" is full: usage 2 (1 shoots + 1 reservations) + 1 would exceed allocatable shoots 2`
+		taken = `reservation key "mutating-uid-1" is held for another Shoot`
+	)
+	for _, tc := range []struct {
+		name   string
+		held   cache.Claim // the placement whose key the CREATE names
+		signed bool        // the CREATE carries a token for its own name and seed
+		// want: without a token the key is not used at all (a manual
+		// placement, which finds the seed full); with one the Store
+		// refuses the key.
+		want string
+	}{
+		{"another Shoot of the namespace, no signer", cache.Claim{Key: mutatingUID, Namespace: vNamespace, Name: "victim"}, false, full},
+		{"another Shoot of the namespace, own token", cache.Claim{Key: mutatingUID, Namespace: vNamespace, Name: "victim"}, true, taken},
+		{"a Shoot of this name in another namespace", cache.Claim{Key: mutatingUID, Namespace: "garden-other", Name: vName}, true, taken},
+		{"a generateName this name does not have", cache.Claim{Key: mutatingUID, Namespace: vNamespace, GenerateName: "victim-"}, true, taken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCapacityFixture(t)
+			require.NoError(t, f.store.Reserve("small", tc.held)) // small's last place
+			ann := map[string]string{cache.AnnotationReservation: mutatingUID}
+			if tc.signed {
+				ann = f.ownPlacement("small")
+			} else {
+				f.v.Signer = nil
+			}
+			resp := vServe(t, f.v, vReview{object: vShoot("small", ann)}.body(t))
+			assert.False(t, resp.Allowed)
+			assert.Contains(t, vMessage(resp), tc.want)
+			assert.Equal(t, int64(2), f.store.Usage("small"))
+			assert.Equal(t, "small", f.reservation(mutatingUID), "the other Shoot keeps its place")
+		})
+	}
+}
