@@ -1,6 +1,7 @@
 package seedreserve
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -121,4 +122,37 @@ func TestReserveLimitsPerUser(t *testing.T) {
 	assert.Equal(t, []string{"garden-dev.a1", "garden-dev.a3"}, sortedKeys(entries(t, c, "s")),
 		"a1's place is still held, the unconfirmed entries are dropped")
 	capacityError(t, r.Check(ctx, "s", "garden-dev/x", 0), 0, 2, 0)
+}
+
+// Sending a request again past the confirm window writes its entry afresh
+// (the old one was never confirmed), so the ledger counts it afresh too:
+// otherwise pruning would drop the old count while the new entry holds a
+// place, and re-sending its keys would let one namespace hold twice its
+// limit.
+func TestReserveSentAgainPastTheWindowCountsAgain(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 100}, nil), clk, func(o *Options) {
+		o.Limits = cache.Limits{PerNamespace: 2, Total: 100}
+	})
+	send := func(keys ...string) (refused int) {
+		for _, k := range keys {
+			err := r.Reserve(ctx, "s", "garden-dev/"+k, "", 100)
+			if errors.As(err, new(*cache.LimitError)) {
+				refused++
+				continue
+			}
+			require.NoError(t, err)
+		}
+		return refused
+	}
+	require.Zero(t, send("k1", "k2"))
+	for range 3 {
+		clk.Step(cache.DefaultConfirmWindow)
+		send("k1", "k2", "k3", "k4")
+		// Allocatable 0 refuses anything and reports the usage.
+		capacityError(t, r.Check(ctx, "s", "garden-dev/x", 0), 0, 2, 0)
+		n, _ := r.ledger.counts("garden-dev")
+		assert.Equal(t, 2, n)
+	}
 }
