@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // metricsDir is the package that declares every metric (house rule).
@@ -200,4 +202,24 @@ var c = desc("seedwarden_c_ratio", "help")
 	got, err := declaredMetrics(dir)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"seedwarden_a_total": true, "seedwarden_x_b_seconds": true, "seedwarden_c_ratio": true}, got)
+}
+
+// The label values operators match on in alerts are listed in the metric's
+// row: a new reason or state must be documented with it.
+func TestMetricsDocumentReservationLabelValues(t *testing.T) {
+	doc, err := os.ReadFile("metrics.md")
+	require.NoError(t, err)
+	for name, values := range map[string][]string{
+		metrics.ReservationsRefusedName: {
+			metrics.RefusedStoreMemory, metrics.RefusedStoreAPIServer,
+			metrics.RefusedReasonNamespace, metrics.RefusedReasonUser, metrics.RefusedReasonTotal,
+		},
+		metrics.ReservationsExpiredName: {metrics.ExpiredUnconfirmed, metrics.ExpiredConfirmed},
+	} {
+		row := regexp.MustCompile("(?m)^\\| `" + name + "` \\|[^|]*\\|([^|]*)\\|").FindSubmatch(doc)
+		require.NotNil(t, row, "metrics.md has no row for %s", name)
+		for _, v := range values {
+			assert.Contains(t, string(row[1]), "`"+v+"`", "%s: label value %q", name, v)
+		}
+	}
 }

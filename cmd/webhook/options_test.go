@@ -107,11 +107,11 @@ strategy: MinimalDistance
 networkOverlap: AllowIPv4
 schedulerName: my-scheduler
 pendingShoots: {bindMode: update, backoffBase: 500ms, backoffMax: 1m, workers: 2}
-reservations: {maxPerNamespace: 7, maxTotal: 70}
+reservations: {maxPerNamespace: 7, maxPerUser: 3, maxTotal: 70}
 `), configChecks...)
 	require.NoError(t, err)
 	assert.Equal(t, placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.AllowIPv4}, placementOptions(cfg))
-	assert.Equal(t, cache.Limits{PerNamespace: 7, Total: 70}, reservationLimits(cfg))
+	assert.Equal(t, cache.Limits{PerNamespace: 7, PerUser: 3, Total: 70}, reservationLimits(cfg))
 	assert.Equal(t, pending.Config{
 		Mode: pending.BindThroughUpdate, SchedulerName: "my-scheduler",
 		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
@@ -124,26 +124,35 @@ reservations: {maxPerNamespace: 7, maxTotal: 70}
 	assert.Equal(t, cache.Limits{}.WithDefaults(), reservationLimits(def))
 	assert.Equal(t, cache.DefaultGardenNamespace, def.GardenNamespace)
 	assert.Equal(t, cache.DefaultReservationTTL, def.ReservationTTL.Duration)
+	assert.Equal(t, cache.DefaultConfirmWindow, def.Reservations.ConfirmWindow.Duration)
 }
 
 // The Store serve builds applies the configured limits and counts what they
 // refuse in the Prometheus registry.
 func TestNewStoreLimits(t *testing.T) {
-	cfg, err := config.Parse([]byte(configHeader+"reservations: {maxPerNamespace: 1, maxTotal: 5}\n"), configChecks...)
+	cfg, err := config.Parse([]byte(configHeader+"reservations: {maxPerNamespace: 2, maxPerUser: 1, maxTotal: 5}\n"), configChecks...)
 	require.NoError(t, err)
 	reg := prometheus.NewPedanticRegistry()
 	store := newStore(cfg, metrics.New(reg))
 	store.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
-	require.NoError(t, store.Reserve("s", cache.Claim{Key: "k1", Namespace: "garden-dev"}))
+	claim := func(key, namespace, user string) cache.Claim {
+		return cache.Claim{Key: key, Namespace: namespace, Name: key, User: user}
+	}
+	require.NoError(t, store.Reserve("s", claim("k1", "garden-dev", "alice")))
 	var limit *cache.LimitError
-	require.ErrorAs(t, store.Reserve("s", cache.Claim{Key: "k2", Namespace: "garden-dev"}), &limit)
-	require.NoError(t, store.Reserve("s", cache.Claim{Key: "k3", Namespace: "garden-prod"}))
+	require.ErrorAs(t, store.Reserve("s", claim("k2", "garden-dev", "alice")), &limit)
+	assert.Equal(t, metrics.RefusedReasonUser, limit.Reason)
+	require.NoError(t, store.Reserve("s", claim("k3", "garden-dev", "bob")))
+	require.ErrorAs(t, store.Reserve("s", claim("k4", "garden-dev", "carol")), &limit)
+	assert.Equal(t, metrics.RefusedReasonNamespace, limit.Reason)
+	require.NoError(t, store.Reserve("s", claim("k5", "garden-prod", "carol")))
 	n, err := testutil.GatherAndCount(reg, metrics.ReservationsRefusedName)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n)
+	assert.Equal(t, 2, n, "one series per reason")
 
 	quiet := newStore(cfg, nil) // as simulate builds it
 	quiet.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
-	require.NoError(t, quiet.Reserve("s", cache.Claim{Key: "k1", Namespace: "garden-dev"}))
-	assert.Error(t, quiet.Reserve("s", cache.Claim{Key: "k2", Namespace: "garden-dev"}))
+	require.NoError(t, quiet.Reserve("s", claim("k1", "garden-dev", "")))
+	require.NoError(t, quiet.Reserve("s", claim("k2", "garden-dev", "")), "without a user: the namespace's limit only")
+	assert.Error(t, quiet.Reserve("s", claim("k3", "garden-dev", "")))
 }

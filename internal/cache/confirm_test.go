@@ -145,3 +145,41 @@ func TestKeysReadOffShootsAreChecked(t *testing.T) {
 	_, held = s.Reservation("victim-uid")
 	assert.False(t, held)
 }
+
+// A key is the Shoot's it was taken for: reserving it again for another
+// Shoot (the capacity webhook with a user's Shoot carrying the victim's key
+// and its own valid token, or a forged mutating review reusing the victim's
+// request UID) neither rides on the victim's place nor ends or moves it.
+func TestKeyOfAnotherShootIsNotReservedAgain(t *testing.T) {
+	s := NewStore(Options{})
+	s.Apply(cloudProfile("aws"))
+	s.Apply(project("p", "p"))
+	s.Apply(seed("a", 1))
+	s.Apply(seed("b", 10))
+	victim := Claim{Key: "victim-uid", Namespace: "p", Name: "victim"}
+	require.NoError(t, s.Reserve("a", victim))
+	victimHoldsA := func(msg string) {
+		t.Helper()
+		seedName, ok := s.ReservationFor(victim.Key, "p", "victim")
+		assert.True(t, ok, msg)
+		assert.Equal(t, "a", seedName, msg)
+		assert.Equal(t, int64(1), s.Usage("a"), msg)
+	}
+
+	attacker := Claim{Key: victim.Key, Namespace: "p", Name: "attacker", User: "mallory"}
+	require.Error(t, s.Reserve("a", attacker), "the victim's place on a is not the attacker's")
+	victimHoldsA("after a reservation on the same seed")
+	require.Error(t, s.Reserve("b", attacker), "nor moved to b")
+	victimHoldsA("after a reservation on another seed")
+	assert.Zero(t, s.Usage("b"))
+
+	d, _ := s.PlaceReserved(shoot("p", "attacker", "", ""), placement.Options{Strategy: placement.SameRegion}, victim.Key, "mallory")
+	assert.NotEqual(t, "a", d.Seed)
+	victimHoldsA("after a placement under the victim's key")
+
+	require.NoError(t, s.Reserve("a", victim), "the victim's own retry keeps its place")
+	gen := Claim{Key: "gen-uid", Namespace: "p", GenerateName: "gen-"}
+	require.NoError(t, s.Reserve("b", gen))
+	require.NoError(t, s.Reserve("b", Claim{Key: "gen-uid", Namespace: "p", Name: "gen-x1", GenerateName: "gen-"}),
+		"the capacity webhook sees the generated name")
+}

@@ -102,13 +102,13 @@ func (s *Store) ShootChargedTo(namespace, name, seed string) bool {
 type ShootState uint8
 
 const (
-	// ShootAbsent: not in the cache.
+	// ShootAbsent is a Shoot not in the cache.
 	ShootAbsent ShootState = iota
-	// ShootPending: in the cache, counted against no seed yet.
+	// ShootPending is in the cache, counted against no seed yet.
 	ShootPending
-	// ShootOnSeed: counted against the seed asked about.
+	// ShootOnSeed is counted against the seed asked about.
 	ShootOnSeed
-	// ShootElsewhere: counted against other seeds only.
+	// ShootElsewhere is counted against other seeds only.
 	ShootElsewhere
 )
 

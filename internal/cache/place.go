@@ -39,7 +39,7 @@ func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key, use
 	claim := ClaimFor(shoot, key, user)
 	// A retried admission must not compete with its own earlier
 	// reservation; nor may retrying keep a place longer than one TTL.
-	deadline := s.takeExpiry(key)
+	deadline := s.takeExpiry(claim)
 	var (
 		d   placement.Decision
 		err error

@@ -57,6 +57,15 @@ func (c Claim) heldFor(namespace, name string) bool {
 	return c.GenerateName != "" && strings.HasPrefix(name, c.GenerateName)
 }
 
+// sameShoot reports whether o, a claim under c's key, is for the Shoot c was
+// taken for: o may name the Shoot that had only generateName for c.
+func (c Claim) sameShoot(o Claim) bool {
+	if o.Name != "" {
+		return c.heldFor(o.Namespace, o.Name)
+	}
+	return c.Namespace == o.Namespace && c.Name == "" && c.GenerateName == o.GenerateName
+}
+
 type reservation struct {
 	Claim
 	ctr *counter
@@ -97,9 +106,10 @@ func (h *reservationHeap) Pop() any {
 // does not show up by then (a later admission step refused the CREATE) holds
 // nothing any more. Once the watch shows the Shoot without a seed (placement
 // mode binding), it is confirmed and lasts until the TTL after it was taken.
-// Reserving the same key on the same seed again changes nothing; on another
-// seed it moves the reservation, which keeps its expiry: sending the same
-// request again never makes a place last longer. It fails with a
+// Reserving the same key for the same Shoot on the same seed again changes
+// nothing; on another seed it moves the reservation, which keeps its expiry:
+// sending the same request again never makes a place last longer. A key held
+// for another Shoot is an error. It fails with a
 // *CapacityError when usage+1 would exceed status.allocatable.shoots, with
 // ErrUnknownSeed for a seed that is not in the landscape, and with a
 // *LimitError when the seed has room but a new reservation would exceed the
@@ -119,6 +129,11 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	now := s.now()
 	s.sweepLocked(now)
 	old := s.reservations[c.Key]
+	if old != nil && !old.sameShoot(c) {
+		// A key read off a request proves nothing: it must neither ride on
+		// another Shoot's place nor move it.
+		return fmt.Errorf("reservation key %q is held for another Shoot", c.Key)
+	}
 	if old != nil && old.ctr.name == seed {
 		return nil
 	}
@@ -177,21 +192,21 @@ func (s *Store) confirmLocked(r *reservation) {
 	}
 }
 
-// takeExpiry ends the live reservation of key, if any, and returns its
-// expiry (zero without one), so that the key can be reserved again no
-// longer than it was.
-func (s *Store) takeExpiry(key string) time.Time {
-	if _, held := s.reserved.Load(key); !held {
+// takeExpiry ends the live reservation of c's key, if it was taken for c's
+// Shoot, and returns its expiry (zero without one), so that the key can be
+// reserved again no longer than it was.
+func (s *Store) takeExpiry(c Claim) time.Time {
+	if _, held := s.reserved.Load(c.Key); !held {
 		return time.Time{}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
-	r := s.reservations[key]
-	if r == nil {
+	r := s.reservations[c.Key]
+	if r == nil || !r.sameShoot(c) {
 		return time.Time{}
 	}
-	s.releaseLocked(key)
+	s.releaseLocked(c.Key)
 	return r.expires
 }
 

@@ -26,7 +26,7 @@ func TestDefault(t *testing.T) {
 		NetworkOverlap:  NetworkOverlapDisjoint,
 		SchedulerName:   "seedwarden",
 		ReservationTTL:  NewDuration(30 * time.Second),
-		Reservations:    Reservations{MaxPerNamespace: 100, MaxTotal: 1000},
+		Reservations:    Reservations{ConfirmWindow: NewDuration(5 * time.Second), MaxPerNamespace: 100, MaxPerUser: 20, MaxTotal: 1000},
 		Server: Server{
 			Port:            9443,
 			CertDir:         "/etc/seedwarden/certs",
@@ -93,7 +93,9 @@ networkOverlap: AllowIPv4
 schedulerName: my-scheduler
 reservationTTL: 1m30s
 reservations:
+  confirmWindow: 3s
   maxPerNamespace: 20
+  maxPerUser: 5
   maxTotal: 200
 server:
   port: 10250
@@ -175,7 +177,7 @@ scoring:
 		NetworkOverlap:  NetworkOverlapAllowIPv4,
 		SchedulerName:   "my-scheduler",
 		ReservationTTL:  NewDuration(90 * time.Second),
-		Reservations:    Reservations{MaxPerNamespace: 20, MaxTotal: 200},
+		Reservations:    Reservations{ConfirmWindow: NewDuration(3 * time.Second), MaxPerNamespace: 20, MaxPerUser: 5, MaxTotal: 200},
 		Server: Server{Port: 10250, CertDir: "./certs", CertName: "serving.crt", KeyName: "serving.key", MaxRequestBytes: 1 << 20,
 			MaxRequestBytesInFlight: 6 << 20, RequestQueueTimeout: NewDuration(500 * time.Millisecond),
 			ReadTimeout: NewDuration(2 * time.Second), WriteTimeout: NewDuration(20 * time.Second)},

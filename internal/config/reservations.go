@@ -31,7 +31,8 @@ const (
 type Reservations struct {
 	// ConfirmWindow is how long a reservation holds its place before the
 	// watch shows its Shoot; then it lasts until the Shoot is placed or
-	// reservationTTL passes. Default: 5s; 1s to reservationTTL.
+	// reservationTTL passes. Default: 5s, or reservationTTL if shorter;
+	// 1s to reservationTTL.
 	ConfirmWindow Duration `json:"confirmWindow,omitempty"`
 	// MaxPerNamespace bounds the unconfirmed reservations of one
 	// namespace, so that a flood in one namespace leaves room for the
@@ -48,7 +49,10 @@ type Reservations struct {
 
 func (c *Config) applyReservationDefaults() {
 	if !c.Reservations.ConfirmWindow.set {
-		c.Reservations.ConfirmWindow = Duration{Duration: DefaultConfirmWindow, set: true}
+		// Within a shorter reservationTTL, which configurations written
+		// before the window existed may set.
+		window := max(MinConfirmWindow, min(DefaultConfirmWindow, c.ReservationTTL.Duration))
+		c.Reservations.ConfirmWindow = Duration{Duration: window, set: true}
 	}
 	setDefault(&c.Reservations.MaxPerNamespace, DefaultMaxReservationsPerNamespace)
 	setDefault(&c.Reservations.MaxPerUser, DefaultMaxReservationsPerUser)

@@ -24,7 +24,7 @@ func TestUnknownFieldSuggestions(t *testing.T) {
 		{"pointer section", "headroom: {profiles: [{name: a, shot: {}}]}", `headroom.profiles[0].shot: unknown field; did you mean "shoot"?`},
 		{"embedded struct", `resourceAdmission: {limits: [{apiGroup: ["*"], apiVersions: ["*"], resources: ["*"], size: 1Ki}]}`,
 			`resourceAdmission.limits[0].apiGroup: unknown field; did you mean "apiGroups"?`},
-		{"nothing near", "reservations: {maxPerSeed: 3}", "reservations.maxPerSeed: unknown field"},
+		{"nothing near", "reservations: {ceiling: 3}", "reservations.ceiling: unknown field"},
 		{"short name", "a: 1", "a: unknown field"},
 		{"other section's name", "log: {port: 1}", "log.port: unknown field"},
 	} {

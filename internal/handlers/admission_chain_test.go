@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -75,6 +76,17 @@ func (c *chain) admitCreate(t testing.TB, uid, name, object string, user *authen
 	return ptr.Deref(shoot.Spec.SeedName, ""), true, ""
 }
 
+// burstLimits lift the reservation limits above what one user's burst of
+// concurrent CREATEs holds, for tests of overfill rather than of the limits
+// (reservation_flood_test.go).
+var burstLimits = cache.Limits{PerNamespace: 1000, PerUser: 1000, Total: 1000}
+
+// burstStore is vStore with burstLimits, on a clock that stands still: no
+// reservation ends while the burst is in flight, however slow the machine.
+func burstStore(clock *clocktesting.FakeClock, seeds ...*api.Seed) *cache.Store {
+	return floodStore(clock, burstLimits, nil, []string{vNamespace}, seeds...)
+}
+
 func namedShoot(name, seed string) string {
 	return strings.Replace(vShoot(seed, nil), `"name": "crazy-botany",`, fmt.Sprintf(`"name": %q,`, name), 1)
 }
@@ -84,7 +96,7 @@ func namedShoot(name, seed string) string {
 // webhook and the validating webhooks: exactly 50 are placed there; the
 // others are admitted unplaced (no seed fits), with a warning.
 func TestConcurrentCreatesNeverOverfill(t *testing.T) {
-	store := vStore(vSeed("target", 60))
+	store := burstStore(newVClock(), vSeed("target", 60))
 	vShootsOn(store, "target", 10)
 	c := newChain(t, store, &fakeAuthorizer{}) // nobody holds binding permission
 
@@ -131,7 +143,7 @@ func TestConcurrentCreatesNeverOverfill(t *testing.T) {
 // the seed themselves (users with binding permission; the mutating webhook
 // skips them): exactly 50 are admitted, the rest are refused for capacity.
 func TestConcurrentManualBindingsNeverOverfill(t *testing.T) {
-	store := vStore(vSeed("target", 60))
+	store := burstStore(newVClock(), vSeed("target", 60))
 	vShootsOn(store, "target", 10)
 	c := newChain(t, store, &fakeAuthorizer{allowed: map[string]bool{vBinder: true}})
 

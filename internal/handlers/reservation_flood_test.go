@@ -11,10 +11,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,10 +33,11 @@ import (
 // reviews for a real Project's namespace to /mutate-shoots; each reserved a
 // place, two seeds were full (100/100), and a real Shoot went to a seed in
 // another region. Now a namespace holds at most
-// reservations.maxPerNamespace live reservations and all namespaces
-// reservations.maxTotal; beyond them nothing is reserved, and nothing is
-// placed without a place held. Sending the reviews again never keeps a place
-// past the TTL.
+// reservations.maxPerNamespace unconfirmed reservations, a user
+// reservations.maxPerUser and all namespaces reservations.maxTotal; beyond
+// them nothing is reserved, and nothing is placed without a place held. A
+// reservation whose Shoot never shows up ends with the confirm window, and
+// sending the reviews again never keeps a place longer.
 
 // floodStore is a Store of the aws CloudProfile, the Projects whose
 // namespaces are given, and the seeds, on clock.
@@ -123,20 +124,61 @@ func unreservedWarnings(resp *admissionv1.AdmissionResponse) int {
 	return n
 }
 
+// refusedCounts returns seedwarden_reservations_refused_total by
+// "store/reason".
+func refusedCounts(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != metrics.ReservationsRefusedName {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			out[labels["store"]+"/"+labels["reason"]] = m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// sentBy is body with the request sent by user: forged reviews name any
+// user they like.
+func sentBy(body, user string) string {
+	return strings.Replace(body, `"username": "jane.doe@example.com"`, fmt.Sprintf(`"username": %q`, user), 1)
+}
+
+// The flood as reported, 330 forged CREATE reviews in one namespace, from
+// one user and from a user per review (a forger names any user): each limit
+// bounds the places held to its own value, a real Shoot of another Project
+// and user goes where it always went, and every place is free once the
+// confirm window has passed, however often the reviews are sent again.
 func TestForgedMutatingFloodIsBounded(t *testing.T) {
+	perUser := cache.DefaultMaxReservationsPerUser
+	perNamespace := cache.DefaultMaxReservationsPerNamespace
 	for _, tc := range []struct {
-		name   string
-		limits cache.Limits
+		name        string
+		limits      cache.Limits
+		userPerSend bool
 		// reserved: places the flood holds; realSeeds: where the real
 		// Shoot may go.
 		reserved  int64
 		warned    int
+		refused   map[string]float64
 		realSeeds []string
 	}{
-		{"default limits", cache.Limits{}, cache.DefaultMaxReservationsPerNamespace, 330 - cache.DefaultMaxReservationsPerNamespace, []string{"aws-eu1", "aws-eu2"}},
+		{"one user", cache.Limits{}, false, int64(perUser), 330 - perUser,
+			map[string]float64{"memory/user": float64(330 - perUser)}, []string{"aws-eu1", "aws-eu2"}},
+		{"a user per review", cache.Limits{}, true, int64(perNamespace), 330 - perNamespace,
+			map[string]float64{"memory/namespace": float64(330 - perNamespace)}, []string{"aws-eu1", "aws-eu2"}},
 		// The defect, as reported, when the limits are lifted: this is
 		// what the default limits prevent.
-		{"limits lifted", cache.Limits{PerNamespace: 1000, Total: 1000}, 200, 0, []string{"aws-us1"}},
+		{"limits lifted", cache.Limits{PerNamespace: 1000, PerUser: 1000, Total: 1000}, true, 200, 0,
+			map[string]float64{}, []string{"aws-us1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newVClock()
@@ -151,8 +193,11 @@ func TestForgedMutatingFloodIsBounded(t *testing.T) {
 
 			flood := func() (warned int) {
 				for i := range 330 {
-					resp := postReview(t, h, forgedReview(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "garden-dev"))
-					seed, reserved, w := outcome(t, resp)
+					body := forgedReview(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "garden-dev")
+					if tc.userPerSend {
+						body = sentBy(body, fmt.Sprintf("forger-%d", i))
+					}
+					seed, reserved, w := outcome(t, postReview(t, h, body))
 					// Within the limit: placed and reserved; beyond it:
 					// admitted without a seed, never placed unreserved.
 					assert.Equal(t, w == 0, seed != "" && reserved, "review %d", i)
@@ -160,33 +205,29 @@ func TestForgedMutatingFloodIsBounded(t *testing.T) {
 				}
 				return warned
 			}
-			warned := flood()
+			assert.Equal(t, tc.warned, flood())
 			assert.Equal(t, tc.reserved, sameRegion())
-			assert.Equal(t, tc.warned, warned)
+			assert.Equal(t, tc.refused, refusedCounts(t, reg))
 
-			// A real Shoot of another Project goes where it always went, and
-			// reserves its place.
-			seed, reserved := placedOn(t, postReview(t, h, forgedReview("real-1", "garden-prod")))
+			// A real Shoot of another Project and user goes where it
+			// always went, and reserves its place.
+			seed, reserved := placedOn(t, postReview(t, h, sentBy(forgedReview("real-1", "garden-prod"), "alice@example.com")))
 			assert.Contains(t, tc.realSeeds, seed)
-			if tc.limits != (cache.Limits{}) {
-				return
-			}
 			assert.True(t, reserved)
 			_, held := store.Reservation("real-1")
 			assert.True(t, held)
-			require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`
-# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The mutating webhook then admits the Shoot without a seed (the retry controller places it); the capacity webhook checks the user's seed without reserving.
-# TYPE seedwarden_reservations_refused_total counter
-seedwarden_reservations_refused_total{reason="namespace",store="memory"} %d
-`, 330-tc.reserved)), metrics.ReservationsRefusedName))
+			if tc.warned == 0 {
+				return
+			}
 
-			// The same reviews sent again 20s later hold nothing longer: 30s
-			// after the first sending every place is free.
-			clock.Step(20 * time.Second)
+			// The same reviews sent again within the confirm window hold
+			// nothing more nor longer: once the window has passed since
+			// the first sending every place is free.
+			clock.Step(cache.DefaultConfirmWindow - time.Second)
 			flood()
 			assert.Equal(t, tc.reserved, sameRegion()-1, "the flood holds no more places")
-			clock.Step(10 * time.Second)
-			assert.Zero(t, sameRegion(), "free one TTL after the first sending")
+			clock.Step(time.Second)
+			assert.Zero(t, sameRegion(), "free one confirm window after the first sending")
 			n, total := store.ReservationCounts("garden-dev")
 			assert.Zero(t, n)
 			assert.Zero(t, total)
@@ -194,10 +235,13 @@ seedwarden_reservations_refused_total{reason="namespace",store="memory"} %d
 	}
 }
 
-// Spread over many Projects' namespaces, the flood holds at most
-// reservations.maxTotal places; a real Shoot is then admitted without a
-// seed, with a warning (the retry controller places it), never placed
-// unreserved, and reserves again once the flood's reservations expire.
+// Spread over many Projects' namespaces, from a user per review, the flood
+// holds at most reservations.maxTotal places and one more per namespace that
+// held none when the total was reached. A real Shoot of a Project with
+// nothing in flight is still placed; a second one while the first is
+// unconfirmed is admitted without a seed, with a warning (the retry
+// controller places it), never placed unreserved; once the confirm window
+// has passed the next reserves again.
 func TestForgedMutatingFloodOverManyNamespaces(t *testing.T) {
 	clock := newVClock()
 	reg := prometheus.NewPedanticRegistry()
@@ -216,46 +260,52 @@ func TestForgedMutatingFloodOverManyNamespaces(t *testing.T) {
 	warned := 0
 	for i, ns := range namespaces {
 		for j := range 50 {
-			_, _, w := outcome(t, postReview(t, h, forgedReview(fmt.Sprintf("forged-%d-%d", i, j), ns)))
+			body := sentBy(forgedReview(fmt.Sprintf("forged-%d-%d", i, j), ns), fmt.Sprintf("forger-%d-%d", i, j))
+			_, _, w := outcome(t, postReview(t, h, body))
 			warned += w
 		}
 	}
-	assert.Equal(t, 22*50-1000, warned, "beyond the total limit: no seed")
-	assert.Equal(t, int64(1000), store.Usage("aws-eu1")+store.Usage("aws-eu2"))
+	// 20 namespaces reach the total; the last two get one place each.
+	assert.Equal(t, 2*49, warned, "beyond the total limit: no seed")
+	assert.Equal(t, int64(1002), store.Usage("aws-eu1")+store.Usage("aws-eu2"))
 
-	resp := postReview(t, h, forgedReview("real-1", "garden-prod"))
-	seed, _, warned := outcome(t, resp)
+	real := func(uid string) *admissionv1.AdmissionResponse {
+		return postReview(t, h, sentBy(forgedReview(uid, "garden-prod"), "alice@example.com"))
+	}
+	seed, reserved, _ := outcome(t, real("real-1"))
+	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
+	assert.True(t, reserved, "a namespace with nothing in flight is not refused by the total")
+
+	resp := real("real-2")
+	seed, _, warned = outcome(t, resp)
 	assert.Empty(t, seed)
 	assert.Equal(t, 1, warned)
 	assert.Contains(t, resp.Warnings[0], "the Shoot is admitted without a seed and the retry controller places it")
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP seedwarden_reservations_refused_total Reservations not taken because a limit on live reservations was reached, by store (memory: this replica's; apiserver: the reservation ConfigMaps this replica writes) and reason (namespace: reservations.maxPerNamespace; total: reservations.maxTotal). The mutating webhook then admits the Shoot without a seed (the retry controller places it); the capacity webhook checks the user's seed without reserving.
-# TYPE seedwarden_reservations_refused_total counter
-seedwarden_reservations_refused_total{reason="total",store="memory"} 101
-`), metrics.ReservationsRefusedName))
+	assert.Equal(t, map[string]float64{"memory/total": 2*49 + 1}, refusedCounts(t, reg))
 
-	clock.Step(30 * time.Second)
+	clock.Step(cache.DefaultConfirmWindow)
 	assert.Zero(t, store.Usage("aws-eu1")+store.Usage("aws-eu2"))
-	seed, reserved, _ := outcome(t, postReview(t, h, forgedReview("real-2", "garden-prod")))
+	seed, reserved, _ = outcome(t, real("real-3"))
 	assert.Contains(t, []string{"aws-eu1", "aws-eu2"}, seed)
-	assert.True(t, reserved, "one TTL later the real Shoot reserves again")
+	assert.True(t, reserved, "once the window has passed the real Shoot reserves again")
 }
 
 // Forged /validate-shoot-capacity reviews (a user's own spec.seedName) in a
-// Project's namespace reserve up to the namespace's limit; the rest are
-// denied, since a placement admitted without a reservation holds no place.
-// Another namespace reserves as ever.
+// Project's namespace, from a user per review, reserve up to the
+// namespace's limit; the rest are denied, since a placement admitted without
+// a reservation holds no place. In another namespace one user reserves up to
+// the per-user limit. All are free once the confirm window has passed.
 func TestForgedCapacityFloodIsBounded(t *testing.T) {
 	clock := newVClock()
 	rec := metrics.New(nil)
 	store := floodStore(clock, cache.Limits{}, rec, []string{"garden-dev", "garden-prod"}, vSeed("aws-eu1", 1000))
 	v := &ShootCapacityValidator{Store: store, Projects: store, Log: logr.Discard()}
-	send := func(ns, name string) *admissionv1.AdmissionResponse {
-		r := vReview{name: name, namespace: ns, object: namedShoot(name, "aws-eu1"), user: binderUser}
+	send := func(ns, name, user string) *admissionv1.AdmissionResponse {
+		r := vReview{name: name, namespace: ns, object: namedShoot(name, "aws-eu1"), user: &authenticationv1.UserInfo{Username: user}}
 		return vServe(t, v, strings.ReplaceAll(r.body(t), `"namespace":"garden-dev"`, fmt.Sprintf(`"namespace":%q`, ns)))
 	}
 	for i := range 330 {
-		resp := send("garden-dev", fmt.Sprintf("forged-%d", i))
+		resp := send("garden-dev", fmt.Sprintf("forged-%d", i), fmt.Sprintf("forger-%d", i))
 		require.Equal(t, i < cache.DefaultMaxReservationsPerNamespace, resp.Allowed, "review %d: %s", i, vMessage(resp))
 		if !resp.Allowed {
 			require.Contains(t, vMessage(resp), "reservations.maxPerNamespace")
@@ -264,13 +314,17 @@ func TestForgedCapacityFloodIsBounded(t *testing.T) {
 	}
 	assert.Equal(t, int64(cache.DefaultMaxReservationsPerNamespace), store.Usage("aws-eu1"))
 
-	resp := send("garden-prod", "real")
-	require.True(t, resp.Allowed, vMessage(resp))
-	assert.Zero(t, unreservedWarnings(resp))
-	_, held := store.Reservation(cache.ManualReservationKey("garden-prod", "real"))
+	for i := range cache.DefaultMaxReservationsPerUser + 5 {
+		resp := send("garden-prod", fmt.Sprintf("real-%d", i), "alice@example.com")
+		require.Equal(t, i < cache.DefaultMaxReservationsPerUser, resp.Allowed, "review %d: %s", i, vMessage(resp))
+		if !resp.Allowed {
+			require.Contains(t, vMessage(resp), `user "alice@example.com" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser)`)
+		}
+	}
+	_, held := store.Reservation(cache.ManualReservationKey("garden-prod", "real-0"))
 	assert.True(t, held, "another namespace reserves")
 
-	clock.Step(30 * time.Second)
+	clock.Step(cache.DefaultConfirmWindow)
 	assert.Zero(t, store.Usage("aws-eu1"))
 }
 
@@ -314,7 +368,8 @@ func TestForgedFloodClusterMode(t *testing.T) {
 	}
 
 	for i := range 330 {
-		resp := postReview(t, h, named(forgedReview(fmt.Sprintf("uid-%d", i), "garden-dev"), fmt.Sprintf("forged-%d", i)))
+		body := sentBy(forgedReview(fmt.Sprintf("uid-%d", i), "garden-dev"), fmt.Sprintf("forger-%d", i))
+		resp := postReview(t, h, named(body, fmt.Sprintf("forged-%d", i)))
 		seed, reserved, warned := outcome(t, resp)
 		require.Equal(t, i < cache.DefaultMaxReservationsPerNamespace, seed != "" && reserved && warned == 0, "review %d", i)
 	}
@@ -334,11 +389,15 @@ func TestForgedFloodClusterMode(t *testing.T) {
 	assert.True(t, reserved)
 	assert.Equal(t, map[string]int{"garden-dev": cache.DefaultMaxReservationsPerNamespace, "garden-prod": 1}, entries())
 
-	// One TTL (rounded up to the second) later, the flood's slots are free
-	// again and the next writer drops its entries.
-	clock.Step(31 * time.Second)
-	resp := vServe(t, v, vReview{name: "later", object: namedShoot("later", "aws-eu1"), user: binderUser}.body(t))
-	require.True(t, resp.Allowed, vMessage(resp))
-	assert.Zero(t, unreservedWarnings(resp))
-	assert.Equal(t, map[string]int{"garden-dev": 1}, entries())
+	// Once the confirm window has passed without their Shoots, the flood's
+	// slots are free again and the next writer of each seed drops its
+	// entries.
+	clock.Step(cache.DefaultConfirmWindow)
+	for _, seed := range []string{"aws-eu1", "aws-eu2"} {
+		name := "later-" + seed
+		resp := vServe(t, v, vReview{name: name, object: namedShoot(name, seed), user: binderUser}.body(t))
+		require.True(t, resp.Allowed, vMessage(resp))
+		assert.Zero(t, unreservedWarnings(resp))
+	}
+	assert.Equal(t, map[string]int{"garden-dev": 2}, entries())
 }

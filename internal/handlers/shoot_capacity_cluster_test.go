@@ -123,7 +123,7 @@ func TestShootCapacityValidatorCluster(t *testing.T) {
 	}, {
 		name: "own placement held here still reserves across replicas",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 		},
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantAllowed: true, wantCalls: []string{"reserve small " + clusterKey + " 2"},
@@ -131,7 +131,7 @@ func TestShootCapacityValidatorCluster(t *testing.T) {
 	}, {
 		name: "own placement held here on a seed full across replicas gives the place back",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 		},
 		clusterErr:  full,
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
@@ -203,8 +203,9 @@ type replica struct {
 
 func newReplicas(t *testing.T, n int, api client.Client, landscape func(*cache.Store)) []replica {
 	out := make([]replica, n)
+	clock := newVClock()
 	for i := range out {
-		store := vStore(vSeed("target", 60))
+		store := burstStore(clock, vSeed("target", 60))
 		landscape(store)
 		c := newChain(t, store, &fakeAuthorizer{allowed: map[string]bool{vBinder: true}})
 		if api != nil {
@@ -212,7 +213,9 @@ func newReplicas(t *testing.T, n int, api client.Client, landscape func(*cache.S
 			// under the race detector on a loaded machine: a reservation
 			// abandoned after its batch was written holds its place until
 			// it expires, which would make the count below vary.
-			r, err := seedreserve.New(api, store, seedreserve.Options{Namespace: "seedwarden", Timeout: time.Minute, Log: logr.Discard()})
+			r, err := seedreserve.New(api, store, seedreserve.Options{
+				Namespace: "seedwarden", Timeout: time.Minute, Limits: burstLimits, Now: clock.Now, Log: logr.Discard(),
+			})
 			require.NoError(t, err)
 			c.capacity.Cluster = r
 			c.mutator.Placer = &seedreserve.ClusterPlacer{Local: store, Cluster: r, Timeout: time.Minute}

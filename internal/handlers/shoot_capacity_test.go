@@ -62,6 +62,12 @@ func (f *capacityFixture) reservation(key string) string {
 
 var manualKey = cache.ManualReservationKey(vNamespace, vName)
 
+// shootClaim is the Claim of a place reserved under key for the reviews'
+// Shoot (vNamespace/vName).
+func shootClaim(key string) cache.Claim {
+	return cache.Claim{Key: key, Namespace: vNamespace, Name: vName}
+}
+
 func TestShootCapacityValidator(t *testing.T) {
 	binding := func(oldSeed, newSeed string) vReview {
 		return vReview{operation: admissionv1.Update, subResource: "binding", object: vShoot(newSeed, nil), oldObject: vShoot(oldSeed, nil)}
@@ -123,7 +129,7 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "retried manual placement keeps its place",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: manualKey, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(manualKey)))
 		},
 		review:      func(*capacityFixture) vReview { return vReview{object: vShoot("small", nil)} },
 		wantAllowed: true, wantUsage: map[string]int64{"small": 2},
@@ -150,14 +156,14 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "own placement holding its reservation",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"})) // by the mutating webhook
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID))) // by the mutating webhook
 		},
 		review:      func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		wantAllowed: true, wantUsage: map[string]int64{"small": 2}, wantKeys: map[string]string{mutatingUID: "small", manualKey: ""},
 	}, {
 		name: "own placement on a seed that filled up since gives the place back",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 			// Created past the webhook.
 			vShootsOnNamed(f.store, "garden-ops", "late-1", "small")
 			vShootsOnNamed(f.store, "garden-ops", "late-2", "small")
@@ -177,7 +183,9 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "forged token cannot ride on another Shoot's reservation",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"})) // someone else's placement
+			// Someone else's placement of a Shoot of this name: only the
+			// token tells it apart.
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 		},
 		review: func(f *capacityFixture) vReview {
 			return vReview{object: vShoot("small", map[string]string{placementtoken.Annotation: "forged", cache.AnnotationReservation: mutatingUID})}
@@ -186,7 +194,7 @@ func TestShootCapacityValidator(t *testing.T) {
 	}, {
 		name: "reservation annotation on a binding is not trusted",
 		setup: func(f *capacityFixture) {
-			require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+			require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 		},
 		review: func(f *capacityFixture) vReview {
 			r := binding("", "small")
@@ -275,7 +283,7 @@ func TestShootCapacityValidatorManualReservationEnds(t *testing.T) {
 func TestShootCapacityValidatorWithoutSigner(t *testing.T) {
 	f := newCapacityFixture(t)
 	f.v.Signer = nil
-	require.NoError(t, f.store.Reserve("small", cache.Claim{Key: mutatingUID, Namespace: "garden-dev"}))
+	require.NoError(t, f.store.Reserve("small", shootClaim(mutatingUID)))
 	ann := map[string]string{cache.AnnotationReservation: mutatingUID}
 	resp := vServe(t, f.v, vReview{object: vShoot("small", ann)}.body(t))
 	assert.True(t, resp.Allowed, vMessage(resp))
@@ -315,4 +323,46 @@ func TestShootCapacityValidatorMetrics(t *testing.T) {
 	vServe(t, h, vReview{object: vShoot("full", nil)}.body(t))
 	assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "capacity", "result": "allowed"}))
 	assert.Equal(t, 1.0, vCounter(t, reg, metrics.ValidationsTotalName, map[string]string{"webhook": "capacity", "result": "denied"}))
+}
+
+// A user can write seedwarden.io/reservation: a CREATE whose annotation
+// names the live key of another Shoot's placement must not ride on that
+// place. Before keys were checked against the Shoot they were taken for,
+// such a CREATE was admitted on the place held for the other Shoot and the
+// seed took one Shoot too many.
+func TestShootCapacityValidatorForgedReservationKey(t *testing.T) {
+	const (
+		full  = `seed "small" is full: usage 2 (1 shoots + 1 reservations) + 1 would exceed allocatable shoots 2`
+		taken = `reservation key "mutating-uid-1" is held for another Shoot`
+	)
+	for _, tc := range []struct {
+		name   string
+		held   cache.Claim // the placement whose key the CREATE names
+		signed bool        // the CREATE carries a token for its own name and seed
+		// want: without a token the key is not used at all (a manual
+		// placement, which finds the seed full); with one the Store
+		// refuses the key.
+		want string
+	}{
+		{"another Shoot of the namespace, no signer", cache.Claim{Key: mutatingUID, Namespace: vNamespace, Name: "victim"}, false, full},
+		{"another Shoot of the namespace, own token", cache.Claim{Key: mutatingUID, Namespace: vNamespace, Name: "victim"}, true, taken},
+		{"a Shoot of this name in another namespace", cache.Claim{Key: mutatingUID, Namespace: "garden-other", Name: vName}, true, taken},
+		{"a generateName this name does not have", cache.Claim{Key: mutatingUID, Namespace: vNamespace, GenerateName: "victim-"}, true, taken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCapacityFixture(t)
+			require.NoError(t, f.store.Reserve("small", tc.held)) // small's last place
+			ann := map[string]string{cache.AnnotationReservation: mutatingUID}
+			if tc.signed {
+				ann = f.ownPlacement("small")
+			} else {
+				f.v.Signer = nil
+			}
+			resp := vServe(t, f.v, vReview{object: vShoot("small", ann)}.body(t))
+			assert.False(t, resp.Allowed)
+			assert.Contains(t, vMessage(resp), tc.want)
+			assert.Equal(t, int64(2), f.store.Usage("small"))
+			assert.Equal(t, "small", f.reservation(mutatingUID), "the other Shoot keeps its place")
+		})
+	}
 }

@@ -38,15 +38,15 @@ type fakePlacer struct {
 }
 
 type placeCall struct {
-	shoot *api.Shoot
-	opts  placement.Options
-	key   string
+	shoot     *api.Shoot
+	opts      placement.Options
+	key, user string
 }
 
-func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key, _ string) (placement.Decision, error) {
+func (f *fakePlacer) Place(_ context.Context, shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, placeCall{shoot: shoot.DeepCopy(), opts: opts, key: key})
+	f.calls = append(f.calls, placeCall{shoot: shoot.DeepCopy(), opts: opts, key: key, user: user})
 	return f.decision, nil
 }
 

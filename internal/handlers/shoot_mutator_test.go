@@ -154,6 +154,7 @@ func TestShootMutatorPlaces(t *testing.T) {
 			require.Len(t, calls, 1)
 			assert.Equal(t, tt.wantKey, calls[0].key)
 			assert.Equal(t, m.Options, calls[0].opts)
+			assert.Equal(t, "jane.doe@example.com", calls[0].user, "the request's user, for reservations.maxPerUser")
 		})
 	}
 }

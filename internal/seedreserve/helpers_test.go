@@ -96,7 +96,13 @@ func newTestReserver(t testing.TB, c client.Client, local LocalShoots, clk *cloc
 
 // noLimits lifts Options.Limits above what a test reserves, for tests of
 // something else.
-func noLimits(o *Options) { o.Limits = cache.Limits{PerNamespace: 1 << 20, Total: 1 << 20} }
+func noLimits(o *Options) {
+	o.Limits = cache.Limits{PerNamespace: 1 << 20, PerUser: 1 << 20, Total: 1 << 20}
+}
+
+// windowIsTTL makes the confirm window as long as the TTL, for tests of the
+// TTL: an entry whose Shoot never shows up then counts until it expires.
+func windowIsTTL(o *Options) { o.ConfirmWindow = o.TTL }
 
 // entries returns the data of seed's reservation ConfigMap (nil if absent).
 func entries(t testing.TB, c client.Client, seed string) map[string]string {

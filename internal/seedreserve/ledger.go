@@ -61,16 +61,20 @@ func (l *ledger) heldLocked(c cache.Claim) cache.Held {
 }
 
 // take counts a new entry for key (a Shoot of namespace) on seed, or returns
-// the *cache.LimitError that refuses it. A key counted already (the request
-// sent again, or the mutating and the capacity webhook of this replica for
-// one Shoot) is not counted twice: taken is false.
+// the *cache.LimitError that refuses it. A key counted already within the
+// confirm window (the request sent again, or the mutating and the capacity
+// webhook of this replica for one Shoot) is not counted twice: taken is
+// false.
 func (l *ledger) take(seed, key, user string, now time.Time) (taken bool, err error) {
 	namespace, _, _ := strings.Cut(key, "/")
 	c := cache.Claim{Key: key, Namespace: namespace, User: user}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e, ok := l.entries[key]; ok {
-		if e.expires.IsZero() || e.expires.After(now) {
+		// Past the confirm window the request may write its entry afresh
+		// (the old one never confirmed): it counts afresh, or pruning
+		// would drop the count of a place the new entry holds.
+		if (e.expires.IsZero() || e.expires.After(now)) && now.Sub(e.taken) < l.confirmWindow {
 			return false, nil
 		}
 		l.dropLocked(key)

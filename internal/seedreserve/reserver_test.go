@@ -71,7 +71,7 @@ func TestReserveCountsAndDenies(t *testing.T) {
 func TestReserveIsIdempotent(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
-	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 1}, nil), clk, windowIsTTL)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 1))
 	for range 2 {
@@ -91,7 +91,7 @@ func TestReserveIsIdempotent(t *testing.T) {
 func TestReserveExpiry(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
-	r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk)
+	r := newTestReserver(t, c, landscape(map[string]int64{"s": 2}, nil), clk, windowIsTTL)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 2))
 	clk.Step(20 * time.Second)
@@ -146,7 +146,7 @@ func TestReservePrunesShootsThatArrived(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
 	local := landscape(map[string]int64{"s": 10}, nil)
-	r := newTestReserver(t, c, local, clk, func(o *Options) { o.PruneAfter = 5 * time.Second })
+	r := newTestReserver(t, c, local, clk, windowIsTTL, func(o *Options) { o.PruneAfter = 5 * time.Second })
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 10))
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "", 10))
@@ -278,11 +278,11 @@ func reserveConcurrently(t testing.TB, replicas []*Reserver, n, seeds int, alloc
 	return res
 }
 
-// A replica writes at most Options.Limits live entries per namespace and in
-// all: forged capacity reviews cannot fill the
-// ConfigMaps. Beyond them Reserve writes nothing and says so with a
-// *cache.LimitError; an entry that expired, or whose Shoot arrived, or that
-// the seed refused frees its slot.
+// A replica writes at most Options.Limits unconfirmed entries per namespace
+// and in all (the total never refuses a namespace that holds none): forged
+// capacity reviews cannot fill the ConfigMaps. Beyond them Reserve writes
+// nothing and says so with a *cache.LimitError; an entry that expired, or
+// whose Shoot arrived, or that the seed refused frees its slot.
 func TestReserveLimits(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
@@ -305,17 +305,22 @@ func TestReserveLimits(t *testing.T) {
 	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x1", "", 100), "a held key is not new")
 	capacityError(t, r.Reserve(ctx, "tiny", "garden-b/y0", "", 0), 0, 0, 0)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-b/y1", "", 100), "the denial gave its slot back")
-	limit(r.Reserve(ctx, "s", "garden-c/z1", "", 100), "total")
-	assert.Equal(t, []string{"garden-a.x1", "garden-b.y1"}, sortedKeys(entries(t, c, "s")), "nothing written beyond the limits")
-	assert.Equal(t, map[string]int{"apiserver/namespace": 1, "apiserver/total": 1}, m.refused, "counted by reason")
+	// The total is reached, but a namespace holding nothing still gets one.
+	require.NoError(t, r.Reserve(ctx, "s", "garden-c/z1", "", 100))
+	limit(r.Reserve(ctx, "s", "garden-c/z2", "", 100), "total")
+	limit(r.Reserve(ctx, "s", "garden-b/y2", "", 100), "total")
+	assert.Equal(t, []string{"garden-a.x1", "garden-b.y1", "garden-c.z1"}, sortedKeys(entries(t, c, "s")), "nothing written beyond the limits")
+	assert.Equal(t, map[string]int{"apiserver/namespace": 1, "apiserver/total": 2}, m.refused, "counted by reason")
 	n, total := r.ledger.counts("garden-a")
 	assert.Equal(t, 2, n)
-	assert.Equal(t, 3, total)
+	assert.Equal(t, 4, total)
 	require.NoError(t, r.Check(ctx, "s", "garden-a/x3", 100), "a dry run is never refused")
 
-	// x2's Shoot arrives on t: its slot is free, found within a second
-	// (a flood at the limit does not scan the ledger on every request).
+	// x2's and z1's Shoots arrive: their slots are free, found within a
+	// second (a flood at the limit does not scan the ledger on every
+	// request).
 	local.Apply(shootObj("garden-a", "x2", "t"))
+	local.Apply(shootObj("garden-c", "z1", "s"))
 	limit(r.Reserve(ctx, "s", "garden-a/x3", "", 100), "namespace")
 	clk.Step(time.Second)
 	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x3", "", 100))
@@ -325,10 +330,10 @@ func TestReserveLimits(t *testing.T) {
 	// was written, all entries have expired.
 	clk.Step(testTTL + time.Second)
 	for i := range 2 {
-		require.NoError(t, r.Reserve(ctx, "s", fmt.Sprintf("garden-c/z%d", i), "", 100))
+		require.NoError(t, r.Reserve(ctx, "s", fmt.Sprintf("garden-c/z%d", i+2), "", 100))
 	}
 	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x4", "", 100))
-	assert.Equal(t, []string{"garden-a.x4", "garden-c.z0", "garden-c.z1"}, sortedKeys(entries(t, c, "s")))
+	assert.Equal(t, []string{"garden-a.x4", "garden-c.z2", "garden-c.z3"}, sortedKeys(entries(t, c, "s")))
 }
 
 // Past its limits a replica writes no entry, so a refused Reserve holds no
