@@ -93,17 +93,16 @@ func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootStat
 			state = states[e.shootIdx]
 		}
 		e.charged = state == cache.ShootOnSeed
-		// Its expiry was rounded up to the second, so the entry is at least
-		// age old and at most a second older. Pruning waits for the
-		// youngest it can be; the window ends by the oldest, so that an
-		// unconfirmed entry ends within the window (after at least the
-		// window less that second).
+		// Its expiry was rounded up to the millisecond: the entry is at
+		// least age old and at most a millisecond older. Pruning waits for
+		// the youngest it can be; the window ends by the oldest, so that an
+		// unconfirmed entry never outlives the window.
 		age := r.ttl - e.expires.Sub(now)
 		switch {
 		case e.charged && age >= r.pruneAfter:
 			e.dropped = true // the Shoot counts itself, everywhere by now
 		case e.charged:
-		case e.shootIdx >= 0 && age+time.Second >= r.confirmWindow && state != cache.ShootPending:
+		case e.shootIdx >= 0 && age+time.Millisecond >= r.confirmWindow && state != cache.ShootPending:
 			e.dropped = true // unconfirmed: no Shoot came of it
 		default:
 			count++
@@ -157,11 +156,17 @@ func newData(entries map[string]*entry, stored map[string]string, renewed string
 	return out
 }
 
-// expiryString rounds t up to the second, so that an entry never ends
+// expiryLayout is RFC 3339 with milliseconds where there are any: the
+// confirm window is reckoned back from the expiry, so a whole second of
+// rounding would cut it short; time.RFC3339 parsing (and so a replica
+// of an earlier version) reads the fraction.
+const expiryLayout = "2006-01-02T15:04:05.999Z07:00"
+
+// expiryString rounds t up to the millisecond, so that an entry never ends
 // before its TTL.
 func expiryString(t time.Time) string {
-	if t.Truncate(time.Second) != t {
-		t = t.Truncate(time.Second).Add(time.Second)
+	if t.Truncate(time.Millisecond) != t {
+		t = t.Truncate(time.Millisecond).Add(time.Millisecond)
 	}
-	return t.UTC().Format(time.RFC3339)
+	return t.UTC().Format(expiryLayout)
 }

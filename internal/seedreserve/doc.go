@@ -17,7 +17,7 @@
 // (capacity.reservationNamespace, default the pod's). Its data maps a
 // reservation key, "<namespace>.<name>" of the Shoot (ConfigMap keys cannot
 // hold "/"; namespaces cannot hold "."), to the reservation's expiry (RFC
-// 3339, rounded up to the second). A reservation:
+// 3339, written + TTL, rounded up to the millisecond). A reservation:
 //
 //  1. GETs the ConfigMap from the API server (never from a cache) and drops
 //     expired entries;
@@ -35,10 +35,19 @@
 // twice, and sending it again never holds the place beyond the first
 // request's TTL).
 //
-// Limits: a replica writes at most Options.Limits live entries (unexpired,
-// their Shoot not yet in its cache) per namespace and in all (config
-// reservations.maxPerNamespace and maxTotal), so that forged admission
-// reviews cannot fill the ConfigMaps (ledger.go). Requests still in flight
+// Entries are provisional, like the Store's reservations: a replica counts
+// an entry while it is younger than the confirm window
+// (Options.ConfirmWindow, reckoned back from the expiry), and after that
+// only while its Shoot is in the replica's cache without a seed (confirmed:
+// it waits for its binding). An entry past the window whose Shoot is absent
+// (a later admission step refused the CREATE) or on another seed counts
+// nothing and is dropped by the next write. So a refused CREATE holds its
+// place for the window, not the TTL, with no write to end it.
+//
+// Limits: a replica writes at most Options.Limits unconfirmed entries per
+// namespace, per user and in all (config reservations.maxPerNamespace,
+// maxPerUser and maxTotal), so that forged admission reviews cannot fill the
+// ConfigMaps (ledger.go). Requests still in flight
 // count, so a burst of real CREATEs in one namespace reaches them too. Beyond
 // them Reserve writes nothing: it admits a key whose live entry holds its
 // place already (the mutating webhook's, of any replica), and returns a
@@ -70,9 +79,8 @@
 // shows on the seed, but only once the entry is Options.PruneAfter old
 // (default 10s). Pruning at once would let a replica whose watch lags the
 // pruner's by a few milliseconds see neither the entry nor the Shoot and
-// give the place away again. Entries of Shoots that never appear (the
-// CREATE failed later, or was abandoned) expire after the reservation TTL
-// (reservationTTL), which is the backstop.
+// give the place away again. Entries of Shoots that never appear end with
+// the confirm window; confirmed ones with the TTL (reservationTTL).
 //
 // Within one replica, concurrent reservations for the same seed are batched:
 // one goroutine per seed GETs, decides every queued request in order and
@@ -90,10 +98,11 @@
 //
 // What the guarantee rests on, in plain words:
 //
-//   - Every replica's watch shows a new Shoot within the TTL (and within
-//     PruneAfter of the entry's creation for pruning). A replica whose watch
-//     is stopped for longer can undercount, as it could without this
-//     package.
+//   - Every replica's watch shows a new Shoot within the confirm window
+//     (and within PruneAfter of the entry's creation for pruning). A replica
+//     whose watch is stopped for longer can undercount, as it could without
+//     this package; seedwarden_reservation_confirmation_seconds shows the
+//     margin.
 //   - Replica clocks agree to well within the TTL (expiries are absolute
 //     times written by one replica and read by another).
 //   - Nobody else edits or deletes the ConfigMaps; deleting one forgets its

@@ -176,7 +176,7 @@ func (r *Reserver) Reserve(ctx context.Context, seed, key, user string, allocata
 	}
 	if taken {
 		// Rounded up like the written expiry, which was decided before now.
-		r.ledger.settle(key, err, r.now().Add(r.ttl+time.Second))
+		r.ledger.settle(key, err, r.now().Add(r.ttl+time.Millisecond))
 	}
 	return err
 }

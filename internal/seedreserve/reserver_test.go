@@ -48,10 +48,10 @@ func TestReserveCountsAndDenies(t *testing.T) {
 	capacityError(t, err, 1, 2, 3)
 	assert.Equal(t, `seed "s" is full: usage 3 (1 shoots + 2 reservations) + 1 would exceed allocatable shoots 3`, err.Error())
 
-	// Expiries are RFC 3339, one TTL ahead, rounded up to the second.
+	// Expiries are RFC 3339, one TTL ahead, rounded up to the millisecond.
 	assert.Equal(t, map[string]string{
 		"garden-dev.a": "2026-03-01T12:00:30Z",
-		"garden-dev.b": "2026-03-01T12:00:32Z",
+		"garden-dev.b": "2026-03-01T12:00:31.5Z",
 	}, entries(t, c, "s"))
 
 	cm := &corev1.ConfigMap{}
@@ -326,7 +326,7 @@ func TestReserveLimits(t *testing.T) {
 	require.NoError(t, r.Reserve(ctx, "s", "garden-a/x3", "", 100))
 	limit(r.Reserve(ctx, "s", "garden-a/x4", "", 100), "namespace")
 
-	// One TTL (and the second the ledger adds for rounding) after the last
+	// One TTL (and the millisecond the ledger adds for rounding) after the last
 	// was written, all entries have expired.
 	clk.Step(testTTL + time.Second)
 	for i := range 2 {
