@@ -23,7 +23,7 @@ import (
 // (The reservation limits bound how fast tokens are minted too; they are
 // raised here so that the flood reaches the ledger's share.)
 func TestForgedTokenPairsLeaveAnotherProjectPlacing(t *testing.T) {
-	store := cache.NewStore(cache.Options{Limits: cache.Limits{PerNamespace: 10_000, Total: 10_000}})
+	store := cache.NewStore(cache.Options{Limits: cache.Limits{PerNamespace: 10_000, PerUser: 10_000, Total: 10_000}})
 	dev, ops := vNamespace, "garden-ops"
 	store.Apply(&api.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}, Spec: api.CloudProfileSpec{Type: "aws"}})
 	store.Apply(&api.Project{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: api.ProjectSpec{Namespace: &dev}})
