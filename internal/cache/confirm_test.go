@@ -39,22 +39,25 @@ func annotated(sh *api.Shoot, key string) *api.Shoot {
 // shows up without a seed lasts the TTL; one whose Shoot shows up on the seed
 // ends, the Shoot holding the place.
 func TestConfirmWindow(t *testing.T) {
+	taken := Claim{Key: "k", Namespace: "p", Name: "s", User: "alice"}
+	generated := Claim{Key: "gk", Namespace: "p", GenerateName: "gen-", User: "alice"}
 	tests := []struct {
 		name    string
+		claim   Claim
 		arrives *api.Shoot // at 1s
 		// held at 4s, 6s (past the 5s window) and 31s (past the TTL)
 		want [3]bool
 		// the Store's report: confirmed, expired unconfirmed, expired confirmed
 		confirmed, expiredUnconfirmed, expiredConfirmed int
 	}{
-		{name: "refused CREATE: ends with the window", want: [3]bool{true, false, false}, expiredUnconfirmed: 1},
-		{name: "Shoot pending: confirmed until the TTL", arrives: annotated(shoot("p", "s", "", ""), "k"),
+		{name: "refused CREATE: ends with the window", claim: taken, want: [3]bool{true, false, false}, expiredUnconfirmed: 1},
+		{name: "Shoot pending: confirmed until the TTL", claim: taken, arrives: annotated(shoot("p", "s", "", ""), "k"),
 			want: [3]bool{true, true, false}, confirmed: 1, expiredConfirmed: 1},
-		{name: "Shoot on the seed: it holds the place itself", arrives: annotated(shoot("p", "s", "a", ""), "k"),
+		{name: "Shoot on the seed: it holds the place itself", claim: taken, arrives: annotated(shoot("p", "s", "a", ""), "k"),
 			want: [3]bool{false, false, false}, confirmed: 1},
-		{name: "key copied onto another Shoot: unconfirmed", arrives: annotated(shoot("p", "other", "", ""), "k"),
+		{name: "key copied onto another Shoot: unconfirmed", claim: taken, arrives: annotated(shoot("p", "other", "", ""), "k"),
 			want: [3]bool{true, false, false}, expiredUnconfirmed: 1},
-		{name: "generateName: a Shoot with the prefix confirms", arrives: annotated(shoot("p", "gen-x1", "", ""), "gk"),
+		{name: "generateName: a Shoot with the prefix confirms", claim: generated, arrives: annotated(shoot("p", "gen-x1", "", ""), "gk"),
 			want: [3]bool{true, true, false}, confirmed: 1, expiredConfirmed: 1},
 	}
 	for _, tc := range tests {
@@ -63,10 +66,7 @@ func TestConfirmWindow(t *testing.T) {
 			rec := &lifecycle{}
 			s := NewStore(Options{Now: clock.Now, Recorder: rec}) // window 5s, TTL 30s
 			s.Apply(seed("a", 10))
-			c := Claim{Key: "k", Namespace: "p", Name: "s", User: "alice"}
-			if tc.name == "generateName: a Shoot with the prefix confirms" {
-				c = Claim{Key: "gk", Namespace: "p", GenerateName: "gen-", User: "alice"}
-			}
+			c := tc.claim
 			require.NoError(t, s.Reserve("a", c))
 			clock.Step(time.Second)
 			if tc.arrives != nil {
