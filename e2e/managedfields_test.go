@@ -38,7 +38,7 @@ func hoardEntry(t *testing.T) metav1.ManagedFieldsEntry {
 // to a stored Shoot is denied on UPDATE; the Shoot's own managedFields pass.
 func TestOversizedManagedFieldsRejected(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookSize)
+	st.requireWebhook(t, webhookShootSize)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	ctx := context.Background()
@@ -52,7 +52,7 @@ func TestOversizedManagedFieldsRejected(t *testing.T) {
 	big := newShoot(t.Name(), awsShoot("us-east-1", "us-east-1a"), withName("e2e-hoarder"))
 	big.SetManagedFields([]metav1.ManagedFieldsEntry{hoard})
 	err := dev.c.Create(ctx, big)
-	requireDenied(t, err, webhookSize)
+	requireDenied(t, err, webhookShootSize)
 	assert.ErrorContains(t, err, "metadata.managedFields of ")
 	assert.ErrorContains(t, err, "exceed the limit of 16Ki (16384 bytes)")
 	t.Logf("CREATE: %.300s", err)
@@ -71,7 +71,7 @@ func TestOversizedManagedFieldsRejected(t *testing.T) {
 		stored.SetManagedFields(append(stored.GetManagedFields(), hoard))
 		return dev.c.Update(ctx, stored)
 	})
-	requireDenied(t, err, webhookSize)
+	requireDenied(t, err, webhookShootSize)
 	assert.ErrorContains(t, err, "an update may keep managedFields over the limit, not grow them")
 	t.Logf("UPDATE: %.300s", err)
 }

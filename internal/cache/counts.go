@@ -199,7 +199,9 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 			if f.spec == "" {
 				s.confirmLocked(r) // it exists; the binding is to come
 			} else {
-				s.observeConfirmed(r)
+				if !r.confirmed {
+					s.observeConfirmed(r)
+				}
 				s.releaseLocked(k) // the Shoot itself now holds the place
 				fulfilled = true
 			}
