@@ -44,8 +44,10 @@ func TestOversizedManagedFieldsRejected(t *testing.T) {
 	ctx := context.Background()
 	hoard := hoardEntry(t)
 	// A tenant: the suite's admin is in system:masters, whose writes the
-	// managedFields limit never refuses.
-	dev, _ := st.projectUsers(t)
+	// managedFields limit never refuses. The operator may bind, so that in
+	// mode patch the placed CREATE passes ShootValidator and the size
+	// webhook is what refuses it.
+	_, dev := st.projectUsers(t)
 
 	// us-east-1 goes to aws-us1, which has no capacity limit: a reservation
 	// left by a refused Shoot cannot disturb other tests.
