@@ -153,3 +153,16 @@ func DecodeObjectName(raw []byte) (name, generateName string, err error) {
 	}
 	return obj.Metadata.Name, obj.Metadata.GenerateName, nil
 }
+
+// DecodeOptionsKind reads the kind of request.options ("UpdateOptions" for a
+// PUT, "PatchOptions" for a PATCH, both UPDATE operations); "" when absent
+// or not an object with a kind.
+func DecodeOptionsKind(raw []byte) string {
+	var opts struct {
+		Kind string `json:"kind"`
+	}
+	if absent(raw) || unmarshal(raw, &opts) != nil {
+		return ""
+	}
+	return opts.Kind
+}

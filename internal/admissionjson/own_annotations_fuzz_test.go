@@ -29,3 +29,15 @@ func FuzzOwnAnnotationChanges(f *testing.F) {
 		}
 	})
 }
+
+// Any options: no panic, and a kind read is one the JSON holds.
+func FuzzDecodeOptionsKind(f *testing.F) {
+	f.Add([]byte(`{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}`))
+	f.Add([]byte(`{"Kind":"UpdateOptions","kind":"PatchOptions"}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if kind := DecodeOptionsKind(raw); kind != "" && !strings.Contains(string(raw), "kind") {
+			t.Fatalf("kind %q read from options without a kind key: %q", kind, raw)
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/authz"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -179,6 +180,16 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q may be chosen", c.newSeed))
 }
 
+// authorizedByAPIServer reports a PUT to shoots/binding: the API server
+// authorized it, before admission, as exactly BindingPermission (update
+// shoots/binding) for this user, so a SubjectAccessReview would ask the
+// same question again. A PATCH (PatchOptions) was authorized for patch, not
+// update, and is asked. A forged review that claims one gains nothing: the
+// webhook's answer writes nothing.
+func authorizedByAPIServer(req admission.Request) bool {
+	return req.SubResource == api.SubresourceBinding && admissionjson.DecodeOptionsKind(req.Options.Raw) == "UpdateOptions"
+}
+
 // authorize checks the user's binding permission; it fails closed.
 func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Request, c *shootChange, tokenErr error, log logr.Logger) (admission.Response, bool) {
 	user := req.UserInfo
@@ -189,6 +200,9 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 		err := fmt.Errorf("user %q may not set spec.seedName to %q: namespace %q belongs to no Project", user.Username, c.newSeed, c.namespace)
 		logRejected(log, err, "Denied seed choice outside any Project")
 		return denied("seedwarden: %v; Shoots are placed in Project namespaces only", err), false
+	}
+	if authorizedByAPIServer(req) {
+		return admission.Response{}, true
 	}
 	if v.Authorizer == nil {
 		err := errors.New("no authorizer configured")

@@ -67,6 +67,7 @@ type vReview struct {
 	namespace       string                // default garden-dev; "-" for none
 	object          string                // raw JSON; "" for none
 	oldObject       string                // raw JSON; "" for none
+	options         string                // raw JSON; "" for none
 	user            *authenticationv1.UserInfo
 	dryRun          bool
 }
@@ -118,6 +119,9 @@ func (r vReview) request() admissionv1.AdmissionRequest {
 	}
 	if r.oldObject != "" {
 		req.OldObject = runtime.RawExtension{Raw: []byte(r.oldObject)}
+	}
+	if r.options != "" {
+		req.Options = runtime.RawExtension{Raw: []byte(r.options)}
 	}
 	return req
 }
