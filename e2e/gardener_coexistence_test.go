@@ -285,3 +285,17 @@ func (st *suite) withoutMutatingWebhook(t *testing.T, f func()) {
 	})
 	require.NoError(t, err, "gardener-apiserver does not call the mutating webhook again")
 }
+
+// eventuallySchedulingEvents waits for the SchedulingSuccessful events of
+// key: a scheduler records its event after the bind, asynchronously.
+func (st *suite) eventuallySchedulingEvents(t *testing.T, key types.NamespacedName) []eventsv1.Event {
+	t.Helper()
+	var evs []eventsv1.Event
+	eventually(t, 10*time.Second, func() error {
+		if evs = st.schedulingEvents(t, key); len(evs) == 0 {
+			return fmt.Errorf("no SchedulingSuccessful event for %s yet", key)
+		}
+		return nil
+	})
+	return evs
+}

@@ -214,7 +214,7 @@ func (st *suite) createProject(t *testing.T, name, namespace string) {
 	p := &api.Project{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{testLabel: labelValue(t.Name())},
 			Annotations: map[string]string{"confirmation.gardener.cloud/deletion": "true"}},
-		Spec:       api.ProjectSpec{Namespace: &namespace},
+		Spec: api.ProjectSpec{Namespace: &namespace},
 	}
 	require.NoError(t, st.c.Create(context.Background(), p))
 	t.Cleanup(func() {

@@ -183,7 +183,7 @@ func (st *suite) onlySchedulerPlaces(t *testing.T, key types.NamespacedName) {
 		}
 		return nil
 	}, "seedwarden with schedulerName %s does not bind the Shoot created during the outage", api.DefaultSchedulerName)
-	evs := st.schedulingEvents(t, key)
+	evs := st.eventuallySchedulingEvents(t, key)
 	require.Len(t, evs, 1, "SchedulingSuccessful events: %+v", evs)
 	assert.Equal(t, pending.EventRecorderName, reporter(evs[0]))
 	t.Logf("back with schedulerName %s: %s bound to %s by seedwarden", api.DefaultSchedulerName, key, bound)
@@ -201,7 +201,7 @@ func (st *suite) gardenerSchedulerPlaces(t *testing.T, key types.NamespacedName)
 		}
 		return nil
 	}, "gardener-scheduler does not bind the Shoot created during the outage (its log: %s)", gs.out)
-	evs := st.schedulingEvents(t, key)
+	evs := st.eventuallySchedulingEvents(t, key)
 	require.Len(t, evs, 1, "SchedulingSuccessful events: %+v", evs)
 	assert.NotEqual(t, pending.EventRecorderName, reporter(evs[0]), "bound by gardener-scheduler, not seedwarden")
 	t.Logf("back: %s bound to %s by %s", key, bound, reporter(evs[0]))

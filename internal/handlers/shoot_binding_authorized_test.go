@@ -37,7 +37,7 @@ func TestBindingAuthorizedByTheAPIServerAsksNoSubjectAccessReview(t *testing.T) 
 		{name: "CREATE naming a seed", review: withOptions(reviewCreate("aws-eu1", nil), create), wantCalls: 1,
 			message: "needs permission to update shoots/binding"},
 		{name: "UpdateOptions on the shoots resource itself",
-			review: withOptions(vReview{operation: admissionv1.Update, object: vShoot("aws-eu1", nil), oldObject: vShoot("", nil)}, update),
+			review:  withOptions(vReview{operation: admissionv1.Update, object: vShoot("aws-eu1", nil), oldObject: vShoot("", nil)}, update),
 			message: "use the shoots/binding subresource"},
 	}
 	for _, tc := range tests {
