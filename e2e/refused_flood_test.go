@@ -14,11 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/config"
 )
 
 // floodConfirmWindow is the webhook's reservations.confirmWindow in the e2e
-// configuration (the default).
-const floodConfirmWindow = 5 * time.Second
+// configuration: the default, within its reservationTTL.
+var floodConfirmWindow = min(config.DefaultConfirmWindow, 5*time.Second)
 
 // TestRefusedCreatesHoldNoPlaces: one tenant sends 200 CREATEs within 10 s,
 // each refused after the mutating webhook placed it (by the size webhook:

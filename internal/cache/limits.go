@@ -107,18 +107,21 @@ type ReservationRecorder interface {
 	ObserveReservationExpired(confirmed bool)
 }
 
-// unconfirmedCounts are the Held counts of the Store's unconfirmed
-// reservations.
-type unconfirmedCounts struct {
+// HeldCounts counts unconfirmed reservations by namespace, by user and in
+// all, the Held that Limits.Check judges: the Store's, and the entries a
+// seedreserve ledger wrote. Not safe for concurrent use: its owner locks.
+type HeldCounts struct {
 	namespace, user map[string]int
 	total           int
 }
 
-func newUnconfirmedCounts() unconfirmedCounts {
-	return unconfirmedCounts{namespace: map[string]int{}, user: map[string]int{}}
+// NewHeldCounts returns empty counts.
+func NewHeldCounts() HeldCounts {
+	return HeldCounts{namespace: map[string]int{}, user: map[string]int{}}
 }
 
-func (u *unconfirmedCounts) held(c Claim) Held {
+// Held is what c's namespace and user (and all together) hold.
+func (u *HeldCounts) Held(c Claim) Held {
 	h := Held{Namespace: u.namespace[c.Namespace], Total: u.total}
 	if c.User != "" {
 		h.User = u.user[c.User]
@@ -126,8 +129,8 @@ func (u *unconfirmedCounts) held(c Claim) Held {
 	return h
 }
 
-// add counts c's reservation in (delta 1) or out (-1).
-func (u *unconfirmedCounts) add(c Claim, delta int) {
+// Add counts c's reservation in (delta 1) or out (-1).
+func (u *HeldCounts) Add(c Claim, delta int) {
 	u.total += delta
 	bump(u.namespace, c.Namespace, delta)
 	if c.User != "" {
@@ -147,13 +150,14 @@ func (s *Store) ReservationCounts(namespace string) (inNamespace, total int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
-	return s.unconfirmed.namespace[namespace], s.unconfirmed.total
+	held := s.unconfirmed.Held(Claim{Namespace: namespace})
+	return held.Namespace, held.Total
 }
 
 // checkLimitsLocked returns the *LimitError of a new reservation for c, old
 // being the key's reservation it replaces (or nil).
 func (s *Store) checkLimitsLocked(c Claim, old *reservation) error {
-	held := s.unconfirmed.held(c)
+	held := s.unconfirmed.Held(c)
 	if old != nil && !old.confirmed {
 		held.Total--
 		if old.Namespace == c.Namespace {

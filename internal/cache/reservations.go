@@ -152,7 +152,7 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	if err := s.checkLimitsLocked(c, old); err != nil {
 		return err
 	}
-	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(min(s.confirmWindow, s.ttl))}
+	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(s.confirmWindow)}
 	if !deadline.IsZero() && deadline.Before(r.expires) {
 		r.expires = deadline
 	}
@@ -168,7 +168,7 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 func (s *Store) addLocked(r *reservation) {
 	r.ctr.reserved.Add(1)
 	if !r.confirmed {
-		s.unconfirmed.add(r.Claim, 1)
+		s.unconfirmed.Add(r.Claim, 1)
 	}
 	s.reserved.Store(r.Key, struct{}{})
 	s.reservations[r.Key] = r
@@ -183,7 +183,7 @@ func (s *Store) confirmLocked(r *reservation) {
 		return
 	}
 	r.confirmed = true
-	s.unconfirmed.add(r.Claim, -1)
+	s.unconfirmed.Add(r.Claim, -1)
 	s.observeConfirmed(r)
 	if end := r.reserved.Add(s.ttl); end.After(r.expires) {
 		r.expires = end
@@ -312,7 +312,7 @@ func (s *Store) releaseLocked(key string) {
 	heap.Remove(&s.expiries, r.index)
 	r.ctr.reserved.Add(-1)
 	if !r.confirmed {
-		s.unconfirmed.add(r.Claim, -1)
+		s.unconfirmed.Add(r.Claim, -1)
 	}
 	s.gcCounterLocked(r.ctr)
 	s.updateNextExpiryLocked()

@@ -39,7 +39,8 @@ type Options struct {
 	// without the Shoot showing up (default 30s).
 	ReservationTTL time.Duration
 	// ConfirmWindow is how long a reservation holds its place before the
-	// watch shows its Shoot (default DefaultConfirmWindow; at most the TTL).
+	// watch shows its Shoot (default DefaultConfirmWindow; at most
+	// ReservationTTL).
 	ConfirmWindow time.Duration
 	// Limits bound the unconfirmed reservations (zero fields: the defaults).
 	Limits Limits
@@ -94,7 +95,7 @@ type Store struct {
 	projectNamespaces map[string]projectClaim // project name -> the namespace it claims
 	claimants         map[string][]string     // namespace -> the Projects claiming it, sorted by name
 	reservations      map[string]*reservation
-	unconfirmed       unconfirmedCounts
+	unconfirmed       HeldCounts
 	expiries          reservationHeap
 
 	// arrived, when set, is told of every Shoot that arrives on the seed an
@@ -145,6 +146,7 @@ func NewStore(o Options) *Store {
 	if o.ConfirmWindow <= 0 {
 		o.ConfirmWindow = DefaultConfirmWindow
 	}
+	o.ConfirmWindow = min(o.ConfirmWindow, o.ReservationTTL)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -164,7 +166,7 @@ func NewStore(o Options) *Store {
 		projectNamespaces: map[string]projectClaim{},
 		claimants:         map[string][]string{},
 		reservations:      map[string]*reservation{},
-		unconfirmed:       newUnconfirmedCounts(),
+		unconfirmed:       NewHeldCounts(),
 	}
 	s.nextExpiry.Store(math.MaxInt64)
 	s.publish(&landscape{

@@ -1,14 +1,12 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -38,10 +36,11 @@ func TestAnnouncementsHoldPlacesAcrossReplicas(t *testing.T) {
 		for i := range 300 {
 			wg.Go(func() {
 				name := fmt.Sprintf("shoot-%03d", i)
-				review := vReview{uid: fmt.Sprintf("uid-%03d", i), name: name, object: namedShoot(name, "")}
+				object := namedShoot(name, "")
+				review := vReview{uid: fmt.Sprintf("uid-%03d", i), name: name, object: object}
 				resp := vServe(t, replicas[i%len(replicas)].chain.mutator, review.body(t))
 				require.True(t, resp.Allowed, vMessage(resp))
-				if announcedSeed(t, resp.Patch) == "target" {
+				if announcedSeed(t, object, resp.Patch) == "target" {
 					mu.Lock()
 					announced++
 					mu.Unlock()
@@ -66,27 +65,14 @@ func TestAnnouncementsHoldPlacesAcrossReplicas(t *testing.T) {
 	})
 }
 
-// announcedSeed is the seed a mutating answer announces (placementtoken.SeedAnnotation).
-func announcedSeed(t *testing.T, patch []byte) string {
+// announcedSeed is the seed a mutating answer announces
+// (placementtoken.SeedAnnotation), "" for none.
+func announcedSeed(t *testing.T, object string, patch []byte) string {
 	t.Helper()
 	if len(patch) == 0 {
 		return ""
 	}
-	var ops []jsonpatch.JsonPatchOperation
-	require.NoError(t, json.Unmarshal(patch, &ops))
-	for _, op := range ops {
-		switch op.Path {
-		case "/metadata/annotations/" + escapeJSONPointer(placementtoken.SeedAnnotation):
-			return op.Value.(string)
-		case "/metadata/annotations", "/metadata":
-			m, _ := op.Value.(map[string]any)
-			if a, ok := m["annotations"].(map[string]any); ok {
-				m = a
-			}
-			if s, ok := m[placementtoken.SeedAnnotation].(string); ok {
-				return s
-			}
-		}
-	}
-	return ""
+	annotations, _ := applyPatch(t, object, patch)["metadata"].(map[string]any)["annotations"].(map[string]any)
+	seed, _ := annotations[placementtoken.SeedAnnotation].(string)
+	return seed
 }

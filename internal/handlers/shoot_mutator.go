@@ -147,10 +147,10 @@ func (m *ShootMutator) decide(ctx context.Context, r *admissionjson.ShootRequest
 	if r.ObjectErr != nil {
 		return m.fail(r, nil, http.StatusBadRequest, r.ObjectErr)
 	}
-	patch := shootPatch{PatchShape: r.Shape}
-	if own := patch.OwnAnnotationKeys(); len(own) > 0 {
+	patch := newShootPatch(r.Shape)
+	if len(patch.own) > 0 {
 		// V(1): anyone who may create Shoots can provoke it.
-		m.logger(r, r.Shoot).V(1).Info("Removing seedwarden's annotations from the request; the webhook writes its own", "annotations", own)
+		m.logger(r, r.Shoot).V(1).Info("Removing seedwarden's annotations from the request; the webhook writes its own", "annotations", patch.own)
 	}
 	if resp, result, skipped := m.skip(r, &patch); skipped {
 		return resp, result

@@ -20,6 +20,13 @@ type shootPatch struct {
 	admissionjson.PatchShape
 	// claim, when set, is written into spec.schedulerName (api.NeedsClaim).
 	claim string
+	// own are the object's seedwarden.io/ annotations, read once
+	// (newShootPatch): the answer keeps only those the webhook writes.
+	own []string
+}
+
+func newShootPatch(shape admissionjson.PatchShape) shootPatch {
+	return shootPatch{PatchShape: shape, own: shape.OwnAnnotationKeys()}
 }
 
 // unchanged admits the Shoot without placing it, removing every one of
@@ -29,7 +36,7 @@ func (s shootPatch) unchanged(message string) admission.Response {
 	if s.claim != "" {
 		ops = append(ops, s.specOp("schedulerName", s.claim))
 	}
-	for _, k := range s.OwnAnnotationKeys() {
+	for _, k := range s.own {
 		ops = append(ops, removeAnnotationOp(k))
 	}
 	if len(ops) == 0 {
@@ -113,7 +120,7 @@ func (s shootPatch) patches(p placementRecord) []jsonpatch.JsonPatchOperation {
 		annotations[placementtoken.SeedAnnotation] = p.seed
 		keys = append(keys, placementtoken.SeedAnnotation)
 	}
-	for _, k := range s.OwnAnnotationKeys() {
+	for _, k := range s.own {
 		if _, written := annotations[k]; !written {
 			ops = append(ops, removeAnnotationOp(k))
 		}

@@ -30,7 +30,7 @@ type ledger struct {
 
 	mu      sync.Mutex
 	entries map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
-	held    map[string]int         // unconfirmed entries by namespace and by user (prefixed)
+	held    cache.HeldCounts       // of the entries
 	pruned  time.Time              // last pruneLocked
 }
 
@@ -45,19 +45,7 @@ type ledgerEntry struct {
 
 func newLedger(limits cache.Limits, confirmWindow time.Duration, local LocalShoots) *ledger {
 	return &ledger{limits: limits.WithDefaults(), confirmWindow: confirmWindow, local: local,
-		entries: map[string]ledgerEntry{}, held: map[string]int{}}
-}
-
-// Keys of ledger.held: users and namespaces must not collide.
-func nsKey(namespace string) string { return "n:" + namespace }
-func userKey(user string) string    { return "u:" + user }
-
-func (l *ledger) heldLocked(c cache.Claim) cache.Held {
-	h := cache.Held{Namespace: l.held[nsKey(c.Namespace)], Total: len(l.entries)}
-	if c.User != "" {
-		h.User = l.held[userKey(c.User)]
-	}
-	return h
+		entries: map[string]ledgerEntry{}, held: cache.NewHeldCounts()}
 }
 
 // take counts a new entry for key (a Shoot of namespace) on seed, or returns
@@ -79,26 +67,15 @@ func (l *ledger) take(seed, key, user string, now time.Time) (taken bool, err er
 		}
 		l.dropLocked(key)
 	}
-	if l.limits.Check(c, l.heldLocked(c)) != nil && now.Sub(l.pruned) >= pruneEvery {
+	if l.limits.Check(c, l.held.Held(c)) != nil && now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
 	}
-	if err := l.limits.Check(c, l.heldLocked(c)); err != nil {
+	if err := l.limits.Check(c, l.held.Held(c)); err != nil {
 		return false, err
 	}
 	l.entries[key] = ledgerEntry{seed: seed, Claim: c, taken: now}
-	l.count(c, 1)
+	l.held.Add(c, 1)
 	return true, nil
-}
-
-func (l *ledger) count(c cache.Claim, delta int) {
-	for _, k := range []string{nsKey(c.Namespace), userKey(c.User)} {
-		if k == userKey("") {
-			continue
-		}
-		if l.held[k] += delta; l.held[k] <= 0 {
-			delete(l.held, k)
-		}
-	}
 }
 
 // settle records how a request that took an entry ended: a denial (the
@@ -156,12 +133,13 @@ func (l *ledger) dropLocked(key string) {
 		return
 	}
 	delete(l.entries, key)
-	l.count(e.Claim, -1)
+	l.held.Add(e.Claim, -1)
 }
 
 // counts returns the entries counted for namespace and in all.
 func (l *ledger) counts(namespace string) (inNamespace, total int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.held[nsKey(namespace)], len(l.entries)
+	held := l.held.Held(cache.Claim{Namespace: namespace})
+	return held.Namespace, held.Total
 }
