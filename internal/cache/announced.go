@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"errors"
-
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -17,34 +15,27 @@ import (
 // replica, or expired) a place is reserved under to. It reports false, with
 // nothing held under to, when the seed is full or no longer admits the
 // Shoot; the caller then decides again. Either way from holds nothing after.
-// At a reservation limit (Limits) the placement is kept without a
-// reservation when the seed still admits the Shoot.
+// The Shoot exists, so its reservation counts against no limit.
 func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool {
 	if from != "" {
 		defer s.ReleaseFor(from, shoot.Namespace, shoot.Name)
 	}
 	held := s.transfer(shoot, seed, from, to)
 	if !held {
-		var limit *LimitError
-		switch err := s.Reserve(seed, ClaimFor(shoot, to, "")); {
-		case err == nil:
-			held = true
-		case !errors.As(err, &limit):
+		claim := ClaimFor(shoot, to, "")
+		claim.Exists = true
+		if s.Reserve(seed, claim) != nil {
 			return false
 		}
-		// At a reservation limit the seed had room: the announced
-		// placement stands, unreserved, like any other at the limit.
 	}
 	snap := *s.Snapshot()
-	if held {
-		usage := snap.Usage
-		// The Shoot's own place is in the usage; Decide would not count it.
-		snap.Usage = func(sd *placement.Seed) int64 {
-			if sd.Name == seed {
-				return usage(sd) - 1
-			}
-			return usage(sd)
+	usage := snap.Usage
+	// The Shoot's own place is in the usage; Decide would not count it.
+	snap.Usage = func(sd *placement.Seed) int64 {
+		if sd.Name == seed {
+			return usage(sd) - 1
 		}
+		return usage(sd)
 	}
 	if placement.Admits(&snap, shoot, opts, seed) {
 		return true

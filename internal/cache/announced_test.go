@@ -86,20 +86,22 @@ func TestOnArrival(t *testing.T) {
 	assert.Equal(t, []arrival{{"placed", "a"}}, got, "once, for the placement this Store reserved")
 }
 
-// At a reservation limit an announced placement is kept, unreserved, while
-// the seed admits the Shoot: the limit must not send it elsewhere.
+// The reservation limits bound unconfirmed reservations: an announced
+// placement is of a Shoot that exists, so a flood at the limit neither
+// leaves it unreserved nor sends it elsewhere.
 func TestPlaceOnAtLimit(t *testing.T) {
 	opts := placement.Options{Strategy: placement.SameRegion}
-	s := NewStore(Options{Limits: Limits{PerNamespace: 1, Total: 10}})
+	s := NewStore(Options{Limits: Limits{PerNamespace: 1, PerUser: 1, Total: 1}})
 	s.Apply(cloudProfile("aws"))
 	s.Apply(project("p", "p"))
 	s.Apply(seed("a", 2))
-	require.NoError(t, s.Reserve("a", Claim{Key: "flood", Namespace: "p"}))
+	require.NoError(t, s.Reserve("a", Claim{Key: "flood", Namespace: "p", User: "mallory"}))
 
 	assert.True(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"))
 	_, held := s.Reservation("manual/p/new")
-	assert.False(t, held)
-	assert.Equal(t, int64(1), s.Usage("a"))
+	assert.True(t, held, "reserved, past every limit")
+	assert.Equal(t, int64(2), s.Usage("a"))
+	s.Release("manual/p/new")
 
 	s.Apply(shoot("other", "x", "a", "")) // a is full now
 	assert.False(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"), "a full seed still refuses")

@@ -183,3 +183,25 @@ func TestKeyOfAnotherShootIsNotReservedAgain(t *testing.T) {
 	require.NoError(t, s.Reserve("b", Claim{Key: "gen-uid", Namespace: "p", Name: "gen-x1", GenerateName: "gen-"}),
 		"the capacity webhook sees the generated name")
 }
+
+// A reservation for a Shoot that exists (an UPDATE, a binding, the retry
+// controller's placement) is confirmed from the start: no limit refuses it,
+// and it lasts the TTL unless released.
+func TestReservationForAnExistingShoot(t *testing.T) {
+	clock := newFakeClock()
+	s := NewStore(Options{Now: clock.Now, Limits: Limits{PerNamespace: 1, PerUser: 1, Total: 1}})
+	s.Apply(seed("a", 100))
+	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "p", Name: "s1", User: "binder"}))
+	var le *LimitError
+	require.ErrorAs(t, s.Reserve("a", Claim{Key: "k2", Namespace: "p", Name: "s2", User: "binder"}), &le)
+	require.NoError(t, s.Reserve("a", Claim{Key: "manual/p/s3", Namespace: "p", Name: "s3", User: "binder", Exists: true}))
+
+	clock.Step(DefaultConfirmWindow)
+	_, held := s.Reservation("k1")
+	assert.False(t, held, "the CREATE's ended with the window")
+	_, held = s.Reservation("manual/p/s3")
+	assert.True(t, held, "the existing Shoot's lasts the TTL")
+	clock.Step(DefaultReservationTTL - DefaultConfirmWindow)
+	_, held = s.Reservation("manual/p/s3")
+	assert.False(t, held)
+}

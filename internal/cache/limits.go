@@ -157,6 +157,9 @@ func (s *Store) ReservationCounts(namespace string) (inNamespace, total int) {
 // checkLimitsLocked returns the *LimitError of a new reservation for c, old
 // being the key's reservation it replaces (or nil).
 func (s *Store) checkLimitsLocked(c Claim, old *reservation) error {
+	if c.Exists {
+		return nil
+	}
 	held := s.unconfirmed.Held(c)
 	if old != nil && !old.confirmed {
 		held.Total--

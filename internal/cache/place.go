@@ -17,26 +17,32 @@ import (
 // admission took the last place on the chosen seed.
 const maxPlaceAttempts = 5
 
-// Place decides where the Shoot goes and, unless key is empty (dry run),
-// reserves a place on that seed under key. If a concurrent admission took the
-// last place between deciding and reserving, it decides again, so concurrent
-// Place calls never overfill a seed. See PlaceReserved for a placement the
-// Limits leave without a reservation.
+// Place decides where an existing Shoot goes (the retry controller's
+// placement, whose reservation is confirmed from the start: Claim.Exists)
+// and, unless key is empty (dry run), reserves a place on that seed under
+// key. If a concurrent admission took the last place between deciding and
+// reserving, it decides again, so concurrent Place calls never overfill a
+// seed.
 func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
-	d, _ := s.PlaceReserved(shoot, opts, key, "")
+	claim := ClaimFor(shoot, key, "")
+	claim.Exists = true
+	d, _ := s.place(shoot, opts, claim)
 	return d
 }
 
-// PlaceReserved is Place, and says why a schedulable decision holds no
-// reservation: a *LimitError when the Limits refused one (the seed had room;
-// the decision stands). It is nil when the place is reserved, for a dry run,
-// and for an unschedulable decision. user, where known, is who asked
-// (Limits.PerUser).
+// PlaceReserved is Place for a Shoot being created (the mutating webhook's),
+// asked by user where known (Limits.PerUser), and says why a schedulable
+// decision holds no reservation: a *LimitError when the Limits refused one
+// (the seed had room; the decision stands). It is nil when the place is
+// reserved, for a dry run, and for an unschedulable decision.
 func (s *Store) PlaceReserved(shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error) {
-	if key == "" {
+	return s.place(shoot, opts, ClaimFor(shoot, key, user))
+}
+
+func (s *Store) place(shoot *api.Shoot, opts placement.Options, claim Claim) (placement.Decision, error) {
+	if claim.Key == "" {
 		return s.decide(s.Snapshot(), shoot, opts), nil
 	}
-	claim := ClaimFor(shoot, key, user)
 	// A retried admission must not compete with its own earlier
 	// reservation; nor may retrying keep a place longer than one TTL.
 	deadline := s.takeExpiry(claim)

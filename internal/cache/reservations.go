@@ -39,6 +39,11 @@ type Claim struct {
 	// User is who sent the request (userInfo.username), "" where unknown;
 	// Limits.PerUser bounds each user's unconfirmed reservations.
 	User string
+	// Exists: the Shoot exists already (an UPDATE or binding, the retry
+	// controller's placement). Its reservation is confirmed from the start
+	// and counts against no limit: it stands for a real Shoot, one per
+	// Shoot name. A CREATE's never is, whatever its name.
+	Exists bool
 }
 
 // ClaimFor is the Claim of a placement of shoot under key, asked by user.
@@ -152,7 +157,10 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	if err := s.checkLimitsLocked(c, old); err != nil {
 		return err
 	}
-	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(s.confirmWindow)}
+	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(s.confirmWindow), confirmed: c.Exists}
+	if r.confirmed {
+		r.expires = now.Add(s.ttl)
+	}
 	if !deadline.IsZero() && deadline.Before(r.expires) {
 		r.expires = deadline
 	}

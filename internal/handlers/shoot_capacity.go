@@ -239,7 +239,8 @@ func (v *ShootCapacityValidator) reserveLocally(c *shootChange, key string, held
 
 // claim is the Store's Claim of the Shoot's place under key.
 func (c *shootChange) claim(key string) cache.Claim {
-	return cache.Claim{Key: key, Namespace: c.namespace, Name: c.name, GenerateName: c.shoot.GenerateName, User: c.user}
+	return cache.Claim{Key: key, Namespace: c.namespace, Name: c.name, GenerateName: c.shoot.GenerateName, User: c.user,
+		Exists: c.op == admissionv1.Update}
 }
 
 // clusterReservationKey is "<namespace>/<name>": the Shoot's own key, so

@@ -2,6 +2,7 @@ package seedreserve
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -155,4 +156,32 @@ func TestReserveSentAgainPastTheWindowCountsAgain(t *testing.T) {
 		n, _ := r.ledger.counts("garden-dev")
 		assert.Equal(t, 2, n)
 	}
+}
+
+// A binding is of a Shoot that exists: the retry controller's
+// ServiceAccount, binding a backlog, holds no unconfirmed entry, so the
+// per-user limit never refuses it (the e2e suite caught the leader refused
+// with "holds 20 unconfirmed reservations" after a burst).
+func TestReserveForAnExistingShootCountsAgainstNoLimit(t *testing.T) {
+	clk := newClock()
+	c := newFake(nil)
+	local := landscape(map[string]int64{"s": 100}, nil)
+	r := newTestReserver(t, c, local, clk, func(o *Options) {
+		o.Limits = cache.Limits{PerNamespace: 100, PerUser: 2, Total: 100}
+	})
+	const binder = "system:serviceaccount:seedwarden:seedwarden"
+	for i := range 10 {
+		key := fmt.Sprintf("garden-dev/pending-%d", i)
+		local.Apply(pendingShoot("garden-dev", fmt.Sprintf("pending-%d", i)))
+		require.NoError(t, r.Reserve(ctx, "s", key, binder, 100), key)
+	}
+	n, total := r.ledger.counts("garden-dev")
+	assert.Zero(t, n)
+	assert.Zero(t, total)
+	assert.Len(t, entries(t, c, "s"), 10, "each holds its place")
+
+	var le *cache.LimitError
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/new-1", binder, 100))
+	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/new-2", binder, 100))
+	require.ErrorAs(t, r.Reserve(ctx, "s", "garden-dev/new-3", binder, 100), &le, "a Shoot not in the cache is limited as ever")
 }

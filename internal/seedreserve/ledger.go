@@ -49,7 +49,8 @@ func newLedger(limits cache.Limits, confirmWindow time.Duration, local LocalShoo
 }
 
 // take counts a new entry for key (a Shoot of namespace) on seed, or returns
-// the *cache.LimitError that refuses it. A key counted already within the
+// the *cache.LimitError that refuses it; an entry for a Shoot the cache holds
+// is not counted. A key counted already within the
 // confirm window (the request sent again, or the mutating and the capacity
 // webhook of this replica for one Shoot) is not counted twice: taken is
 // false.
@@ -66,6 +67,11 @@ func (l *ledger) take(seed, key, user string, now time.Time) (taken bool, err er
 			return false, nil
 		}
 		l.dropLocked(key)
+	}
+	if _, states := l.local.ShootsOnSeed(seed, []string{key}); states[0] != cache.ShootAbsent {
+		// A Shoot that exists (a binding, or its entry confirmed): one
+		// entry per real Shoot, bounded by them, not by the limits.
+		return false, nil
 	}
 	if l.limits.Check(c, l.held.Held(c)) != nil && now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
