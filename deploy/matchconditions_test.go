@@ -1,6 +1,7 @@
 package manifests_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,6 +47,7 @@ type shootRequest struct {
 	op          admissionv1.Operation
 	subResource string
 	old, obj    string // old is "" on CREATE
+	user        string // "": alice
 }
 
 // conditionMatchers compiles the matchConditions of every webhook of
@@ -93,7 +95,7 @@ func versioned(t *testing.T, r shootRequest) *admission.VersionedAttributes {
 		old = u
 	}
 	attr := admission.NewAttributesRecord(obj, old, shootGVK, obj.GetNamespace(), obj.GetName(), shootGVR, r.subResource,
-		admission.Operation(r.op), nil, false, &user.DefaultInfo{Name: "alice"})
+		admission.Operation(r.op), nil, false, &user.DefaultInfo{Name: cmp.Or(r.user, "alice")})
 	v, err := admission.NewVersionedAttributes(attr, shootGVK, nil)
 	require.NoError(t, err)
 	return v

@@ -76,7 +76,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots/status"}, []string{"patch"}, "")
 	switch cfg.PendingShoots.BindMode {
 	case "binding":
-		add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots/binding"}, []string{"update"}, "")
+		add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots/binding"}, []string{"patch"}, "")
 	case "update":
 		add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"shoots"}, []string{"patch"}, "")
 	default:

@@ -81,6 +81,9 @@ const (
 	annotationChangeCondition = "request.operation == 'CREATE' || " +
 		"object.?metadata.?annotations.orValue({}).exists(k, k.startsWith('seedwarden.io/') && " +
 		"oldObject.?metadata.?annotations[?k] != object.?metadata.?annotations[?k])"
+	// notOwnBindCondition leaves out the requests of seedwarden's own
+	// ServiceAccount: the retry controller checks before it binds.
+	notOwnBindCondition = "request.userInfo.username != 'system:serviceaccount:" + namespace + ":seedwarden'"
 )
 
 // conditionExpressions are the matchConditions by name.
@@ -88,6 +91,7 @@ var conditionExpressions = map[string]string{
 	"may-affect-seed":                        seedConstraintCondition,
 	"may-change-seed":                        seedSetCondition,
 	"create-or-seedwarden-annotation-change": annotationChangeCondition,
+	"not-seedwardens-own-bind":               notOwnBindCondition,
 }
 
 var shootRules = []rule{
@@ -105,12 +109,12 @@ var webhooks = map[string]webhookWant{
 	"binding.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootBinding,
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
-		rules: shootRules, conditions: []string{"may-affect-seed"},
+		rules: shootRules, conditions: []string{"may-affect-seed", "not-seedwardens-own-bind"},
 	},
 	"capacity.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootCapacity,
 		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
-		rules: shootRules, conditions: []string{"may-change-seed"},
+		rules: shootRules, conditions: []string{"may-change-seed", "not-seedwardens-own-bind"},
 	},
 	// Shoots apart, failing open: an outage must not refuse a Shoot that
 	// chooses no seed.

@@ -66,6 +66,13 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	freshness := cache.NewFreshness()
 	cacheOpts := cache.InformerOptions(cfg.GardenNamespace)
 	cacheOpts.NewInformer = freshness.NewInformer
+	var watched *cache.PendingShoots
+	if cfg.PendingShootsEnabled() {
+		// The retry controller decides from the watch's copy of a pending
+		// Shoot instead of reading it first.
+		watched = cache.NewPendingShoots(cfg.SchedulerName)
+		watched.Configure(&cacheOpts)
+	}
 	opts := ctrl.Options{
 		Scheme:                  cache.NewScheme(),
 		Cache:                   cacheOpts,
@@ -95,7 +102,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	m.RegisterCacheStaleness(cfg.Cache.MaxStaleness.Duration, func() time.Duration { return freshness.StaleFor(time.Now()) })
 	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}, m, log)
-	if err := setupPendingShoots(mgr, cfg, store, signer, synced, staleness, opts, m, log); err != nil {
+	if err := setupPendingShoots(mgr, cfg, store, pendingDeps{signer: signer, cluster: cluster, watched: watched, synced: synced, staleness: staleness}, opts, m, log); err != nil {
 		return err
 	}
 	if err := setupCertificateWatch(mgr, cfg, m, log); err != nil {
@@ -254,7 +261,7 @@ func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
 // setupPendingShoots adds the retry controller for Shoots admitted without a
 // seed: it decides from the same Store (and reserves in it) as the webhooks,
 // and records through m with the others.
-func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, signer *placementtoken.Signer, synced func() bool, staleness handlers.StalenessGuard, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, deps pendingDeps, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
 	if !cfg.PendingShootsEnabled() {
 		if cfg.Announce() {
 			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
@@ -263,11 +270,17 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil
 	}
-	r := newPendingReconciler(cfg, store, synced, staleness, m)
-	if signer != nil {
+	r := newPendingReconciler(cfg, store, deps.synced, deps.staleness, m)
+	if deps.signer != nil {
 		// Not a typed nil in the interface: without a key no announced
 		// seed is trusted.
-		r.Verifier = signer
+		r.Verifier = deps.signer
+	}
+	if deps.cluster != nil {
+		r.Cluster = deps.cluster
+	}
+	if deps.watched != nil {
+		r.Watched = deps.watched
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
@@ -282,6 +295,18 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 	}
 	log.Info("Retry controller for pending Shoots enabled", kv...)
 	return nil
+}
+
+// pendingDeps is what the retry controller shares with the webhooks and the
+// informers: the token signer (nil: no key), the cross-replica reserver
+// (nil: capacity coordination local), the watch's pending Shoots, and the
+// cache's sync and staleness.
+type pendingDeps struct {
+	signer    *placementtoken.Signer
+	cluster   handlers.ClusterReserver
+	watched   *cache.PendingShoots
+	synced    func() bool
+	staleness handlers.StalenessGuard
 }
 
 // newPendingReconciler is the retry controller, placing with the same

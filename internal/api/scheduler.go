@@ -35,6 +35,19 @@ func Scheduled(s *Shoot, ours string) bool {
 	return SchedulerNameOf(s) == ours
 }
 
+// AwaitsSeed reports whether the Shoot waits for scheduler ours to give it
+// a seed: none yet, not being deleted, not self-hosted (no scheduler places
+// such a Shoot), and ours to schedule.
+func AwaitsSeed(s *Shoot, ours string) bool {
+	if s == nil || s.DeletionTimestamp != nil || (s.Spec.SeedName != nil && *s.Spec.SeedName != "") {
+		return false
+	}
+	if _, selfHosted := SelfHostedPool(s); selfHosted {
+		return false
+	}
+	return Scheduled(s, ours)
+}
+
 // SelfHostedPool returns the first worker pool with controlPlane set, if any.
 // Such a Shoot is self-hosted: its control plane runs in its own cluster, so
 // no scheduler places it on a seed (Gardener's scheduler skips it, and its

@@ -10,7 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,11 +23,18 @@ import (
 // the outcome, with the decision's score breakdown (scores, "" without a
 // profile); a failed binding gives the reservation back and is retried
 // with backoff.
-func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, u *unstructured.Unstructured, shoot *api.Shoot, seed, scores string, kept bool) reconcile.Result {
+func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, shoot *api.Shoot, seed, scores string, kept bool) reconcile.Result {
 	resKey := ReservationKey(key.Namespace, key.Name)
 	// Read before binding: the bound Shoot's watch event forgets the backoff.
 	attempts := r.backoff.NumRequeues(key) + 1
-	err := r.bind(ctx, u, seed)
+	err := r.reserveAcrossReplicas(ctx, key, seed)
+	if err == nil {
+		err = r.bind(ctx, shoot, seed)
+	}
+	if err != nil && r.Watched != nil {
+		// The next attempt reads the Shoot as the API server has it.
+		r.Watched.Forget(key)
+	}
 	switch {
 	case err == nil:
 		r.Metrics.ObserveRetry(metrics.ResultScheduled)
@@ -63,9 +69,9 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 		}
 		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", seed, err, hint))
 		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
-		if apierrors.IsForbidden(err) {
-			// Refused by admission (a seed full across replicas): expected
-			// in a burst, retried; no stack trace for it.
+		if apierrors.IsForbidden(err) || refusedForCapacity(err) {
+			// Refused by admission or by the reservations (a seed full
+			// across replicas): expected in a burst, retried.
 			log.Info("Binding pending Shoot refused", "seed", seed, "retryAfter", wait, "reason", err.Error())
 		} else {
 			log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
@@ -74,28 +80,24 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 	}
 }
 
-// bind writes spec.seedName as the configured mode says.
-func (r *Reconciler) bind(ctx context.Context, u *unstructured.Unstructured, seed string) error {
-	switch r.Config.Mode {
-	case BindThroughUpdate:
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
-			"spec":     map[string]any{"seedName": seed},
-		})
-		if err != nil {
-			return err
-		}
-		return r.Client.Patch(ctx, shootRef(types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}),
-			client.RawPatch(types.MergePatchType, patch))
-	default:
-		// The whole Shoot as read: the binding subresource takes a Shoot and
-		// keeps its status, so nothing the struct does not model is lost.
-		obj := u.DeepCopy()
-		if err := unstructured.SetNestedField(obj.Object, seed, "spec", "seedName"); err != nil {
-			return err
-		}
-		return r.Client.SubResource(api.SubresourceBinding).Update(ctx, obj)
+// bind writes spec.seedName as the configured mode says, conditional on the
+// resourceVersion the decision was made from: a merge patch of the binding
+// subresource (its strategy keeps the status and takes the rest from the
+// patched Shoot, as a PUT of the whole Shoot would) or, for Shoots from a
+// CRD, of the Shoot.
+func (r *Reconciler) bind(ctx context.Context, shoot *api.Shoot, seed string) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": shoot.ResourceVersion},
+		"spec":     map[string]any{"seedName": seed},
+	})
+	if err != nil {
+		return err
 	}
+	ref := shootRef(types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name})
+	if r.Config.Mode == BindThroughUpdate {
+		return r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch))
+	}
+	return r.Client.SubResource(api.SubresourceBinding).Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch))
 }
 
 // clearPendingOperation removes the Create/Pending lastOperation this

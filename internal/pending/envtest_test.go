@@ -89,10 +89,14 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.NoError(t, c.Status().Update(ctx, seed))
 	require.NoError(t, c.Create(ctx, testShoot("existing", testSeed)))
 
-	// The manager, as serve.go builds it, plus the controller.
+	// The manager, as serve.go builds it, plus the controller, which
+	// decides from the watch's copies of pending Shoots.
+	cacheOpts := cache.InformerOptions("garden")
+	watched := cache.NewPendingShoots(DefaultSchedulerName)
+	watched.Configure(&cacheOpts)
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         cache.InformerOptions("garden"),
+		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
 		LeaderElection:                true,
@@ -120,6 +124,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	r := &Reconciler{
 		Config:  Config{Mode: BindThroughUpdate, BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, Workers: 5},
 		Store:   store,
+		Watched: watched,
 		Options: placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},
 		Client: interceptor.NewClient(writer, interceptor.Funcs{
 			Patch: func(ctx context.Context, w client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -40,9 +39,19 @@ type Store interface {
 	ReleaseFor(key, namespace, name string)
 	Apply(obj client.Object)
 	Remove(obj client.Object)
+	Seed(name string) (*placement.Seed, bool)
 }
 
 var _ Store = (*cache.Store)(nil)
+
+// WatchedShoots is cache.PendingShoots: the latest full version of each
+// pending Shoot the watch delivered, shared read-only.
+type WatchedShoots interface {
+	Get(key types.NamespacedName) (*api.Shoot, bool)
+	Forget(key types.NamespacedName)
+}
+
+var _ WatchedShoots = (*cache.PendingShoots)(nil)
 
 // EventRecorder is client-go's events.EventRecorder (what
 // manager.GetEventRecorder returns).
@@ -77,6 +86,9 @@ type Reconciler struct {
 	Config Config
 	// Store decides and reserves (cache.Store, shared with the webhook).
 	Store Store
+	// Cluster, when set, reserves each bind's place across replicas
+	// (capacity.coordination apiserver); nil: Store alone decides.
+	Cluster ClusterReserver
 	// Options are the placement options (strategy, network mode), as for
 	// the webhook.
 	Options placement.Options
@@ -85,6 +97,10 @@ type Reconciler struct {
 	// APIReader reads full Shoots from the API server (default
 	// mgr.GetAPIReader()); the manager's cache holds reduced Shoots only.
 	APIReader client.Reader
+	// Watched, when set, holds the full pending Shoots the watch delivered
+	// (cache.PendingShoots): an attempt decides from it without reading
+	// the Shoot first. Nil: every attempt reads it.
+	Watched WatchedShoots
 	// Recorder records events (default mgr.GetEventRecorder(EventRecorderName)).
 	Recorder EventRecorder
 	// Metrics may be nil.
@@ -198,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.cacheNotReady(log) {
 		return reconcile.Result{RequeueAfter: syncPoll}, nil
 	}
-	u, shoot, err := r.readShoot(ctx, key)
+	shoot, err := r.shootToPlace(ctx, key)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -220,7 +236,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.unschedulable(ctx, shoot, &d), nil
 	}
 	// An announced seed is kept, not ranked: its event has no breakdown.
-	return r.bindSeed(ctx, log, key, u, shoot, d.Seed, d.ScoreSummary(), kept), nil
+	return r.bindSeed(ctx, log, key, shoot, d.Seed, d.ScoreSummary(), kept), nil
 }
 
 // cacheNotReady reports (and logs) that the cache has not synced or is
@@ -237,23 +253,35 @@ func (r *Reconciler) cacheNotReady(log logr.Logger) bool {
 	return false
 }
 
-// readShoot reads the Shoot from the API server, as it is and decoded; both
-// nil when it is gone.
-func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *api.Shoot, error) {
+// shootToPlace is the Shoot as the watch last delivered it while pending
+// (Watched), else as the API server has it; nil when it is gone. The bind is
+// conditional on its resourceVersion, so deciding from a version the API
+// server has moved past binds nothing (a conflict: read again).
+func (r *Reconciler) shootToPlace(ctx context.Context, key types.NamespacedName) (*api.Shoot, error) {
+	if r.Watched != nil {
+		if s, ok := r.Watched.Get(key); ok {
+			return s, nil
+		}
+	}
+	return r.readShoot(ctx, key)
+}
+
+// readShoot reads the Shoot from the API server; nil when it is gone.
+func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*api.Shoot, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(api.ShootGVK)
 	if err := r.APIReader.Get(ctx, key, u); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return nil, nil, fmt.Errorf("reading Shoot %s: %w", key, err)
+		return nil, fmt.Errorf("reading Shoot %s: %w", key, err)
 	}
 	shoot := &api.Shoot{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, shoot); err != nil {
 		// The API server validated the Shoot; this is a bug on our side.
-		return nil, nil, fmt.Errorf("decoding Shoot %s: %w", key, err)
+		return nil, fmt.Errorf("decoding Shoot %s: %w", key, err)
 	}
-	return u, shoot, nil
+	return shoot, nil
 }
 
 // unschedulable reports a failed attempt and schedules the next one.
@@ -295,16 +323,9 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	return reconcile.Result{RequeueAfter: wait}
 }
 
-// isPending: no seed, our scheduler, not being deleted, not self-hosted (its
-// control plane runs in its own cluster; no scheduler binds it to a seed).
+// isPending: the Shoot awaits a seed from this controller (api.AwaitsSeed).
 func (r *Reconciler) isPending(s *api.Shoot) bool {
-	if s == nil || s.DeletionTimestamp != nil || ptr.Deref(s.Spec.SeedName, "") != "" {
-		return false
-	}
-	if _, selfHosted := api.SelfHostedPool(s); selfHosted {
-		return false
-	}
-	return api.Scheduled(s, r.Config.SchedulerName)
+	return api.AwaitsSeed(s, r.Config.SchedulerName)
 }
 
 func (r *Reconciler) track(key types.NamespacedName) {
@@ -321,6 +342,9 @@ func (r *Reconciler) track(key types.NamespacedName) {
 // forget drops a Shoot that is no longer pending, with its backoff.
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.init()
+	if r.Watched != nil {
+		r.Watched.Forget(key)
+	}
 	r.backoff.Forget(key)
 	r.conflicts.Forget(key)
 	r.mu.Lock()

@@ -49,6 +49,13 @@ type fakeStore struct {
 	// placeOn answers PlaceOn (nil: false); placedOn records its calls.
 	placeOn  func(seed string) bool
 	placedOn []placeOnCall
+	// seeds answers Seed.
+	seeds map[string]*placement.Seed
+}
+
+func (f *fakeStore) Seed(name string) (*placement.Seed, bool) {
+	s, ok := f.seeds[name]
+	return s, ok
 }
 
 type placeOnCall struct{ seed, from, to string }
@@ -144,7 +151,7 @@ func (f *fakeRecorder) Events() []recordedEvent {
 
 // write is one write the controller made.
 type write struct {
-	verb        string // patch, update
+	verb        string // patch
 	subResource string
 	patchType   types.PatchType
 	body        map[string]any // merge patch or object
@@ -193,14 +200,6 @@ func (rc *recordingClient) client(t *testing.T) client.Client {
 		},
 		SubResourcePatch: func(_ context.Context, _ client.Client, sub string, obj client.Object, p client.Patch, _ ...client.SubResourcePatchOption) error {
 			return rc.record(patchWrite(sub, obj, p))
-		},
-		Update: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.UpdateOption) error {
-			return rc.record(write{verb: "update", body: obj.(*unstructured.Unstructured).UnstructuredContent()})
-		},
-		SubResourceUpdate: func(_ context.Context, _ client.Client, sub string, obj client.Object, _ ...client.SubResourceUpdateOption) error {
-			u, ok := obj.(*unstructured.Unstructured)
-			require.True(t, ok, "binding must send the full unstructured Shoot, got %T", obj)
-			return rc.record(write{verb: "update", subResource: sub, body: u.DeepCopy().UnstructuredContent()})
 		},
 	})
 }
@@ -425,11 +424,10 @@ func TestReconcileBindingMode(t *testing.T) {
 	writes := f.writes.Writes()
 	require.Len(t, writes, 1, "binding mode leaves lastOperation to the binding strategy")
 	w := writes[0]
-	assert.Equal(t, "update", w.verb)
-	assert.Equal(t, "binding", w.subResource)
-	want := fullShoot("s1", map[string]any{"type": "Create", "state": "Pending", "description": "old"}).Object
-	want["spec"].(map[string]any)["seedName"] = "aws-eu1"
-	assert.Equal(t, want, w.body, "the whole Shoot, with resourceVersion and unmodelled fields")
+	assert.Equal(t, write{verb: "patch", subResource: "binding", patchType: types.MergePatchType, body: map[string]any{
+		"metadata": map[string]any{"resourceVersion": "41"},
+		"spec":     map[string]any{"seedName": "aws-eu1"},
+	}}, w, "the seed alone, on the condition that the Shoot is still as decided from; the binding keeps every other field")
 
 	assert.Equal(t, []recordedEvent{{eventType: corev1.EventTypeNormal, reason: "SchedulingSuccessful", action: "Schedule",
 		note: `Scheduled to seed "aws-eu1"`, regarding: "garden-dev/s1"}}, f.recorder.Events())

@@ -1,0 +1,105 @@
+package pending
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// fakeCluster records the cross-replica reservations asked of it.
+type fakeCluster struct {
+	mu    sync.Mutex
+	calls []clusterCall
+	err   error
+}
+
+type clusterCall struct {
+	seed, key   string
+	allocatable int64
+}
+
+func (c *fakeCluster) Reserve(_ context.Context, seed, key, _ string, allocatable int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, clusterCall{seed, key, allocatable})
+	return c.err
+}
+
+func seedWithAllocatable(name string, shoots int64) *placement.Seed {
+	obj := &api.Seed{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if shoots >= 0 {
+		obj.Status.Allocatable = corev1.ResourceList{"shoots": *resource.NewQuantity(shoots, resource.DecimalSI)}
+	}
+	return placement.NewSeed(obj)
+}
+
+// The capacity webhook's matchConditions leave the controller's own binds
+// out, so the controller reserves across replicas itself, under the Shoot's
+// own key, before it binds; a refusal binds nothing and is retried.
+func TestBindReservesAcrossReplicasFirst(t *testing.T) {
+	full := &cache.CapacityError{Seed: "aws-eu1", Shoots: 3, Allocatable: 3}
+	tests := []struct {
+		name      string
+		seed      *placement.Seed // nil: unknown to the Store
+		cluster   bool
+		refuse    error
+		wantCalls []clusterCall
+		wantBound bool
+	}{
+		{name: "no cross-replica coordination", seed: seedWithAllocatable("aws-eu1", 3), wantBound: true},
+		{name: "seed with a capacity", seed: seedWithAllocatable("aws-eu1", 3), cluster: true,
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}, wantBound: true},
+		{name: "seed without a capacity", seed: seedWithAllocatable("aws-eu1", -1), cluster: true, wantBound: true},
+		{name: "seed full across replicas", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: full,
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}},
+		{name: "reservation limits", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonNamespace, Limit: 1},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}},
+		{name: "API server unreachable", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: errors.New("connection refused"),
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}},
+		{name: "seed gone from the cache", cluster: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
+			f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
+			if tt.seed != nil {
+				f.store.seeds = map[string]*placement.Seed{tt.seed.Name: tt.seed}
+			}
+			c := &fakeCluster{err: tt.refuse}
+			if tt.cluster {
+				f.r.Cluster = c
+			}
+			res := f.reconcile(t, "s1")
+
+			assert.Equal(t, tt.wantCalls, c.calls)
+			events := f.recorder.Events()
+			require.Len(t, events, 1)
+			if tt.wantBound {
+				assert.Zero(t, res)
+				require.Len(t, f.writes.Writes(), 1)
+				assert.Equal(t, api.SubresourceBinding, f.writes.Writes()[0].subResource)
+				assert.Equal(t, ReasonSchedulingSuccessful, events[0].reason)
+				return
+			}
+			assert.Empty(t, f.writes.Writes(), "nothing is bound without a place across replicas")
+			assert.Equal(t, time.Second, res.RequeueAfter, "retried with backoff")
+			assert.Equal(t, ReasonSchedulingFailed, events[0].reason)
+			assert.Contains(t, events[0].note, `binding to seed "aws-eu1" failed: `)
+			assert.Equal(t, []string{"manual/garden-dev/s1"}, f.store.releases, "the Store's place is given back")
+			assert.Equal(t, 1.0, f.retries(metrics.ResultError))
+		})
+	}
+}

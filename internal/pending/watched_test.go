@@ -1,0 +1,81 @@
+package pending
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// fakeWatched is cache.PendingShoots as the watch would fill it.
+type fakeWatched struct {
+	mu     sync.Mutex
+	shoots map[types.NamespacedName]*api.Shoot
+}
+
+func (w *fakeWatched) Get(key types.NamespacedName) (*api.Shoot, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.shoots[key]
+	return s, ok
+}
+
+func (w *fakeWatched) Forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.shoots, key)
+}
+
+// watchedCopy is fullShoot("s1") as the watch delivered it, at rv.
+func watchedCopy(t *testing.T, rv string) *api.Shoot {
+	t.Helper()
+	u := fullShoot("s1", nil)
+	u.SetResourceVersion(rv)
+	s := &api.Shoot{}
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s))
+	return s
+}
+
+// A Shoot the watch delivered is decided and bound without reading it
+// first, on the condition that it is still the version the watch showed;
+// when that bind fails, the copy is dropped and the next attempt reads the
+// Shoot from the API server.
+func TestBindFromTheWatchedShoot(t *testing.T) {
+	key := types.NamespacedName{Namespace: "garden-dev", Name: "s1"}
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil)) // the API server's copy: rv 41
+	watched := &fakeWatched{shoots: map[types.NamespacedName]*api.Shoot{key: watchedCopy(t, "40")}}
+	f.r.Watched = watched
+	f.store.decide = func(s *api.Shoot) placement.Decision {
+		assert.Equal(t, "eu-west-1", s.Spec.Region, "decided from the full Shoot")
+		return scheduled
+	}
+	f.reader.err = errors.New("the API server was asked")
+	conflict := apierrors.NewConflict(schema.GroupResource{Group: api.GroupName, Resource: "shoots"}, "s1", errors.New("the object has been modified"))
+	f.writes.fail = func(w write) error {
+		if w.body["metadata"].(map[string]any)["resourceVersion"] == "40" {
+			return conflict
+		}
+		return nil
+	}
+
+	res := f.reconcile(t, "s1")
+	assert.Positive(t, res.RequeueAfter, "the conflict is retried")
+	require.Len(t, f.writes.Writes(), 1)
+	assert.Equal(t, "40", f.writes.Writes()[0].body["metadata"].(map[string]any)["resourceVersion"], "bound on the watched version")
+	_, kept := watched.Get(key)
+	assert.False(t, kept, "an outdated copy is dropped")
+
+	f.reader.err = nil
+	assert.Zero(t, f.reconcile(t, "s1"))
+	require.Len(t, f.writes.Writes(), 2)
+	assert.Equal(t, "41", f.writes.Writes()[1].body["metadata"].(map[string]any)["resourceVersion"], "read from the API server, then bound")
+}
