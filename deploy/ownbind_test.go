@@ -14,10 +14,11 @@ import (
 var seedwardenUser = "system:serviceaccount:" + namespace + ":seedwarden"
 
 // TestOwnBindsSkipTheGuards: the retry controller's binds (shoots/binding,
-// and an UPDATE of spec.seedName where Shoots come from a CRD) reach
-// neither the binding nor the capacity webhook, since the controller checks
-// both itself before it binds; the same requests of anyone else, and
-// every other webhook's requests, are sent as before.
+// and an UPDATE of spec.seedName where Shoots come from a CRD) reach neither
+// the binding nor the capacity webhook, since the controller checks both
+// itself before it binds, nor the Shoot size webhook, since a bind adds a
+// seed's name and nothing else; the same requests of anyone else are sent
+// as before.
 func TestOwnBindsSkipTheGuards(t *testing.T) {
 	m := conditionMatchers(t)
 	find[*corev1.ServiceAccount](t, manifests(t), "ServiceAccount", namespace, "seedwarden")
@@ -28,7 +29,7 @@ func TestOwnBindsSkipTheGuards(t *testing.T) {
 		"update of seed": {op: admissionv1.Update, old: pending, obj: bound},
 	}
 	for name, r := range requests {
-		for _, w := range []string{"binding.shoots.seedwarden.io", "capacity.shoots.seedwarden.io"} {
+		for _, w := range []string{"binding.shoots.seedwarden.io", "capacity.shoots.seedwarden.io", "size.shoots.seedwarden.io"} {
 			own := r
 			own.user = seedwardenUser
 			assert.False(t, sent(t, m[w], own), "seedwarden's own %s is sent to %s", name, w)

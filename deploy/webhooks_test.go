@@ -123,6 +123,7 @@ var webhooks = map[string]webhookWant{
 		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
 		rules:        []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
 		projectsOnly: true,
+		conditions:   []string{"not-seedwardens-own-bind"},
 	},
 	"size.seedwarden.io": {
 		config: validatingConfiguration, path: pathResourceSize,
