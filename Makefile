@@ -187,8 +187,23 @@ clean: ## Remove build output.
 	rm -rf bin
 
 .PHONY: bench-http bench-e2e
-bench-e2e: ## Shoot CREATE latency with and without the webhooks, on the e2e API server (BENCHMARKS.md §11; about 3 minutes per placement mode).
-	for mode in binding patch; do KUBEBUILDER_ASSETS="$$(bash hack/e2e-tools.sh | tail -1)" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_BENCH=1 SEEDWARDEN_E2E_PLACEMENT=$$mode $(GO) test -count=1 -v -timeout 20m -run TestCreateLatencyWebhooks ./e2e/ || exit 1; done
+# What bench-e2e runs: all, createlatency (TestCreateLatencyWebhooks, both
+# placement modes) or sidebyside (TestBindSideBySide on the gardener target).
+BENCH_E2E ?= all
+# A file the side-by-side benchmark writes its markdown report to.
+BENCH_E2E_OUT ?=
+bench-e2e: ## Shoot CREATE latency with and without the webhooks (BENCHMARKS.md §11; about 3 minutes per placement mode), then gardener-scheduler against seedwarden binding side by side on a real gardener-apiserver (BENCH_E2E=createlatency|sidebyside runs one part).
+	@case "$(BENCH_E2E)" in all|createlatency|sidebyside) ;; *) echo "BENCH_E2E=$(BENCH_E2E): want all, createlatency or sidebyside"; exit 1;; esac; \
+	assets=$$(bash hack/e2e-tools.sh) || exit 1; assets=$$(printf '%s\n' "$$assets" | tail -1); \
+	if [ "$(BENCH_E2E)" != sidebyside ]; then \
+		for mode in binding patch; do KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_BENCH=1 SEEDWARDEN_E2E_PLACEMENT=$$mode $(GO) test -count=1 -v -timeout 20m -run TestCreateLatencyWebhooks ./e2e/ || exit 1; done; \
+	fi; \
+	if [ "$(BENCH_E2E)" != createlatency ]; then \
+		bins=$$(bash hack/gardener-bins.sh) || exit 1; bins=$$(printf '%s\n' "$$bins" | tail -1); \
+		KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_BENCH=1 SEEDWARDEN_E2E_GARDEN=gardener SEEDWARDEN_E2E_PLACEMENT=binding \
+			SEEDWARDEN_E2E_GARDEN_BIN="$$bins/garden" SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN="$$bins/gardener-scheduler" SEEDWARDEN_E2E_BENCH_OUT="$(if $(BENCH_E2E_OUT),$(abspath $(BENCH_E2E_OUT)))" \
+			$(GO) test -count=1 -v -timeout 60m -run 'TestBindSideBySide$$' ./e2e/ || exit 1; \
+	fi
 
 bench-http: ## HTTP benchmark: the server over TLS vs. an empty controller-runtime webhook (hack/httpbench).
 	$(GO) run ./hack/httpbench $(BENCH_HTTP_ARGS)

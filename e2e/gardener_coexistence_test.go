@@ -46,9 +46,10 @@ func (st *suite) restartWebhook() error {
 
 // gardenerScheduler is a running gardener-scheduler process.
 type gardenerScheduler struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	out    string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	out     string
+	metrics string // its /metrics URL
 }
 
 // GardenerSchedulerBinEnv overrides the gardener-scheduler binary (default
@@ -57,7 +58,7 @@ const GardenerSchedulerBinEnv = "SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN"
 
 // gardenerSchedulerConfig is its configuration: the garden's admin
 // kubeconfig, no leader election, probes and metrics on loopback.
-// Arguments: kubeconfig, health port, metrics port.
+// Arguments: kubeconfig, health port, metrics port, concurrentSyncs.
 const gardenerSchedulerConfig = `apiVersion: scheduler.config.gardener.cloud/v1alpha1
 kind: SchedulerConfiguration
 clientConnection:
@@ -75,13 +76,18 @@ server:
     port: %d
 schedulers:
   shoot:
-    concurrentSyncs: 2
+    concurrentSyncs: %d
     candidateDeterminationStrategy: SameRegion
 `
 
-// startGardenerScheduler starts gardener-scheduler against the garden and
-// waits until it is ready; it is stopped when t ends.
-func (st *suite) startGardenerScheduler(t *testing.T) *gardenerScheduler {
+// gardenerSchedulerSyncs is gardener-scheduler's concurrentSyncs in the
+// tests that have it bind a Shoot or two.
+const gardenerSchedulerSyncs = 2
+
+// startGardenerScheduler starts gardener-scheduler against the garden with
+// concurrentSyncs workers and waits until it is ready; it is stopped when t
+// ends, if not before.
+func (st *suite) startGardenerScheduler(t *testing.T, concurrentSyncs int) *gardenerScheduler {
 	t.Helper()
 	bin := os.Getenv(GardenerSchedulerBinEnv)
 	if bin == "" {
@@ -94,10 +100,12 @@ func (st *suite) startGardenerScheduler(t *testing.T) *gardenerScheduler {
 	metrics, err := freePort()
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "gardener-scheduler.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, gardenerSchedulerConfig, st.gardenKubeconfig(), health, metrics), 0o600))
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, gardenerSchedulerConfig, st.gardenKubeconfig(), health, metrics, concurrentSyncs), 0o600))
 	// Not *.log: the RBAC check of the suite reads those as seedwarden's.
-	g := &gardenerScheduler{exited: make(chan struct{}), out: filepath.Join(st.work, "gardener-scheduler.out")}
-	f, err := os.Create(g.out)
+	g := &gardenerScheduler{exited: make(chan struct{}), out: filepath.Join(st.work, "gardener-scheduler.out"),
+		metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)}
+	// Appended: a benchmark starts it once per phase.
+	f, err := os.OpenFile(g.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	require.NoError(t, err)
 	g.cmd = exec.Command(bin, "--config", cfgPath)
 	g.cmd.Env = append(os.Environ(), "KUBECONFIG="+st.gardenKubeconfig())
@@ -109,16 +117,7 @@ func (st *suite) startGardenerScheduler(t *testing.T) *gardenerScheduler {
 		f.Close()
 		close(g.exited)
 	}()
-	t.Cleanup(func() {
-		_ = g.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-g.exited:
-		case <-time.After(20 * time.Second):
-			_ = g.cmd.Process.Kill()
-			<-g.exited
-			t.Errorf("gardener-scheduler did not stop within 20s of SIGTERM (killed)")
-		}
-	})
+	t.Cleanup(func() { g.stop(t) })
 	started := time.Now()
 	eventually(t, time.Minute, func() error {
 		select {
@@ -138,6 +137,25 @@ func (st *suite) startGardenerScheduler(t *testing.T) *gardenerScheduler {
 	}, "gardener-scheduler not ready")
 	t.Logf("gardener-scheduler ready in %s", time.Since(started).Round(time.Millisecond))
 	return g
+}
+
+// stop ends gardener-scheduler (SIGTERM, after 20s SIGKILL); once stopped,
+// it does nothing.
+func (g *gardenerScheduler) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.exited:
+		return
+	default:
+	}
+	_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.exited:
+	case <-time.After(20 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.exited
+		t.Errorf("gardener-scheduler did not stop within 20s of SIGTERM (killed)")
+	}
 }
 
 // gardenKubeconfig is the garden's admin kubeconfig.
@@ -181,7 +199,7 @@ func TestGardenerSchedulerCoexistence(t *testing.T) {
 	}
 	st.startTest(t, webhookPlace)
 	ctx := context.Background()
-	gs := st.startGardenerScheduler(t)
+	gs := st.startGardenerScheduler(t, gardenerSchedulerSyncs)
 
 	// Bound seeds, sampled while the test runs: a second bind would show
 	// as a change.

@@ -193,7 +193,7 @@ func (st *suite) onlySchedulerPlaces(t *testing.T, key types.NamespacedName) {
 // always runs, binds the Shoot seedwarden never claimed; seedwarden does not.
 func (st *suite) gardenerSchedulerPlaces(t *testing.T, key types.NamespacedName) {
 	t.Helper()
-	gs := st.startGardenerScheduler(t)
+	gs := st.startGardenerScheduler(t, gardenerSchedulerSyncs)
 	var bound string
 	eventually(t, 30*time.Second, func() error {
 		if bound = seedNameOf(t, key); bound == "" {

@@ -1,0 +1,320 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+// What TestBindSideBySide does between and around its loads: switching the
+// binder, filling the garden, deleting Shoots, CPU per process.
+
+// sideBySide is the state of TestBindSideBySide.
+type sideBySide struct {
+	st     *suite
+	t      *testing.T
+	dev    client.Client // the project member who creates the Shoots
+	reg    *webhookRegistration
+	active binder
+	gs     *gardenerScheduler // running while active is byGardener
+}
+
+// activate makes b the binder: for gardener-scheduler seedwarden's webhook
+// configurations are removed (Shoots keep schedulerName default-scheduler)
+// and its process stopped (no informer of it loads the API servers); for
+// seedwarden gardener-scheduler is stopped, seedwarden started, its cache
+// synced (ready, placing a dry run) and its retry controller leading.
+func (sb *sideBySide) activate(b binder) {
+	t, st := sb.t, sb.st
+	t.Helper()
+	if b == sb.active {
+		return
+	}
+	ctx := context.Background()
+	began := time.Now()
+	switch b {
+	case byGardener:
+		require.NoError(t, st.setRegistration(ctx, nil, false))
+		require.NoError(t, sb.stopSeedwarden())
+		sb.gs = st.startGardenerScheduler(t, sideBySideSyncs)
+	case bySeedwarden:
+		sb.gs.stop(t)
+		sb.gs = nil
+		require.NoError(t, sb.startSeedwarden(ctx))
+	}
+	sb.active = b
+	t.Logf("%s binds from now on (switched in %s)", b, time.Since(began).Round(time.Millisecond))
+}
+
+func (sb *sideBySide) stopSeedwarden() error {
+	p := sb.st.process()
+	if p == nil || p.exited() {
+		return nil
+	}
+	code, _, err := p.terminate(20 * time.Second)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("seedwarden exited with %d on SIGTERM", code)
+	}
+	return nil
+}
+
+// startSeedwarden starts the webhook process unless it runs, registers its
+// webhooks and waits until its retry controller leads.
+func (sb *sideBySide) startSeedwarden(ctx context.Context) error {
+	st := sb.st
+	if p := st.process(); p == nil || p.exited() {
+		if err := st.startWebhook(); err != nil {
+			return err
+		}
+		if err := st.waitReady(ctx, time.Minute); err != nil {
+			return err
+		}
+	}
+	if err := st.setRegistration(ctx, sb.reg, true); err != nil {
+		return err
+	}
+	return poll(ctx, time.Minute, 100*time.Millisecond, func() error {
+		samples, err := scrape(st.metricsURL())
+		if err != nil {
+			return err
+		}
+		if counterSum(samples, metrics.RetryControllerLeaderName, nil) != 1 {
+			return errors.New("seedwarden's retry controller does not lead yet")
+		}
+		return nil
+	})
+}
+
+// restore leaves the suite as the next test expects it: gardener-scheduler
+// stopped, the test's Shoots gone, seedwarden running and registered, its
+// cache agreeing with the API server.
+func (sb *sideBySide) restore() {
+	t, st := sb.t, sb.st
+	if sb.gs != nil {
+		sb.gs.stop(t)
+	}
+	ctx := context.Background()
+	began := time.Now()
+	if err := sb.deleteLabelled(ctx, client.MatchingLabels{testLabel: labelValue(t.Name())}, 5*time.Minute); err != nil {
+		t.Errorf("deleting the test's Shoots: %v", err)
+	}
+	t.Logf("the test's Shoots deleted in %s", time.Since(began).Round(time.Millisecond))
+	if err := sb.startSeedwarden(ctx); err != nil {
+		t.Errorf("seedwarden back for the next tests: %v", err)
+		return
+	}
+	st.waitSettled(t)
+}
+
+// fill has the admin create n Shoots bound to seeds (spec.seedName set at
+// CREATE), with seedwarden's webhooks not registered, spread over the
+// landscape's untainted seeds: each seed with a capacity limit takes half
+// its free places, the seeds without one the rest.
+func (sb *sideBySide) fill(n int) {
+	t, st := sb.t, sb.st
+	t.Helper()
+	ctx := context.Background()
+	if sb.active == bySeedwarden {
+		require.NoError(t, st.setRegistration(ctx, nil, false))
+	}
+	targets := sb.fillTargets(ctx, n)
+	began := time.Now()
+	err := parallel(ctx, n, 32, func(ctx context.Context, i int) error {
+		sd := targets[i]
+		sh := newShoot(t.Name(), providerShoot(sd.provider, machineTypes[sd.provider], sd.region, sd.zone),
+			withName(fmt.Sprintf("sbs-fill-%d", i)), withSeed(sd.name), withLabel(phaseLabel, "fill"))
+		return st.c.Create(ctx, sh)
+	})
+	require.NoError(t, err, "filling the garden")
+	t.Logf("garden filled with %d Shoots in %s", n, time.Since(began).Round(time.Millisecond))
+	if sb.active == bySeedwarden {
+		require.NoError(t, st.setRegistration(ctx, sb.reg, true))
+		st.waitSettled(t)
+	}
+}
+
+// fillSeed is where a filled Shoot goes.
+type fillSeed struct{ name, provider, region, zone string }
+
+// fillTargets is the seed of each of n Shoots.
+func (sb *sideBySide) fillTargets(ctx context.Context, n int) []fillSeed {
+	t, st := sb.t, sb.st
+	var seeds unstructured.UnstructuredList
+	seeds.SetGroupVersionKind(seedGVK.GroupVersion().WithKind("SeedList"))
+	require.NoError(t, st.c.List(ctx, &seeds))
+	usage, err := st.expectedUsage(ctx)
+	require.NoError(t, err)
+	var limited, open []fillSeed
+	free := map[string]int{}
+	for _, sd := range seeds.Items {
+		taints, _, _ := unstructured.NestedSlice(sd.Object, "spec", "taints")
+		zones, _, _ := unstructured.NestedStringSlice(sd.Object, "spec", "provider", "zones")
+		if len(taints) > 0 || len(zones) == 0 {
+			continue
+		}
+		provider, _, _ := unstructured.NestedString(sd.Object, "spec", "provider", "type")
+		region, _, _ := unstructured.NestedString(sd.Object, "spec", "provider", "region")
+		f := fillSeed{sd.GetName(), provider, region, zones[0]}
+		alloc, ok, _ := unstructured.NestedString(sd.Object, "status", "allocatable", "shoots")
+		if !ok {
+			open = append(open, f)
+			continue
+		}
+		a, err := strconv.Atoi(alloc)
+		require.NoError(t, err, "allocatable shoots of seed %s", sd.GetName())
+		free[f.name] = (a - int(usage[f.name])) / 2
+		limited = append(limited, f)
+	}
+	require.NotEmpty(t, open, "no untainted seed without a capacity limit to fill")
+	var out []fillSeed
+	for _, f := range limited {
+		for range min(free[f.name], n-len(out)) {
+			out = append(out, f)
+		}
+	}
+	for i := 0; len(out) < n; i++ {
+		out = append(out, open[i%len(open)])
+	}
+	return out
+}
+
+// deletePhases deletes the Shoots of the phases and waits until they are gone.
+func (sb *sideBySide) deletePhases(phases ...string) error {
+	sel, err := labels.Parse(fmt.Sprintf("%s=%s,%s in (%s)", testLabel, labelValue(sb.t.Name()), phaseLabel, strings.Join(phases, ",")))
+	if err != nil {
+		return err
+	}
+	return sb.deleteLabelled(context.Background(), client.MatchingLabelsSelector{Selector: sel}, time.Minute)
+}
+
+// deleteLabelled deletes the project's Shoots sel selects, 32 at a time,
+// and waits until they are gone.
+func (sb *sideBySide) deleteLabelled(ctx context.Context, sel client.ListOption, timeout time.Duration) error {
+	st := sb.st
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var list api.ShootList
+	if err := st.c.List(ctx, &list, client.InNamespace(projectNamespace), sel); err != nil {
+		return err
+	}
+	if err := parallel(ctx, len(list.Items), 32, func(ctx context.Context, i int) error {
+		return st.deleteShoot(ctx, &list.Items[i])
+	}); err != nil {
+		return err
+	}
+	return poll(ctx, timeout, 200*time.Millisecond, func() error {
+		var left api.ShootList
+		if err := st.c.List(ctx, &left, client.InNamespace(projectNamespace), sel); err != nil {
+			return err
+		}
+		if len(left.Items) > 0 {
+			return fmt.Errorf("%d Shoots left", len(left.Items))
+		}
+		return nil
+	})
+}
+
+// parallel runs f(0..n-1) on workers goroutines; the first error stops it.
+func parallel(ctx context.Context, n, workers int, f func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(ctx, i); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// Components whose CPU a phase records.
+const (
+	compGardenerAPIServer = "gardener-apiserver"
+	compKubeAPIServer     = "kube-apiserver"
+	compEtcd              = "etcd"
+	compGardenerScheduler = "gardener-scheduler"
+	compSeedwarden        = "seedwarden"
+)
+
+var components = []string{compGardenerAPIServer, compKubeAPIServer, compEtcd, compGardenerScheduler, compSeedwarden}
+
+// cpu is the CPU time (utime+stime) of each running component: the garden
+// process (gardener-apiserver runs in it), its children kube-apiserver and
+// etcd, gardener-scheduler and seedwarden.
+func (sb *sideBySide) cpu() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	add := func(name string, pid int) {
+		if _, _, c, err := procStat(pid); err == nil {
+			out[name] += c
+		}
+	}
+	g := sb.st.garden
+	add(compGardenerAPIServer, g.cmd.Process.Pid)
+	for _, pid := range g.children {
+		if comm, _, c, err := procStat(pid); err == nil && (comm == compKubeAPIServer || comm == compEtcd) {
+			out[comm] += c
+		}
+	}
+	if sb.gs != nil {
+		add(compGardenerScheduler, sb.gs.cmd.Process.Pid)
+	}
+	if p := sb.st.process(); p != nil && !p.exited() {
+		add(compSeedwarden, p.cmd.Process.Pid)
+	}
+	return out
+}
+
+func formatCPU(cpu map[string]time.Duration) string {
+	var parts []string
+	for _, c := range components {
+		if v, ok := cpu[c]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.2fs", c, v.Seconds()))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// withLabel sets a label.
+func withLabel(k, v string) shootOpt {
+	return func(u *unstructured.Unstructured) {
+		l := u.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[k] = v
+		u.SetLabels(l)
+	}
+}

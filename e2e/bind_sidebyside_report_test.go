@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The markdown report of TestBindSideBySide: figures pooled per scenario
+// and binder (the median of the rounds), the acceptance ratios of the
+// bind-speed goal, and every phase.
+
+// reportContext is what the report says about the run.
+type reportContext struct {
+	quick   bool
+	fill    int
+	started time.Time
+	took    time.Duration
+}
+
+// pooledFigures are a scenario's phases of one binder, pooled.
+type pooledFigures struct {
+	phases              int
+	p50, p99            time.Duration
+	bindsPerSecond      float64
+	apiCPU, schedCPU    time.Duration // per placed Shoot
+	etcdCPU             time.Duration // per placed Shoot
+	requests            float64       // seedwarden's API requests per placed Shoot
+	createP50           time.Duration
+	unannounced, shoots int
+}
+
+func pool(rs []phaseFigures, sc scenario, b binder) pooledFigures {
+	var p50, p99, bps, api, sched, etcd, req, call []float64
+	out := pooledFigures{}
+	for _, r := range rs {
+		if r.scenario != sc || r.binder != b || len(r.bound) == 0 {
+			continue
+		}
+		n := time.Duration(len(r.bound))
+		out.phases++
+		out.shoots = len(r.bound)
+		out.unannounced += r.unannounced
+		p50 = append(p50, pct(r.bound, .5).Seconds())
+		p99 = append(p99, pct(r.bound, .99).Seconds())
+		call = append(call, pct(r.calls, .5).Seconds())
+		bps = append(bps, r.bindsPerSecond())
+		api = append(api, r.apiCPUPerShoot().Seconds())
+		own := compGardenerScheduler
+		if b == bySeedwarden {
+			own = compSeedwarden
+		}
+		sched = append(sched, (r.cpu[own] / n).Seconds())
+		etcd = append(etcd, (r.cpu[compEtcd] / n).Seconds())
+		var sum float64
+		for _, v := range r.requests {
+			sum += v
+		}
+		req = append(req, sum/float64(n))
+	}
+	sec := func(v []float64) time.Duration { return time.Duration(median(v) * float64(time.Second)) }
+	out.p50, out.p99, out.createP50 = sec(p50), sec(p99), sec(call)
+	out.bindsPerSecond = median(bps)
+	out.apiCPU, out.schedCPU, out.etcdCPU = sec(api), sec(sched), sec(etcd)
+	out.requests = median(req)
+	return out
+}
+
+// median of v (the mean of the middle two for an even count); 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// scenariosOf lists the scenarios of rs in the order run.
+func scenariosOf(rs []phaseFigures) []scenario {
+	var out []scenario
+	for _, r := range rs {
+		if !slices.Contains(out, r.scenario) {
+			out = append(out, r.scenario)
+		}
+	}
+	return out
+}
+
+func sideBySideReport(rs []phaseFigures, rc reportContext) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run %s, %s, %d CPUs (GOMAXPROCS %d), load at the end %s; garden filled with %d Shoots for the full scenarios",
+		rc.started.UTC().Format("2006-01-02 15:04 MST"), rc.took.Round(time.Second), runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAverage(), rc.fill)
+	if rc.quick {
+		fmt.Fprintf(&b, "; QUICK run (%s=1): not comparable figures", BenchQuickEnv)
+	}
+	b.WriteString(".\n\n")
+	b.WriteString(pooledTable(rs))
+	b.WriteString("\n")
+	b.WriteString(acceptanceTable(rs))
+	b.WriteString("\n")
+	b.WriteString(phaseTable(rs))
+	return b.String()
+}
+
+func ms(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	default:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	}
+}
+
+func cpuMS(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+func pooledTable(rs []phaseFigures) string {
+	var b strings.Builder
+	b.WriteString("Pooled per scenario (median of the rounds); CPU in ms per placed Shoot; API servers = gardener-apiserver + kube-apiserver; own = the binder's process.\n\n")
+	b.WriteString("| scenario | binder | rounds | Shoots | bound p50 | bound p99 | binds/s | kept up (p99 < 1 s) | CREATE p50 | CPU API servers | CPU etcd | CPU own | own API requests/Shoot | unannounced (all rounds) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, sc := range scenariosOf(rs) {
+		for _, bd := range []binder{byGardener, bySeedwarden} {
+			p := pool(rs, sc, bd)
+			kept := "—"
+			if sc.sustained() {
+				kept = yesNo(p.p99 < keptUpBound)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %.1f | %s | %s | %s | %s | %s | %.2f | %d |\n",
+				sc, bd, p.phases, p.shoots, ms(p.p50), ms(p.p99), p.bindsPerSecond, kept, ms(p.createP50),
+				cpuMS(p.apiCPU), cpuMS(p.etcdCPU), cpuMS(p.schedCPU), p.requests, p.unannounced)
+		}
+	}
+	return b.String()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
+
+// goal is one acceptance criterion: seedwarden's figure over
+// gardener-scheduler's, met when within the bound (at least, or at most).
+type goal struct {
+	what     string
+	sc       scenario
+	figure   func(pooledFigures) float64
+	unit     func(float64) string
+	atLeast  bool
+	bound    float64
+	absolute func(pooledFigures) bool // met by seedwarden's figure alone
+}
+
+func acceptanceTable(rs []phaseFigures) string {
+	find := func(full bool, sustained bool, rate int) (scenario, bool) {
+		for _, sc := range scenariosOf(rs) {
+			if sc.full == full && sc.sustained() == sustained && (!sustained || sc.rate == rate) {
+				return sc, true
+			}
+		}
+		return scenario{}, false
+	}
+	secs := func(v float64) string { return ms(time.Duration(v * float64(time.Second))) }
+	rate := func(v float64) string { return fmt.Sprintf("%.1f/s", v) }
+	cpu := func(v float64) string { return cpuMS(time.Duration(v*float64(time.Second))) + " ms" }
+	p50 := func(p pooledFigures) float64 { return p.p50.Seconds() }
+	var goals []goal
+	if sc, ok := find(false, false, 0); ok {
+		goals = append(goals, goal{what: "burst: binds/s", sc: sc, figure: func(p pooledFigures) float64 { return p.bindsPerSecond }, unit: rate, atLeast: true, bound: 1})
+	}
+	if sc, ok := find(false, true, 50); ok {
+		goals = append(goals, goal{what: "50/s: p99 (seedwarden < 1 s)", sc: sc, figure: func(p pooledFigures) float64 { return p.p99.Seconds() }, unit: secs,
+			absolute: func(p pooledFigures) bool { return p.p99 < keptUpBound }})
+	}
+	if sc, ok := find(false, true, 20); ok {
+		goals = append(goals, goal{what: "20/s empty: p50", sc: sc, figure: p50, unit: secs, bound: 1.5})
+	}
+	if sc, ok := find(true, true, 20); ok {
+		goals = append(goals, goal{what: "20/s full: p50", sc: sc, figure: p50, unit: secs, bound: 0.1})
+	}
+	if sc, ok := find(false, true, 20); ok {
+		goals = append(goals, goal{what: "20/s empty: API-server CPU per placed Shoot", sc: sc, figure: func(p pooledFigures) float64 { return p.apiCPU.Seconds() }, unit: cpu, bound: 1.3})
+	}
+	var b strings.Builder
+	b.WriteString("Acceptance (ratio = seedwarden / gardener-scheduler, pooled figures of the same run):\n\n")
+	b.WriteString("| criterion | scenario | gardener-scheduler | seedwarden | ratio | target | met |\n|---|---|---|---|---|---|---|\n")
+	for _, g := range goals {
+		gs, sw := pool(rs, g.sc, byGardener), pool(rs, g.sc, bySeedwarden)
+		gv, sv := g.figure(gs), g.figure(sw)
+		ratio := 0.0
+		if gv > 0 {
+			ratio = sv / gv
+		}
+		var target string
+		var met bool
+		switch {
+		case g.absolute != nil:
+			target, met = "seedwarden p99 < 1 s", g.absolute(sw)
+		case g.atLeast:
+			target, met = fmt.Sprintf("≥ %.1f", g.bound), ratio >= g.bound
+		default:
+			target, met = fmt.Sprintf("≤ %.2g", g.bound), gv > 0 && ratio <= g.bound
+		}
+		verdict := "not met"
+		if met {
+			verdict = "met"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %s |\n", g.what, g.sc, g.unit(gv), g.unit(sv), ratio, target, verdict)
+	}
+	return b.String()
+}
+
+func phaseTable(rs []phaseFigures) string {
+	var b strings.Builder
+	b.WriteString("Every phase (CPU in s over the phase, from the first CREATE to the last bind seen; requests: the binder's own API requests by method, per placed Shoot):\n\n")
+	b.WriteString("| # | scenario | binder | round | p50 | p99 | binds/s | CREATE p50 | gardener-apiserver | kube-apiserver | etcd | gardener-scheduler | seedwarden | requests/Shoot | queue wait mean | reconcile mean (count) | webhook calls/Shoot (mean) | decision mean | load |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		n := float64(len(r.bound))
+		var req []string
+		for _, m := range slices.Sorted(maps.Keys(r.requests)) {
+			req = append(req, fmt.Sprintf("%s %.2f", m, r.requests[m]/n))
+		}
+		decide := "—"
+		if r.decisions > 0 {
+			decide = short(r.decideTime / time.Duration(r.decisions))
+		}
+		cpu := func(c string) string {
+			if v, ok := r.cpu[c]; ok {
+				return fmt.Sprintf("%.2f", v.Seconds())
+			}
+			return "—"
+		}
+		var hooks []string
+		for _, path := range slices.Sorted(maps.Keys(r.webhooks)) {
+			if h := r.webhooks[path]; h.count > 0 {
+				hooks = append(hooks, fmt.Sprintf("%s %.2f (%s)", path, h.count/n, short(h.mean())))
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.n, r.scenario, r.binder, r.round, ms(pct(r.bound, .5)), ms(pct(r.bound, .99)), r.bindsPerSecond(), ms(pct(r.calls, .5)),
+			cpu(compGardenerAPIServer), cpu(compKubeAPIServer), cpu(compEtcd), cpu(compGardenerScheduler), cpu(compSeedwarden),
+			orDash(strings.Join(req, ", ")), short(r.queueWait.mean()), fmt.Sprintf("%s (%.2f/Shoot)", short(r.reconcile.mean()), r.reconcile.count/n), orDash(strings.Join(hooks, ", ")), decide, r.load)
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// short is d to three significant digits or so.
+func short(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "—"
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	default:
+		return d.Round(time.Microsecond).String()
+	}
+}
