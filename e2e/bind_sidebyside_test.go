@@ -119,7 +119,7 @@ func sideBySidePlan(quick bool) ([]scenario, int) {
 func TestBindSideBySide(t *testing.T) {
 	st := needGardener(t)
 	if os.Getenv(BenchEnv) != "1" {
-		t.Skipf("a benchmark of about 25 minutes: set %s=1 to run it", BenchEnv)
+		t.Skipf("a benchmark of about 7 minutes: set %s=1 to run it", BenchEnv)
 	}
 	if !bindingMode() {
 		t.Skipf("placement mode %q: the comparison is with seedwarden binding, as gardener-scheduler does", placementMode)
