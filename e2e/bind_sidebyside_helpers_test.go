@@ -142,7 +142,11 @@ func (sb *sideBySide) fill(n int) {
 		return st.c.Create(ctx, sh)
 	})
 	require.NoError(t, err, "filling the garden")
-	t.Logf("garden filled with %d Shoots in %s", n, time.Since(began).Round(time.Millisecond))
+	per := map[string]int{}
+	for _, sd := range targets {
+		per[sd.name]++
+	}
+	t.Logf("garden filled with %d Shoots in %s: %v", n, time.Since(began).Round(time.Millisecond), per)
 	if sb.active == bySeedwarden {
 		require.NoError(t, st.setRegistration(ctx, sb.reg, true))
 		st.waitSettled(t)

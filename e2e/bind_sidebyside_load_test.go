@@ -50,26 +50,7 @@ func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures 
 	}
 	own1, err := scrape(metricsURL)
 	require.NoError(t, err, "the binder's metrics")
-	r.requests = map[string]float64{}
-	for _, m := range []string{"GET", "PUT", "PATCH", "POST", "DELETE", "LIST", "WATCH"} {
-		match := func(l map[string]string) bool { return l["method"] == m }
-		if d := counterSum(own1, "rest_client_requests_total", match) - counterSum(own0, "rest_client_requests_total", match); d > 0 {
-			r.requests[m] = d
-		}
-	}
-	r.reconcile = histDelta(own0, own1, "controller_runtime_reconcile_time_seconds", nil)
-	r.queueWait = histDelta(own0, own1, "workqueue_queue_duration_seconds", nil)
-	r.webhooks = map[string]histogram{}
-	for _, smp := range own1 {
-		if path := smp.labels["webhook"]; smp.name == webhookLatency+"_count" && path != "" {
-			r.webhooks[path] = histDelta(own0, own1, webhookLatency, func(l map[string]string) bool { return l["webhook"] == path })
-		}
-	}
-	if b == bySeedwarden {
-		r.decisions = counterSum(own1, metrics.DurationName+"_count", nil) - counterSum(own0, metrics.DurationName+"_count", nil)
-		sum := counterSum(own1, metrics.DurationName+"_sum", nil) - counterSum(own0, metrics.DurationName+"_sum", nil)
-		r.decideTime = time.Duration(sum * float64(time.Second))
-	}
+	r.addBinderMetrics(own0, own1)
 	bw.mu.Lock()
 	first, last := time.Time{}, time.Time{}
 	for name, at := range bw.bound {
@@ -90,6 +71,39 @@ func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures 
 	r.span = last.Sub(first)
 	sb.checkBinders(slices.Collect(maps.Keys(sent.at)), b)
 	return r
+}
+
+// addBinderMetrics takes what the binder's own metrics grew by over the
+// phase: API requests by method, reconciles, work-queue waits, and
+// seedwarden's webhook requests, placement decisions and reservations
+// refused by a limit.
+func (r *phaseFigures) addBinderMetrics(before, after []sample) {
+	r.requests = map[string]float64{}
+	for _, m := range []string{"GET", "PUT", "PATCH", "POST", "DELETE", "LIST", "WATCH"} {
+		match := func(l map[string]string) bool { return l["method"] == m }
+		if d := counterSum(after, "rest_client_requests_total", match) - counterSum(before, "rest_client_requests_total", match); d > 0 {
+			r.requests[m] = d
+		}
+	}
+	r.reconcile = histDelta(before, after, "controller_runtime_reconcile_time_seconds", nil)
+	r.queueWait = histDelta(before, after, "workqueue_queue_duration_seconds", nil)
+	r.webhooks = map[string]histogram{}
+	for _, smp := range after {
+		if path := smp.labels["webhook"]; smp.name == webhookLatency+"_count" && path != "" {
+			r.webhooks[path] = histDelta(before, after, webhookLatency, func(l map[string]string) bool { return l["webhook"] == path })
+		}
+	}
+	if r.binder == bySeedwarden {
+		d := histDelta(before, after, metrics.DurationName, nil)
+		r.decisions, r.decideTime = d.count, d.sum
+		r.refused = map[string]float64{}
+		for _, reason := range []string{"namespace", "user", "total"} {
+			match := func(l map[string]string) bool { return l["reason"] == reason }
+			if n := counterSum(after, metrics.ReservationsRefusedName, match) - counterSum(before, metrics.ReservationsRefusedName, match); n > 0 {
+				r.refused[reason] = n
+			}
+		}
+	}
 }
 
 // sendResult is what send saw of the CREATEs.

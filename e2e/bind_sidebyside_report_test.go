@@ -222,8 +222,8 @@ func acceptanceTable(rs []phaseFigures) string {
 func phaseTable(rs []phaseFigures) string {
 	var b strings.Builder
 	b.WriteString("Every phase (CPU in s over the phase, from the first CREATE to the last bind seen; requests: the binder's own API requests by method, per placed Shoot):\n\n")
-	b.WriteString("| # | scenario | binder | round | p50 | p99 | binds/s | CREATE p50 | gardener-apiserver | kube-apiserver | etcd | gardener-scheduler | seedwarden | requests/Shoot | queue wait mean | reconcile mean (count) | webhook calls/Shoot (mean) | decision mean | load |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| # | scenario | binder | round | p50 | p99 | binds/s | CREATE p50 | gardener-apiserver | kube-apiserver | etcd | gardener-scheduler | seedwarden | requests/Shoot | queue wait mean | reconcile mean (count) | webhook calls/Shoot (mean) | decision mean | unannounced (reservations refused) | load |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		n := float64(len(r.bound))
 		var req []string
@@ -246,10 +246,18 @@ func phaseTable(rs []phaseFigures) string {
 				hooks = append(hooks, fmt.Sprintf("%s %.2f (%s)", path, h.count/n, short(h.mean())))
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		unannounced := "—"
+		if r.binder == bySeedwarden {
+			var why []string
+			for _, reason := range slices.Sorted(maps.Keys(r.refused)) {
+				why = append(why, fmt.Sprintf("%s %.0f", reason, r.refused[reason]))
+			}
+			unannounced = fmt.Sprintf("%d (%s)", r.unannounced, orDash(strings.Join(why, ", ")))
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.n, r.scenario, r.binder, r.round, ms(pct(r.bound, .5)), ms(pct(r.bound, .99)), r.bindsPerSecond(), ms(pct(r.calls, .5)),
 			cpu(compGardenerAPIServer), cpu(compKubeAPIServer), cpu(compEtcd), cpu(compGardenerScheduler), cpu(compSeedwarden),
-			orDash(strings.Join(req, ", ")), short(r.queueWait.mean()), fmt.Sprintf("%s (%.2f/Shoot)", short(r.reconcile.mean()), r.reconcile.count/n), orDash(strings.Join(hooks, ", ")), decide, r.load)
+			orDash(strings.Join(req, ", ")), short(r.queueWait.mean()), fmt.Sprintf("%s (%.2f/Shoot)", short(r.reconcile.mean()), r.reconcile.count/n), orDash(strings.Join(hooks, ", ")), decide, unannounced, r.load)
 	}
 	return b.String()
 }

@@ -119,7 +119,7 @@ func sideBySidePlan(quick bool) ([]scenario, int) {
 func TestBindSideBySide(t *testing.T) {
 	st := needGardener(t)
 	if os.Getenv(BenchEnv) != "1" {
-		t.Skipf("a benchmark of about 25 minutes: set %s=1 to run it", BenchEnv)
+		t.Skipf("a benchmark of about 7 minutes: set %s=1 to run it", BenchEnv)
 	}
 	if !bindingMode() {
 		t.Skipf("placement mode %q: the comparison is with seedwarden binding, as gardener-scheduler does", placementMode)
@@ -195,6 +195,7 @@ type phaseFigures struct {
 	queueWait   histogram            // time Shoots waited in its work queues
 	webhooks    map[string]histogram // seedwarden's webhook requests by path
 	unannounced int                  // seedwarden: admitted without an announced seed
+	refused     map[string]float64   // seedwarden's reservations refused, by limit
 	seeds       map[string]int       // Shoots per bound seed
 	load        string
 }
@@ -214,8 +215,6 @@ func (r phaseFigures) apiCPUPerShoot() time.Duration {
 	}
 	return (r.cpu[compGardenerAPIServer] + r.cpu[compKubeAPIServer]) / time.Duration(len(r.bound))
 }
-
-func (r phaseFigures) keptUp() bool { return pct(r.bound, .99) < keptUpBound }
 
 func (r phaseFigures) summary() string {
 	seeds := make([]string, 0, len(r.seeds))
