@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,6 +42,11 @@ const (
 	// networkPolicyDir is the opt-in kustomize Component of the NetworkPolicy.
 	networkPolicyDir  = "networkpolicy"
 	networkPolicyFile = "networkpolicy.yaml"
+	// resourceSizeDir is the opt-in kustomize Component of the
+	// resource-size webhooks, registered where size limits are configured.
+	resourceSizeDir   = "resource-size"
+	resourceSizeFile  = "webhook-resource-size.yaml"
+	resourceSizeHooks = "seedwarden-resource-size"
 
 	namespace   = "seedwarden"
 	serviceName = "seedwarden"
@@ -166,6 +172,17 @@ func resourceFiles(t testing.TB) []string {
 }
 
 func manifests(t testing.TB) []doc { return readDocs(t, resourceFiles(t)...) }
+
+// resourceSizeConfiguration is the resource-size component's
+// ValidatingWebhookConfiguration.
+func resourceSizeConfiguration(t testing.TB) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	t.Helper()
+	docs := readDocs(t, filepath.Join(resourceSizeDir, resourceSizeFile))
+	if len(docs) != 1 {
+		t.Fatalf("%s: %d documents, want the webhook configuration alone", resourceSizeFile, len(docs))
+	}
+	return find[*admissionregistrationv1.ValidatingWebhookConfiguration](t, docs, validatingConfiguration, "", resourceSizeHooks)
+}
 
 func find[T runtime.Object](t testing.TB, docs []doc, kind, ns, name string) T {
 	t.Helper()

@@ -194,7 +194,7 @@ func TestAPIServerAcceptsManifests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	docs := append(manifests(t), readDocs(t, filepath.Join(networkPolicyDir, networkPolicyFile))...)
+	docs := append(manifests(t), readDocs(t, filepath.Join(networkPolicyDir, networkPolicyFile), filepath.Join(resourceSizeDir, resourceSizeFile))...)
 	// Namespaces for real (the namespaced objects need them), the rest dry run.
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNS}}); err != nil {
 		t.Fatal(err)

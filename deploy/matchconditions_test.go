@@ -67,7 +67,7 @@ func conditionMatchers(t *testing.T) map[string]matchconditions.Matcher {
 		w.FailurePolicy = &fail
 		out[w.Name] = webhook.NewMutatingWebhookAccessor(w.Name, mwc.Name, &w).GetCompiledMatcher(compiler)
 	}
-	for _, w := range vwc.Webhooks {
+	for _, w := range append(vwc.Webhooks, resourceSizeConfiguration(t).Webhooks...) {
 		w.FailurePolicy = &fail
 		out[w.Name] = webhook.NewValidatingWebhookAccessor(w.Name, vwc.Name, &w).GetCompiledMatcher(compiler)
 	}

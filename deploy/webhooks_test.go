@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 )
 
 // Webhook paths the server registers (cmd/webhook). A webhook configuration
@@ -154,10 +155,11 @@ func TestWebhookConfigurations(t *testing.T) {
 	docs := manifests(t)
 	mwc := find[*admissionregistrationv1.MutatingWebhookConfiguration](t, docs, mutatingConfiguration, "", "seedwarden")
 	vwc := find[*admissionregistrationv1.ValidatingWebhookConfiguration](t, docs, validatingConfiguration, "", "seedwarden")
+	sizes := resourceSizeConfiguration(t)
 	svc := find[*corev1.Service](t, docs, "Service", namespace, serviceName)
 	cert := findU(t, docs, "Certificate", namespace, certificate)
 
-	for _, obj := range []metav1.Object{mwc, vwc} {
+	for _, obj := range []metav1.Object{mwc, vwc, sizes} {
 		if got := obj.GetAnnotations()[injectCAFrom]; got != namespace+"/"+certificate {
 			t.Errorf("%s: %s = %q", obj.GetName(), injectCAFrom, got)
 		}
@@ -189,7 +191,7 @@ func TestWebhookConfigurations(t *testing.T) {
 			t.Errorf("%s: reinvocationPolicy must be explicitly Never", w.Name)
 		}
 	}
-	for _, w := range vwc.Webhooks {
+	for _, w := range append(vwc.Webhooks, sizes.Webhooks...) {
 		all = append(all, common{w.Name, validatingConfiguration, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions})
 	}
 
@@ -345,8 +347,12 @@ func TestWebhookConfigurations(t *testing.T) {
 // Every failurePolicy and timeoutSeconds line has its reasoning in a comment
 // right above it.
 func TestWebhookDecisionsAreExplained(t *testing.T) {
-	for _, f := range []string{"webhook-mutating.yaml", "webhook-validating.yaml"} {
-		data, err := os.ReadFile(filepath.Join(manifestsDir, f))
+	files := []string{
+		filepath.Join(manifestsDir, "webhook-mutating.yaml"), filepath.Join(manifestsDir, "webhook-validating.yaml"),
+		filepath.Join(resourceSizeDir, resourceSizeFile),
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,12 +372,13 @@ func TestWebhookDecisionsAreExplained(t *testing.T) {
 				t.Errorf("%s:%d: %s has no explanation in a comment above it", f, i+1, m[1])
 			}
 		}
-		n := 0
-		for _, w := range webhooks {
-			if (f == "webhook-mutating.yaml") == (w.config == mutatingConfiguration) {
-				n++
-			}
+		var cfg struct {
+			Webhooks []struct{} `json:"webhooks"`
 		}
+		if err := yaml.Unmarshal(data, &cfg); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		n := len(cfg.Webhooks)
 		for _, k := range []string{"failurePolicy", "timeoutSeconds", "sideEffects"} {
 			if counts[k] != n {
 				t.Errorf("%s: %d %s lines for %d webhooks", f, counts[k], k, n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,14 @@ import (
 type webhookRegistration struct {
 	m admissionregistrationv1.MutatingWebhookConfiguration
 	v admissionregistrationv1.ValidatingWebhookConfiguration
+}
+
+// without is reg without the named webhooks.
+func (reg *webhookRegistration) without(names ...string) *webhookRegistration {
+	out := &webhookRegistration{m: *reg.m.DeepCopy(), v: *reg.v.DeepCopy()}
+	out.m.Webhooks = slices.DeleteFunc(out.m.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return slices.Contains(names, w.Name) })
+	out.v.Webhooks = slices.DeleteFunc(out.v.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool { return slices.Contains(names, w.Name) })
+	return out
 }
 
 func (st *suite) saveRegistration(ctx context.Context) (*webhookRegistration, error) {

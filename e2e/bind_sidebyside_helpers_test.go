@@ -24,12 +24,16 @@ import (
 
 // sideBySide is the state of TestBindSideBySide.
 type sideBySide struct {
-	st     *suite
-	t      *testing.T
-	dev    client.Client // the project member who creates the Shoots
-	reg    *webhookRegistration
-	active binder
-	gs     *gardenerScheduler // running while active is byGardener
+	st  *suite
+	t   *testing.T
+	dev client.Client // the project member who creates the Shoots
+	// reg is the suite's registration, restored at the end; shipped is
+	// what the phases register: the base's webhooks, without the opt-in
+	// resource-size component (the shipped configuration sets no size
+	// limit).
+	reg, shipped *webhookRegistration
+	active       binder
+	gs           *gardenerScheduler // running while active is byGardener
 }
 
 // activate makes b the binder: for gardener-scheduler seedwarden's webhook
@@ -53,7 +57,7 @@ func (sb *sideBySide) activate(b binder) {
 	case bySeedwarden:
 		sb.gs.stop(t)
 		sb.gs = nil
-		require.NoError(t, sb.startSeedwarden(ctx))
+		require.NoError(t, sb.startSeedwarden(ctx, sb.shipped))
 	}
 	sb.active = b
 	t.Logf("%s binds from now on (switched in %s)", b, time.Since(began).Round(time.Millisecond))
@@ -74,9 +78,9 @@ func (sb *sideBySide) stopSeedwarden() error {
 	return nil
 }
 
-// startSeedwarden starts the webhook process unless it runs, registers its
-// webhooks and waits until its retry controller leads.
-func (sb *sideBySide) startSeedwarden(ctx context.Context) error {
+// startSeedwarden starts the webhook process unless it runs, registers reg
+// and waits until its retry controller leads.
+func (sb *sideBySide) startSeedwarden(ctx context.Context, reg *webhookRegistration) error {
 	st := sb.st
 	if p := st.process(); p == nil || p.exited() {
 		if err := st.startWebhook(); err != nil {
@@ -86,7 +90,7 @@ func (sb *sideBySide) startSeedwarden(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := st.setRegistration(ctx, sb.reg, true); err != nil {
+	if err := st.setRegistration(ctx, reg, true); err != nil {
 		return err
 	}
 	return poll(ctx, time.Minute, 100*time.Millisecond, func() error {
@@ -115,7 +119,7 @@ func (sb *sideBySide) restore() {
 		t.Errorf("deleting the test's Shoots: %v", err)
 	}
 	t.Logf("the test's Shoots deleted in %s", time.Since(began).Round(time.Millisecond))
-	if err := sb.startSeedwarden(ctx); err != nil {
+	if err := sb.startSeedwarden(ctx, sb.reg); err != nil {
 		t.Errorf("seedwarden back for the next tests: %v", err)
 		return
 	}
@@ -148,7 +152,7 @@ func (sb *sideBySide) fill(n int) {
 	}
 	t.Logf("garden filled with %d Shoots in %s: %v", n, time.Since(began).Round(time.Millisecond), per)
 	if sb.active == bySeedwarden {
-		require.NoError(t, st.setRegistration(ctx, sb.reg, true))
+		require.NoError(t, st.setRegistration(ctx, sb.shipped, true))
 		st.waitSettled(t)
 	}
 }

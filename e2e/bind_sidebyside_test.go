@@ -129,7 +129,7 @@ func TestBindSideBySide(t *testing.T) {
 	reg, err := st.saveRegistration(context.Background())
 	require.NoError(t, err)
 	dev, _ := st.projectUsers(t)
-	sb := &sideBySide{st: st, t: t, dev: dev.c, reg: reg, active: bySeedwarden}
+	sb := &sideBySide{st: st, t: t, dev: dev.c, reg: reg, shipped: reg.without(webhookShootSize, webhookSize), active: bySeedwarden}
 	t.Cleanup(sb.restore)
 	st.waitSettled(t)
 

@@ -22,10 +22,14 @@ import (
 
 // The webhook configurations of deploy/manifests, registered as they are
 // except for clientConfig (a URL on localhost instead of the Service, and
-// the test CA as caBundle).
+// the test CA as caBundle), and the webhooks of the opt-in resource-size
+// component, since the suite's configuration sets size limits (registered
+// in the same ValidatingWebhookConfiguration, so that a test takes all of
+// seedwarden's webhooks away and back at once).
 const (
-	mutatingManifest   = "deploy/manifests/webhook-mutating.yaml"
-	validatingManifest = "deploy/manifests/webhook-validating.yaml"
+	mutatingManifest     = "deploy/manifests/webhook-mutating.yaml"
+	validatingManifest   = "deploy/manifests/webhook-validating.yaml"
+	resourceSizeManifest = "deploy/resource-size/webhook-resource-size.yaml"
 )
 
 // Webhook names of deploy/manifests that tests depend on.
@@ -55,8 +59,8 @@ func readManifest(root, rel string, into any) error {
 }
 
 // registerWebhooks creates the MutatingWebhookConfiguration and
-// ValidatingWebhookConfiguration of deploy/manifests, pointed at the webhook
-// process. A webhook whose path the server does not answer (404: not
+// ValidatingWebhookConfiguration of deploy/manifests (with the resource-size
+// component's webhooks), pointed at the webhook process. A webhook whose path the server does not answer (404: not
 // implemented yet) is left out, and said so, because a Fail-policy webhook
 // that 404s would block every request it matches.
 func (st *suite) registerWebhooks(ctx context.Context) error {
@@ -64,10 +68,14 @@ func (st *suite) registerWebhooks(ctx context.Context) error {
 	if err := readManifest(st.root, mutatingManifest, &mwc); err != nil {
 		return err
 	}
-	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	var vwc, sizes admissionregistrationv1.ValidatingWebhookConfiguration
 	if err := readManifest(st.root, validatingManifest, &vwc); err != nil {
 		return err
 	}
+	if err := readManifest(st.root, resourceSizeManifest, &sizes); err != nil {
+		return err
+	}
+	vwc.Webhooks = append(vwc.Webhooks, sizes.Webhooks...)
 	st.registered, st.skipped = map[string]string{}, map[string]string{}
 	served := func(name string, cc *admissionregistrationv1.WebhookClientConfig) (bool, error) {
 		if cc.Service == nil || cc.Service.Path == nil {

@@ -75,7 +75,8 @@ func TestChartOptionValues(t *testing.T) {
 	}
 
 	hooks := map[string]map[string]any{}
-	for _, cfgKind := range []string{"MutatingWebhookConfiguration//seedwarden", "ValidatingWebhookConfiguration//seedwarden"} {
+	for _, cfgKind := range []string{"MutatingWebhookConfiguration//seedwarden", "ValidatingWebhookConfiguration//seedwarden",
+		"ValidatingWebhookConfiguration//seedwarden-resource-size"} {
 		for _, w := range objs[cfgKind]["webhooks"].([]any) {
 			hooks[w.(map[string]any)["name"].(string)] = w.(map[string]any)
 		}

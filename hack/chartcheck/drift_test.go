@@ -116,15 +116,18 @@ func TestChartDefaultsMatchKustomizeBase(t *testing.T) {
 	compare(t, helm, withoutNamespace(t, kust))
 }
 
-// The opt-in part matches its kustomize Component: the NetworkPolicy.
-// (Client authentication is on in both by default.)
+// The opt-in parts match their kustomize Components: the NetworkPolicy and
+// the resource-size webhooks. (Client authentication is on in both by
+// default.)
 func TestChartOptionsMatchKustomizeComponents(t *testing.T) {
 	helm, err := Normalize(renderChart(t, map[string]any{
-		"networkPolicy": map[string]any{"enabled": true},
+		"networkPolicy":        map[string]any{"enabled": true},
+		"resourceSizeWebhooks": map[string]any{"enabled": true},
 	}))
 	require.NoError(t, err)
-	kust, err := Normalize(kustomizeOverlay(t, "networkpolicy"))
+	kust, err := Normalize(kustomizeOverlay(t, "networkpolicy", "resource-size"))
 	require.NoError(t, err)
 	require.Contains(t, kust, "NetworkPolicy/"+ReleaseNamespace+"/seedwarden")
+	require.Contains(t, kust, "ValidatingWebhookConfiguration//seedwarden-resource-size")
 	compare(t, helm, withoutNamespace(t, kust))
 }

@@ -19,11 +19,12 @@ func OptionValues() map[string]any {
 			"binding": map[string]any{"failurePolicy": "Ignore", "timeoutSeconds": 10},
 			"size":    map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"size-limited": "true"}}},
 		},
-		"certManager":         map[string]any{"issuer": map[string]any{"name": "garden-ca", "kind": "ClusterIssuer"}},
-		"clientAuth":          map[string]any{"enabled": true},
-		"serviceMonitor":      map[string]any{"labels": map[string]any{"release": "kube-prometheus-stack"}, "interval": "15s"},
-		"prometheusRule":      map[string]any{"labels": map[string]any{"release": "kube-prometheus-stack"}},
-		"networkPolicy":       map[string]any{"enabled": true},
-		"podDisruptionBudget": map[string]any{"minAvailable": 2},
+		"certManager":          map[string]any{"issuer": map[string]any{"name": "garden-ca", "kind": "ClusterIssuer"}},
+		"clientAuth":           map[string]any{"enabled": true},
+		"serviceMonitor":       map[string]any{"labels": map[string]any{"release": "kube-prometheus-stack"}, "interval": "15s"},
+		"prometheusRule":       map[string]any{"labels": map[string]any{"release": "kube-prometheus-stack"}},
+		"networkPolicy":        map[string]any{"enabled": true},
+		"resourceSizeWebhooks": map[string]any{"enabled": true},
+		"podDisruptionBudget":  map[string]any{"minAvailable": 2},
 	}
 }
