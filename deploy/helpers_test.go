@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,6 +173,27 @@ func resourceFiles(t testing.TB) []string {
 }
 
 func manifests(t testing.TB) []doc { return readDocs(t, resourceFiles(t)...) }
+
+// requireComponentOf fails t unless dir/kustomization.yaml is a kustomize
+// Component of exactly the file want.
+func requireComponentOf(t testing.TB, dir, want string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Resources  []string `json:"resources"`
+	}
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		t.Fatalf("%s/kustomization.yaml: %v", dir, err)
+	}
+	if k.APIVersion != "kustomize.config.k8s.io/v1alpha1" || k.Kind != "Component" || !slices.Equal(k.Resources, []string{want}) {
+		t.Fatalf("%s/kustomization.yaml: %+v, want a Component of %s", dir, k, want)
+	}
+}
 
 // resourceSizeConfiguration is the resource-size component's
 // ValidatingWebhookConfiguration.

@@ -1,7 +1,6 @@
 package manifests_test
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // The NetworkPolicy component, so that no other pod can send the webhooks
@@ -19,22 +17,7 @@ import (
 // servers alone and the metrics port from Prometheus alone, and leaves the
 // health port to the node (kubelet).
 func TestNetworkPolicyComponent(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(networkPolicyDir, "kustomization.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Resources  []string `json:"resources"`
-	}
-	if err := yaml.UnmarshalStrict(data, &k); err != nil {
-		t.Fatalf("%s/kustomization.yaml: %v", networkPolicyDir, err)
-	}
-	if k.APIVersion != "kustomize.config.k8s.io/v1alpha1" || k.Kind != "Component" || !reflect.DeepEqual(k.Resources, []string{networkPolicyFile}) {
-		t.Fatalf("%s/kustomization.yaml: %+v, want a Component of %s", networkPolicyDir, k, networkPolicyFile)
-	}
-
+	requireComponentOf(t, networkPolicyDir, networkPolicyFile)
 	docs := readDocs(t, filepath.Join(networkPolicyDir, networkPolicyFile))
 	if len(docs) != 1 {
 		t.Fatalf("%d documents, want the NetworkPolicy alone", len(docs))

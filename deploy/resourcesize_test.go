@@ -1,14 +1,10 @@
 package manifests_test
 
 import (
-	"os"
-	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // TestResourceSizeComponent: the resource-size webhooks are an opt-in
@@ -18,21 +14,7 @@ import (
 // closed, would refuse Secret and ConfigMap writes during an outage for
 // nothing).
 func TestResourceSizeComponent(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(resourceSizeDir, "kustomization.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Resources  []string `json:"resources"`
-	}
-	if err := yaml.UnmarshalStrict(data, &k); err != nil {
-		t.Fatalf("%s/kustomization.yaml: %v", resourceSizeDir, err)
-	}
-	if k.APIVersion != "kustomize.config.k8s.io/v1alpha1" || k.Kind != "Component" || !reflect.DeepEqual(k.Resources, []string{resourceSizeFile}) {
-		t.Fatalf("%s/kustomization.yaml: %+v, want a Component of %s", resourceSizeDir, k, resourceSizeFile)
-	}
+	requireComponentOf(t, resourceSizeDir, resourceSizeFile)
 	var names []string
 	for _, w := range resourceSizeConfiguration(t).Webhooks {
 		names = append(names, w.Name)
