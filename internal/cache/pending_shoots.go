@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -33,7 +34,11 @@ func NewPendingShoots(scheduler string) *PendingShoots {
 // Configure makes the Shoot informer of o record pending Shoots before it
 // reduces them (TransformShoot).
 func (p *PendingShoots) Configure(o *crcache.Options) {
-	by := o.ByObject[&api.Shoot{}]
+	// ByObject is keyed by pointer: find the Shoot entry by its type.
+	var by crcache.ByObject
+	if o.ByObject == nil {
+		o.ByObject = map[client.Object]crcache.ByObject{}
+	}
 	for obj, b := range o.ByObject {
 		if _, ok := obj.(*api.Shoot); ok {
 			by = b
