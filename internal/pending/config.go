@@ -42,15 +42,19 @@
 //
 // # Binding
 //
-// Mode "binding" (default) PUTs the whole Shoot, read from the API server and
-// kept as unstructured so no field is lost, with spec.seedName set to the
-// shoots/binding subresource, like gardener-scheduler. Mode "update" merge-
-// patches spec.seedName on the main resource (for clusters that serve Shoots
-// from a CRD, which has no binding subresource); there the controller also
-// removes its own Create/Pending status.lastOperation afterwards, which
-// Gardener's binding strategy does by itself. Both carry the Shoot's
-// resourceVersion, so a stale read fails with a conflict instead of
-// overwriting.
+// The Shoot decided on is the watch's full copy of it (Reconciler.Watched,
+// cache.PendingShoots), else a read from the API server. Mode "binding"
+// (default) merge-patches spec.seedName through the shoots/binding
+// subresource, as gardener-scheduler binds (the binding strategy keeps every
+// other field). Mode "update" merge-patches spec.seedName on the main
+// resource (for clusters that serve Shoots from a CRD, which has no binding
+// subresource); there the controller also removes its own Create/Pending
+// status.lastOperation afterwards, which Gardener's binding strategy does by
+// itself. Both carry the resourceVersion decided from, so an outdated copy
+// fails with a conflict instead of overwriting, and the next attempt reads
+// the Shoot. Where replicas coordinate capacity, the place is reserved
+// across replicas first (Reconciler.Cluster): the validating webhooks leave
+// the controller's own binds out.
 //
 // # Reservations
 //
