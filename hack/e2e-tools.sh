@@ -11,8 +11,8 @@
 # A stamp file records the versions built; when it matches and both binaries
 # exist the script returns at once without calling go.
 #
-# A cold build takes about 5 minutes on 2 cores (etcd ~40s, kube-apiserver
-# ~4m) plus the module downloads into GOMODCACHE; binaries are ~25 MB (etcd)
+# A cold build takes about 5 minutes on 2 idle cores (etcd ~40s, kube-apiserver
+# ~4m) and up to 19 on busy ones, plus the module downloads into GOMODCACHE; binaries are ~25 MB (etcd)
 # and ~100 MB (kube-apiserver), static (CGO_ENABLED=0) and stripped.
 set -euo pipefail
 
