@@ -14,7 +14,17 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 # The server that `make run` and `make demo` start: no cluster, the example
 # landscape, certificates from ./certs, ports on localhost.
-SERVE_ARGS := serve --landscape examples/landscape.yaml --config examples/config-dev.yaml
+DEV_LANDSCAPE := examples/landscape.yaml
+DEV_CONFIG    := examples/config-dev.yaml
+SERVE_ARGS    := serve --landscape $(DEV_LANDSCAPE) --config $(DEV_CONFIG)
+
+# `make demo` starts its own server on free ports (0) unless DEMO_PORT (the
+# webhook) and DEMO_HEALTH_PORT (readiness) name them; with DEMO_URL it uses
+# the running server there instead, once its certificate verifies against
+# certs/ca.crt.
+DEMO_PORT        ?= 0
+DEMO_HEALTH_PORT ?= 0
+DEMO_URL         ?=
 
 .PHONY: help build certs run demo test tools unit unit-with-apiserver oracle-check difftest chart-check e2e bench lint golangci fuzz generate clean image set-version
 
@@ -38,8 +48,8 @@ certs: ## Make development TLS material in certs/ (kept while valid).
 run: certs ## Run the webhook server on the example landscape (Ctrl-C stops it).
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/webhook $(SERVE_ARGS)
 
-demo: build certs ## Send the example Shoots to the server (started and stopped if not running).
-	$(GO) run ./hack/demo -server "bin/webhook $(SERVE_ARGS)"
+demo: build certs ## Start a server on free ports (DEMO_PORT, DEMO_HEALTH_PORT; DEMO_URL: use a running one), send the example Shoots, stop it.
+	$(GO) run ./hack/demo $(if $(DEMO_URL),-url $(DEMO_URL),-server "bin/webhook serve --landscape $(DEV_LANDSCAPE)" -config $(DEV_CONFIG) -port $(DEMO_PORT) -health-port $(DEMO_HEALTH_PORT))
 
 test: tools unit-with-apiserver oracle-check chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver and Gardener's scheduler as oracle where they need them), conformance and differential counts, the oracle's own check, chart check, e2e on both gardens.
 
