@@ -18,22 +18,22 @@ type field struct {
 	name string
 }
 
-func in[T any](name string) field { return field{reflect.TypeFor[T](), name} }
+func fieldOf[T any](name string) field { return field{reflect.TypeFor[T](), name} }
 
 // enums are the values Validate accepts for a field, spelled by
 // internal/config's constants so that a new value reaches the schema.
 var enums = map[field][]string{
-	in[config.Config]("apiVersion"):               {config.APIVersion},
-	in[config.Config]("kind"):                     {config.Kind},
-	in[config.Config]("strategy"):                 {config.StrategySameRegion, config.StrategyMinimalDistance},
-	in[config.Config]("networkOverlap"):           {config.NetworkOverlapDisjoint, config.NetworkOverlapAllowIPv4},
-	in[config.Placement]("mode"):                  {config.PlacementViaBinding, config.PlacementViaPatch},
-	in[config.Capacity]("coordination"):           {config.CoordinationLocal, config.CoordinationAPIServer},
-	in[config.ResourceSize]("operationMode"):      {config.OperationModeBlock, config.OperationModeLog},
-	in[config.ResourceAdmission]("operationMode"): {config.OperationModeBlock, config.OperationModeLog},
-	in[config.PendingShoots]("bindMode"):          {config.BindThroughSubresource, config.BindThroughUpdate},
-	in[config.Subject]("kind"):                    {config.SubjectUser, config.SubjectGroup, config.SubjectServiceAccount},
-	in[rbacv1.Subject]("kind"):                    {rbacv1.UserKind, rbacv1.GroupKind, rbacv1.ServiceAccountKind},
+	fieldOf[config.Config]("apiVersion"):               {config.APIVersion},
+	fieldOf[config.Config]("kind"):                     {config.Kind},
+	fieldOf[config.Config]("strategy"):                 {config.StrategySameRegion, config.StrategyMinimalDistance},
+	fieldOf[config.Config]("networkOverlap"):           {config.NetworkOverlapDisjoint, config.NetworkOverlapAllowIPv4},
+	fieldOf[config.Placement]("mode"):                  {config.PlacementViaBinding, config.PlacementViaPatch},
+	fieldOf[config.Capacity]("coordination"):           {config.CoordinationLocal, config.CoordinationAPIServer},
+	fieldOf[config.ResourceSize]("operationMode"):      {config.OperationModeBlock, config.OperationModeLog},
+	fieldOf[config.ResourceAdmission]("operationMode"): {config.OperationModeBlock, config.OperationModeLog},
+	fieldOf[config.PendingShoots]("bindMode"):          {config.BindThroughSubresource, config.BindThroughUpdate},
+	fieldOf[config.Subject]("kind"):                    {config.SubjectUser, config.SubjectGroup, config.SubjectServiceAccount},
+	fieldOf[rbacv1.Subject]("kind"):                    {rbacv1.UserKind, rbacv1.GroupKind, rbacv1.ServiceAccountKind},
 }
 
 // bound is an integer range. An omitted number is 0, which takes the
@@ -43,15 +43,15 @@ type bound struct{ minimum, maximum int64 }
 const unbounded = -1
 
 var bounds = map[field]bound{
-	in[config.Server]("maxRequestBytes"):         {0, config.MaxMaxRequestBytes},
-	in[config.Server]("maxRequestBytesInFlight"): {0, config.MaxMaxRequestBytesInFlight},
-	in[config.Reservations]("maxPerNamespace"):   {0, config.MaxMaxReservations},
-	in[config.Reservations]("maxPerUser"):        {0, config.MaxMaxReservations},
-	in[config.Reservations]("maxTotal"):          {0, config.MaxMaxReservations},
-	in[config.HeadroomProfile]("limit"):          {0, config.MaxHeadroomLimit},
-	in[config.HeadroomProfile]("alertBelow"):     {0, config.MaxHeadroomLimit},
-	in[config.PendingShoots]("workers"):          {0, unbounded},
-	in[config.Scoring]("defaultCapacity"):        {0, unbounded},
+	fieldOf[config.Server]("maxRequestBytes"):         {0, config.MaxMaxRequestBytes},
+	fieldOf[config.Server]("maxRequestBytesInFlight"): {0, config.MaxMaxRequestBytesInFlight},
+	fieldOf[config.Reservations]("maxPerNamespace"):   {0, config.MaxMaxReservations},
+	fieldOf[config.Reservations]("maxPerUser"):        {0, config.MaxMaxReservations},
+	fieldOf[config.Reservations]("maxTotal"):          {0, config.MaxMaxReservations},
+	fieldOf[config.HeadroomProfile]("limit"):          {0, config.MaxHeadroomLimit},
+	fieldOf[config.HeadroomProfile]("alertBelow"):     {0, config.MaxHeadroomLimit},
+	fieldOf[config.PendingShoots]("workers"):          {0, unbounded},
+	fieldOf[config.Scoring]("defaultCapacity"):        {0, unbounded},
 }
 
 // durationPattern is what time.ParseDuration reads ("" takes the default);
@@ -67,8 +67,12 @@ var (
 
 // Schema is the JSON schema of the configuration file: every field of
 // config.Config by its JSON name and nothing else.
-func Schema() (map[string]any, error) {
-	g := generator{used: map[field]bool{}}
+func Schema() (map[string]any, error) { return generate(enums, bounds) }
+
+// generate fails on an enum or a bound for a field the types do not have,
+// so that renaming a field cannot silently drop its rule from the schema.
+func generate(enums map[field][]string, bounds map[field]bound) (map[string]any, error) {
+	g := generator{enums: enums, bounds: bounds, used: map[field]bool{}}
 	s := g.schema(reflect.TypeFor[config.Config]())
 	s["required"] = []string{"apiVersion", "kind"}
 	s["description"] = "the webhook's configuration file: every field of internal/config; " +
@@ -91,7 +95,11 @@ func Schema() (map[string]any, error) {
 	return s, nil
 }
 
-type generator struct{ used map[field]bool }
+type generator struct {
+	enums  map[field][]string
+	bounds map[field]bound
+	used   map[field]bool
+}
 
 func (g generator) schema(t reflect.Type) map[string]any {
 	switch t {
@@ -131,12 +139,12 @@ func (g generator) object(t reflect.Type) map[string]any {
 	for name, f := range JSONFields(t) {
 		s := g.schema(f.Type)
 		key := field{t, name}
-		if values, ok := enums[key]; ok {
+		if values, ok := g.enums[key]; ok {
 			delete(s, "type")
 			s["enum"] = values
 			g.used[key] = true
 		}
-		if b, ok := bounds[key]; ok {
+		if b, ok := g.bounds[key]; ok {
 			s["minimum"] = b.minimum
 			if b.maximum != unbounded {
 				s["maximum"] = b.maximum

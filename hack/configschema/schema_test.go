@@ -75,42 +75,52 @@ func TestEveryConfigFieldInSchema(t *testing.T) {
 // An enum or a bound naming a field the types no longer have is an error,
 // not a rule silently dropped from the schema.
 func TestSchemaRefusesStaleRules(t *testing.T) {
-	enums[in[config.Log]("colour")] = []string{"red"}
-	defer delete(enums, in[config.Log]("colour"))
-	_, err := Schema()
+	_, err := generate(map[field][]string{fieldOf[config.Log]("colour"): {"red"}},
+		map[field]bound{fieldOf[config.Server]("backlog"): {0, 1}, fieldOf[config.Server]("port"): {0, 65535}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "config.Log.colour")
+	assert.Contains(t, err.Error(), "config.Log.colour, config.Server.backlog")
+	assert.NotContains(t, err.Error(), "port")
 }
 
 // The enums are exactly what Parse accepts: each value passes, a value
 // beside them fails naming the field, as the schema does.
 func TestEnumsMatchValidation(t *testing.T) {
-	tests := map[string]string{
-		"strategy":                   "strategy: %s",
-		"networkOverlap":             "networkOverlap: %s",
-		"placement.mode":             "placement: {mode: %s}",
-		"capacity.coordination":      "capacity: {coordination: %s}",
-		"resourceSize.operationMode": "resourceSize: {operationMode: %s}",
-		"pendingShoots.bindMode":     "pendingShoots: {bindMode: %s}",
+	tests := []struct {
+		path string // as Parse names the field; "[0]" is a list entry
+		doc  string // the field's YAML, %s its value
+	}{
+		{"strategy", "strategy: %s"},
+		{"networkOverlap", "networkOverlap: %s"},
+		{"placement.mode", "placement: {mode: %s}"},
+		{"capacity.coordination", "capacity: {coordination: %s}"},
+		{"resourceSize.operationMode", "resourceSize: {operationMode: %s}"},
+		{"resourceAdmission.operationMode", "resourceAdmission: {operationMode: %s, limits: []}"},
+		{"pendingShoots.bindMode", "pendingShoots: {bindMode: %s}"},
+		{"capacity.unrestrictedSubjects[0].kind", "capacity: {unrestrictedSubjects: [{kind: %s, name: x}]}"},
+		{"resourceAdmission.unrestrictedSubjects[0].kind", "resourceAdmission: {limits: [], unrestrictedSubjects: [{kind: %s, name: x}]}"},
 	}
 	var values map[string]any
 	require.NoError(t, json.Unmarshal(committedSchema(t), &values))
 	cfg := values["properties"].(map[string]any)["config"].(map[string]any)
-	for path, doc := range tests {
+	for _, tt := range tests {
 		s := cfg
-		for _, part := range strings.Split(path, ".") {
-			s = s["properties"].(map[string]any)[part].(map[string]any)
+		for _, part := range strings.Split(tt.path, ".") {
+			name, entry := strings.CutSuffix(part, "[0]")
+			s = s["properties"].(map[string]any)[name].(map[string]any)
+			if entry {
+				s = s["items"].(map[string]any)
+			}
 		}
-		enum := s["enum"].([]any)
-		require.NotEmpty(t, enum, path)
+		enum, _ := s["enum"].([]any)
+		require.NotEmpty(t, enum, tt.path)
 		for _, v := range append(enum, "Nearest") {
-			yaml := "apiVersion: " + config.APIVersion + "\nkind: " + config.Kind + "\n" + strings.Replace(doc, "%s", v.(string), 1)
-			_, err := config.Parse([]byte(yaml))
+			doc := "apiVersion: " + config.APIVersion + "\nkind: " + config.Kind + "\n" + strings.Replace(tt.doc, "%s", v.(string), 1)
+			_, err := config.Parse([]byte(doc))
 			if v == "Nearest" {
-				require.Error(t, err, path)
-				assert.Contains(t, err.Error(), path+": unsupported value \"Nearest\"")
+				require.Error(t, err, tt.path)
+				assert.Contains(t, err.Error(), tt.path+": unsupported value \"Nearest\"")
 			} else if err != nil {
-				assert.NotContains(t, err.Error(), path, "%s: %v", path, v)
+				assert.NotContains(t, err.Error(), tt.path+":", "%s: %v", tt.path, v)
 			}
 		}
 	}
