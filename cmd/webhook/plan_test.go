@@ -95,10 +95,7 @@ func TestPlanBadInput(t *testing.T) {
 		})
 	}
 
-	code, _, errOut := runCmd(t, "plan", "--drain", "a")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "webhook plan: give either --landscape FILE or --kubeconfig PATH")
-	code, _, errOut = runCmd(t, "plan", "--landscape", "testdata/plan/missing.yaml")
+	code, _, errOut := runCmd(t, "plan", "--landscape", "testdata/plan/missing.yaml")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `webhook plan: --landscape "testdata/plan/missing.yaml": `)
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/seedwarden/seedwarden/internal/server"
 )
 
+// errLandscapeWithKubeconfig refuses the two sources of a landscape given
+// together, for serve and plan.
+const errLandscapeWithKubeconfig = "--landscape and --kubeconfig are mutually exclusive: give one of them"
+
 // serveOptions are serve's flags.
 type serveOptions struct {
 	configPath, kubeconfig, landscapeFile *string
@@ -46,7 +50,7 @@ func serveCommand(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	if *landscapeFile != "" && *kubeconfig != "" {
-		fmt.Fprintln(stderr, "webhook serve: --landscape and --kubeconfig exclude each other")
+		fmt.Fprintln(stderr, "webhook serve: "+errLandscapeWithKubeconfig)
 		return exitUsage
 	}
 	cfg, err := loadConfig(*configPath)
@@ -54,9 +58,16 @@ func serveCommand(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitUsage
 	}
+	var objs []client.Object
 	if *landscapeFile != "" {
 		if err := checkLandscapeConfig(cfg); err != nil {
 			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+			return exitUsage
+		}
+		// Read before anything is logged or started: a file that cannot be
+		// read is bad usage, named by its flag.
+		if objs, err = landscape.ReadFile(*landscapeFile); err != nil {
+			fmt.Fprintf(stderr, "webhook serve: --landscape %q: %v\n", *landscapeFile, err)
 			return exitUsage
 		}
 	}
@@ -75,11 +86,6 @@ func serveCommand(ctx context.Context, c *cli, args []string) int {
 		if cfg.Certificate.Watched() {
 			log.Info("certificate is not watched with --landscape (there is no cluster to watch it in)",
 				"certificate", cfg.Certificate.Namespace+"/"+cfg.Certificate.Name)
-		}
-		objs, err := landscape.ReadFile(*landscapeFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
-			return exitUsage
 		}
 		err = serveLandscape(ctx, cfg, objs, placementDeps{signer: signer, authorizer: landscapeAuthorizer(cfg), drain: drain}, log)
 		if err == nil {
