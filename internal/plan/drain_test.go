@@ -82,3 +82,47 @@ func TestDrainKeepsGardenersMigrationRules(t *testing.T) {
 		assert.Equal(t, `cannot change seed name because backup is not configured for old seed "nb"`, r.Unplaced[0].Reasons["b"])
 	})
 }
+
+// A drained Shoot that the placement rules would place, but only on seeds
+// the migration rules refuse, is reported with step Migration and the seed
+// it would otherwise go to; one that no seed fits either way keeps the
+// placement step that ran out of seeds.
+func TestDrainNamesMigrationVetoAsReason(t *testing.T) {
+	tests := []struct {
+		name     string
+		seeds    []*api.Seed
+		wantStep string
+		wantMsg  string
+	}{
+		{"targets without backup", []*api.Seed{seed("old", "eu-west-1", 10), seed("b", "eu-west-1", 10, noBackup), seed("c", "eu-west-1", 10, noBackup)},
+			"Migration", `no seed it could go to accepts a control plane migration from "old" (without the migration rules it would go to "b")`},
+		{"old seed without backup", []*api.Seed{seed("old", "eu-west-1", 10, noBackup), seed("b", "eu-west-1", 10)},
+			"Migration", `no seed it could go to accepts a control plane migration from "old" (without the migration rules it would go to "b")`},
+		{"the one allowed seed is full", []*api.Seed{seed("old", "eu-west-1", 10), seed("full", "eu-west-1", 0), seed("b", "eu-west-1", 10, noBackup)},
+			"Migration", `no seed it could go to accepts a control plane migration from "old" (without the migration rules it would go to "b")`},
+		{"no veto, no room", []*api.Seed{seed("old", "eu-west-1", 10), seed("full", "eu-west-1", 0)},
+			"Candidates", ""},
+		{"vetoed, but no room either", []*api.Seed{seed("old", "eu-west-1", 10), seed("full", "eu-west-1", 0, noBackup)},
+			"Candidates", ""},
+		{"vetoed, but in another region", []*api.Seed{seed("old", "eu-west-1", 10), seed("us", "us-east-1", 10, noBackup)},
+			"Strategy", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			shoots := shootsOn("s", "old", 1)
+			r, err := Run(landscape(tt.seeds, shoots), shoots, sameRegion, []Operation{Drain{Seed: "old"}})
+			require.NoError(t, err)
+			require.Len(t, r.Unplaced, 1)
+			u := r.Unplaced[0]
+			assert.Equal(t, tt.wantStep, string(u.Step), u.Message)
+			if tt.wantMsg != "" {
+				assert.Equal(t, tt.wantMsg, u.Message)
+			} else {
+				assert.NotContains(t, u.Message, "migration")
+			}
+			for _, s := range tt.seeds {
+				assert.Contains(t, u.Reasons, s.Name, "every seed has its reason")
+			}
+		})
+	}
+}
