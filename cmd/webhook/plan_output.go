@@ -109,6 +109,11 @@ func beforeAfter(s plan.SeedRow) string {
 	case plan.StateRemoved:
 		return strconv.FormatInt(s.Before, 10) + " -> gone"
 	}
+	if s.MigratingAway > 0 {
+		// Charged to the seed until their migration completes: without the
+		// note a drained seed's count looks like Shoots the drain forgot.
+		return fmt.Sprintf("%d -> %d (%d migrating away)", s.Before, s.After, s.MigratingAway)
+	}
 	return fmt.Sprintf("%d -> %d", s.Before, s.After)
 }
 

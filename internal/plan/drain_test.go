@@ -126,3 +126,48 @@ func TestDrainNamesMigrationVetoAsReason(t *testing.T) {
 		})
 	}
 }
+
+// A drained seed's count after the plan is what stays on it: the Shoots
+// that found no seed plus those migrating away from it (charged to it by
+// status.seedName until their migration completes), which the row counts
+// as MigratingAway so that the table adds up.
+func TestDrainedSeedCountAddsUp(t *testing.T) {
+	away := shoot("away", "b") // spec b, status old: migrating away from old
+	away.Status.SeedName = ptr.To("old")
+	into := shoot("into", "old") // spec old, status b: migrating into old, cannot move
+	into.Status.SeedName = ptr.To("b")
+	tests := []struct {
+		name          string
+		seeds         []*api.Seed
+		shoots        []*api.Shoot
+		wantAfter     int64
+		wantAway      map[string]int64
+		wantUnplaced  int
+		wantPlacedOut int
+	}{
+		{"everything moves", []*api.Seed{seed("old", "eu-west-1", 10), seed("b", "eu-west-1", 10)},
+			shootsOn("s", "old", 2), 0, map[string]int64{}, 0, 2},
+		{"one migrating away stays", []*api.Seed{seed("old", "eu-west-1", 10), seed("b", "eu-west-1", 10)},
+			append(shootsOn("s", "old", 2), away), 1, map[string]int64{"old": 1}, 0, 2},
+		{"vetoed, and one migrating away", []*api.Seed{seed("old", "eu-west-1", 10), seed("b", "eu-west-1", 10, noBackup)},
+			append(shootsOn("s", "old", 3), away), 4, map[string]int64{"old": 1}, 3, 0},
+		{"migrating both ways", []*api.Seed{seed("old", "eu-west-1", 10), seed("b", "eu-west-1", 10)},
+			append(shootsOn("s", "old", 2), away, into), 2, map[string]int64{"old": 1, "b": 1}, 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(landscape(tt.seeds, tt.shoots), tt.shoots, sameRegion, []Operation{Drain{Seed: "old"}})
+			require.NoError(t, err)
+			assert.Len(t, r.Unplaced, tt.wantUnplaced)
+			assert.Len(t, r.Placed, tt.wantPlacedOut)
+			for _, row := range r.Seeds {
+				assert.Equal(t, tt.wantAway[row.Name], row.MigratingAway, row.Name)
+				if row.Name == "old" {
+					assert.Equal(t, tt.wantAfter, row.After)
+					assert.Equal(t, row.After, row.MigratingAway+int64(len(r.Unplaced)), "what stays on the drained seed")
+					assert.Equal(t, row.Before-int64(len(r.Placed)), row.After)
+				}
+			}
+		})
+	}
+}
