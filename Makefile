@@ -28,8 +28,18 @@ DEMO_URL         ?=
 
 .PHONY: help build certs run demo test tools unit unit-with-apiserver oracle-check difftest chart-check e2e bench lint golangci fuzz generate clean image set-version
 
+# The name column is as wide as the longest target; descriptions wrap to
+# $COLUMNS (default 100) under their own column, clear of the names.
 help: ## List the targets.
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' -v cols="$${COLUMNS:-100}" '\
+	{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > w) w = length($$1) } \
+	END { room = cols - w - 4; if (room < 30) room = 30; \
+	  for (i = 1; i <= NR; i++) { \
+	    n = split(text[i], word, " "); line = ""; lead = sprintf("  %-" w "s  ", name[i]); \
+	    for (j = 1; j <= n; j++) { \
+	      if (line != "" && length(line) + 1 + length(word[j]) > room) { print lead line; line = ""; lead = sprintf("%" (w + 4) "s", "") } \
+	      line = (line == "" ? word[j] : line " " word[j]) } \
+	    print lead line } }'
 
 build: ## Build bin/webhook.
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/webhook ./cmd/webhook

@@ -105,10 +105,14 @@ func (c *cli) newFlagSet(name string) *flag.FlagSet {
 // parseFlags parses args; done is true when the command must stop with
 // code: after -h or --help (its help on stdout, exit 0), or a bad flag.
 func (c *cli) parseFlags(fs *flag.FlagSet, args []string) (code int, done bool) {
-	usage := fs.Usage
-	fs.Usage = func() {} // -h: the full help below, not the short usage
+	usage, out := fs.Usage, fs.Output()
+	// The flag package's own report is replaced by one with the command's
+	// name and a suggestion; -h gets the full help below, not the usage.
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.Usage = usage
+	fs.SetOutput(out)
 	switch err {
 	case nil:
 		return exitOK, false
@@ -116,9 +120,30 @@ func (c *cli) parseFlags(fs *flag.FlagSet, args []string) (code int, done bool) 
 		cmd, _ := lookup(fs.Name())
 		return c.printHelp(cmd), true
 	default:
+		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.prog, fs.Name(), flagError(fs, err))
 		usage()
 		return exitUsage, true
 	}
+}
+
+// undefinedFlagPrefix starts the flag package's error for an unknown flag.
+const undefinedFlagPrefix = "flag provided but not defined: -"
+
+// flagError says what is wrong with the command line: an unknown flag as
+// an unknown command is reported, with the nearest of fs's flags; any other
+// error as the flag package words it.
+func flagError(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), undefinedFlagPrefix)
+	if !ok {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("unknown flag %q", flagName(name))
+	var known []string
+	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+	if s := nearest(name, known); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", flagName(s))
+	}
+	return msg
 }
 
 // synopsis is cmd's usage lines, each indented and starting with the
@@ -248,7 +273,7 @@ func helpCommand(_ context.Context, c *cli, args []string) int {
 // returns exit code 2.
 func (c *cli) unknownCommand(name string) int {
 	fmt.Fprintf(c.stderr, "%s: unknown command %q", c.prog, name)
-	if s := nearestCommand(name); s != "" {
+	if s := nearest(name, commandNames()); s != "" {
 		fmt.Fprintf(c.stderr, "; did you mean %q?", s)
 	}
 	fmt.Fprint(c.stderr, "\n\n")
@@ -256,10 +281,11 @@ func (c *cli) unknownCommand(name string) int {
 	return exitUsage
 }
 
-// nearestCommand is the command name within two edits of name, if any.
-func nearestCommand(name string) string {
+// nearest is the name of known within two edits of name, if any: a
+// misspelt command or flag.
+func nearest(name string, known []string) string {
 	best, bestD := "", 3
-	for _, n := range commandNames() {
+	for _, n := range known {
 		if d := levenshtein.ComputeDistance(name, n); d < bestD && d < len(name) {
 			best, bestD = n, d
 		}

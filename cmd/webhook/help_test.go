@@ -133,7 +133,7 @@ func TestBadFlagPrintsSynopsis(t *testing.T) {
 		code, out, errOut := runCmd(t, cmd.name, "--no-such-flag")
 		assert.Equal(t, exitUsage, code, cmd.name)
 		assert.Empty(t, out, cmd.name)
-		assert.Contains(t, errOut, "flag provided but not defined: -no-such-flag", cmd.name)
+		assert.Contains(t, errOut, "webhook "+cmd.name+`: unknown flag "--no-such-flag"`+"\n", cmd.name)
 		assert.Contains(t, errOut, "Usage:\n  webhook ", cmd.name)
 		assert.Contains(t, errOut, `Run "webhook `+cmd.name+` --help"`, cmd.name)
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -20,13 +22,19 @@ import (
 // accept; loadConfig runs them with config's own validation.
 var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers, checkHeadroom}
 
-// loadConfig reads the configuration file of serve, plan and simulate, with
-// configChecks; the defaults without a file.
-func loadConfig(path string) (*config.Config, error) {
+// loadConfig reads the configuration file of serve, plan, simulate and
+// validate, with configChecks and then extra; the defaults without a file.
+// A file that cannot be read is named by its flag, as every file named on
+// the command line is; problems in its content name the file and the field.
+func loadConfig(path string, extra ...config.Check) (*config.Config, error) {
 	if path == "" {
 		return config.Default(), nil
 	}
-	return config.Load(path, configChecks...)
+	cfg, err := config.Load(path, append(slices.Clip(configChecks), extra...)...)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("--config %q: %w", path, err)
+	}
+	return cfg, err
 }
 
 // placementOptions are the decision options the configuration sets. The

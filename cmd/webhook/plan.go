@@ -127,9 +127,6 @@ func readSeeds(path string) ([]*api.Seed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(objs) == 0 {
-		return nil, errors.New("no Seed in the file")
-	}
 	seeds := make([]*api.Seed, len(objs))
 	for i, o := range objs {
 		s, ok := o.(*api.Seed)
@@ -167,15 +164,18 @@ func planCommand(ctx context.Context, c *cli, args []string) int {
 	}
 	flags, landscapeFile, configPath, kubeconfig, format := &o.ops, o.landscapeFile, o.configPath, o.kubeconfig, o.format
 	fail := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "webhook plan: "+format+"\n", args...)
+		fmt.Fprintf(stderr, "%s plan: "+format+"\n", append([]any{c.prog}, args...)...)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q", fs.Arg(0))
 	}
 	live := flagSet(fs, "kubeconfig")
-	if live == (*landscapeFile != "") {
-		return fail("give either --landscape FILE or --kubeconfig PATH")
+	switch {
+	case live && *landscapeFile != "":
+		return fail(errLandscapeWithKubeconfig)
+	case !live && *landscapeFile == "":
+		return fail("no landscape: give --landscape FILE or --kubeconfig PATH")
 	}
 	write, err := newReportWriter(*format)
 	if err != nil {
@@ -204,7 +204,7 @@ func planCommand(ctx context.Context, c *cli, args []string) int {
 	out := bufio.NewWriter(stdout)
 	write(out, report)
 	if err := out.Flush(); err != nil {
-		fmt.Fprintf(stderr, "webhook plan: %v\n", err)
+		fmt.Fprintf(stderr, "%s plan: %v\n", c.prog, err)
 		return exitError
 	}
 	if !report.Complete() {

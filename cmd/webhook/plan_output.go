@@ -23,11 +23,30 @@ func newReportWriter(format string) (func(io.Writer, *plan.Report), error) {
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
 			enc.SetIndent("", "  ")
-			_ = enc.Encode(r)
+			_ = enc.Encode(withEmptyLists(*r))
 		}, nil
 	default:
 		return nil, fmt.Errorf("-o: unsupported value %q (want %s or %s)", format, outputText, outputJSON)
 	}
+}
+
+// withEmptyLists is r with every nil list empty, so that the JSON has []
+// where there is nothing, never null: readers range over every list
+// without checking.
+func withEmptyLists(r plan.Report) plan.Report {
+	r.Seeds = orEmpty(r.Seeds)
+	r.Groups = orEmpty(r.Groups)
+	r.Placed = orEmpty(r.Placed)
+	r.Unplaced = orEmpty(r.Unplaced)
+	r.Stranded = orEmpty(r.Stranded)
+	return r
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func writeReportText(w io.Writer, r *plan.Report) {
@@ -89,6 +108,11 @@ func beforeAfter(s plan.SeedRow) string {
 		return "new -> " + strconv.FormatInt(s.After, 10)
 	case plan.StateRemoved:
 		return strconv.FormatInt(s.Before, 10) + " -> gone"
+	}
+	if s.MigratingAway > 0 {
+		// Charged to the seed until their migration completes: without the
+		// note a drained seed's count looks like Shoots the drain forgot.
+		return fmt.Sprintf("%d -> %d (%d migrating away)", s.Before, s.After, s.MigratingAway)
 	}
 	return fmt.Sprintf("%d -> %d", s.Before, s.After)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,10 +97,41 @@ func TestPlanBadInput(t *testing.T) {
 		})
 	}
 
-	code, _, errOut := runCmd(t, "plan", "--drain", "a")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "webhook plan: give either --landscape FILE or --kubeconfig PATH")
-	code, _, errOut = runCmd(t, "plan", "--landscape", "testdata/plan/missing.yaml")
+	code, _, errOut := runCmd(t, "plan", "--landscape", "testdata/plan/missing.yaml")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `webhook plan: --landscape "testdata/plan/missing.yaml": `)
+}
+
+// The documented drain of the example landscape: a Shoot that only
+// migration vetoes keep from a seed says so (step Migration), and the
+// drained seed's count is what stays on it, with the Shoots migrating away
+// named in the table.
+func TestPlanDrainExampleReasonsAndCounts(t *testing.T) {
+	args := []string{"plan", "--landscape", "../../examples/landscape.yaml", "--drain", "aws-eu1"}
+	code, out, errOut := runCmd(t, append(args, "-o", "json")...)
+	require.Contains(t, []int{exitOK, exitIncomplete}, code, errOut)
+	var r plan.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	for _, u := range r.Unplaced {
+		vetoedOnly := len(u.Reasons) > 0
+		for seed, why := range u.Reasons {
+			vetoedOnly = vetoedOnly && (seed == "aws-eu1" || strings.HasPrefix(why, "cannot change seed name because"))
+		}
+		if vetoedOnly {
+			assert.Equal(t, plan.StepMigration, u.Step, "%s: %s", u.Shoot, u.Message)
+		}
+	}
+	var drained *plan.SeedRow
+	for i := range r.Seeds {
+		if r.Seeds[i].Name == "aws-eu1" {
+			drained = &r.Seeds[i]
+		}
+	}
+	require.NotNil(t, drained)
+	assert.Equal(t, drained.After, drained.MigratingAway+int64(len(r.Unplaced)), "what stays on aws-eu1")
+
+	_, text, _ := runCmd(t, args...)
+	if drained.MigratingAway > 0 {
+		assert.Contains(t, text, fmt.Sprintf("%d -> %d (%d migrating away)", drained.Before, drained.After, drained.MigratingAway))
+	}
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/seedwarden/seedwarden/internal/server"
 )
 
+// errLandscapeWithKubeconfig refuses the two sources of a landscape given
+// together, for serve and plan.
+const errLandscapeWithKubeconfig = "--landscape and --kubeconfig are mutually exclusive: give one of them"
+
 // serveOptions are serve's flags.
 type serveOptions struct {
 	configPath, kubeconfig, landscapeFile *string
@@ -41,23 +45,24 @@ func serveCommand(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 	configPath, kubeconfig, landscapeFile := o.configPath, o.kubeconfig, o.landscapeFile
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "webhook serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	if *landscapeFile != "" && *kubeconfig != "" {
-		fmt.Fprintln(stderr, "webhook serve: --landscape and --kubeconfig exclude each other")
-		return exitUsage
-	}
-	cfg, err := loadConfig(*configPath)
-	if err != nil {
+	fail := func(err any) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitUsage
 	}
+	if fs.NArg() > 0 {
+		return fail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if *landscapeFile != "" && *kubeconfig != "" {
+		return fail(errLandscapeWithKubeconfig)
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return fail(err)
+	}
+	var objs []client.Object
 	if *landscapeFile != "" {
-		if err := checkLandscapeConfig(cfg); err != nil {
-			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
-			return exitUsage
+		if objs, err = landscapeToServe(cfg, *landscapeFile); err != nil {
+			return fail(err)
 		}
 	}
 	log := newLogger(cfg.Log, stderr)
@@ -67,19 +72,13 @@ func serveCommand(ctx context.Context, c *cli, args []string) int {
 	defer stop()
 	signer, err := newPlacementSigner(cfg, *landscapeFile != "", log)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
-		return exitUsage
+		return fail(err)
 	}
 
 	if *landscapeFile != "" {
 		if cfg.Certificate.Watched() {
 			log.Info("certificate is not watched with --landscape (there is no cluster to watch it in)",
 				"certificate", cfg.Certificate.Namespace+"/"+cfg.Certificate.Name)
-		}
-		objs, err := landscape.ReadFile(*landscapeFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "webhook serve: %v\n", err)
-			return exitUsage
 		}
 		err = serveLandscape(ctx, cfg, objs, placementDeps{signer: signer, authorizer: landscapeAuthorizer(cfg), drain: drain}, log)
 		if err == nil {
@@ -98,6 +97,20 @@ func serveCommand(ctx context.Context, c *cli, args []string) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// landscapeToServe checks cfg for serving a landscape file and reads the
+// file, before anything is logged or started: a file that cannot be read
+// is bad usage, named by its flag.
+func landscapeToServe(cfg *config.Config, path string) ([]client.Object, error) {
+	if err := checkLandscapeConfig(cfg); err != nil {
+		return nil, err
+	}
+	objs, err := landscape.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--landscape %q: %w", path, err)
+	}
+	return objs, nil
 }
 
 // checkLandscapeConfig refuses settings that need an API server, which

@@ -79,51 +79,57 @@ func simulateFlags(fs *flag.FlagSet) *simulateOptions {
 }
 
 func simulateCommand(ctx context.Context, c *cli, args []string) int {
-	stdout, stderr := c.stdout, c.stderr
 	fs := c.newFlagSet("simulate")
 	o := simulateFlags(fs)
 	if code, done := c.parseFlags(fs, args); done {
 		return code
 	}
-	configPath, landscapeFile, shootPath, kubeconfig, format := o.configPath, o.landscapeFile, o.shootPath, o.kubeconfig, o.format
+	fail := func(err error) int {
+		fmt.Fprintf(c.stderr, "%s simulate: %v\n", c.prog, err)
+		return exitUsage
+	}
 	files := append(slices.Clone(o.files), fs.Args()...)
 	live := flagSet(fs, "kubeconfig")
-	if msg := checkSimulateArgs(live, len(files) > 0, *landscapeFile != "", *shootPath != ""); msg != "" {
-		fmt.Fprintf(stderr, "webhook simulate: %s\n", msg)
+	if msg := checkSimulateArgs(live, len(files) > 0, *o.landscapeFile != "", *o.shootPath != ""); msg != "" {
+		fail(errors.New(msg))
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := loadConfig(*configPath)
+	cfg, err := loadConfig(*o.configPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
-		return exitUsage
+		return fail(err)
 	}
 	if live {
-		return simulateLive(ctx, cfg, *kubeconfig, *shootPath, *format, stdout, stderr)
+		return simulateLive(ctx, cfg, *o.kubeconfig, *o.shootPath, *o.format, c.stdout, c.stderr)
 	}
-
-	out := bufio.NewWriter(stdout)
-	encode, err := newEncoder(*format, out)
+	out := bufio.NewWriter(c.stdout)
+	encode, err := newEncoder(*o.format, out)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
-		return exitUsage
+		return fail(err)
+	}
+	// The landscape and the Shoot are named on the command line: one that
+	// cannot be read is bad usage, before anything is decided.
+	var onLandscape func() result
+	if *o.landscapeFile != "" {
+		objs, shoot, err := readLandscapeShoot(*o.landscapeFile, *o.shootPath)
+		if err != nil {
+			return fail(err)
+		}
+		onLandscape = func() result { return placeOnLandscape(cfg, objs, shoot) }
 	}
 	failed := false
 	emit := func(r result) {
-		if r.Error != "" {
-			failed = true
-		}
+		failed = failed || r.Error != ""
 		encode(r)
 	}
-
 	for _, path := range expandScenarioPaths(files, emit) {
 		emit(simulateFile(cfg, path))
 	}
-	if *landscapeFile != "" {
-		emit(simulateLandscape(cfg, *landscapeFile, *shootPath))
+	if onLandscape != nil {
+		emit(onLandscape())
 	}
 	if err := out.Flush(); err != nil {
-		fmt.Fprintf(stderr, "webhook simulate: %v\n", err)
+		fmt.Fprintf(c.stderr, "%s simulate: %v\n", c.prog, err)
 		return exitError
 	}
 	if failed {
@@ -136,7 +142,7 @@ func simulateCommand(ctx context.Context, c *cli, args []string) int {
 func checkSimulateArgs(live, files, landscape, shoot bool) string {
 	switch {
 	case live && (files || landscape):
-		return "--kubeconfig decides an existing Shoot of the cluster: it does not go with -f or --landscape"
+		return "--kubeconfig is mutually exclusive with -f and --landscape: it decides an existing Shoot of the cluster"
 	case live && !shoot:
 		return "--kubeconfig needs --shoot NAMESPACE/NAME"
 	case live:
@@ -225,21 +231,23 @@ func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, pl
 	return store, shoot, opts, nil
 }
 
-// simulateLandscape places one Shoot on a landscape file; the result is named
-// after the Shoot.
-func simulateLandscape(cfg *config.Config, landscapePath, shootPath string) result {
-	data, err := os.ReadFile(shootPath)
+// readLandscapeShoot reads the files of --landscape and --shoot; errors
+// name the flag and its value.
+func readLandscapeShoot(landscapePath, shootPath string) ([]client.Object, *api.Shoot, error) {
+	shoot, err := readShoot(shootPath)
 	if err != nil {
-		return result{Name: shootPath, Error: err.Error()}
-	}
-	shoot, err := decodeShoot(data)
-	if err != nil {
-		return result{Name: shootPath, Error: err.Error()}
+		return nil, nil, fmt.Errorf("--shoot %q: %w", shootPath, err)
 	}
 	objs, err := landscape.ReadFile(landscapePath)
 	if err != nil {
-		return result{Name: shoot.Name, Error: err.Error()}
+		return nil, nil, fmt.Errorf("--landscape %q: %w", landscapePath, err)
 	}
+	return objs, shoot, nil
+}
+
+// placeOnLandscape places shoot on the landscape objs; the result is named
+// after the Shoot.
+func placeOnLandscape(cfg *config.Config, objs []client.Object, shoot *api.Shoot) result {
 	// A Shoot the landscape holds already (explaining an existing one from
 	// a dump) is decided without its own charge, as live explain does.
 	_, objs = takeShoot(objs, client.ObjectKeyFromObject(shoot))

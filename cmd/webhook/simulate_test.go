@@ -126,10 +126,6 @@ func TestSimulateLandscape(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Equal(t, []string{"least-usage", "webshop"}, names(t, out))
 
-	// A shoot file holding something else is an error line.
-	code, out, _ = runCmd(t, "simulate", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/landscape.yaml")
-	assert.Equal(t, exitError, code)
-	assert.Contains(t, out, `"error":"want exactly one core.gardener.cloud/v1beta1 Shoot`)
 }
 
 func decodeResults(t *testing.T, out string) []result {

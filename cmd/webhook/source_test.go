@@ -57,8 +57,8 @@ func TestSimulateLiveUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"with -f", []string{"--kubeconfig", kc, "--shoot", "a/b", "-f", "testdata/scenarios"}, "--kubeconfig decides an existing Shoot of the cluster: it does not go with -f or --landscape"},
-		{"with --landscape", []string{"--kubeconfig", kc, "--shoot", "a/b", "--landscape", "../../examples/landscape.yaml"}, "it does not go with -f or --landscape"},
+		{"with -f", []string{"--kubeconfig", kc, "--shoot", "a/b", "-f", "testdata/scenarios"}, "webhook simulate: --kubeconfig is mutually exclusive with -f and --landscape"},
+		{"with --landscape", []string{"--kubeconfig", kc, "--shoot", "a/b", "--landscape", "../../examples/landscape.yaml"}, "webhook simulate: --kubeconfig is mutually exclusive with -f and --landscape"},
 		{"no --shoot", []string{"--kubeconfig", kc}, "--kubeconfig needs --shoot NAMESPACE/NAME"},
 		{"--shoot a file", []string{"--kubeconfig", kc, "--shoot", "shoot.yaml"}, `--shoot "shoot.yaml": with --kubeconfig, want NAMESPACE/NAME of an existing Shoot`},
 		{"--shoot three parts", []string{"--kubeconfig", kc, "--shoot", "a/b/c"}, `--shoot "a/b/c": with --kubeconfig`},
@@ -84,8 +84,8 @@ func TestPlanLiveUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"both", []string{"--kubeconfig", kc, "--landscape", planLandscape}, "webhook plan: give either --landscape FILE or --kubeconfig PATH"},
-		{"neither", []string{"--drain", "a"}, "webhook plan: give either --landscape FILE or --kubeconfig PATH"},
+		{"both", []string{"--kubeconfig", kc, "--landscape", planLandscape}, "webhook plan: --landscape and --kubeconfig are mutually exclusive: give one of them\n"},
+		{"neither", []string{"--drain", "a"}, "webhook plan: no landscape: give --landscape FILE or --kubeconfig PATH\n"},
 		{"unreachable", []string{"--kubeconfig", kc, "--drain", "a"}, fmt.Sprintf("webhook plan: --kubeconfig %q: cannot list seeds from https://127.0.0.1:1: ", kc)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

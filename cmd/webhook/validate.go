@@ -52,8 +52,8 @@ func validateCommand(_ context.Context, c *cli, args []string) int {
 	if !ok {
 		return fail("--mode %q: want %s or %s", *o.mode, modeCluster, modeLandscape)
 	}
-	if _, err := config.Load(*o.configPath, append(configChecks[:len(configChecks):len(configChecks)], modeCheck)...); err != nil {
-		fmt.Fprintln(c.stderr, err)
+	if _, err := loadConfig(*o.configPath, modeCheck); err != nil {
+		fmt.Fprintf(c.stderr, "%s validate: %v\n", c.prog, err)
 		return exitUsage
 	}
 	return c.write(*o.configPath + ": ok\n")

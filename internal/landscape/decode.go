@@ -51,14 +51,22 @@ func Decode(data []byte) ([]client.Object, error) {
 	return d.out, nil
 }
 
-// ReadFile reads and decodes the landscape file at path; a decoding error
-// names the file.
+// ErrEmpty is ReadFile's error for a file without any object it decodes: a
+// landscape with nothing in it is a wrong path or a failed dump, never what
+// someone means to serve or plan on.
+var ErrEmpty = errors.New("empty: no Seed, Shoot, CloudProfile, NamespacedCloudProfile, Project or ConfigMap in it")
+
+// ReadFile reads and decodes the landscape file at path; a decoding error,
+// or a file without a single supported object (ErrEmpty), names the file.
 func ReadFile(path string) ([]client.Object, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	objs, err := Decode(data)
+	if err == nil && len(objs) == 0 {
+		err = ErrEmpty
+	}
 	if err != nil {
 		return nil, fmt.Errorf("landscape %s: %w", path, err)
 	}

@@ -257,3 +257,25 @@ func TestReadFile(t *testing.T) {
 	_, err = landscape.ReadFile(filepath.Join(dir, "missing.yaml"))
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// A file with nothing ReadFile decodes is refused, naming the file: an
+// empty landscape is a wrong path or a failed dump, not a garden.
+func TestReadFileRefusesEmpty(t *testing.T) {
+	for _, tc := range []struct{ name, content string }{
+		{"no bytes", ""},
+		{"blank lines", "\n  \n"},
+		{"comments only", "# the landscape\n---\n# nothing yet\n"},
+		{"empty List", "apiVersion: v1\nkind: List\nitems: []\n"},
+		{"empty JSON array", "[]"},
+		{"only unsupported kinds", "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: garden}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "landscape.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
+			objs, err := landscape.ReadFile(path)
+			require.ErrorIs(t, err, landscape.ErrEmpty)
+			assert.Nil(t, objs)
+			assert.Equal(t, "landscape "+path+": empty: no Seed, Shoot, CloudProfile, NamespacedCloudProfile, Project or ConfigMap in it", err.Error())
+		})
+	}
+}

@@ -22,6 +22,12 @@ import (
 // DrainedReason is why a drained seed takes no Shoots.
 const DrainedReason = "seed is being drained by the plan"
 
+// StepMigration is the step of a drained Shoot that the placement rules
+// would place, but only on seeds Gardener refuses as the new seed of a
+// control plane migration from its own: the migration rules, not the
+// placement step that ran out of seeds, are why it found none.
+const StepMigration placement.Step = "Migration"
+
 func (op Drain) apply(p *planner) error {
 	from, ok := p.view.Seed(op.Seed)
 	if !ok {
@@ -47,9 +53,10 @@ func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes *vetoes) {
 	}
 	candidate := shoot.DeepCopy()
 	candidate.Spec.SeedName, candidate.Status.SeedName = nil, nil
-	d, to := p.view.decide(candidate, p.opts, domainVetoes(p.view, from, shoot, vetoes))
+	vt := domainVetoes(p.view, from, shoot, vetoes)
+	d, to := p.view.decide(candidate, p.opts, vt)
 	if to == nil {
-		p.report.Unplaced = append(p.report.Unplaced, unplaced(shoot, from.Name, d))
+		p.report.Unplaced = append(p.report.Unplaced, p.whyUnplaced(shoot, candidate, from.Name, d, vt))
 		return
 	}
 	// Decide applied every rule a binding is checked against; checking
@@ -65,6 +72,32 @@ func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes *vetoes) {
 	p.view.unplace(shoot, from)
 	p.view.place(moved, to)
 	p.report.Placed = append(p.report.Placed, Placed{Shoot: shootKey(shoot), From: from.Name, To: to.Name, Scores: d.Scores})
+}
+
+// whyUnplaced reports a drained Shoot that found no seed with the rule
+// that stopped it. d is the decision with the migration vetoes vt; the
+// placement rules alone decide again: if they find a seed, the vetoes are
+// the reason (StepMigration); if not, their step is, since it would stop
+// the Shoot whatever the vetoes, and a seed they keep shows its veto.
+func (p *planner) whyUnplaced(shoot, candidate *api.Shoot, from string, d placement.Decision, vt *vetoes) Unplaced {
+	if len(vt.reasons) == 0 {
+		return unplaced(shoot, from, d)
+	}
+	alone, to := p.view.decide(candidate, p.opts, nil)
+	if to != nil {
+		u := unplaced(shoot, from, d)
+		u.Step = StepMigration
+		u.Message = fmt.Sprintf("no seed it could go to accepts a control plane migration from %q (without the migration rules it would go to %q)", from, to.Name)
+		return u
+	}
+	if seedsConsidered(alone.Step) {
+		for name, why := range vt.reasons {
+			if _, ok := alone.Reasons[name]; !ok {
+				alone.Reasons[name] = why
+			}
+		}
+	}
+	return unplaced(shoot, from, alone)
 }
 
 // immovable says why a Shoot cannot be moved at all, or "": Gardener

@@ -52,7 +52,8 @@ func TestDrainReportsShootsThatCannotMove(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"garden-dev/a-00: a -> b"}, moves(r.Placed), "b had 1 (the migrating Shoot) of 2")
 	require.Len(t, r.Unplaced, 3)
-	assert.Equal(t, Unplaced{Shoot: "garden-dev/a-01", From: "a", Step: "Candidates", Message: "0/2 seed cluster candidate(s) are eligible for scheduling", // b and c reached step 10
+	assert.Equal(t, Unplaced{Shoot: "garden-dev/a-01", From: "a", Step: StepMigration, // d would take it but has no backup
+		Message: `no seed it could go to accepts a control plane migration from "a" (without the migration rules it would go to "d")`,
 		Reasons: map[string]string{
 			"a": DrainedReason,
 			"b": "seed does not have available capacity for shoots (usage 2, allocatable 2)",

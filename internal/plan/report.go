@@ -20,6 +20,11 @@ type SeedRow struct {
 	Allocatable *int64 `json:"allocatable,omitempty"`
 	// Utilization is After / Allocatable; nil without Allocatable.
 	Utilization *float64 `json:"utilization,omitempty"`
+	// MigratingAway counts the Shoots in After whose control plane is
+	// migrating away from the seed (status.seedName is this seed,
+	// spec.seedName another): no drain moves them, they leave when their
+	// migration completes. A drained seed keeps them.
+	MigratingAway int64 `json:"migratingAway,omitempty"`
 	// State is "added", "removed" or "drained"; empty otherwise.
 	State string `json:"state,omitempty"`
 }
@@ -87,7 +92,8 @@ func (t *tables) group(provider, region string) *GroupRow {
 
 // addSeed adds a seed of the plan's end: its row and its free room.
 func (t *tables) addSeed(v *View, s *placement.Seed, before map[string]int64) {
-	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, After: v.usage[s]}
+	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, After: v.usage[s],
+		MigratingAway: v.migratingAway[s.Name]}
 	b, existed := before[s.Name]
 	row.Before = b
 	switch {

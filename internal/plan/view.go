@@ -28,6 +28,10 @@ type View struct {
 	// onSeed lists, by seed name, the Shoots whose spec.seedName it is, in
 	// no order: what a drain moves (in its own order).
 	onSeed map[string][]*api.Shoot
+	// migratingAway counts, by seed name, the Shoots charged to it by
+	// status.seedName while spec.seedName names another: their migration
+	// is under way, so no drain moves them, and they stay charged.
+	migratingAway map[string]int64
 	// snap is what decisions see: base with the view's seeds (cordoned
 	// ones left out), usage and project counts.
 	snap placement.Snapshot
@@ -38,12 +42,13 @@ type View struct {
 // must be the ones snap's usage counts, and are not modified.
 func NewView(snap *placement.Snapshot, shoots []*api.Shoot) *View {
 	v := &View{
-		base:     snap,
-		all:      slices.Clone(snap.Seeds),
-		usage:    make(map[*placement.Seed]int64, len(snap.Seeds)),
-		spread:   map[string]map[string]int64{},
-		cordoned: map[string]string{},
-		onSeed:   map[string][]*api.Shoot{},
+		base:          snap,
+		all:           slices.Clone(snap.Seeds),
+		usage:         make(map[*placement.Seed]int64, len(snap.Seeds)),
+		spread:        map[string]map[string]int64{},
+		cordoned:      map[string]string{},
+		onSeed:        map[string][]*api.Shoot{},
+		migratingAway: map[string]int64{},
 	}
 	for _, s := range v.all {
 		if snap.Usage != nil {
@@ -51,8 +56,12 @@ func NewView(snap *placement.Snapshot, shoots []*api.Shoot) *View {
 		}
 	}
 	for _, sh := range shoots {
-		if seed, _ := placement.ChargedSeeds(sh); seed != "" {
+		seed, away := placement.ChargedSeeds(sh)
+		if seed != "" {
 			v.onSeed[seed] = append(v.onSeed[seed], sh)
+		}
+		if away != "" {
+			v.migratingAway[away]++
 		}
 	}
 	v.snap = *snap
