@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,36 +100,56 @@ func TestPlanBadInput(t *testing.T) {
 	assert.Contains(t, errOut, `webhook plan: --landscape "testdata/plan/missing.yaml": `)
 }
 
-// The documented drain of the example landscape: a Shoot that only
-// migration vetoes keep from a seed says so (step Migration), and the
-// drained seed's count is what stays on it, with the Shoots migrating away
-// named in the table.
-func TestPlanDrainExampleReasonsAndCounts(t *testing.T) {
+// The documented drain of the example landscape moves every Shoot of
+// aws-eu1 to aws-eu2, the only other seed in the region with backup and the
+// same internal domain; the Shoot migrating away from aws-eu1 stays charged
+// to it, and the table says so.
+func TestPlanDrainExampleMovesShoots(t *testing.T) {
 	args := []string{"plan", "--landscape", "../../examples/landscape.yaml", "--drain", "aws-eu1"}
 	code, out, errOut := runCmd(t, append(args, "-o", "json")...)
-	require.Contains(t, []int{exitOK, exitIncomplete}, code, errOut)
+	require.Equal(t, exitOK, code, errOut)
 	var r plan.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	for _, u := range r.Unplaced {
-		vetoedOnly := len(u.Reasons) > 0
-		for seed, why := range u.Reasons {
-			vetoedOnly = vetoedOnly && (seed == "aws-eu1" || strings.HasPrefix(why, "cannot change seed name because"))
-		}
-		if vetoedOnly {
-			assert.Equal(t, plan.StepMigration, u.Step, "%s: %s", u.Shoot, u.Message)
-		}
+	assert.Empty(t, r.Unplaced)
+	moved := map[string]string{}
+	for _, p := range r.Placed {
+		assert.Equal(t, "aws-eu1", p.From, p.Shoot)
+		moved[p.Shoot] = p.To
 	}
-	var drained *plan.SeedRow
-	for i := range r.Seeds {
-		if r.Seeds[i].Name == "aws-eu1" {
-			drained = &r.Seeds[i]
-		}
+	assert.Equal(t, map[string]string{
+		"garden-dev/billing": "aws-eu2", "garden-dev/checkout": "aws-eu2", "garden-dev/search": "aws-eu2",
+	}, moved)
+	rows := map[string]plan.SeedRow{}
+	for _, row := range r.Seeds {
+		rows[row.Name] = row
 	}
-	require.NotNil(t, drained)
-	assert.Equal(t, drained.After, drained.MigratingAway+int64(len(r.Unplaced)), "what stays on aws-eu1")
+	drained := rows["aws-eu1"]
+	assert.Equal(t, [3]int64{4, 1, 1}, [3]int64{drained.Before, drained.After, drained.MigratingAway}, "before, after, migrating away")
+	assert.Equal(t, plan.StateDrained, drained.State)
+	assert.Equal(t, int64(5), rows["aws-eu2"].After)
 
 	_, text, _ := runCmd(t, args...)
-	if drained.MigratingAway > 0 {
-		assert.Contains(t, text, fmt.Sprintf("%d -> %d (%d migrating away)", drained.Before, drained.After, drained.MigratingAway))
-	}
+	assert.Contains(t, text, "4 -> 1 (1 migrating away)")
+	assert.Contains(t, text, "garden-dev/billing   aws-eu1 -> aws-eu2")
+}
+
+// A Shoot the placement rules would move, but only to a seed Gardener
+// refuses as a migration target, is reported with step Migration, the seed
+// it would otherwise go to, and that seed's reason; it stays on the seed.
+func TestPlanDrainNamesMigrationVeto(t *testing.T) {
+	args := []string{"plan", "--landscape", "testdata/plan/no-backup.yaml", "--drain", "old"}
+	code, out, errOut := runCmd(t, append(args, "-o", "json")...)
+	require.Equal(t, exitIncomplete, code, errOut)
+	var r plan.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Len(t, r.Unplaced, 1)
+	u := r.Unplaced[0]
+	assert.Equal(t, plan.StepMigration, u.Step)
+	assert.Equal(t, `no seed it could go to accepts a control plane migration from "old" (without the migration rules it would go to "new")`, u.Message)
+	assert.Equal(t, `cannot change seed name because backup is not configured for seed "new"`, u.Reasons["new"])
+	assert.Equal(t, "seed is being drained by the plan", u.Reasons["old"])
+
+	_, text, _ := runCmd(t, args...)
+	assert.Contains(t, text, "1 -> 1")
+	assert.Contains(t, text, `garden-dev/app (from old): step Migration: `)
 }
