@@ -1,0 +1,5 @@
+package seedscale
+
+import "errors"
+
+var errNotYet = errors.New("seedscale: not implemented yet")

@@ -1,0 +1,98 @@
+// Package seedscale computes how many replicas a ManagedSeedSet needs for
+// its SeedAutoscaler's metrics, with the placement rules: a replica counts
+// only for the Shoots that would really go to it. It is pure, like
+// internal/placement: the controller and `webhook plan --autoscale` give it
+// a landscape and read its recommendation.
+package seedscale
+
+import (
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/placement"
+)
+
+// Set is the ManagedSeedSet as the landscape shows it.
+type Set struct {
+	// Name is namespace/name, for messages.
+	Name string
+	// Prefix names new replicas: Prefix-<ordinal>, as Gardener does.
+	Prefix string
+	// NextOrdinal is the ordinal of the next replica.
+	NextOrdinal int32
+	// Replicas is the scale subresource's spec.replicas.
+	Replicas int32
+	// Seeds are the set's registered seeds (its selector's), by name, as
+	// in the snapshot.
+	Seeds []string
+	// Protected are the set's seeds the ManagedSeedSet controller must
+	// not delete (the protect-from-deletion annotation).
+	Protected map[string]bool
+	// Model is the Seed a new replica registers, status.allocatable
+	// included; its name is replaced.
+	Model *api.Seed
+	// ModelSource says what Model was taken from, in words.
+	ModelSource string
+}
+
+// Input is everything one recommendation reads.
+type Input struct {
+	Snapshot *placement.Snapshot
+	// Pending are Shoots awaiting a seed, in the order they would be
+	// decided (oldest first).
+	Pending []*api.Shoot
+	Options placement.Options
+	Set     Set
+	Spec    *autoscalingapi.SeedAutoscalerSpec
+	// Profiles are the headroom templates a Headroom metric may name.
+	Profiles map[string]*api.Shoot
+}
+
+// MetricResult is one metric's verdict.
+type MetricResult struct {
+	Type autoscalingapi.MetricSourceType `json:"type"`
+	// Name is "shoots", or the Headroom metric's profile ("inline" for a
+	// template given in the SeedAutoscaler).
+	Name string `json:"name"`
+	// Target says the target in words ("80% of allocatable").
+	Target string `json:"target"`
+	// Current is the value at the current replicas.
+	Current string `json:"current"`
+	// Replicas is the least number of replicas that meets the target,
+	// within the bounds; the maximum when none does.
+	Replicas int32 `json:"replicas"`
+	// Met says whether the target holds at Replicas.
+	Met bool `json:"met"`
+	// WouldNotHelp says why more seeds of the set would not bring the
+	// metric closer to its target, when so.
+	WouldNotHelp string `json:"wouldNotHelp,omitempty"`
+}
+
+// Recommendation is what the metrics ask for, before behavior.
+type Recommendation struct {
+	Set     string `json:"set"`
+	Current int32  `json:"current"`
+	// Desired is the largest of the metrics' replicas, within
+	// [minReplicas, maxReplicas] and never below Floor.
+	Desired int32 `json:"desired"`
+	// Floor is the least number of replicas the ManagedSeedSet controller
+	// can reach without stranding a Shoot: seeds holding Shoots and
+	// protected seeds stay.
+	Floor   int32          `json:"floor"`
+	Metrics []MetricResult `json:"metrics"`
+	// PendingPlaced and PendingUnplaced count the pending Shoots that
+	// find a seed, or none, at Desired replicas.
+	PendingPlaced   int `json:"pendingPlaced"`
+	PendingUnplaced int `json:"pendingUnplaced"`
+	// Short says a metric is not met even at maxReplicas.
+	Short bool `json:"short"`
+	// Reason is one word for the outcome, Message the sentence.
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	// ModelSource is Set.ModelSource.
+	ModelSource string `json:"modelSource"`
+}
+
+// Recommend computes the replicas the metrics of in.Spec ask for.
+func Recommend(in Input) (Recommendation, error) {
+	return Recommendation{}, errNotYet
+}
