@@ -330,3 +330,7 @@ func (c *cidr) intersects(o *cidr) bool {
 	}
 	return c.net.Contains(o.net.IP) || o.net.Contains(c.net.IP)
 }
+
+// Ready says whether the seed is ready as placement counts it
+// (lastOperation set, GardenletReady, BackupBucketsReady with backup).
+func (s *Seed) Ready() bool { return s.ready }
