@@ -24,6 +24,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -213,7 +214,7 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 		out.err = serr
 		return out
 	}
-	in := seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles}
+	in := seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles, DecodeShoot: landscape.DecodeShoot}
 	if r.Pending != nil {
 		in.Pending = r.Pending()
 	}
