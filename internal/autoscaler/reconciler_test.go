@@ -11,9 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
@@ -286,4 +288,21 @@ func TestReplacedStartsAfresh(t *testing.T) {
 	assert.NotSame(t, e, fresh)
 	assert.Empty(t, fresh.history.Scales)
 	assert.Empty(t, fresh.lastWarning)
+}
+
+// The Shoots awaiting a seed count: a full set at a 100% target grows
+// by the seeds they need.
+func TestPendingShootsCount(t *testing.T) {
+	sa := seedAutoscaler(1, 10)
+	sa.Spec.Metrics[0].Resource.Target.AverageUtilization = ptr.To[int32](100)
+	f := newFixture(t, newLandscape(t, 3, 10), nil, managedSeedSet(3), sa)
+	var pending []*api.Shoot
+	for _, name := range []string{"p-0", "p-1", "p-2", "p-3", "p-4", "p-5", "p-6", "p-7", "p-8", "p-9", "p-10", "p-11"} {
+		pending = append(pending, shootObj(name, ""))
+	}
+	f.r.Pending = func() []*api.Shoot { return pending }
+	got, _, err := f.sync(t)
+	require.NoError(t, err)
+	assert.Equal(t, int32(5), f.replicas(t), "12 pending Shoots need two seeds of 10")
+	assert.Contains(t, got.Status.Message, "12 pending Shoots would go to the new seeds")
 }
