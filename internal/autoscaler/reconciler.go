@@ -18,9 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -120,7 +122,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&autoscalingapi.SeedAutoscaler{}).
+		// Spec changes and deletions start a sync at once; the controller's
+		// own status writes do not (the sync period brings the next).
+		For(&autoscalingapi.SeedAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{ReconciliationTimeout: syncTimeout}).
 		Build(r)
 	r.ctrl = c

@@ -87,6 +87,7 @@ func TestScaleUpWritten(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, conditionOf(sa, autoscalingapi.ConditionAbleToScale).Status)
 	assert.Equal(t, reasonSucceededRescale, conditionOf(sa, autoscalingapi.ConditionAbleToScale).Reason)
 	assert.Equal(t, metav1.ConditionTrue, conditionOf(sa, autoscalingapi.ConditionScalingActive).Status)
+	assert.Equal(t, "the replicas are computed from the one metric", conditionOf(sa, autoscalingapi.ConditionScalingActive).Message)
 	assert.Equal(t, metav1.ConditionFalse, conditionOf(sa, autoscalingapi.ConditionScalingLimited).Status)
 	assert.Equal(t, []event{{"Normal", ReasonScaledUp, st.Message}}, f.events.take())
 	for name, want := range map[string]float64{metrics.AutoscalerCurrentReplicasName: 3, metrics.AutoscalerDesiredReplicasName: 5, metrics.AutoscalerShortName: 0} {

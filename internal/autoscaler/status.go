@@ -91,8 +91,7 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 		able = condition(autoscalingapi.ConditionAbleToScale, true, reasonSucceededRescale, st.Message)
 	}
 	setCondition(sa, able)
-	setCondition(sa, condition(autoscalingapi.ConditionScalingActive, true, reasonValidMetricFound,
-		"the replicas are computed from "+strconv.Itoa(len(rec.Metrics))+" metrics"))
+	setCondition(sa, condition(autoscalingapi.ConditionScalingActive, true, reasonValidMetricFound, metricsComputed(len(rec.Metrics))))
 	setCondition(sa, limitedCondition(out))
 	r.Metrics.SetAutoscaler(sa.Namespace, sa.Name, out.current, dec.Replicas, rec.Short)
 
@@ -169,6 +168,14 @@ func limitedCondition(out outcome) metav1.Condition {
 			fmt.Sprintf("%d replicas recommended, %d allowed by the %s", rec.Desired, dec.Replicas, dec.Limited))
 	}
 	return condition(autoscalingapi.ConditionScalingLimited, false, reasonDesiredWithinRange, "the desired replicas are within minReplicas and maxReplicas")
+}
+
+// metricsComputed says how many metrics the replicas come from.
+func metricsComputed(n int) string {
+	if n == 1 {
+		return "the replicas are computed from the one metric"
+	}
+	return "the replicas are computed from " + strconv.Itoa(n) + " metrics"
 }
 
 func metricStatuses(ms []seedscale.MetricResult) []autoscalingapi.MetricStatus {
