@@ -307,3 +307,34 @@ func TestPendingShootsCount(t *testing.T) {
 	assert.Equal(t, int32(5), f.replicas(t), "12 pending Shoots need two seeds of 10")
 	assert.Contains(t, got.Status.Message, "12 pending Shoots would go to the new seeds")
 }
+
+// Two of five seeds hold nothing: the scale-down waits out the
+// stabilization window (saying so), then goes one seed per policy period.
+func TestScaleDownAfterTheWindow(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	store := newLandscape(t, 3, 1)
+	store.Apply(seedObj("aws-3", 10, true))
+	store.Apply(seedObj("aws-4", 10, true))
+	f := newFixture(t, store, metrics.New(reg, metrics.GroupAutoscaler), managedSeedSet(5), seedAutoscaler(1, 10))
+
+	sa, _, err := f.sync(t)
+	require.NoError(t, err)
+	assert.Equal(t, int32(5), f.replicas(t))
+	assert.Equal(t, int32(5), sa.Status.DesiredReplicas)
+	assert.Equal(t, seedscale.ReasonScaleDown, sa.Status.Reason)
+	assert.Contains(t, sa.Status.Message, "; held at 5 by the scale-down stabilization window of 30m0s")
+	limited := conditionOf(sa, autoscalingapi.ConditionScalingLimited)
+	assert.Equal(t, metav1.ConditionTrue, limited.Status)
+	assert.Equal(t, reasonBehaviorLimited, limited.Reason)
+	assert.Equal(t, "3 replicas recommended, 5 allowed by the scale-down stabilization window of 30m0s", limited.Message)
+	assert.Empty(t, f.events.take(), "nothing done, nothing to record")
+
+	f.now = f.now.Add(31 * time.Minute)
+	sa, _, err = f.sync(t)
+	require.NoError(t, err)
+	assert.Equal(t, int32(4), f.replicas(t), "one seed per period by default")
+	assert.Equal(t, ReasonScaledDown, sa.Status.Reason)
+	assert.Equal(t, []string{"Normal ScaledDown"}, reasons(f.events.take()))
+	v, _ := gauge(t, reg, metrics.AutoscalerScalesTotalName, metrics.AutoscalerDirectionLabel, metrics.ScaleDown)
+	assert.Equal(t, 1.0, v)
+}
