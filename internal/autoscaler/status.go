@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -55,6 +56,11 @@ func (r *Reconciler) report(ctx context.Context, sa *autoscalingapi.SeedAutoscal
 		r.reportError(sa, e, out)
 	} else {
 		r.reportDecision(sa, e, out, now)
+	}
+	if out.scaled || before.Status.Reason != sa.Status.Reason {
+		// Like the events: on a change, not every sync.
+		ctrl.LoggerFrom(ctx).Info("SeedAutoscaler "+sa.Status.Reason, "message", sa.Status.Message,
+			"currentReplicas", sa.Status.CurrentReplicas, "desiredReplicas", sa.Status.DesiredReplicas)
 	}
 	return r.Client.Status().Patch(ctx, sa, client.MergeFrom(before))
 }
