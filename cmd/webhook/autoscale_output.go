@@ -32,7 +32,7 @@ func writeAutoscaleText(w io.Writer, r *autoscaleplan.Report) {
 }
 
 func writeAutoscaleEntry(w io.Writer, e autoscaleplan.Entry) {
-	fmt.Fprintf(w, "set %s: %d -> %d, %s\n", e.Set, e.Current, e.Desired, e.Message)
+	fmt.Fprintln(w, e.Message)
 	fmt.Fprintf(w, "  SeedAutoscaler %s: %d to %d replicas, floor %d (seeds holding Shoots or protected); reason %s\n",
 		e.Autoscaler, e.MinReplicas, e.MaxReplicas, e.Floor, e.Reason)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -47,11 +47,7 @@ func writeAutoscaleEntry(w io.Writer, e autoscaleplan.Entry) {
 		}
 	}
 	fmt.Fprintf(w, "  pending Shoots at %d replicas: %d placed, %d without a seed\n", e.Desired, e.PendingPlaced, e.PendingUnplaced)
-	if e.ModelSource != "" {
-		fmt.Fprintf(w, "  a new replica is modelled on %s\n", e.ModelSource)
-	} else {
-		fmt.Fprintln(w, "  a new replica cannot be modelled: the template has no seedConfig and the set has no seed")
-	}
+	fmt.Fprintf(w, "  a new replica is modelled on %s\n", e.ModelSource)
 }
 
 func yesNo(b bool) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
@@ -105,12 +106,13 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 		return Entry{}, err
 	}
 	rec, err := seedscale.Recommend(seedscale.Input{
-		Snapshot: in.Snapshot,
-		Pending:  pending,
-		Options:  in.Options,
-		Set:      set,
-		Spec:     &sa.Spec,
-		Profiles: in.Profiles,
+		Snapshot:    in.Snapshot,
+		Pending:     pending,
+		Options:     in.Options,
+		Set:         set,
+		Spec:        &sa.Spec,
+		Profiles:    in.Profiles,
+		DecodeShoot: landscape.DecodeShoot,
 	})
 	if err != nil {
 		return Entry{}, err

@@ -19,6 +19,7 @@ const (
 	modelFromTemplate = "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)"
 	modelFromSeed     = "existing seed %s (the template has no seedConfig)"
 	allocatableFrom   = ", with the allocatable of existing seed %s (the template has no resources.capacity)"
+	modelNone         = "nothing (the template has no seedConfig, and the set has no seed to copy)"
 )
 
 // defaultReplicas is Gardener's default of a ManagedSeedSet's spec.replicas.
@@ -28,7 +29,7 @@ const defaultReplicas = 1
 // selector matches, the replicas of its scale subresource, the ordinal of
 // the next replica, and the Seed a new replica registers (the template's
 // seedConfig, else the set's seed of the highest ordinal; nil when neither
-// exists). protected are the replicas whose Shoot or ManagedSeed carries
+// exists, and the source says so). protected are the replicas whose Shoot or ManagedSeed carries
 // the protect-from-deletion annotation.
 func NewSet(mss *seedmanagement.ManagedSeedSet, snap *placement.Snapshot, protected map[string]bool) (seedscale.Set, error) {
 	sel, err := mss.Selector()
@@ -81,7 +82,7 @@ func model(mss *seedmanagement.ManagedSeedSet, last *placement.Seed) (*api.Seed,
 	case last != nil:
 		return last.Object, fmt.Sprintf(modelFromSeed, last.Name), nil
 	}
-	return nil, "", nil
+	return nil, modelNone, nil
 }
 
 // Protected are the names of the Shoots of namespace (the replicas' Shoots

@@ -100,7 +100,7 @@ func TestNewSetModel(t *testing.T) {
 			assert.Equal(t, int32(1), s.Replicas, "Gardener's default")
 			if tc.wantNoModel {
 				assert.Nil(t, s.Model)
-				assert.Empty(t, s.ModelSource)
+				assert.Equal(t, "nothing (the template has no seedConfig, and the set has no seed to copy)", s.ModelSource)
 				return
 			}
 			require.NotNil(t, s.Model)
