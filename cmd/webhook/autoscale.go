@@ -42,6 +42,13 @@ func planAutoscale(ctx context.Context, c *cli, o *planOptions, live bool, fail 
 	if err != nil {
 		return fail("%v", err)
 	}
+	if live {
+		sets, err := liveManagedSeedSets(ctx, *o.kubeconfig, missingSets(in))
+		if err != nil {
+			return fail("%v", err)
+		}
+		in.Sets = append(in.Sets, sets...)
+	}
 	report, err := autoscaleplan.Run(in)
 	if err != nil {
 		return fail("--autoscale %q: %v", *o.autoscale, err)
@@ -96,6 +103,24 @@ func autoscaleInput(cfg *config.Config, objs []client.Object, file string) (auto
 		return in, fmt.Errorf("--autoscale %q: no SeedAutoscaler in it", file)
 	}
 	return in, nil
+}
+
+// missingSets are the ManagedSeedSets the SeedAutoscalers name that the
+// input does not have, each once.
+func missingSets(in autoscaleplan.Input) []client.ObjectKey {
+	have := map[client.ObjectKey]bool{}
+	for _, s := range in.Sets {
+		have[client.ObjectKeyFromObject(s)] = true
+	}
+	var out []client.ObjectKey
+	for _, sa := range in.Autoscalers {
+		key := client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.ScaleTargetRef.Name}
+		if !have[key] {
+			have[key] = true
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 // newAutoscaleWriter returns what writes the recommendations in format.
