@@ -82,6 +82,13 @@ func autoscaleInput(cfg *config.Config, objs []client.Object, file string) (auto
 	if err != nil {
 		return in, fmt.Errorf("--autoscale %q: %w", file, err)
 	}
+	for _, o := range fromFile {
+		// Gardener keeps ManagedSeedSets in the garden namespace; a file
+		// written for `kubectl apply -n garden` need not say so.
+		if o.GetNamespace() == "" {
+			o.SetNamespace(cfg.GardenNamespace)
+		}
+	}
 	store := newStore(cfg, nil)
 	store.Load(objs)
 	in.Snapshot = store.Snapshot()

@@ -201,3 +201,21 @@ func TestPlanAutoscaleTranscriptAsDocumented(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, strings.TrimSuffix(out, "\n"), doc)
 }
+
+// Objects of the file without a namespace are in the garden namespace,
+// where Gardener keeps ManagedSeedSets; one SeedAutoscaler given twice is
+// refused.
+func TestPlanAutoscaleNamespaces(t *testing.T) {
+	pool := readTestdata(t, autoscaleDir+"pool.yaml")
+	noNamespace := writeFile(t, "pool.yaml", strings.Replace(pool, "namespace: garden", "", 1))
+	code, out, errOut := runCmd(t, "plan", "--landscape", autoscaleLandscape, "--autoscale", noNamespace)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "set garden/pool: 2 -> 3")
+	assert.Contains(t, out, "SeedAutoscaler garden/pool: ")
+
+	twice := writeFile(t, "twice.yaml", pool+"---\n"+pool)
+	code, out, errOut = runCmd(t, "plan", "--landscape", autoscaleLandscape, "--autoscale", twice)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, `twice.yaml": SeedAutoscaler garden/pool: given twice`)
+}

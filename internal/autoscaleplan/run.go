@@ -85,7 +85,10 @@ func Run(in Input) (*Report, error) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	r := &Report{Behavior: BehaviorNotApplied, Autoscalers: []Entry{}}
-	for _, sa := range autoscalers {
+	for i, sa := range autoscalers {
+		if i > 0 && sa.Namespace == autoscalers[i-1].Namespace && sa.Name == autoscalers[i-1].Name {
+			return nil, fmt.Errorf("SeedAutoscaler %s/%s: given twice", sa.Namespace, sa.Name)
+		}
 		e, err := recommend(in, sa, sets, pending)
 		if err != nil {
 			return nil, fmt.Errorf("SeedAutoscaler %s/%s: %w", sa.Namespace, sa.Name, err)
