@@ -47,7 +47,7 @@ func writeAutoscaleEntry(w io.Writer, e autoscaleplan.Entry) {
 		}
 	}
 	fmt.Fprintf(w, "  pending Shoots at %d replicas: %d placed, %d without a seed\n", e.Desired, e.PendingPlaced, e.PendingUnplaced)
-	fmt.Fprintf(w, "  a new replica is modelled on %s\n", e.ModelSource)
+	fmt.Fprintf(w, "  model of a new replica: %s\n", e.ModelSource)
 }
 
 func yesNo(b bool) string {

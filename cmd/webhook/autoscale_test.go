@@ -41,7 +41,7 @@ func TestPlanAutoscaleExampleText(t *testing.T) {
 		"  Resource shoots  shoots utilization at most 80% of allocatable   3% (6 of 200 allocatable)  2         yes\n"+
 		"  Headroom inline  at least 250 more Shoots like inline placeable  194 more Shoots placeable  3         yes\n"+
 		"  pending Shoots at 3 replicas: 0 placed, 0 without a seed\n"+
-		"  a new replica is modelled on the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)\n"+
+		"  model of a new replica: the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)\n"+
 		behaviorLine, out)
 }
 
@@ -108,9 +108,9 @@ func TestPlanAutoscaleWouldNotScale(t *testing.T) {
 			"  pending Shoots at 2 replicas: 1 placed, 2 without a seed\n",
 		}},
 		{"no-model.yaml", []string{
-			"set garden/blank: 0 -> 0: short, and no new replica can be modelled: nothing (the template has no seedConfig, and the set has no seed to copy)\n",
+			"set garden/blank: 0 -> 0: short, and no new replica can be modelled: none: the template has no seedConfig and the set has no seed yet\n",
 			"  SeedAutoscaler garden/blank: 0 to 3 replicas, floor 0 (seeds holding Shoots or protected); reason NoSeedModel\n",
-			"  a new replica is modelled on nothing (the template has no seedConfig, and the set has no seed to copy)\n",
+			"  model of a new replica: none: the template has no seedConfig and the set has no seed yet\n",
 		}},
 	}
 	for _, tc := range tests {

@@ -14,12 +14,13 @@ import (
 	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
-// Where a new replica's Seed comes from, in words for the report.
+// Where a new replica's Seed comes from, in words for the report; the
+// controller's status says the same.
 const (
 	modelFromTemplate = "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)"
 	modelFromSeed     = "existing seed %s (the template has no seedConfig)"
-	allocatableFrom   = ", with the allocatable of existing seed %s (the template has no resources.capacity)"
-	modelNone         = "nothing (the template has no seedConfig, and the set has no seed to copy)"
+	allocatableFrom   = ", with the allocatable of existing seed %s"
+	modelNone         = "none: the template has no seedConfig and the set has no seed yet"
 )
 
 // defaultReplicas is Gardener's default of a ManagedSeedSet's spec.replicas.
@@ -29,8 +30,8 @@ const defaultReplicas = 1
 // selector matches, the replicas of its scale subresource, the ordinal of
 // the next replica, and the Seed a new replica registers (the template's
 // seedConfig, else the set's seed of the highest ordinal; nil when neither
-// exists, and the source says so). protected are the replicas whose Shoot or ManagedSeed carries
-// the protect-from-deletion annotation.
+// exists, and the source says so). protected are the replicas whose Shoot
+// or ManagedSeed carries the protect-from-deletion annotation.
 func NewSet(mss *seedmanagement.ManagedSeedSet, snap *placement.Snapshot, protected map[string]bool) (seedscale.Set, error) {
 	sel, err := mss.Selector()
 	if err != nil {
@@ -46,40 +47,43 @@ func NewSet(mss *seedmanagement.ManagedSeedSet, snap *placement.Snapshot, protec
 	if mss.Spec.Replicas != nil {
 		set.Replicas = *mss.Spec.Replicas
 	}
-	var last *placement.Seed // the highest ordinal, then the last name
+	var members []*placement.Seed
 	for _, s := range snap.Seeds {
 		if !sel.Matches(labels.Set(s.Object.Labels)) {
 			continue
 		}
+		members = append(members, s)
 		set.Seeds = append(set.Seeds, s.Name)
 		set.Protected[s.Name] = protected[s.Name]
-		if o := seedmanagement.Ordinal(s.Name); o >= set.NextOrdinal {
-			set.NextOrdinal = o + 1
-		}
-		if last == nil || cmp.Or(cmp.Compare(seedmanagement.Ordinal(s.Name), seedmanagement.Ordinal(last.Name)), cmp.Compare(s.Name, last.Name)) > 0 {
-			last = s
-		}
+		set.NextOrdinal = max(set.NextOrdinal, seedmanagement.Ordinal(s.Name)+1)
 	}
-	set.Model, set.ModelSource, err = model(mss, last)
+	// The highest ordinal last (then the last name): the newest replica.
+	slices.SortStableFunc(members, func(a, b *placement.Seed) int {
+		return cmp.Or(cmp.Compare(seedmanagement.Ordinal(a.Name), seedmanagement.Ordinal(b.Name)), cmp.Compare(a.Name, b.Name))
+	})
+	set.Model, set.ModelSource, err = model(mss, members)
 	return set, err
 }
 
-// model is the Seed a new replica registers and where it came from.
-func model(mss *seedmanagement.ManagedSeedSet, last *placement.Seed) (*api.Seed, string, error) {
+// model is the Seed a new replica registers and where it came from; seeds
+// are the set's, the newest last.
+func model(mss *seedmanagement.ManagedSeedSet, seeds []*placement.Seed) (*api.Seed, string, error) {
 	tmpl, ok, err := mss.SeedTemplate()
 	switch {
 	case err != nil:
 		return nil, "", err
 	case ok:
-		source := modelFromTemplate
-		if _, has := tmpl.Status.Allocatable[api.ResourceShoots]; !has && last != nil {
-			if alloc, has := last.Object.Status.Allocatable[api.ResourceShoots]; has {
-				tmpl.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: alloc.DeepCopy()}
-				source += fmt.Sprintf(allocatableFrom, last.Name)
+		if _, has := tmpl.Status.Allocatable[api.ResourceShoots]; !has {
+			for i := len(seeds) - 1; i >= 0; i-- {
+				if alloc, has := seeds[i].Object.Status.Allocatable[api.ResourceShoots]; has {
+					tmpl.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: alloc.DeepCopy()}
+					return tmpl, modelFromTemplate + fmt.Sprintf(allocatableFrom, seeds[i].Name), nil
+				}
 			}
 		}
-		return tmpl, source, nil
-	case last != nil:
+		return tmpl, modelFromTemplate, nil
+	case len(seeds) > 0:
+		last := seeds[len(seeds)-1]
 		return last.Object, fmt.Sprintf(modelFromSeed, last.Name), nil
 	}
 	return nil, modelNone, nil

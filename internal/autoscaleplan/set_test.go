@@ -83,7 +83,10 @@ func TestNewSetModel(t *testing.T) {
 	}{
 		{"template without capacity takes an existing seed's allocatable", noCapacity,
 			[]*api.Seed{seed("aws-1", inSet, "40"), seed("aws-7", inSet, "70")},
-			"the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig), with the allocatable of existing seed aws-7 (the template has no resources.capacity)", 70, false},
+			"the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig), with the allocatable of existing seed aws-7", 70, false},
+		{"template without capacity: the newest seed with an allocatable", noCapacity,
+			[]*api.Seed{seed("aws-1", inSet, "40"), seed("aws-7", inSet, "")},
+			"the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig), with the allocatable of existing seed aws-1", 40, false},
 		{"template without capacity and no seed", noCapacity, nil,
 			"the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)", -1, false},
 		{"no seedConfig: the seed of the highest ordinal", noSeedConfig,
@@ -100,7 +103,7 @@ func TestNewSetModel(t *testing.T) {
 			assert.Equal(t, int32(1), s.Replicas, "Gardener's default")
 			if tc.wantNoModel {
 				assert.Nil(t, s.Model)
-				assert.Equal(t, "nothing (the template has no seedConfig, and the set has no seed to copy)", s.ModelSource)
+				assert.Equal(t, "none: the template has no seedConfig and the set has no seed yet", s.ModelSource)
 				return
 			}
 			require.NotNil(t, s.Model)
