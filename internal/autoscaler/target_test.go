@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,6 +55,8 @@ func allocatable(s *api.Seed) string {
 	return q.String()
 }
 
+const fromTemplate = "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)"
+
 // The set as seedscale sees it: its seeds by the selector, the next
 // ordinal, and the new replica's model with where it came from.
 func TestBuildSet(t *testing.T) {
@@ -75,14 +76,15 @@ func TestBuildSet(t *testing.T) {
 		modelAlloc  string
 	}{
 		{"no seedConfig: the seed of the highest ordinal", managedSeedSet(3), seeds,
-			[]string{"aws-0", "aws-2", "aws-10"}, 11, "existing seed aws-10 (the template has no seedConfig)", "12"},
+			[]string{"aws-0", "aws-10", "aws-2"}, 11, "existing seed aws-10 (the template has no seedConfig)", "12"},
 		{"seedConfig with capacity: capacity minus reserved", withGardenlet(t, managedSeedSet(3), withCapacity), seeds,
-			[]string{"aws-0", "aws-2", "aws-10"}, 11, modelFromTemplate, "25"},
+			[]string{"aws-0", "aws-10", "aws-2"}, 11, fromTemplate, "25"},
 		{"seedConfig without capacity: an existing seed's allocatable", withGardenlet(t, managedSeedSet(3), seedConfig), seeds,
-			[]string{"aws-0", "aws-2", "aws-10"}, 11, modelFromTemplate + ", with the allocatable of existing seed aws-10", "12"},
+			[]string{"aws-0", "aws-10", "aws-2"}, 11, fromTemplate + ", with the allocatable of existing seed aws-10", "12"},
 		{"seedConfig without capacity and no seed yet", withGardenlet(t, managedSeedSet(0), seedConfig), nil,
-			[]string{}, 0, modelFromTemplate, "none"},
-		{"neither: no model", managedSeedSet(0), []*api.Seed{seedObj("other-0", 50, false)}, []string{}, 0, modelNone, ""},
+			nil, 0, fromTemplate, "none"},
+		{"neither: no model", managedSeedSet(0), []*api.Seed{seedObj("other-0", 50, false)}, nil, 0,
+			"none: the template has no seedConfig and the set has no seed yet", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, storeOf(tc.seeds...), nil)
@@ -106,20 +108,6 @@ func TestBuildSet(t *testing.T) {
 	}
 }
 
-// The model is a copy: seedscale may change it without touching the seed
-// the webhooks decide from.
-func TestModelIsACopy(t *testing.T) {
-	f := newFixture(t, storeOf(seedObj("aws-0", 10, true)), nil)
-	tgt := &target{set: managedSeedSet(1), scale: &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 1}}}
-	set, serr := f.r.buildSet(context.Background(), tgt, f.r.Snapshot())
-	require.Nil(t, serr)
-	set.Model.Status.Allocatable[api.ResourceShoots] = resource.MustParse("99")
-	set.Model.Labels["changed"] = "true"
-	seed := f.r.Snapshot().Seeds[0].Object
-	assert.Equal(t, "10", allocatable(seed))
-	assert.NotContains(t, seed.Labels, "changed")
-}
-
 // A replica whose Shoot carries protect-from-deletion "true" is protected;
 // other values, and Shoots outside the selector or namespace, are not.
 func TestProtectedReplicas(t *testing.T) {
@@ -141,8 +129,15 @@ func TestProtectedReplicas(t *testing.T) {
 		shootMeta("aws-2", ns, "true", false),
 		shootMeta("aws-3", "garden-dev", "true", true),
 		shootMeta("aws-4", ns, "", true))
+	sel, err := managedSeedSet(5).Selector()
+	require.NoError(t, err)
+	protected, err := f.r.protected(context.Background(), ns, sel)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"aws-0": true}, protected)
+
 	tgt := &target{set: managedSeedSet(5), scale: &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 5}}}
 	set, serr := f.r.buildSet(context.Background(), tgt, f.r.Snapshot())
 	require.Nil(t, serr)
-	assert.Equal(t, map[string]bool{"aws-0": true}, set.Protected)
+	assert.True(t, set.Protected["aws-0"], "the registered replica aws-0 is protected")
+	assert.Equal(t, int32(5), set.Replicas, "the scale subresource's replicas")
 }
