@@ -35,11 +35,11 @@ const behaviorLine = "\nbehavior: not applied: offline there is no history of re
 func TestPlanAutoscaleExampleText(t *testing.T) {
 	code, out, errOut := runCmd(t, "plan", "--landscape", "../../examples/landscape.yaml", "--autoscale", "../../examples/autoscaling.yaml")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "set garden/aws-eu: 2 -> 3, to keep 250 more Shoots like inline placeable (aws eu-central-1)\n"+
+	assert.Equal(t, "set garden/aws-eu: 2 -> 3, to keep 250 more Shoots like small-eu placeable (aws eu-central-1)\n"+
 		"  SeedAutoscaler garden/aws-eu: 2 to 5 replicas, floor 2 (seeds holding Shoots or protected); reason ScaleUp\n"+
-		"  METRIC           TARGET                                          CURRENT                    REPLICAS  MET\n"+
-		"  Resource shoots  shoots utilization at most 80% of allocatable   3% (6 of 200 allocatable)  2         yes\n"+
-		"  Headroom inline  at least 250 more Shoots like inline placeable  194 more Shoots placeable  3         yes\n"+
+		"  METRIC             TARGET                                            CURRENT                    REPLICAS  MET\n"+
+		"  Resource shoots    shoots utilization at most 80% of allocatable     3% (6 of 200 allocatable)  2         yes\n"+
+		"  Headroom small-eu  at least 250 more Shoots like small-eu placeable  194 more Shoots placeable  3         yes\n"+
 		"  pending Shoots at 3 replicas: 0 placed, 0 without a seed\n"+
 		"  model of a new replica: the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)\n"+
 		behaviorLine, out)
@@ -97,7 +97,7 @@ func TestPlanAutoscaleWouldNotScale(t *testing.T) {
 		{"restricted.yaml", []string{
 			"set garden/restricted: 1 -> 1: new seeds of the set would not take Shoots like small: shoot does not tolerate the seed's taints\n",
 			"  SeedAutoscaler garden/restricted: 1 to 4 replicas, floor 0 (seeds holding Shoots or protected); reason NewSeedsWouldNotHelp\n",
-			"  Headroom small  at least 20 more Shoots like small placeable  1 more Shoots placeable  0         no\n",
+			"  Headroom small  at least 20 more Shoots like small placeable  1 more Shoot placeable  0         no\n",
 			"  Headroom small: more seeds would not help: shoot does not tolerate the seed's taints\n",
 			"  pending Shoots at 1 replicas: 1 placed, 2 without a seed\n",
 		}},

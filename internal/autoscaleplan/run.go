@@ -120,10 +120,7 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 	if err != nil {
 		return Entry{}, err
 	}
-	e := Entry{Autoscaler: sa.Namespace + "/" + sa.Name, MaxReplicas: sa.Spec.MaxReplicas, MinReplicas: 1, Recommendation: rec}
-	if sa.Spec.MinReplicas != nil {
-		e.MinReplicas = *sa.Spec.MinReplicas
-	}
+	e := Entry{Autoscaler: sa.Namespace + "/" + sa.Name, MaxReplicas: sa.Spec.MaxReplicas, MinReplicas: sa.Spec.MinReplicasOrDefault(), Recommendation: rec}
 	if e.Metrics == nil {
 		e.Metrics = []seedscale.MetricResult{}
 	}
