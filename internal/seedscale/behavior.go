@@ -130,12 +130,12 @@ func Behave(b *autoscalingapi.Behavior, h *History, current, recommended int32, 
 	}
 	switch {
 	case stable > current:
-		limit, why := h.upLimit(current, up, now)
+		limit, why := h.limit(current, up, now, true)
 		if stable > limit {
 			d = Decision{Replicas: limit, Limited: why}
 		}
 	case stable < current:
-		limit, why := h.downLimit(current, down, now)
+		limit, why := h.limit(current, down, now, false)
 		if stable < limit {
 			d = Decision{Replicas: limit, Limited: why}
 		}
@@ -188,43 +188,30 @@ func (h *History) changed(now time.Time, period time.Duration, up bool) int32 {
 	return n
 }
 
-// upLimit is the most replicas the scale-up policies allow now.
-func (h *History) upLimit(current int32, r autoscalingapi.ScalingRules, now time.Time) (int32, string) {
-	if *r.SelectPolicy == autoscalingapi.DisabledPolicySelect {
-		return current, "scale-up is disabled (selectPolicy Disabled)"
+// limit is as far from current as a direction's policies let the replicas
+// go now: up, the most; down, the fewest. A Percent policy's step is
+// rounded up, so it always allows at least one seed.
+func (h *History) limit(current int32, r autoscalingapi.ScalingRules, now time.Time, up bool) (int32, string) {
+	dir, sign := "scale-down", int32(-1)
+	if up {
+		dir, sign = "scale-up", 1
 	}
+	if *r.SelectPolicy == autoscalingapi.DisabledPolicySelect {
+		return current, dir + " is disabled (selectPolicy Disabled)"
+	}
+	minChange := *r.SelectPolicy == autoscalingapi.MinChangePolicySelect
 	var best int32
 	var why string
 	for i, p := range r.Policies {
-		period := time.Duration(p.PeriodSeconds) * time.Second
-		start := current - h.changed(now, period, true)
-		limit := start + p.Value
+		start := current - sign*h.changed(now, time.Duration(p.PeriodSeconds)*time.Second, up)
+		step := p.Value
 		if p.Type == autoscalingapi.PercentScalingPolicy {
-			limit = int32(math.Ceil(float64(start) * (1 + float64(p.Value)/100)))
+			step = int32(math.Ceil(float64(start) * float64(p.Value) / 100))
 		}
-		if minChange := *r.SelectPolicy == autoscalingapi.MinChangePolicySelect; i == 0 || minChange && limit < best || !minChange && limit > best {
-			best, why = limit, policyText("scale-up", p)
-		}
-	}
-	return best, why
-}
-
-// downLimit is the fewest replicas the scale-down policies allow now.
-func (h *History) downLimit(current int32, r autoscalingapi.ScalingRules, now time.Time) (int32, string) {
-	if *r.SelectPolicy == autoscalingapi.DisabledPolicySelect {
-		return current, "scale-down is disabled (selectPolicy Disabled)"
-	}
-	var best int32
-	var why string
-	for i, p := range r.Policies {
-		period := time.Duration(p.PeriodSeconds) * time.Second
-		start := current + h.changed(now, period, false)
-		limit := start - p.Value
-		if p.Type == autoscalingapi.PercentScalingPolicy {
-			limit = int32(math.Floor(float64(start) * (1 - float64(p.Value)/100)))
-		}
-		if minChange := *r.SelectPolicy == autoscalingapi.MinChangePolicySelect; i == 0 || minChange && limit > best || !minChange && limit < best {
-			best, why = limit, policyText("scale-down", p)
+		limit := start + sign*step
+		change, bestChange := sign*(limit-current), sign*(best-current)
+		if i == 0 || minChange && change < bestChange || !minChange && change > bestChange {
+			best, why = limit, policyText(dir, p)
 		}
 	}
 	return max(best, 0), why

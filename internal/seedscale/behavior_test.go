@@ -80,6 +80,13 @@ func TestBehaveConfigured(t *testing.T) {
 		{"no scale-down window: immediate, one step", &autoscalingapi.Behavior{ScaleDown: &autoscalingapi.ScalingRules{
 			StabilizationWindowSeconds: ptr.To[int32](0), Policies: []autoscalingapi.ScalingPolicy{seeds(2, 60)}}},
 			6, 1, 4, "scale-down policy: at most 2 seeds per 1m0s"},
+		{"Percent down rounds the step up: 50% of 5 is 3 seeds", &autoscalingapi.Behavior{ScaleDown: &autoscalingapi.ScalingRules{
+			StabilizationWindowSeconds: ptr.To[int32](0), Policies: []autoscalingapi.ScalingPolicy{
+				{Type: autoscalingapi.PercentScalingPolicy, Value: 50, PeriodSeconds: 60}}}},
+			5, 0, 2, "scale-down policy: at most 50% per 1m0s"},
+		{"Percent up allows at least one seed", &autoscalingapi.Behavior{ScaleUp: &autoscalingapi.ScalingRules{
+			Policies: []autoscalingapi.ScalingPolicy{{Type: autoscalingapi.PercentScalingPolicy, Value: 10, PeriodSeconds: 60}}}},
+			2, 5, 3, "scale-up policy: at most 10% per 1m0s"},
 		{"unbounded enough: the recommendation", &autoscalingapi.Behavior{ScaleDown: &autoscalingapi.ScalingRules{
 			StabilizationWindowSeconds: ptr.To[int32](0), Policies: []autoscalingapi.ScalingPolicy{seeds(10, 60)}}},
 			6, 2, 2, ""},
