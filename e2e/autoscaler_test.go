@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+)
+
+// TestAutoscalerScalesUpForPendingShoots: a ManagedSeedSet of one seed with
+// room for 3 Shoots, and a flood of 10 Shoots that only its seeds may take.
+// The autoscaler (utilization target 100%) raises the replicas through the
+// scale subresource to the 4 seeds the 10 Shoots need; the player registers
+// the new replicas' Seeds, and the retry controller binds the pending
+// Shoots to them: every Shoot ends on a seed of the set, none over its
+// allocatable. The SeedAutoscaler's status and events say so.
+func TestAutoscalerScalesUpForPendingShoots(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const set, perSeed, flood = "e2e-scaleup", 3, 10
+	key := st.createManagedSeedSet(t, set, 1, perSeed)
+	player := st.startSetPlayer(t, key)
+	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
+	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 100, time.Minute))
+
+	var shoots []types.NamespacedName
+	for i := range flood {
+		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%02d", set, i)))
+		require.NoError(t, st.c.Create(ctx, sh))
+		shoots = append(shoots, client.ObjectKeyFromObject(sh))
+	}
+	eventually(t, 60*time.Second, func() error {
+		if err := player.Err(); err != nil {
+			return fmt.Errorf("the set's controller: %w", err)
+		}
+		return allBound(t, shoots)
+	}, "the pending Shoots are not all bound to new seeds of %s", set)
+
+	spec, status, err := st.scaleOf(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, int32(4), spec, "managedseedsets/scale spec.replicas: 10 Shoots need 4 seeds of 3")
+	assert.Equal(t, int32(4), status, "managedseedsets/scale status.replicas")
+	assert.Equal(t, []string{set + "-0", set + "-1", set + "-2", set + "-3"}, player.Created())
+	perSeedUsage := st.setUsage(t, shoots)
+	for seed, n := range perSeedUsage {
+		assert.LessOrEqual(t, n, perSeed, "seed %s holds more Shoots than its allocatable", seed)
+		assert.Contains(t, player.Created(), seed, "a Shoot went to a seed outside the set")
+	}
+	assert.Len(t, perSeedUsage, 4, "every new seed takes pending Shoots: %v", perSeedUsage)
+
+	sas := st.waitAutoscalerStatus(t, set, func(s autoscalingapi.SeedAutoscalerStatus) error {
+		if s.CurrentReplicas != 4 || s.LastScaleTime == nil {
+			return fmt.Errorf("currentReplicas %d, lastScaleTime %v", s.CurrentReplicas, s.LastScaleTime)
+		}
+		return nil
+	})
+	assert.Equal(t, "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)", sas.Status.NewSeedModel)
+	st.requireScaleEvent(t, set, "ScaledUp", 1, 4)
+}
+
+// TestAutoscalerScalesDownAfterWindow: a set of 4 seeds with room for 2
+// Shoots each, all full; then the Shoots are deleted but one on the second
+// and one on the fourth seed. The replicas stay 4 for the scale-down
+// stabilization window (6 s), then drop to 2, not to the 1 the utilization
+// alone asks for: the two seeds that hold Shoots stay. The player removes
+// the two empty seeds (the first and the third: Gardener's controller
+// removes the lowest ordinal without Shoots), and never has to wait for a
+// seed to empty: the autoscaler asked for no replica it could not remove.
+func TestAutoscalerScalesDownAfterWindow(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const set, perSeed, window = "e2e-scaledown", 2, 6 * time.Second
+	key := st.createManagedSeedSet(t, set, 4, perSeed)
+	player := st.startSetPlayer(t, key)
+	sizes := map[string]int64{}
+	for i := range int32(4) {
+		sizes[seedmanagement.ReplicaName(set, i)] = perSeed
+	}
+	st.waitSetSeeds(t, player, sizes)
+	keep := map[string]string{} // Shoot -> seed, the Shoots that stay
+	var gone []client.Object
+	for i := range int32(4) {
+		seed := seedmanagement.ReplicaName(set, i)
+		for j := range perSeed {
+			sh := newShoot(t.Name(), onSet(set), withSeed(seed), withName(fmt.Sprintf("%s-%d", seed, j)))
+			require.NoError(t, st.c.Create(ctx, sh), "Shoot on %s", seed)
+			if j == 0 && i%2 == 1 {
+				keep[sh.GetName()] = seed
+			} else {
+				gone = append(gone, sh)
+			}
+		}
+	}
+	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 100, window))
+	st.waitAutoscalerStatus(t, set, func(s autoscalingapi.SeedAutoscalerStatus) error {
+		if s.DesiredReplicas != 4 || s.CurrentReplicas != 4 {
+			return fmt.Errorf("current %d, desired %d, want 4 and 4 (8 Shoots fill 4 seeds of 2)", s.CurrentReplicas, s.DesiredReplicas)
+		}
+		return nil
+	})
+
+	for _, sh := range gone {
+		require.NoError(t, st.deleteShoot(ctx, sh))
+	}
+	deleted := time.Now()
+	// The highest recommendation of the window wins: 4 until the last
+	// sample taken before the deletions leaves it (one sync period early
+	// at most).
+	holdUntil := deleted.Add(window - autoscalerSyncPeriod - 500*time.Millisecond)
+	for time.Now().Before(holdUntil) {
+		spec, _, err := st.scaleOf(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, int32(4), spec, "scaled down %s after the deletions, within the %s window", time.Since(deleted).Round(time.Millisecond), window)
+		time.Sleep(100 * time.Millisecond)
+	}
+	eventually(t, window+15*time.Second, func() error {
+		spec, status, err := st.scaleOf(ctx, key)
+		if err == nil && (spec != 2 || status != 2) {
+			err = fmt.Errorf("scale spec.replicas %d, status.replicas %d, want 2", spec, status)
+		}
+		return err
+	}, "the replicas do not drop to the 2 seeds that hold Shoots")
+	t.Logf("scaled down %s after the deletions (window %s)", time.Since(deleted).Round(100*time.Millisecond), window)
+	// Never below the seeds that hold Shoots: it stays at 2.
+	for range 3 * int(time.Second/(100*time.Millisecond)) {
+		spec, _, err := st.scaleOf(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, int32(2), spec, "scaled below the seeds that hold Shoots")
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Equal(t, []removal{{seed: set + "-0"}, {seed: set + "-2"}}, player.Removed(), "the removed seeds held no Shoots")
+	assert.Empty(t, player.Blocked(), "the autoscaler asked for fewer replicas than the seeds holding Shoots")
+	for name, seed := range keep {
+		assert.Equal(t, seed, seedNameOf(t, keyOf(projectNamespace, name)), "Shoot %s moved or was stranded", name)
+	}
+	st.requireScaleEvent(t, set, "ScaledDown", 4, 2)
+}
+
+// TestAutoscalerDryRun: a SeedAutoscaler with dryRun on a set of one seed
+// with room for 2, and 5 Shoots only the set may take: its status says it
+// would scale to 3 and names the set, but the scale subresource keeps 1, no
+// seed registers, and the 3 Shoots stay pending.
+func TestAutoscalerDryRun(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const set, perSeed = "e2e-dryrun", 2
+	key := st.createManagedSeedSet(t, set, 1, perSeed)
+	player := st.startSetPlayer(t, key)
+	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
+	sas := seedAutoscaler(set, set, 1, 6, 100, time.Minute)
+	sas.Spec.DryRun = true
+	st.createSeedAutoscaler(t, sas)
+
+	var shoots []types.NamespacedName
+	for i := range 5 {
+		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%d", set, i)))
+		require.NoError(t, st.c.Create(ctx, sh))
+		shoots = append(shoots, client.ObjectKeyFromObject(sh))
+	}
+	got := st.waitAutoscalerStatus(t, set, func(s autoscalingapi.SeedAutoscalerStatus) error {
+		if s.DesiredReplicas != 3 || s.CurrentReplicas != 1 {
+			return fmt.Errorf("current %d, desired %d, want 1 and 3", s.CurrentReplicas, s.DesiredReplicas)
+		}
+		return nil
+	})
+	assert.True(t, strings.HasPrefix(got.Status.Reason, "DryRun"), "reason %q", got.Status.Reason)
+	assert.Nil(t, got.Status.LastScaleTime, "a dry run never scales")
+	requireNamesSetAndReplicas(t, got.Status.Message, set, 1, 3)
+	// Several sync periods later, nothing has changed.
+	time.Sleep(3 * autoscalerSyncPeriod)
+	spec, _, err := st.scaleOf(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), spec, "dry run wrote the scale subresource")
+	assert.Equal(t, []string{set + "-0"}, player.Created())
+	assert.Equal(t, map[string]int{set + "-0": perSeed}, st.setUsage(t, shoots), "3 Shoots stay pending")
+}
+
+// waitSetSeeds waits until the player registered the seeds of sizes (name
+// -> allocatable) and the webhook knows each with its allocatable.
+func (st *suite) waitSetSeeds(t *testing.T, player *setPlayer, sizes map[string]int64) {
+	t.Helper()
+	eventually(t, 20*time.Second, func() error {
+		if err := player.Err(); err != nil {
+			return err
+		}
+		return knowsSeeds(st.metricsURL(), sizes)
+	}, "the set's seeds are not registered and known")
+}
+
+// allBound is nil when every Shoot of keys has a seed.
+func allBound(t *testing.T, keys []types.NamespacedName) error {
+	var unbound []string
+	for _, k := range keys {
+		if seedNameOf(t, k) == "" {
+			unbound = append(unbound, k.Name)
+		}
+	}
+	if len(unbound) > 0 {
+		return fmt.Errorf("%d Shoots without a seed: %v", len(unbound), unbound)
+	}
+	return nil
+}
+
+// setUsage counts the Shoots of keys per seed (the bound ones).
+func (st *suite) setUsage(t *testing.T, keys []types.NamespacedName) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, k := range keys {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(shootGVK)
+		require.NoError(t, st.c.Get(context.Background(), k, u))
+		if seed := seedName(u); seed != "" {
+			out[seed]++
+		}
+	}
+	return out
+}
+
+// waitAutoscalerStatus waits until the status of SeedAutoscaler garden/name
+// passes check, and returns the SeedAutoscaler.
+func (st *suite) waitAutoscalerStatus(t *testing.T, name string, check func(autoscalingapi.SeedAutoscalerStatus) error) *autoscalingapi.SeedAutoscaler {
+	t.Helper()
+	sas := &autoscalingapi.SeedAutoscaler{}
+	eventually(t, 30*time.Second, func() error {
+		if err := st.c.Get(context.Background(), keyOf(gardenNamespace, name), sas); err != nil {
+			return err
+		}
+		if err := check(sas.Status); err != nil {
+			return fmt.Errorf("%w (reason %q, message %q)", err, sas.Status.Reason, sas.Status.Message)
+		}
+		return nil
+	}, "SeedAutoscaler %s", name)
+	return sas
+}
+
+// requireScaleEvent requires an event about SeedAutoscaler garden/name with
+// reason whose note names the set and the replicas from and to.
+func (st *suite) requireScaleEvent(t *testing.T, name, reason string, from, to int32) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		var list eventsv1.EventList
+		if err := st.c.List(context.Background(), &list, client.InNamespace(gardenNamespace)); err != nil {
+			return err
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "SeedAutoscaler" && e.Regarding.Name == name && e.Reason == reason {
+				if namesSetAndReplicas(e.Note, name, from, to) == nil {
+					return nil
+				}
+				notes = append(notes, e.Note)
+			}
+		}
+		return fmt.Errorf("no %s event about SeedAutoscaler %s naming the set and %d → %d replicas; notes %q", reason, name, from, to, notes)
+	})
+}
+
+// requireNamesSetAndReplicas requires that msg names the set and both
+// replica counts, as an operator reads it.
+func requireNamesSetAndReplicas(t *testing.T, msg, set string, from, to int32) {
+	t.Helper()
+	require.NoError(t, namesSetAndReplicas(msg, set, from, to))
+}
+
+func namesSetAndReplicas(msg, set string, from, to int32) error {
+	for _, want := range []string{set, strconv.Itoa(int(from)), strconv.Itoa(int(to))} {
+		if !strings.Contains(msg, want) {
+			return fmt.Errorf("%q does not name %q", msg, want)
+		}
+	}
+	return nil
+}
