@@ -97,6 +97,13 @@ func (st *suite) createManagedSeedSet(t *testing.T, name string, replicas int32,
 		seedLabels[k] = v
 	}
 	shoot := newShoot(t.Name())
+	// gardener-apiserver validates the shoot template as it stands: no
+	// defaulting fills in a worker's rolling-update bounds there.
+	workers, _, _ := unstructured.NestedSlice(shoot.Object, "spec", "provider", "workers")
+	for _, w := range workers {
+		w.(map[string]any)["maxSurge"], w.(map[string]any)["maxUnavailable"] = int64(1), int64(0)
+	}
+	must(unstructured.SetNestedSlice(shoot.Object, workers, "spec", "provider", "workers"))
 	mss := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": name, "namespace": gardenNamespace, "labels": map[string]any{testLabel: labelValue(t.Name())}},
 		"spec": map[string]any{
