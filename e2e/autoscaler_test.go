@@ -10,12 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
@@ -34,7 +36,6 @@ func TestAutoscalerScalesUpForPendingShoots(t *testing.T) {
 	key := st.createManagedSeedSet(t, set, 1, perSeed)
 	player := st.startSetPlayer(t, key)
 	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
-	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 100, time.Minute))
 
 	var shoots []types.NamespacedName
 	for i := range flood {
@@ -42,6 +43,11 @@ func TestAutoscalerScalesUpForPendingShoots(t *testing.T) {
 		require.NoError(t, st.c.Create(ctx, sh))
 		shoots = append(shoots, client.ObjectKeyFromObject(sh))
 	}
+	// The seed takes 3; the other 7 wait, each with SchedulingFailed.
+	// The SeedAutoscaler comes now, so that its first sync sees them all.
+	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", perSeed) },
+		"the flood is not settled: %d on the seed, the rest pending", perSeed)
+	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 100, time.Minute))
 	eventually(t, 60*time.Second, func() error {
 		if err := player.Err(); err != nil {
 			return fmt.Errorf("the set's controller: %w", err)
@@ -200,6 +206,32 @@ func (st *suite) waitSetSeeds(t *testing.T, player *setPlayer, sizes map[string]
 		}
 		return knowsSeeds(st.metricsURL(), sizes)
 	}, "the set's seeds are not registered and known")
+}
+
+// pendingOnSet is nil when n Shoots of keys are bound to seed and each
+// other has no seed and a SchedulingFailed event.
+func (st *suite) pendingOnSet(ctx context.Context, t *testing.T, keys []types.NamespacedName, seed string, n int) error {
+	bound := 0
+	for _, k := range keys {
+		switch got := seedNameOf(t, k); got {
+		case seed:
+			bound++
+		case "":
+			evs, err := st.shootEvents(ctx, k, corev1.EventTypeWarning, pending.ReasonSchedulingFailed)
+			if err != nil {
+				return err
+			}
+			if len(evs) == 0 {
+				return fmt.Errorf("Shoot %s: no %s event yet", k.Name, pending.ReasonSchedulingFailed)
+			}
+		default:
+			return fmt.Errorf("Shoot %s bound to %s", k.Name, got)
+		}
+	}
+	if bound != n {
+		return fmt.Errorf("%d Shoots bound to %s, want %d", bound, seed, n)
+	}
+	return nil
 }
 
 // allBound is nil when every Shoot of keys has a seed.
