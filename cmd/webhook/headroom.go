@@ -11,6 +11,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/headroom"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
@@ -35,7 +36,7 @@ func checkHeadroom(cfg *config.Config) []string {
 		if len(p.Shoot) == 0 {
 			continue // config reports it missing
 		}
-		if _, err := decodeShoot(p.Shoot); err != nil {
+		if _, err := landscape.DecodeShoot(p.Shoot); err != nil {
 			out = append(out, fmt.Sprintf("headroom.profiles[%d].shoot: %v", i, err))
 		}
 	}
@@ -50,7 +51,7 @@ func headroomProfiles(cfg *config.Config) ([]headroom.Profile, error) {
 	}
 	out := make([]headroom.Profile, len(cfg.Headroom.Profiles))
 	for i, p := range cfg.Headroom.Profiles {
-		shoot, err := decodeShoot(p.Shoot)
+		shoot, err := landscape.DecodeShoot(p.Shoot)
 		if err != nil {
 			return nil, fmt.Errorf("headroom.profiles[%d].shoot: %w", i, err)
 		}

@@ -118,7 +118,7 @@ func readShoot(path string) (*api.Shoot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeShoot(data)
+	return landscape.DecodeShoot(data)
 }
 
 // readSeeds reads a file of Seed manifests; anything else in it is an error.

@@ -216,7 +216,7 @@ func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, pl
 	if len(sc.Shoot) == 0 || string(sc.Shoot) == "null" {
 		return nil, nil, opts, errors.New("shoot: missing")
 	}
-	shoot, err := decodeShoot(sc.Shoot)
+	shoot, err := landscape.DecodeShoot(sc.Shoot)
 	if err != nil {
 		return nil, nil, opts, fmt.Errorf("shoot: %w", err)
 	}
@@ -254,20 +254,4 @@ func placeOnLandscape(cfg *config.Config, objs []client.Object, shoot *api.Shoot
 	store := newStore(cfg, nil)
 	store.Load(objs)
 	return newResult(shoot.Name, store.Place(shoot, placementOptions(cfg), ""))
-}
-
-// decodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot.
-func decodeShoot(data []byte) (*api.Shoot, error) {
-	objs, err := landscape.Decode(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(objs) != 1 {
-		return nil, fmt.Errorf("want exactly one core.gardener.cloud/v1beta1 Shoot, found %d supported objects", len(objs))
-	}
-	shoot, ok := objs[0].(*api.Shoot)
-	if !ok {
-		return nil, fmt.Errorf("want a core.gardener.cloud/v1beta1 Shoot, found %s %q", objs[0].GetObjectKind().GroupVersionKind().Kind, objs[0].GetName())
-	}
-	return shoot, nil
 }

@@ -163,7 +163,7 @@ func readShootFile(t *testing.T, path string) *api.Shoot {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	sh, err := decodeShoot(data)
+	sh, err := landscape.DecodeShoot(data)
 	require.NoError(t, err)
 	return sh
 }

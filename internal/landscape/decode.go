@@ -231,3 +231,20 @@ func (h header) item(idx int) string {
 		return fmt.Sprintf("item %d", idx)
 	}
 }
+
+// DecodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot (JSON
+// or YAML), as Decode reads it.
+func DecodeShoot(data []byte) (*api.Shoot, error) {
+	objs, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("want exactly one core.gardener.cloud/v1beta1 Shoot, found %d supported objects", len(objs))
+	}
+	shoot, ok := objs[0].(*api.Shoot)
+	if !ok {
+		return nil, fmt.Errorf("want a core.gardener.cloud/v1beta1 Shoot, found %s %q", objs[0].GetObjectKind().GroupVersionKind().Kind, objs[0].GetName())
+	}
+	return shoot, nil
+}

@@ -24,6 +24,10 @@ type RemoveSeed struct{ Seed string }
 // AddSeeds adds seeds that hold no Shoots yet.
 type AddSeeds struct{ Seeds []*api.Seed }
 
+// PlaceShoots places Shoots as they are, in order, each counted before the
+// next is decided: Shoots awaiting a seed, say.
+type PlaceShoots struct{ Shoots []*api.Shoot }
+
 // AddShoots places Count copies of Like in sequence, each counted before the
 // next is decided. Copy k (from 1) is named after Like's name (or
 // generateName) with "-k" appended.
@@ -99,17 +103,24 @@ type planner struct {
 // seed added twice, no Shoot to copy) stops the plan with an error naming
 // it; Shoots that find no seed do not, they are reported.
 func Run(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Options, ops []Operation) (*Report, error) {
+	r, _, err := Simulate(snap, shoots, opts, ops)
+	return r, err
+}
+
+// Simulate is Run that also returns the view the plan left, for questions
+// asked after it (such as Headroom on the view's Snapshot).
+func Simulate(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Options, ops []Operation) (*Report, *View, error) {
 	p := &planner{view: NewView(snap, shoots), opts: opts, before: map[string]int64{}}
 	for _, s := range p.view.all {
 		p.before[s.Name] = p.view.usage[s]
 	}
 	for i, op := range ops {
 		if err := op.apply(p); err != nil {
-			return nil, &OpError{Index: i, Err: err}
+			return nil, nil, &OpError{Index: i, Err: err}
 		}
 	}
 	p.report.Seeds, p.report.Groups = summarise(p.view, p.before)
-	return &p.report, nil
+	return &p.report, p.view, nil
 }
 
 func (op RemoveSeed) apply(p *planner) error {
@@ -148,16 +159,30 @@ func (op AddShoots) apply(p *planner) error {
 		base = op.Like.GenerateName
 	}
 	for k := 1; k <= op.Count; k++ {
-		shoot := newShootLike(op.Like, fmt.Sprintf("%s-%d", base, k))
-		d, seed := p.view.decide(shoot, p.opts, nil)
-		if seed == nil {
-			p.report.Unplaced = append(p.report.Unplaced, unplaced(shoot, "", d))
-			continue
-		}
-		p.view.place(shoot, seed)
-		p.report.Placed = append(p.report.Placed, Placed{Shoot: shootKey(shoot), To: seed.Name, Scores: d.Scores})
+		p.placeNew(newShootLike(op.Like, fmt.Sprintf("%s-%d", base, k)))
 	}
 	return nil
+}
+
+func (op PlaceShoots) apply(p *planner) error {
+	for _, shoot := range op.Shoots {
+		if shoot == nil {
+			return fmt.Errorf("no Shoot to place")
+		}
+		p.placeNew(shoot)
+	}
+	return nil
+}
+
+// placeNew decides a Shoot that is on no seed yet and records the outcome.
+func (p *planner) placeNew(shoot *api.Shoot) {
+	d, seed := p.view.decide(shoot, p.opts, nil)
+	if seed == nil {
+		p.report.Unplaced = append(p.report.Unplaced, unplaced(shoot, "", d))
+		return
+	}
+	p.view.place(shoot, seed)
+	p.report.Placed = append(p.report.Placed, Placed{Shoot: shootKey(shoot), To: seed.Name, Scores: d.Scores})
 }
 
 // newShootLike is a copy of like, named name, without a seed. The copy is

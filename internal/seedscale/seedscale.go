@@ -45,6 +45,9 @@ type Input struct {
 	Spec    *autoscalingapi.SeedAutoscalerSpec
 	// Profiles are the headroom templates a Headroom metric may name.
 	Profiles map[string]*api.Shoot
+	// DecodeShoot reads a Headroom metric's inline template
+	// (landscape.DecodeShoot).
+	DecodeShoot func([]byte) (*api.Shoot, error)
 }
 
 // MetricResult is one metric's verdict.
@@ -90,9 +93,4 @@ type Recommendation struct {
 	Message string `json:"message"`
 	// ModelSource is Set.ModelSource.
 	ModelSource string `json:"modelSource"`
-}
-
-// Recommend computes the replicas the metrics of in.Spec ask for.
-func Recommend(in Input) (Recommendation, error) {
-	return Recommendation{}, errNotYet
 }

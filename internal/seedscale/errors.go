@@ -1,5 +1,0 @@
-package seedscale
-
-import "errors"
-
-var errNotYet = errors.New("seedscale: not implemented yet")

@@ -1,0 +1,106 @@
+package seedscale
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/utils/ptr"
+)
+
+// explain names the outcome in one word and says it in a sentence an
+// operator can act on.
+func (r *recommender) explain(rec *Recommendation, final *outcome) (string, string) {
+	head := fmt.Sprintf("set %s: %d -> %d", rec.Set, rec.Current, rec.Desired)
+	where := r.where()
+	switch {
+	case rec.Short && !r.sim.canGrow():
+		return ReasonNoSeedModel, head + ": short, and no new replica can be modelled: " + r.in.Set.ModelSource
+	case rec.Short:
+		return ReasonAtMaxReplicas, fmt.Sprintf("%s (maxReplicas) and still short: %s", head, r.unmet())
+	case rec.Desired > rec.Current:
+		return ReasonScaleUp, fmt.Sprintf("%s, to keep %s%s%s", head, r.driver(rec.Desired), where, r.pendingNote(final))
+	case rec.Desired < rec.Current:
+		return ReasonScaleDown, fmt.Sprintf("%s: every target holds with fewer seeds, and only seeds without Shoots go", head)
+	}
+	if why := r.notHelping(); why != "" {
+		return ReasonNewSeedsWouldNotHelp, head + ": " + why
+	}
+	if rec.Floor == rec.Desired && rec.Floor > ptr.Deref(r.in.Spec.MinReplicas, 1) {
+		return ReasonSteady, fmt.Sprintf("%s: every target holds, and no fewer: %d seeds hold Shoots or are protected", head, rec.Floor)
+	}
+	return ReasonSteady, head + ": every target holds"
+}
+
+// where is the model's provider and region, the place new seeds add room.
+func (r *recommender) where() string {
+	if m := r.in.Set.Model; m != nil {
+		return fmt.Sprintf(" (%s %s)", m.Spec.Provider.Type, m.Spec.Provider.Region)
+	}
+	return ""
+}
+
+// driver is what asks for desired replicas: the metric, minReplicas, or
+// the seeds that cannot go.
+func (r *recommender) driver(desired int32) string {
+	for i, res := range r.results {
+		if res.Met && res.Replicas == desired {
+			m := &r.metrics[i]
+			switch {
+			case m.like != nil:
+				return fmt.Sprintf("%d more Shoots like %s placeable", m.minShoots, m.name)
+			case m.utilization > 0:
+				return fmt.Sprintf("the shoots utilization at most %d%%", m.utilization)
+			default:
+				return fmt.Sprintf("at most %d Shoots per seed", m.perSeed)
+			}
+		}
+	}
+	if desired == ptr.Deref(r.in.Spec.MinReplicas, 1) {
+		return "minReplicas"
+	}
+	return fmt.Sprintf("the %d seeds that hold Shoots or are protected", r.sim.floor())
+}
+
+// pendingNote counts the pending Shoots the new replicas would take.
+func (r *recommender) pendingNote(final *outcome) string {
+	added := map[string]bool{}
+	for _, name := range final.seeds {
+		added[name] = true
+	}
+	for _, s := range r.in.Snapshot.Seeds {
+		delete(added, s.Name)
+	}
+	n := 0
+	for _, p := range final.report.Placed {
+		if added[p.To] {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d pending Shoots would go to the new seeds", n)
+}
+
+// unmet lists the metrics not met at the maximum, with their values.
+func (r *recommender) unmet() string {
+	var parts []string
+	for _, res := range r.results {
+		if !res.Met && res.WouldNotHelp == "" {
+			parts = append(parts, fmt.Sprintf("%s (now %s)", res.Target, res.Current))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// notHelping says which Headroom metrics new seeds of the set would not
+// serve, and why.
+func (r *recommender) notHelping() string {
+	var parts []string
+	for _, res := range r.results {
+		if res.WouldNotHelp != "" && !res.Met {
+			parts = append(parts, fmt.Sprintf("new seeds of the set would not take Shoots like %s: %s", res.Name, res.WouldNotHelp))
+		}
+	}
+	return strings.Join(parts, "; ")
+}

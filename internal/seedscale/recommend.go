@@ -1,0 +1,203 @@
+package seedscale
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+)
+
+// Reasons, one word each, for Recommendation.Reason.
+const (
+	ReasonScaleUp              = "ScaleUp"
+	ReasonScaleDown            = "ScaleDown"
+	ReasonSteady               = "Steady"
+	ReasonAtMaxReplicas        = "AtMaxReplicas"
+	ReasonNewSeedsWouldNotHelp = "NewSeedsWouldNotHelp"
+	ReasonNoSeedModel          = "NoSeedModel"
+)
+
+// Recommend computes the replicas the metrics of in.Spec ask for: for each
+// metric, the least replicas from the floor up to maxReplicas at which its
+// target holds, once the pending Shoots are placed; the largest of them,
+// and minReplicas, wins.
+func Recommend(in Input) (Recommendation, error) {
+	if in.Snapshot == nil || in.Spec == nil {
+		return Recommendation{}, errors.New("seedscale: no landscape or no spec")
+	}
+	ms, err := metrics(in.Spec.Metrics, in.Profiles, inlineShoots(&in))
+	if err != nil {
+		return Recommendation{}, err
+	}
+	minR, maxR := ptr.Deref(in.Spec.MinReplicas, 1), in.Spec.MaxReplicas
+	if maxR < 1 || minR < 0 || minR > maxR {
+		return Recommendation{}, fmt.Errorf("spec.minReplicas %d and spec.maxReplicas %d: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1", minR, maxR)
+	}
+	s := newSim(&in)
+	r := &recommender{in: &in, sim: s, metrics: ms}
+	r.lo, r.hi = max(minR, s.floor()), max(maxR, s.floor())
+	if !s.canGrow() {
+		r.hi = min(r.hi, max(s.registered(), s.floor()))
+		r.lo = min(r.lo, r.hi)
+	}
+	r.from = min(r.lo, s.floor())
+	return r.recommend()
+}
+
+// inlineShoots decodes the i-th metric's inline Shoot template.
+func inlineShoots(in *Input) func(int) (*api.Shoot, error) {
+	return func(i int) (*api.Shoot, error) {
+		if in.DecodeShoot == nil {
+			return nil, errors.New("no decoder for inline Shoot templates")
+		}
+		return in.DecodeShoot(in.Spec.Metrics[i].Headroom.Shoot.Raw)
+	}
+}
+
+// recommender carries one recommendation's state.
+type recommender struct {
+	in      *Input
+	sim     *sim
+	metrics []metric
+	// lo and hi bound the recommendation; from is where the metrics'
+	// scan starts (the floor: what a metric asks for alone).
+	lo, hi, from int32
+	results      []MetricResult
+	// takeable says, by namespace/name, which pending Shoots a new
+	// replica would take (filled on first use).
+	takeable map[string]bool
+}
+
+func (r *recommender) recommend() (Recommendation, error) {
+	rec := Recommendation{
+		Set: r.in.Set.Name, Current: r.in.Set.Replicas, Floor: r.sim.floor(),
+		Metrics: []MetricResult{}, ModelSource: r.in.Set.ModelSource,
+	}
+	if err := r.readCurrent(); err != nil {
+		return rec, err
+	}
+	if err := r.scan(); err != nil {
+		return rec, err
+	}
+	rec.Metrics = r.results
+	rec.Desired = r.lo
+	for _, m := range r.results {
+		rec.Desired = max(rec.Desired, m.Replicas)
+		rec.Short = rec.Short || (!m.Met && m.WouldNotHelp == "")
+	}
+	final, err := r.sim.run(rec.Desired, true)
+	if err != nil {
+		return rec, err
+	}
+	rec.PendingPlaced, rec.PendingUnplaced = len(final.report.Placed), len(final.report.Unplaced)
+	rec.Reason, rec.Message = r.explain(&rec, final)
+	return rec, nil
+}
+
+// readCurrent fills each metric's target and value on the landscape as it
+// is (no replica added or removed, nothing pending placed).
+func (r *recommender) readCurrent() error {
+	now, err := r.sim.run(r.sim.registered(), false)
+	if err != nil {
+		return err
+	}
+	r.results = make([]MetricResult, len(r.metrics))
+	for i := range r.metrics {
+		m := &r.metrics[i]
+		v, err := m.read(now, r.in.Options)
+		if err != nil {
+			return err
+		}
+		r.results[i] = MetricResult{Type: m.typ, Name: m.name, Target: m.target(), Current: v.text}
+		if m.like != nil {
+			r.results[i].WouldNotHelp = r.wouldNotTake(m.like)
+		}
+	}
+	return nil
+}
+
+// scan simulates from, from+1, ... replicas until every metric holds (or hi),
+// recording for each metric the first count at which it does. A Headroom
+// metric whose Shoots new seeds would not take asks for nothing. No target
+// holds while a pending Shoot that a new seed would take finds no seed:
+// those Shoots are the set's demand whatever the averages say.
+func (r *recommender) scan() error {
+	pending := 0
+	for i := range r.metrics {
+		if r.results[i].WouldNotHelp != "" {
+			r.results[i].Replicas = r.from
+			continue
+		}
+		r.results[i].Replicas = r.hi
+		pending++
+	}
+	for k := r.from; k <= r.hi && pending > 0; k++ {
+		o, err := r.sim.run(k, true)
+		if err != nil {
+			return err
+		}
+		stuck := r.stuck(o)
+		for i := range r.metrics {
+			res := &r.results[i]
+			if res.Met || res.WouldNotHelp != "" {
+				continue
+			}
+			v, err := r.metrics[i].read(o, r.in.Options)
+			if err != nil {
+				return err
+			}
+			if v.met && !stuck {
+				res.Met, res.Replicas = true, k
+				pending--
+			}
+		}
+	}
+	return nil
+}
+
+// stuck says whether a pending Shoot that a new replica would take found
+// no seed at this outcome.
+func (r *recommender) stuck(o *outcome) bool {
+	if len(o.report.Unplaced) == 0 || !r.sim.canGrow() {
+		return false
+	}
+	if r.takeable == nil {
+		r.takeable = make(map[string]bool, len(r.in.Pending))
+		for _, shoot := range r.in.Pending {
+			r.takeable[shoot.Namespace+"/"+shoot.Name] = r.wouldNotTake(shoot) == ""
+		}
+	}
+	for _, u := range o.report.Unplaced {
+		if r.takeable[u.Shoot] {
+			return true
+		}
+	}
+	return false
+}
+
+// wouldNotTake says why a new replica of the set would not take a Shoot
+// like this one even with the rest of the landscape full, or "" when it
+// would (or when the set has no model to tell).
+func (r *recommender) wouldNotTake(like *api.Shoot) string {
+	model := r.in.Set.Model
+	if model == nil {
+		return ""
+	}
+	name := seedmanagement.ReplicaName(r.in.Set.Prefix, r.in.Set.NextOrdinal)
+	alone := *r.in.Snapshot
+	alone.Seeds = []*placement.Seed{placement.NewSeed(seedmanagement.Model(model, name))}
+	alone.Usage = func(*placement.Seed) int64 { return 0 }
+	alone.ProjectShoots = nil
+	d := placement.Decide(&alone, like, r.in.Options)
+	if d.Schedulable() {
+		return ""
+	}
+	if why := d.Reasons[name]; why != "" {
+		return why
+	}
+	return d.Message
+}
