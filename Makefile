@@ -199,9 +199,10 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
 	  done; \
 	done
 
-generate: ## Regenerate deepcopy functions, the CRDs of the e2e tests and the chart's schema of config.
+generate: ## Regenerate deepcopy functions, the CRDs of the e2e tests, the SeedAutoscaler CRD and the chart's schema of config.
 	$(GO) run $(CONTROLLER_GEN) object paths=./internal/api/...
 	bash hack/crds/generate.sh
+	bash hack/crds/autoscaler.sh
 	$(GO) run ./hack/configschema
 
 clean: ## Remove build output.

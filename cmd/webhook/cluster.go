@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscaler"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -67,14 +68,19 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	cacheOpts := cache.InformerOptions(cfg.GardenNamespace)
 	cacheOpts.NewInformer = freshness.NewInformer
 	var watched *cache.PendingShoots
-	if cfg.PendingShootsEnabled() {
+	if cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled {
 		// The retry controller decides from the watch's copy of a pending
-		// Shoot instead of reading it first.
+		// Shoot instead of reading it first; the autoscaler places them
+		// on the replicas it considers.
 		watched = cache.NewPendingShoots(cfg.SchedulerName)
 		watched.Configure(&cacheOpts)
 	}
+	scheme := cache.NewScheme()
+	if err := autoscaler.AddToScheme(scheme); err != nil {
+		return err
+	}
 	opts := ctrl.Options{
-		Scheme:                  cache.NewScheme(),
+		Scheme:                  scheme,
 		Cache:                   cacheOpts,
 		Metrics:                 metricsOptions(cfg),
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
@@ -90,7 +96,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	// GetWebhookServer also adds the server to the manager's runnables: the
 	// webhooks group, which every replica starts before (and regardless of)
 	// leader election, like the caches, metrics and probes. Only the retry
-	// controller waits for leadership.
+	// controller and the autoscaler wait for leadership.
 	srv := mgr.GetWebhookServer()
 	if !cfg.Announce() {
 		recordArrivals(store, mgr.GetEventRecorder(pending.EventRecorderName))
@@ -109,6 +115,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return err
 	}
 	if err := setupHeadroom(mgr, cfg, store, synced, staleness, m, log); err != nil {
+		return err
+	}
+	if err := setupAutoscaler(ctx, mgr, cfg, autoscalerDeps{store: store, watched: watched, synced: synced, staleness: staleness}, opts, m, log); err != nil {
 		return err
 	}
 	if err := addChecks(mgr, synced, staleness, srv, drain); err != nil {
@@ -228,12 +237,12 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 // configureLeaderElection elects a leader among replicas when the retry
-// controller runs (the only runnable that needs one). The Lease is released
+// controller or the autoscaler runs (the runnables that need one). The Lease is released
 // on shutdown, so a rolling update hands over at once instead of after the
 // lease duration; the process exits right after the manager stops, as
 // LeaderElectionReleaseOnCancel requires.
 func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func(string) string) {
-	if !cfg.PendingShootsEnabled() || !cfg.LeaderElectionEnabled() {
+	if !(cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled) || !cfg.LeaderElectionEnabled() {
 		return
 	}
 	opts.LeaderElection = true
@@ -254,6 +263,9 @@ func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
 	}
 	if cfg.Certificate.Watched() {
 		groups = append(groups, metrics.GroupCertificates)
+	}
+	if cfg.Autoscaler.Enabled {
+		groups = append(groups, metrics.GroupAutoscaler)
 	}
 	return append(groups, headroomGroup(cfg)...)
 }

@@ -20,6 +20,7 @@ func TestMetricGroups(t *testing.T) {
 		{"pending off", "pendingShoots: {enabled: false}\nplacement: {mode: patch}\n", "", nil},
 		{"reservations", "", "seedwarden", []metrics.Group{metrics.GroupPending, metrics.GroupReservations}},
 		{"certificate", "certificate: {namespace: seedwarden, name: webhook}\n", "", []metrics.Group{metrics.GroupPending, metrics.GroupCertificates}},
+		{"autoscaler", "autoscaler: {enabled: true}\n", "", []metrics.Group{metrics.GroupPending, metrics.GroupAutoscaler}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := loadConfig(writeFile(t, "config.yaml", configHeader+tc.config))

@@ -137,4 +137,13 @@ func TestConfigureLeaderElection(t *testing.T) {
 	o = ctrl.Options{}
 	configureLeaderElection(&o, parse("leaderElection: {enabled: false}\n"), env("seedwarden"))
 	assert.False(t, o.LeaderElection)
+
+	// The autoscaler alone needs a leader too.
+	o = ctrl.Options{}
+	configureLeaderElection(&o, parse("pendingShoots: {enabled: false}\nplacement: {mode: patch}\nautoscaler: {enabled: true}\n"), env("seedwarden"))
+	assert.True(t, o.LeaderElection)
+	assert.Equal(t, "seedwarden-pending-shoots", o.LeaderElectionID)
+	o = ctrl.Options{}
+	configureLeaderElection(&o, parse("autoscaler: {enabled: true}\nleaderElection: {enabled: false}\n"), env("seedwarden"))
+	assert.False(t, o.LeaderElection)
 }

@@ -71,6 +71,9 @@ func TestChartOptionValues(t *testing.T) {
 	assert.Equal(t, "15s", path(sm, "spec")["endpoints"].([]any)[0].(map[string]any)["interval"])
 	assert.Equal(t, "kube-prometheus-stack", path(objs["PrometheusRule/seedwarden/seedwarden"], "metadata", "labels")["release"])
 	for k, o := range objs {
+		if Kind(o) == "CustomResourceDefinition" {
+			continue // crds/ is installed as it is: Helm renders no template there
+		}
 		assert.Equal(t, "gardener", path(o, "metadata", "labels")["team"], "%s: commonLabels", k)
 	}
 

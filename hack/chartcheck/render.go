@@ -72,7 +72,9 @@ func LoadChart(dir string) (*chart.Chart, error) {
 
 // RenderChart renders the chart with values over its defaults (nil: the
 // defaults), validated against values.schema.json, as `helm template
-// --namespace seedwarden seedwarden CHART` does. NOTES.txt is left out.
+// --include-crds --namespace seedwarden seedwarden CHART` does: the crds/
+// directory first (what `helm install` creates before the templates), then
+// the templates. NOTES.txt is left out.
 func RenderChart(ch *chart.Chart, values map[string]any) ([]Object, error) {
 	return RenderChartIn(ch, ReleaseNamespace, values)
 }
@@ -94,6 +96,17 @@ func RenderChartIn(ch *chart.Chart, namespace string, values map[string]any) ([]
 	}
 	sort.Strings(names)
 	var objs []Object
+	for _, crd := range ch.CRDObjects() {
+		for _, doc := range releaseutil.SplitManifests(string(crd.File.Data)) {
+			o, err := decode(doc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", crd.Filename, err)
+			}
+			if o != nil {
+				objs = append(objs, o)
+			}
+		}
+	}
 	for _, name := range names {
 		if strings.HasSuffix(name, "NOTES.txt") || strings.HasPrefix(filepath.Base(name), "_") {
 			continue

@@ -1,6 +1,10 @@
 package cache
 
 import (
+	"cmp"
+	"slices"
+	"sync"
+
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,11 +28,24 @@ const MaxPendingShoots = 1024
 type PendingShoots struct {
 	scheduler string
 	shoots    *lru.Cache // types.NamespacedName -> *api.Shoot
+
+	// keys are the keys in shoots, for List: the LRU cannot be walked.
+	mu   sync.Mutex
+	keys map[types.NamespacedName]struct{}
 }
 
 // NewPendingShoots keeps the Shoots that await a seed from scheduler.
 func NewPendingShoots(scheduler string) *PendingShoots {
-	return &PendingShoots{scheduler: scheduler, shoots: lru.New(MaxPendingShoots)}
+	p := &PendingShoots{scheduler: scheduler, shoots: lru.New(MaxPendingShoots), keys: map[types.NamespacedName]struct{}{}}
+	// Called under the LRU's lock; List never holds mu while calling the LRU.
+	_ = p.shoots.SetEvictionFunc(func(k lru.Key, _ any) { p.dropKey(k.(types.NamespacedName)) })
+	return p
+}
+
+func (p *PendingShoots) dropKey(k types.NamespacedName) {
+	p.mu.Lock()
+	delete(p.keys, k)
+	p.mu.Unlock()
 }
 
 // Configure makes the Shoot informer of o record pending Shoots before it
@@ -64,7 +81,12 @@ func (p *PendingShoots) record(s *api.Shoot) {
 	}
 	// Nothing reads them, and they can be most of a Shoot's size.
 	s.ManagedFields = nil
+	// The value first: a key whose value is gone is dropped by List, a
+	// value without its key would be missed.
 	p.shoots.Add(key, s)
+	p.mu.Lock()
+	p.keys[key] = struct{}{}
+	p.mu.Unlock()
 }
 
 // Get returns the latest pending version of the Shoot the watch delivered.
@@ -78,4 +100,35 @@ func (p *PendingShoots) Get(key types.NamespacedName) (*api.Shoot, bool) {
 }
 
 // Forget drops the Shoot: it is gone, or what was kept proved outdated.
-func (p *PendingShoots) Forget(key types.NamespacedName) { p.shoots.Remove(key) }
+func (p *PendingShoots) Forget(key types.NamespacedName) {
+	p.shoots.Remove(key)
+	p.dropKey(key)
+}
+
+// List returns the pending Shoots kept, oldest first (creation time, then
+// namespace and name), as the autoscaler decides them. They are shared:
+// callers must not modify them.
+func (p *PendingShoots) List() []*api.Shoot {
+	p.mu.Lock()
+	keys := make([]types.NamespacedName, 0, len(p.keys))
+	for k := range p.keys {
+		keys = append(keys, k)
+	}
+	p.mu.Unlock()
+	out := make([]*api.Shoot, 0, len(keys))
+	for _, k := range keys {
+		s, ok := p.Get(k)
+		if !ok {
+			p.dropKey(k)
+			continue
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *api.Shoot) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}

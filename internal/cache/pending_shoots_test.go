@@ -95,3 +95,40 @@ func TestPendingShootsBounded(t *testing.T) {
 	_, ok = p.Get(types.NamespacedName{Namespace: "garden-dev", Name: fmt.Sprintf("s%d", MaxPendingShoots+9)})
 	assert.True(t, ok, "the newest is kept")
 }
+
+// List gives the kept Shoots oldest first, without those that got a seed,
+// were forgotten or were evicted.
+func TestPendingShootsList(t *testing.T) {
+	p := NewPendingShoots("seedwarden")
+	at := func(name string, sec int64) *api.Shoot {
+		s := pendingShoot(name, "1")
+		s.CreationTimestamp = metav1.Unix(sec, 0)
+		return s
+	}
+	p.record(at("young", 300))
+	p.record(at("old", 100))
+	p.record(at("b-same", 200))
+	p.record(at("a-same", 200))
+	p.record(at("bound", 50))
+	bound := at("bound", 50)
+	bound.Spec.SeedName = ptr.To("seed-a")
+	p.record(bound)
+	p.record(at("gone", 60))
+	p.Forget(types.NamespacedName{Namespace: "garden-dev", Name: "gone"})
+
+	var names []string
+	for _, s := range p.List() {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"old", "a-same", "b-same", "young"}, names)
+
+	for i := range MaxPendingShoots {
+		p.record(at(fmt.Sprintf("s%d", i), 1000+int64(i)))
+	}
+	list := p.List()
+	require.Len(t, list, MaxPendingShoots, "the evicted ones are not listed")
+	assert.Equal(t, "s0", list[0].Name)
+	p.mu.Lock()
+	assert.Len(t, p.keys, MaxPendingShoots, "evicted keys are dropped")
+	p.mu.Unlock()
+}

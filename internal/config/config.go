@@ -166,7 +166,8 @@ type Config struct {
 	// PendingShoots configures the retry controller for Shoots admitted
 	// without a seed (cluster mode only).
 	PendingShoots PendingShoots `json:"pendingShoots,omitempty"`
-	// LeaderElection elects the replica that runs the retry controller.
+	// LeaderElection elects the replica that runs the retry controller and
+	// the autoscaler.
 	LeaderElection LeaderElection `json:"leaderElection,omitempty"`
 	// Cache configures the informer cache (cluster mode only).
 	Cache Cache `json:"cache,omitempty"`
@@ -179,6 +180,9 @@ type Config struct {
 	// Headroom, when present, exports how many more Shoots like each
 	// profile's template fit right now (headroom.go). Default: absent.
 	Headroom *Headroom `json:"headroom,omitempty"`
+
+	// Autoscaler configures the SeedAutoscaler controller (autoscaler.go).
+	Autoscaler Autoscaler `json:"autoscaler,omitempty"`
 }
 
 // Cache configures the informer cache the webhooks decide from.
@@ -248,6 +252,7 @@ func (c *Config) applyDefaults() {
 	c.applyPendingDefaults()
 	c.applyReservationDefaults()
 	c.applyHeadroomDefaults()
+	c.applyAutoscalerDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -276,6 +281,7 @@ func (c *Config) Validate() error {
 	c.validateScoring(&p)
 	c.validateSeedLabels(&p)
 	c.validateHeadroom(&p)
+	c.validateAutoscaler(&p)
 
 	if len(p.list) == 0 {
 		return nil

@@ -60,6 +60,7 @@ func TestDefault(t *testing.T) {
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(true), ID: "seedwarden-pending-shoots"},
 		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
+		Autoscaler:     Autoscaler{SyncPeriod: NewDuration(DefaultAutoscalerSyncPeriod)},
 	}, c)
 	assert.True(t, c.BindingEnabled())
 	assert.True(t, c.CapacityEnabled())
@@ -162,6 +163,10 @@ leaderElection:
   id: my-lease
 cache:
   maxStaleness: 45s
+autoscaler:
+  enabled: true
+  dryRun: true
+  syncPeriod: 10s
 scoring:
   scorers:
   - {name: LeastAllocated, weight: 5}
@@ -217,6 +222,7 @@ scoring:
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(false), Namespace: "seedwarden", ID: "my-lease"},
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
+		Autoscaler:     Autoscaler{Enabled: true, DryRun: true, SyncPeriod: NewDuration(10 * time.Second)},
 		Scoring: &Scoring{
 			Scorers:         []WeightedScorer{{Name: "LeastAllocated", Weight: 5}, {Name: "RegionDistance", Weight: 1}},
 			DefaultCapacity: 100,

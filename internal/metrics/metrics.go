@@ -100,6 +100,7 @@ type Recorder struct {
 	reservations reservationCollectors
 	certificates certificateCollectors
 	headroom     headroomCollectors
+	autoscaler   autoscalerCollectors
 }
 
 // Group is the collectors of a part of seedwarden that may be off; they are
@@ -118,6 +119,9 @@ const (
 	GroupCertificates
 	// GroupHeadroom is the headroom profiles' (internal/headroom).
 	GroupHeadroom
+	// GroupAutoscaler is the SeedAutoscaler controller's
+	// (internal/autoscaler).
+	GroupAutoscaler
 )
 
 // New creates the collectors and registers the webhooks' and those of
@@ -163,6 +167,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		reservations: newReservationCollectors(),
 		certificates: newCertificateCollectors(),
 		headroom:     newHeadroomCollectors(),
+		autoscaler:   newAutoscalerCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -186,6 +191,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			m.certificates.register(reg)
 		case GroupHeadroom:
 			m.headroom.register(reg)
+		case GroupAutoscaler:
+			m.autoscaler.register(reg)
 		default:
 			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
 		}

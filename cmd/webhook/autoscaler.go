@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscaler"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/config"
+	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+)
+
+// autoscalerDeps is what the autoscaler shares with the webhooks: the
+// Store's landscape, the watch's pending Shoots and the cache's sync and
+// staleness.
+type autoscalerDeps struct {
+	store     *cache.Store
+	watched   *cache.PendingShoots
+	synced    func() bool
+	staleness handlers.StalenessGuard
+}
+
+// setupAutoscaler adds the SeedAutoscaler controller (autoscaler.enabled),
+// which runs on the leader only.
+func setupAutoscaler(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, deps autoscalerDeps, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
+	if !cfg.Autoscaler.Enabled {
+		return nil
+	}
+	r, err := newAutoscaler(cfg, deps, m)
+	if err != nil {
+		return err
+	}
+	if err := forgetDeletedShoots(ctx, mgr, deps.watched); err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	log.Info("SeedAutoscaler controller enabled", "dryRun", cfg.Autoscaler.DryRun, "syncPeriod", cfg.Autoscaler.SyncPeriod.Duration,
+		"headroomProfiles", len(r.Profiles), "leaderElection", opts.LeaderElection)
+	if !opts.LeaderElection {
+		log.Info("leaderElection.enabled is false: every replica runs the SeedAutoscaler controller; run a single replica")
+	}
+	return nil
+}
+
+// newAutoscaler is the controller the configuration describes, deciding
+// with the webhooks' placement options and the headroom profiles.
+func newAutoscaler(cfg *config.Config, deps autoscalerDeps, m *metrics.Recorder) (*autoscaler.Reconciler, error) {
+	profiles, err := headroomProfiles(cfg)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*api.Shoot, len(profiles))
+	for _, p := range profiles {
+		byName[p.Name] = p.Shoot
+	}
+	r := &autoscaler.Reconciler{
+		Metrics:    m,
+		Snapshot:   deps.store.Snapshot,
+		Options:    placementOptions(cfg),
+		Profiles:   byName,
+		DryRun:     cfg.Autoscaler.DryRun,
+		SyncPeriod: cfg.Autoscaler.SyncPeriod.Duration,
+		Ready: func() bool {
+			_, stale := deps.staleness.StaleBeyond(time.Now())
+			return deps.synced() && !stale
+		},
+	}
+	if deps.watched != nil {
+		r.Pending = deps.watched.List
+	}
+	return r, nil
+}
+
+// forgetDeletedShoots drops a deleted Shoot from the pending ones: the
+// watch's last state of a Shoot deleted while pending still looks pending,
+// and without the retry controller nothing else forgets it.
+func forgetDeletedShoots(ctx context.Context, mgr ctrl.Manager, watched *cache.PendingShoots) error {
+	if watched == nil {
+		return nil
+	}
+	inf, err := mgr.GetCache().GetInformer(ctx, &api.Shoot{})
+	if err != nil {
+		return fmt.Errorf("watching Shoots for the autoscaler: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+		if err == nil {
+			watched.Forget(types.NamespacedName{Namespace: ns, Name: name})
+		}
+	}})
+	return err
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Regenerates the SeedAutoscaler CustomResourceDefinition from
+# internal/autoscalingapi with controller-gen, into the kustomize base and
+# the chart's crds/ directory (Helm installs it before the templates).
+#
+# Usage: hack/crds/autoscaler.sh [OUTPUT_ROOT]   (default: the repository)
+# `go test ./hack/crds/` fails when the committed files are out of date.
+set -euo pipefail
+
+CONTROLLER_GEN_VERSION=v0.23.0
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "${REPO_ROOT}"
+OUT="${1:-.}"
+
+mkdir -p "${OUT}/deploy/manifests" "${OUT}/charts/seedwarden/crds"
+go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_GEN_VERSION}" \
+  crd paths=./internal/autoscalingapi/... output:crd:stdout |
+  # The labels every object of the base carries (deploy/kustomization_test.go).
+  sed '0,/^  name: /s//  labels:\n    app.kubernetes.io\/name: seedwarden\n    app.kubernetes.io\/part-of: seedwarden\n  name: /' \
+  > "${OUT}/deploy/manifests/crd-seedautoscalers.yaml"
+cp "${OUT}/deploy/manifests/crd-seedautoscalers.yaml" "${OUT}/charts/seedwarden/crds/seedautoscalers.yaml"

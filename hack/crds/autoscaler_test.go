@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The SeedAutoscaler CRD in the kustomize base and in the chart.
+var autoscalerCRDs = []string{
+	"deploy/manifests/crd-seedautoscalers.yaml",
+	"charts/seedwarden/crds/seedautoscalers.yaml",
+}
+
+// The committed SeedAutoscaler CRDs are what hack/crds/autoscaler.sh
+// generates from the current internal/autoscalingapi.
+func TestAutoscalerCRDUpToDate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs controller-gen")
+	}
+	out := t.TempDir()
+	if b, err := exec.Command("bash", "autoscaler.sh", out).CombinedOutput(); err != nil {
+		t.Fatalf("autoscaler.sh: %v\n%s", err, b)
+	}
+	for _, name := range autoscalerCRDs {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join("../..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, committed) {
+			t.Errorf("%s is out of date: run hack/crds/autoscaler.sh (make generate)", name)
+		}
+	}
+}
+
+// What the controller relies on: the status subresource, namespaced, the
+// short name operators type.
+func TestAutoscalerCRDShape(t *testing.T) {
+	for _, name := range autoscalerCRDs {
+		data, err := os.ReadFile(filepath.Join("../..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if crd.Name != "seedautoscalers.autoscaling.seedwarden.io" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+			t.Errorf("%s: %s, scope %s", name, crd.Name, crd.Spec.Scope)
+		}
+		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1alpha1" || crd.Spec.Versions[0].Subresources == nil ||
+			crd.Spec.Versions[0].Subresources.Status == nil {
+			t.Errorf("%s: want v1alpha1 with a status subresource", name)
+		}
+		if len(crd.Spec.Names.ShortNames) != 1 || crd.Spec.Names.ShortNames[0] != "sas" {
+			t.Errorf("%s: short names %v, want [sas]", name, crd.Spec.Names.ShortNames)
+		}
+	}
+}

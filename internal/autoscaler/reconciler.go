@@ -1,0 +1,245 @@
+// Package autoscaler is the SeedAutoscaler controller: on the elected
+// leader, every sync period, it reads each SeedAutoscaler's ManagedSeedSet
+// and scale subresource, asks internal/seedscale how many replicas its
+// metrics need on the landscape the webhooks decide from, bounds the change
+// by the SeedAutoscaler's behavior, writes the replicas (unless dry-run),
+// and reports the outcome in the status, events and metrics.
+package autoscaler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+	"github.com/seedwarden/seedwarden/internal/seedscale"
+)
+
+// Names the controller registers under.
+const (
+	ControllerName    = "seedautoscaler"
+	EventRecorderName = "seedwarden-autoscaler"
+)
+
+// syncTimeout bounds one sync's API calls.
+const syncTimeout = time.Minute
+
+// EventRecorder is client-go's events.EventRecorder (what
+// manager.GetEventRecorder returns).
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// AddToScheme adds what the controller reads and writes: SeedAutoscalers,
+// ManagedSeedSets and the autoscaling/v1 Scale.
+func AddToScheme(s *runtime.Scheme) error {
+	return errors.Join(autoscalingapi.AddToScheme(s), seedmanagement.AddToScheme(s), autoscalingv1.AddToScheme(s))
+}
+
+// Reconciler keeps SeedAutoscalers' ManagedSeedSets scaled. Set the
+// fields, then SetupWithManager (which fills Client, APIReader and Recorder
+// from the manager when nil).
+type Reconciler struct {
+	// Client reads SeedAutoscalers (cached), writes their status and the
+	// scale subresource.
+	Client client.Client
+	// APIReader reads ManagedSeedSets and the replicas' metadata from the
+	// API server: once per sync, and no watch of them is needed.
+	APIReader client.Reader
+	// Recorder records events.
+	Recorder EventRecorder
+	// Metrics may be nil.
+	Metrics *metrics.Recorder
+
+	// Snapshot is the landscape the webhooks decide from (cache.Store).
+	Snapshot func() *placement.Snapshot
+	// Pending are the Shoots awaiting a seed, oldest first
+	// (cache.PendingShoots.List). Nil: none.
+	Pending func() []*api.Shoot
+	// Ready reports whether the landscape may be trusted (synced and fresh);
+	// until then nothing is computed or written. Nil: always.
+	Ready func() bool
+	// Options are the webhooks' placement options.
+	Options placement.Options
+	// Profiles are the headroom profiles a Headroom metric may name.
+	Profiles map[string]*api.Shoot
+	// DryRun: never write the scale subresource (autoscaler.dryRun).
+	DryRun bool
+	// SyncPeriod is how often each SeedAutoscaler is recomputed.
+	SyncPeriod time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	mu      sync.Mutex
+	entries map[types.NamespacedName]*entry
+	ctrl    controller.Controller
+}
+
+// entry is what the controller remembers of one SeedAutoscaler between
+// syncs: behavior's history and the events already recorded.
+type entry struct {
+	uid     types.UID
+	history seedscale.History
+	// lastWarning and lastDryRun are the keys of the last warning and
+	// dry-run event, so that a condition that lasts is recorded once.
+	lastWarning, lastDryRun string
+}
+
+// SetupWithManager registers the controller, leader-only.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Snapshot == nil {
+		return errors.New("seedautoscaler controller: no landscape snapshot")
+	}
+	if r.SyncPeriod <= 0 {
+		return fmt.Errorf("seedautoscaler controller: sync period %s must be positive", r.SyncPeriod)
+	}
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&autoscalingapi.SeedAutoscaler{}).
+		WithOptions(controller.Options{ReconciliationTimeout: syncTimeout}).
+		Build(r)
+	r.ctrl = c
+	return err
+}
+
+// NeedLeaderElection reports whether the registered controller runs only on
+// the leader (always true once SetupWithManager has run): two replicas
+// writing replicas from their own views would fight.
+func (r *Reconciler) NeedLeaderElection() bool {
+	le, ok := r.ctrl.(manager.LeaderElectionRunnable)
+	return ok && le.NeedLeaderElection()
+}
+
+// Reconcile syncs one SeedAutoscaler and asks to be called again after the
+// sync period.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	sa := &autoscalingapi.SeedAutoscaler{}
+	if err := r.Client.Get(ctx, req.NamespacedName, sa); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if r.Ready != nil && !r.Ready() {
+		// An outage or a cold cache changes nothing: no decision from a
+		// landscape that may be wrong.
+		return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+	}
+	e := r.entry(req.NamespacedName, sa.UID)
+	out := r.sync(ctx, sa, e)
+	if err := r.report(ctx, sa, e, out); err != nil {
+		return ctrl.Result{}, err
+	}
+	if out.err != nil && out.err.transient {
+		return ctrl.Result{}, out.err
+	}
+	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+}
+
+// entry is the memory of the SeedAutoscaler key, started afresh when the
+// object was replaced (another UID).
+func (r *Reconciler) entry(key types.NamespacedName, uid types.UID) *entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries == nil {
+		r.entries = map[types.NamespacedName]*entry{}
+	}
+	e := r.entries[key]
+	if e == nil || e.uid != uid {
+		e = &entry{uid: uid}
+		r.entries[key] = e
+	}
+	return e
+}
+
+// forget drops a deleted SeedAutoscaler's memory and series.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	delete(r.entries, key)
+	r.mu.Unlock()
+	r.Metrics.DeleteAutoscaler(key.Namespace, key.Name)
+}
+
+// outcome is one sync's result: the recommendation and the decision, or
+// the error that stopped it.
+type outcome struct {
+	current  int32
+	rec      seedscale.Recommendation
+	decision seedscale.Decision
+	dryRun   bool
+	scaled   bool // the replicas were written
+	err      *syncError
+	// readScale says the scale subresource was read (AbleToScale).
+	readScale bool
+}
+
+// sync computes and, unless dry-run, writes the replicas.
+func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler, e *entry) outcome {
+	out := outcome{dryRun: r.DryRun || sa.Spec.DryRun}
+	t, serr := r.readTarget(ctx, sa)
+	if serr != nil {
+		out.err = serr
+		return out
+	}
+	out.readScale, out.current = true, t.scale.Spec.Replicas
+	snap := r.Snapshot()
+	set, serr := r.buildSet(ctx, t, snap)
+	if serr != nil {
+		out.err = serr
+		return out
+	}
+	in := seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles}
+	if r.Pending != nil {
+		in.Pending = r.Pending()
+	}
+	rec, err := seedscale.Recommend(in)
+	if err != nil {
+		out.err = &syncError{reason: ReasonFailedComputeReplicas, message: err.Error()}
+		return out
+	}
+	out.rec = rec
+	now := r.now()
+	out.decision = seedscale.Behave(sa.Spec.Behavior, &e.history, out.current, rec.Desired, now)
+	if out.dryRun || out.decision.Replicas == out.current {
+		return out
+	}
+	if serr := r.writeReplicas(ctx, t, out.decision.Replicas); serr != nil {
+		out.err = serr
+		return out
+	}
+	out.scaled = true
+	e.history.Scales = append(e.history.Scales, seedscale.Scale{At: now, From: out.current, To: out.decision.Replicas})
+	return out
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

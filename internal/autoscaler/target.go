@@ -1,0 +1,190 @@
+package autoscaler
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+	"github.com/seedwarden/seedwarden/internal/seedscale"
+)
+
+// Reasons of the errors a sync reports in the conditions and events.
+const (
+	ReasonFailedGetScale        = "FailedGetScale"
+	ReasonFailedUpdateScale     = "FailedUpdateScale"
+	ReasonInvalidSelector       = "InvalidSelector"
+	ReasonFailedListReplicas    = "FailedListReplicas"
+	ReasonFailedComputeReplicas = "FailedComputeReplicas"
+)
+
+// The ModelSource texts of the three ways a new replica is modelled.
+const (
+	modelFromTemplate = "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)"
+	modelNone         = "none: the template has no seedConfig and the set has no seed yet"
+)
+
+// The replicas' own objects, read for the protect-from-deletion annotation.
+var (
+	managedSeedKind = seedmanagement.SchemeGroupVersion.WithKind("ManagedSeedList")
+	shootKind       = api.SchemeGroupVersion.WithKind("ShootList")
+)
+
+// syncError is a sync that could not decide: its reason and a message
+// naming the field and value at fault. transient errors (the API server
+// unreachable, a conflict) are retried with backoff, the others at the
+// next sync period.
+type syncError struct {
+	reason, message string
+	transient       bool
+}
+
+func (e *syncError) Error() string { return e.reason + ": " + e.message }
+
+func apiError(reason string, err error, format string, args ...any) *syncError {
+	return &syncError{reason: reason, message: fmt.Sprintf(format, args...) + ": " + err.Error(), transient: !apierrors.IsNotFound(err)}
+}
+
+// target is the scaled ManagedSeedSet and its scale subresource.
+type target struct {
+	set   *seedmanagement.ManagedSeedSet
+	scale *autoscalingv1.Scale
+}
+
+// readTarget reads the ManagedSeedSet spec.scaleTargetRef names, and its
+// scale subresource.
+func (r *Reconciler) readTarget(ctx context.Context, sa *autoscalingapi.SeedAutoscaler) (*target, *syncError) {
+	ref := sa.Spec.ScaleTargetRef
+	if ref.Kind != seedmanagement.KindManagedSeedSet || ref.APIVersion != seedmanagement.SchemeGroupVersion.String() {
+		return nil, &syncError{reason: ReasonFailedGetScale, message: fmt.Sprintf("spec.scaleTargetRef: %s %s is not supported (want %s %s)",
+			ref.APIVersion, ref.Kind, seedmanagement.SchemeGroupVersion, seedmanagement.KindManagedSeedSet)}
+	}
+	set := &seedmanagement.ManagedSeedSet{}
+	key := client.ObjectKey{Namespace: sa.Namespace, Name: ref.Name}
+	if err := r.APIReader.Get(ctx, key, set); err != nil {
+		return nil, apiError(ReasonFailedGetScale, err, "spec.scaleTargetRef.name: ManagedSeedSet %q in namespace %q", ref.Name, sa.Namespace)
+	}
+	scale := &autoscalingv1.Scale{}
+	if err := r.Client.SubResource("scale").Get(ctx, set, scale); err != nil {
+		return nil, apiError(ReasonFailedGetScale, err, "spec.scaleTargetRef.name: the scale subresource of ManagedSeedSet %s", key)
+	}
+	return &target{set: set, scale: scale}, nil
+}
+
+// writeReplicas sets the scale subresource's spec.replicas.
+func (r *Reconciler) writeReplicas(ctx context.Context, t *target, replicas int32) *syncError {
+	scale := t.scale.DeepCopy()
+	scale.Spec.Replicas = replicas
+	if err := r.Client.SubResource("scale").Update(ctx, t.set, client.WithSubResourceBody(scale)); err != nil {
+		return apiError(ReasonFailedUpdateScale, err, "writing spec.replicas %d to the scale subresource of ManagedSeedSet %s/%s", replicas, t.set.Namespace, t.set.Name)
+	}
+	return nil
+}
+
+// buildSet is the ManagedSeedSet as seedscale sees it, from the landscape
+// snapshot and the replicas' Shoots and ManagedSeeds.
+func (r *Reconciler) buildSet(ctx context.Context, t *target, snap *placement.Snapshot) (seedscale.Set, *syncError) {
+	mss := t.set
+	sel, err := mss.Selector()
+	if err != nil {
+		return seedscale.Set{}, &syncError{reason: ReasonInvalidSelector, message: err.Error()}
+	}
+	seeds := setSeeds(snap, sel)
+	set := seedscale.Set{
+		Name:     mss.Namespace + "/" + mss.Name,
+		Prefix:   mss.Name,
+		Replicas: t.scale.Spec.Replicas,
+		Seeds:    make([]string, len(seeds)),
+	}
+	set.NextOrdinal = mss.Status.NextReplicaNumber
+	for i, s := range seeds {
+		set.Seeds[i] = s.Name
+		set.NextOrdinal = max(set.NextOrdinal, seedmanagement.Ordinal(s.Name)+1)
+	}
+	if set.Model, set.ModelSource, err = model(mss, seeds); err != nil {
+		return seedscale.Set{}, &syncError{reason: ReasonFailedComputeReplicas, message: err.Error()}
+	}
+	if set.Protected, err = r.protected(ctx, mss.Namespace, sel); err != nil {
+		return seedscale.Set{}, apiError(ReasonFailedListReplicas, err, "listing the Shoots and ManagedSeeds of ManagedSeedSet %s (spec.selector %q)", set.Name, sel.String())
+	}
+	return set, nil
+}
+
+// setSeeds are the snapshot's seeds the selector matches, the highest
+// ordinal last.
+func setSeeds(snap *placement.Snapshot, sel labels.Selector) []*placement.Seed {
+	var out []*placement.Seed
+	for _, s := range snap.Seeds {
+		if sel.Matches(labels.Set(s.Object.Labels)) {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *placement.Seed) int {
+		return cmp.Or(cmp.Compare(seedmanagement.Ordinal(a.Name), seedmanagement.Ordinal(b.Name)), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// model is the Seed a new replica registers and what it was taken from:
+// the template's seedConfig (with an existing seed's allocatable when the
+// template sets no capacity), else the existing seed of the highest
+// ordinal, else nothing.
+func model(mss *seedmanagement.ManagedSeedSet, seeds []*placement.Seed) (*api.Seed, string, error) {
+	tmpl, ok, err := mss.SeedTemplate()
+	if err != nil {
+		return nil, "", err
+	}
+	if ok {
+		if _, has := tmpl.Status.Allocatable[api.ResourceShoots]; !has {
+			for i := len(seeds) - 1; i >= 0; i-- {
+				if q, has := seeds[i].Object.Status.Allocatable[api.ResourceShoots]; has {
+					tmpl.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: q.DeepCopy()}
+					return tmpl, modelFromTemplate + ", with the allocatable of existing seed " + seeds[i].Name, nil
+				}
+			}
+		}
+		return tmpl, modelFromTemplate, nil
+	}
+	if len(seeds) == 0 {
+		return nil, modelNone, nil
+	}
+	last := seeds[len(seeds)-1]
+	return last.Object.DeepCopy(), fmt.Sprintf("existing seed %s (the template has no seedConfig)", last.Name), nil
+}
+
+// protected are the replicas whose Shoot or ManagedSeed carries the
+// protect-from-deletion annotation. A cluster that serves no ManagedSeeds
+// (a test landscape) protects through Shoots only.
+func (r *Reconciler) protected(ctx context.Context, namespace string, sel labels.Selector) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, kind := range []schema.GroupVersionKind{managedSeedKind, shootKind} {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(kind)
+		err := r.APIReader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel})
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range list.Items {
+			if o.Annotations[seedmanagement.AnnotationProtectFromDeletion] == "true" {
+				out[o.Name] = true
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,107 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metric names of the SeedAutoscaler controller (internal/autoscaler).
+const (
+	AutoscalerCurrentReplicasName = "seedwarden_autoscaler_current_replicas"
+	AutoscalerDesiredReplicasName = "seedwarden_autoscaler_desired_replicas"
+	AutoscalerShortName           = "seedwarden_autoscaler_short"
+	AutoscalerScalesTotalName     = "seedwarden_autoscaler_scales_total"
+	AutoscalerErrorsTotalName     = "seedwarden_autoscaler_errors_total"
+	AutoscalerNamespaceLabel      = "namespace"
+	AutoscalerNameLabel           = "autoscaler"
+	AutoscalerDirectionLabel      = "direction"
+)
+
+// Values of the direction label.
+const (
+	ScaleUp   = "up"
+	ScaleDown = "down"
+)
+
+// autoscalerCollectors are GroupAutoscaler's.
+type autoscalerCollectors struct {
+	current, desired, short *prometheus.GaugeVec
+	scales, errors          *prometheus.CounterVec
+}
+
+func newAutoscalerCollectors() autoscalerCollectors {
+	id := []string{AutoscalerNamespaceLabel, AutoscalerNameLabel}
+	return autoscalerCollectors{
+		current: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: AutoscalerCurrentReplicasName,
+			Help: "The scale target's spec.replicas as the SeedAutoscaler last saw it.",
+		}, id),
+		desired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: AutoscalerDesiredReplicasName,
+			Help: "The replicas the SeedAutoscaler wants now, after its behavior (written unless dry-run).",
+		}, id),
+		short: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: AutoscalerShortName,
+			Help: "1 while the SeedAutoscaler is at maxReplicas and a metric is still not met, else 0.",
+		}, id),
+		scales: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: AutoscalerScalesTotalName,
+			Help: "Changes of the scale target's replicas the SeedAutoscaler wrote, by direction (up, down).",
+		}, append(id, AutoscalerDirectionLabel)),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: AutoscalerErrorsTotalName,
+			Help: "Syncs of the SeedAutoscaler that failed (no target, no scale subresource, a bad selector or profile, an API error).",
+		}, id),
+	}
+}
+
+func (c *autoscalerCollectors) register(reg prometheus.Registerer) {
+	c.current = Register(reg, c.current)
+	c.desired = Register(reg, c.desired)
+	c.short = Register(reg, c.short)
+	c.scales = Register(reg, c.scales)
+	c.errors = Register(reg, c.errors)
+}
+
+// SetAutoscaler records a SeedAutoscaler's replicas and whether it is short.
+func (m *Recorder) SetAutoscaler(namespace, name string, current, desired int32, short bool) {
+	if m == nil {
+		return
+	}
+	c := &m.autoscaler
+	c.current.WithLabelValues(namespace, name).Set(float64(current))
+	c.desired.WithLabelValues(namespace, name).Set(float64(desired))
+	v := 0.0
+	if short {
+		v = 1
+	}
+	c.short.WithLabelValues(namespace, name).Set(v)
+}
+
+// CountAutoscalerScale counts a write of the replicas in direction
+// (ScaleUp, ScaleDown).
+func (m *Recorder) CountAutoscalerScale(namespace, name, direction string) {
+	if m == nil {
+		return
+	}
+	m.autoscaler.scales.WithLabelValues(namespace, name, direction).Inc()
+}
+
+// CountAutoscalerError counts a failed sync.
+func (m *Recorder) CountAutoscalerError(namespace, name string) {
+	if m == nil {
+		return
+	}
+	m.autoscaler.errors.WithLabelValues(namespace, name).Inc()
+}
+
+// DeleteAutoscaler drops every series of a deleted SeedAutoscaler.
+func (m *Recorder) DeleteAutoscaler(namespace, name string) {
+	if m == nil {
+		return
+	}
+	c := &m.autoscaler
+	id := prometheus.Labels{AutoscalerNamespaceLabel: namespace, AutoscalerNameLabel: name}
+	c.current.Delete(id)
+	c.desired.Delete(id)
+	c.short.Delete(id)
+	c.errors.Delete(id)
+	c.scales.DeletePartialMatch(id)
+}
