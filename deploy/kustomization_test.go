@@ -96,6 +96,8 @@ func TestDocumentsDecode(t *testing.T) {
 		{"ClusterRole", "", "seedwarden"},
 		{"ClusterRole", "", "seedwarden-metrics-reader"},
 		{"ClusterRoleBinding", "", "seedwarden"},
+		{"ClusterRole", "", "seedwarden-autoscaler"},
+		{"ClusterRoleBinding", "", "seedwarden-autoscaler"},
 		{"Role", namespace, "seedwarden"},
 		{"RoleBinding", namespace, "seedwarden"},
 		{"Role", gardenNS, "seedwarden-region-config"},

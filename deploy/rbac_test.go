@@ -114,6 +114,17 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		add("Role/seedwarden/seedwarden", namespace, "", []string{"configmaps"}, []string{"get", "create", "update"}, "")
 	}
 	add("Role/garden/seedwarden-region-config", gardenNS, "", []string{"configmaps"}, read, "")
+	// The SeedAutoscaler controller, granted whether or not the shipped
+	// configuration turns it on (it does not): SeedAutoscalers and their
+	// status, the ManagedSeedSet and its replicas through the scale
+	// subresource, the replicas' ManagedSeeds' metadata. Its events and
+	// Shoot lists use the seedwarden ClusterRole's rules.
+	const autoscalerRole = "ClusterRole/seedwarden-autoscaler"
+	add(autoscalerRole, "", "autoscaling.seedwarden.io", []string{"seedautoscalers"}, read, "")
+	add(autoscalerRole, "", "autoscaling.seedwarden.io", []string{"seedautoscalers/status"}, []string{"update", "patch"}, "")
+	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseedsets"}, read, "")
+	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseedsets/scale"}, []string{"get", "update", "patch"}, "")
+	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseeds"}, []string{"list"}, "")
 
 	sortGrants := func(g []grant) {
 		sort.Slice(g, func(i, j int) bool {

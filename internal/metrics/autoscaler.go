@@ -9,9 +9,11 @@ const (
 	AutoscalerShortName           = "seedwarden_autoscaler_short"
 	AutoscalerScalesTotalName     = "seedwarden_autoscaler_scales_total"
 	AutoscalerErrorsTotalName     = "seedwarden_autoscaler_errors_total"
-	AutoscalerNamespaceLabel      = "namespace"
-	AutoscalerNameLabel           = "autoscaler"
-	AutoscalerDirectionLabel      = "direction"
+	// AutoscalerNamespaceLabel is not "namespace": a scrape sets that to
+	// the pod's namespace and would rename this one exported_namespace.
+	AutoscalerNamespaceLabel = "autoscaler_namespace"
+	AutoscalerNameLabel      = "autoscaler"
+	AutoscalerDirectionLabel = "direction"
 )
 
 // Values of the direction label.

@@ -22,12 +22,12 @@ func TestAutoscaler(t *testing.T) {
 	want := `
 # HELP seedwarden_autoscaler_short 1 while the SeedAutoscaler is at maxReplicas and a metric is still not met, else 0.
 # TYPE seedwarden_autoscaler_short gauge
-seedwarden_autoscaler_short{autoscaler="aws",namespace="garden"} 1
-seedwarden_autoscaler_short{autoscaler="gcp",namespace="garden"} 0
+seedwarden_autoscaler_short{autoscaler="aws",autoscaler_namespace="garden"} 1
+seedwarden_autoscaler_short{autoscaler="gcp",autoscaler_namespace="garden"} 0
 # HELP seedwarden_autoscaler_scales_total Changes of the scale target's replicas the SeedAutoscaler wrote, by direction (up, down).
 # TYPE seedwarden_autoscaler_scales_total counter
-seedwarden_autoscaler_scales_total{autoscaler="aws",direction="up",namespace="garden"} 1
-seedwarden_autoscaler_scales_total{autoscaler="gcp",direction="down",namespace="garden"} 1
+seedwarden_autoscaler_scales_total{autoscaler="aws",autoscaler_namespace="garden",direction="up"} 1
+seedwarden_autoscaler_scales_total{autoscaler="gcp",autoscaler_namespace="garden",direction="down"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), AutoscalerShortName, AutoscalerScalesTotalName))
 	problems, err := testutil.GatherAndLint(reg)
