@@ -173,10 +173,11 @@ func TestAutoscalerScalesDownAfterWindow(t *testing.T) {
 	st.requireScaleEvent(t, set, "ScaledDown", 4, 2)
 }
 
-// TestAutoscalerDryRun: a SeedAutoscaler with dryRun on a set of one seed
-// with room for 2, and 5 Shoots only the set may take: its status says it
-// would scale to 3 and names the set, but the scale subresource keeps 1, no
-// seed registers, and the 3 Shoots stay pending.
+// TestAutoscalerDryRun: a set of one seed with room for 2, 5 Shoots only
+// the set may take (3 wait), and then a SeedAutoscaler with dryRun: its
+// status and its one event say it would scale from 1 to 3 and name the set,
+// but the scale subresource keeps 1, no seed registers, and the 3 Shoots
+// stay pending.
 func TestAutoscalerDryRun(t *testing.T) {
 	st := need(t)
 	st.startTest(t, webhookPlace)
@@ -185,17 +186,18 @@ func TestAutoscalerDryRun(t *testing.T) {
 	key := st.createManagedSeedSet(t, set, 1, perSeed)
 	player := st.startSetPlayer(t, key)
 	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
-	sas := seedAutoscaler(set, set, 1, 6, 100, time.Minute)
-	sas.Spec.DryRun = true
-	st.createSeedAutoscaler(t, sas)
-	st.logAutoscalerDecisions(t, set)
-
 	var shoots []types.NamespacedName
 	for i := range 5 {
 		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%d", set, i)))
 		require.NoError(t, st.c.Create(ctx, sh))
 		shoots = append(shoots, client.ObjectKeyFromObject(sh))
 	}
+	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", perSeed) },
+		"the Shoots are not settled: %d on the seed, the rest pending", perSeed)
+	sas := seedAutoscaler(set, set, 1, 6, 100, time.Minute)
+	sas.Spec.DryRun = true
+	st.createSeedAutoscaler(t, sas)
+	st.logAutoscalerDecisions(t, set)
 	got := st.waitAutoscalerStatus(t, set, func(s autoscalingapi.SeedAutoscalerStatus) error {
 		if s.DesiredReplicas != 3 || s.CurrentReplicas != 1 {
 			return fmt.Errorf("current %d, desired %d, want 1 and 3", s.CurrentReplicas, s.DesiredReplicas)
@@ -205,6 +207,8 @@ func TestAutoscalerDryRun(t *testing.T) {
 	assert.True(t, strings.HasPrefix(got.Status.Reason, "DryRun"), "reason %q", got.Status.Reason)
 	assert.Nil(t, got.Status.LastScaleTime, "a dry run never scales")
 	requireNamesSetAndReplicas(t, got.Status.Message, set, 1, 3)
+	assert.Contains(t, got.Status.Message, "dry run, spec.replicas stays 1")
+	st.requireScaleEvent(t, set, got.Status.Reason, 1, 3)
 	// Several sync periods later, nothing has changed.
 	time.Sleep(3 * autoscalerSyncPeriod)
 	spec, _, err := st.scaleOf(ctx, key)
