@@ -44,18 +44,23 @@ where would it go now.`,
 		},
 		{
 			name:    "plan",
-			summary: "What if: drain, remove or add seeds, add Shoots; report every seed before and after",
+			summary: "What if: drain, remove or add seeds, add Shoots; or what the SeedAutoscalers would do",
 			usage: []string{"(--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED]\n" +
-				"[--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]"},
+				"[--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]",
+				"(--landscape FILE | --kubeconfig PATH) --autoscale FILE [--config FILE] [-o text|json]"},
 			about: `Apply the operations in the order given (drain a seed, remove or add seeds,
 place N copies of a Shoot) and report every seed before and after, free slots
 per provider and region, each Shoot moved or added and each that found no seed
 with every seed's reason. Writes nothing (with --kubeconfig it lists the
-cluster's landscape once). Exit code 3 when some Shoot found no seed.`,
+cluster's landscape once). Exit code 3 when some Shoot found no seed.
+With --autoscale instead of operations: what each SeedAutoscaler of FILE
+recommends for its ManagedSeedSet, each metric and why (no behavior: a file
+has no history); exit code 3 when some target is not met at maxReplicas.`,
 			examples: []example{
 				{"plan --landscape examples/landscape.yaml --drain aws-eu1", "where would the Shoots of aws-eu1 go"},
 				{"plan --landscape examples/landscape.yaml --add-shoots 20 --like examples/shoot.yaml -o json", "do 20 more Shoots like this one fit"},
 				{"plan --kubeconfig ~/.kube/garden --drain aws-eu1 --remove-seed aws-eu1", "can the live garden lose aws-eu1"},
+				{"plan --landscape examples/landscape.yaml --autoscale examples/autoscaling.yaml", "how many seeds does the set aws-eu need, and why"},
 			},
 			flags: func(fs *flag.FlagSet) { planFlagSet(fs) },
 			run:   planCommand,

@@ -236,7 +236,7 @@ func (c *cli) printUsage(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "\nFlags:\n  -h, --help  this help\n  --version   print the version\n\n"+
 		"Run \"%s <command> --help\" for a command's flags and examples.\n"+
-		"Exit codes: 0 success, 1 failure while running, 2 bad usage or invalid configuration, 3 (plan) some Shoot found no seed.\n", c.prog)
+		"Exit codes: 0 success, 1 failure while running, 2 bad usage or invalid configuration, 3 (plan) some Shoot found no seed, or some SeedAutoscaler target is not met at maxReplicas.\n", c.prog)
 	fmt.Fprint(w, b.String())
 }
 

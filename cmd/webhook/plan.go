@@ -142,6 +142,7 @@ func readSeeds(path string) ([]*api.Seed, error) {
 type planOptions struct {
 	ops                                           planFlags
 	landscapeFile, configPath, kubeconfig, format *string
+	autoscale                                     *string
 }
 
 // planFlagSet defines plan's flags on fs.
@@ -152,6 +153,7 @@ func planFlagSet(fs *flag.FlagSet) *planOptions {
 	o.configPath = fs.String("config", "", "configuration `FILE`: strategy, networkOverlap, scoring and gardenNamespace, as the webhook uses them")
 	o.kubeconfig = fs.String("kubeconfig", "", "instead of --landscape: the landscape of the cluster of kubeconfig `PATH`, listed once (current context; \"\" is $KUBECONFIG, in-cluster or ~/.kube/config)")
 	o.format = fs.String("o", outputText, "output `FORMAT`: text (tables for people) or json")
+	o.autoscale = fs.String("autoscale", "", "instead of operations: what the SeedAutoscalers of `FILE` (with the ManagedSeedSets they name, unless the landscape has them) recommend on the landscape as it is, and why")
 	return o
 }
 
@@ -176,6 +178,9 @@ func planCommand(ctx context.Context, c *cli, args []string) int {
 		return fail(errLandscapeWithKubeconfig)
 	case !live && *landscapeFile == "":
 		return fail("no landscape: give --landscape FILE or --kubeconfig PATH")
+	}
+	if flagSet(fs, "autoscale") {
+		return planAutoscale(ctx, c, o, live, fail)
 	}
 	write, err := newReportWriter(*format)
 	if err != nil {

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/landscape"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
 // liveListTimeout bounds reading a landscape from a cluster: every list,
@@ -51,4 +54,35 @@ func kubeconfigFlag(path string) string {
 		return "--kubeconfig not given ($KUBECONFIG, in-cluster or ~/.kube/config)"
 	}
 	return fmt.Sprintf("--kubeconfig %q", path)
+}
+
+// liveManagedSeedSets gets, once, the ManagedSeedSets keys name from the
+// cluster that kubeconfig names, for `plan --kubeconfig --autoscale` when
+// its file does not carry them. Errors name the flag, the set and the API
+// server.
+func liveManagedSeedSets(ctx context.Context, kubeconfig string, keys []client.ObjectKey) ([]*seedmanagement.ManagedSeedSet, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	restCfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", kubeconfigFlag(kubeconfig), err)
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(seedmanagement.AddToScheme(scheme))
+	c, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("%s: client for %s: %w", kubeconfigFlag(kubeconfig), restCfg.Host, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveListTimeout)
+	defer cancel()
+	out := make([]*seedmanagement.ManagedSeedSet, 0, len(keys))
+	for _, key := range keys {
+		var mss seedmanagement.ManagedSeedSet
+		if err := c.Get(ctx, key, &mss); err != nil {
+			return nil, fmt.Errorf("%s: cannot get ManagedSeedSet %s from %s: %w", kubeconfigFlag(kubeconfig), key, restCfg.Host, err)
+		}
+		out = append(out, &mss)
+	}
+	return out, nil
 }

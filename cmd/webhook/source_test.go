@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +153,25 @@ func TestLiveExplainAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, fileCode, liveCode, errOut)
 	assert.JSONEq(t, file, live)
 	assert.Contains(t, live, `"from": "aws-eu1"`, "the drain was planned")
+
+	// plan --autoscale: the same recommendation on the cluster and on its
+	// dump; a ManagedSeedSet the file does not carry is read from the
+	// cluster, which here does not serve the kind.
+	const autoscaling = "../../examples/autoscaling.yaml"
+	liveCode, live, errOut = runCmd(t, "plan", "--kubeconfig", kc, "--autoscale", autoscaling, "-o", "json")
+	require.Equal(t, exitOK, liveCode, errOut)
+	fileCode, file, errOut = runCmd(t, "plan", "--landscape", dumpPath, "--autoscale", autoscaling, "-o", "json")
+	require.Equal(t, exitOK, fileCode, errOut)
+	assert.JSONEq(t, file, live)
+	assert.Contains(t, live, `"desired": 4`, "aws-eu2 is full here: 96 free, two more replicas for 250")
+	data, err := os.ReadFile(autoscaling)
+	require.NoError(t, err)
+	_, onlyAutoscaler, _ := strings.Cut(string(data), "kind: SeedAutoscaler")
+	saOnly := writeFile(t, "sa.yaml", "apiVersion: autoscaling.seedwarden.io/v1alpha1\nkind: SeedAutoscaler"+onlyAutoscaler)
+	code, out, errOut = runCmd(t, "plan", "--kubeconfig", kc, "--autoscale", saOnly)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, fmt.Sprintf("webhook plan: --kubeconfig %q: cannot get ManagedSeedSet garden/aws-eu from ", kc))
 
 	code, out, errOut = runCmd(t, "simulate", "--kubeconfig", kc, "--shoot", "garden-dev/missing")
 	assert.Equal(t, exitUsage, code)

@@ -63,6 +63,17 @@ type SeedAutoscalerSpec struct {
 	DryRun bool `json:"dryRun,omitempty"`
 }
 
+// DefaultMinReplicas is spec.minReplicas when it is not set.
+const DefaultMinReplicas int32 = 1
+
+// MinReplicasOrDefault is spec.minReplicas, or DefaultMinReplicas.
+func (s *SeedAutoscalerSpec) MinReplicasOrDefault() int32 {
+	if s.MinReplicas == nil {
+		return DefaultMinReplicas
+	}
+	return *s.MinReplicas
+}
+
 // CrossVersionObjectReference names the scaled resource.
 type CrossVersionObjectReference struct {
 	// APIVersion is seedmanagement.gardener.cloud/v1alpha1.

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
 // decodable maps "apiVersion/kind" to a constructor of the typed object.
@@ -28,7 +30,21 @@ var decodable = map[string]func() client.Object{
 	"core.gardener.cloud/v1beta1/NamespacedCloudProfile": func() client.Object { return &api.NamespacedCloudProfile{} },
 	"core.gardener.cloud/v1beta1/Project":                func() client.Object { return &api.Project{} },
 	"v1/ConfigMap":                                       func() client.Object { return &corev1.ConfigMap{} },
+	KindManagedSeedSet:                                   func() client.Object { return &seedmanagement.ManagedSeedSet{} },
+	KindSeedAutoscaler:                                   func() client.Object { return &autoscalingapi.SeedAutoscaler{} },
 }
+
+// The kinds of `webhook plan --autoscale`'s file, as ReadKinds takes them.
+const (
+	KindManagedSeedSet = "seedmanagement.gardener.cloud/v1alpha1/ManagedSeedSet"
+	KindSeedAutoscaler = "autoscaling.seedwarden.io/v1alpha1/SeedAutoscaler"
+)
+
+// strict are the kinds of seedwarden's own API: their Go types are the
+// whole API, so an unknown or repeated field is a mistake (a misspelt
+// minReplicas would silently mean the default), not a field of a newer
+// Gardener that this subset leaves out.
+var strict = map[string]bool{KindSeedAutoscaler: true}
 
 // Decode reads a static landscape: JSON or YAML holding a single
 // object, a List (kind List or <Kind>List, with items), a JSON array of
@@ -38,11 +54,16 @@ var decodable = map[string]func() client.Object{
 // are skipped. An item without apiVersion/kind, or that does not decode, is an
 // error naming its number, kind, name and the offending field.
 func Decode(data []byte) ([]client.Object, error) {
+	return decodeKinds(data, nil)
+}
+
+// decodeKinds is Decode; only, when set, are the kinds allowed.
+func decodeKinds(data []byte, only map[string]bool) ([]client.Object, error) {
 	docs, err := splitDocuments(data)
 	if err != nil {
 		return nil, err
 	}
-	d := decoder{}
+	d := decoder{only: only}
 	for _, doc := range docs {
 		if err := d.add(doc, 0); err != nil {
 			return nil, err
@@ -116,6 +137,9 @@ func splitDocuments(data []byte) ([]json.RawMessage, error) {
 type decoder struct {
 	out  []client.Object
 	next int // number of the next item
+	// only, when set, are the kinds allowed: another is an error rather
+	// than skipped.
+	only map[string]bool
 }
 
 // maxListDepth bounds Lists nested in Lists (which kubectl never writes).
@@ -147,23 +171,48 @@ func (d *decoder) add(raw json.RawMessage, depth int) error {
 	if h.apiVersion == "" || h.kind == "" {
 		return fmt.Errorf("%s: apiVersion and kind are required", h.item(idx))
 	}
-	newObj, ok := decodable[h.apiVersion+"/"+h.kind]
+	key := h.apiVersion + "/" + h.kind
+	if d.only != nil && !d.only[key] {
+		return fmt.Errorf("%s: %s %s is not %s", h.item(idx), h.apiVersion, h.kind, kindList(d.only, "or"))
+	}
+	newObj, ok := decodable[key]
 	if !ok {
 		return nil // not part of a landscape
 	}
 	obj := newObj()
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
+	if err := decodeInto(raw, obj, strict[key]); err != nil {
+		return fmt.Errorf("%s: %w", h.item(idx), err)
+	}
+	if check := checks[key]; check != nil {
+		if err := check(obj); err != nil {
+			return fmt.Errorf("%s: %w", h.item(idx), err)
+		}
+	}
+	d.out = append(d.out, obj)
+	return nil
+}
+
+// decodeInto decodes raw into obj; an error names the field that does not
+// decode, or (strict) the unknown or repeated field.
+func decodeInto(raw json.RawMessage, obj client.Object, strict bool) error {
+	var strictErrs []error
+	var err error
+	if strict {
+		strictErrs, err = kjson.UnmarshalStrict(raw, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	} else {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, obj)
+	}
+	if err != nil {
 		path, ferr := locate(reflect.TypeOf(obj).Elem(), raw)
 		if ferr == nil {
 			ferr = err
 		}
 		if path != "" {
-			return fmt.Errorf("%s: %s: %w", h.item(idx), path, ferr)
+			return fmt.Errorf("%s: %w", path, ferr)
 		}
-		return fmt.Errorf("%s: %w", h.item(idx), ferr)
+		return ferr
 	}
-	d.out = append(d.out, obj)
-	return nil
+	return errors.Join(strictErrs...)
 }
 
 func (d *decoder) addItems(items []json.RawMessage, depth int) error {

@@ -227,6 +227,8 @@ func FuzzDecode(f *testing.F) {
 		jsonList, yamlMultiDoc, "", "---", "[]", "{}", "null", `{"kind":"List","items":[[[]]]}`,
 		`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Seed","status":{"allocatable":{"shoots":"1Ki"}}}`,
 		"apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nspec:\n  seedName: 1\n",
+		autoscalerDoc, managedSeedSetDoc,
+		`{"apiVersion":"autoscaling.seedwarden.io/v1alpha1","kind":"SeedAutoscaler","spec":{"maxReplicas":1,"maxReplicas":2}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -3,8 +3,6 @@ package seedscale
 import (
 	"fmt"
 	"strings"
-
-	"k8s.io/utils/ptr"
 )
 
 // explain names the outcome in one word and says it in a sentence an
@@ -25,7 +23,7 @@ func (r *recommender) explain(rec *Recommendation, final *outcome) (string, stri
 	if why := r.notHelping(); why != "" {
 		return ReasonNewSeedsWouldNotHelp, head + ": " + why
 	}
-	if rec.Floor == rec.Desired && rec.Floor > ptr.Deref(r.in.Spec.MinReplicas, 1) {
+	if rec.Floor == rec.Desired && rec.Floor > r.in.Spec.MinReplicasOrDefault() {
 		return ReasonSteady, fmt.Sprintf("%s: every target holds, and no fewer: %d seeds hold Shoots or are protected", head, rec.Floor)
 	}
 	return ReasonSteady, head + ": every target holds"
@@ -47,15 +45,15 @@ func (r *recommender) driver(desired int32) string {
 			m := &r.metrics[i]
 			switch {
 			case m.like != nil:
-				return fmt.Sprintf("%d more Shoots like %s placeable", m.minShoots, m.name)
+				return fmt.Sprintf("%d more %s like %s placeable", m.minShoots, shootsWord(int64(m.minShoots)), m.name)
 			case m.utilization > 0:
 				return fmt.Sprintf("the shoots utilization at most %d%%", m.utilization)
 			default:
-				return fmt.Sprintf("at most %d Shoots per seed", m.perSeed)
+				return fmt.Sprintf("at most %d %s per seed", m.perSeed, shootsWord(m.perSeed))
 			}
 		}
 	}
-	if desired == ptr.Deref(r.in.Spec.MinReplicas, 1) {
+	if desired == r.in.Spec.MinReplicasOrDefault() {
 		return "minReplicas"
 	}
 	return fmt.Sprintf("the %d seeds that hold Shoots or are protected", r.sim.floor())
@@ -79,7 +77,7 @@ func (r *recommender) pendingNote(final *outcome) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d pending Shoots would go to the new seeds", n)
+	return fmt.Sprintf("; %d pending %s would go to the new seeds", n, shootsWord(int64(n)))
 }
 
 // unmet lists the metrics not met at the maximum, with their values.

@@ -1,6 +1,7 @@
 package seedscale
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -98,14 +99,14 @@ func headroomMetric(path string, i int, h *autoscalingapi.HeadroomMetricSource, 
 		if err != nil {
 			return metric{}, fmt.Errorf("%s.headroom.shoot: %w", path, err)
 		}
-		m.name, m.like = inlineProfile, like
+		m.name, m.like = cmp.Or(like.Name, inlineProfile), like
 	default:
 		return metric{}, fmt.Errorf("%s.headroom: set exactly one of profile and shoot", path)
 	}
 	return m, nil
 }
 
-// inlineProfile names a Headroom metric whose template is inline.
+// inlineProfile names a Headroom metric whose inline template has no name.
 const inlineProfile = "inline"
 
 // read evaluates the metric at an outcome.
@@ -116,7 +117,7 @@ func (m *metric) read(o *outcome, opts placement.Options) (value, error) {
 		if err != nil {
 			return value{}, err
 		}
-		return value{ok: true, met: n >= m.minShoots, n: int64(n), text: fmt.Sprintf("%d more Shoots placeable", n)}, nil
+		return value{ok: true, met: n >= m.minShoots, n: int64(n), text: fmt.Sprintf("%d more %s placeable", n, shootsWord(int64(n)))}, nil
 	case m.utilization > 0:
 		used, alloc := o.usage()
 		if alloc == 0 {
@@ -128,7 +129,7 @@ func (m *metric) read(o *outcome, opts placement.Options) (value, error) {
 		used, _ := o.usage()
 		seeds := int64(len(o.seeds))
 		if seeds == 0 {
-			return value{ok: true, met: used == 0, n: used, text: fmt.Sprintf("%d Shoots on no seed", used)}, nil
+			return value{ok: true, met: used == 0, n: used, text: fmt.Sprintf("%d %s on no seed", used, shootsWord(used))}, nil
 		}
 		return value{ok: true, met: used <= m.perSeed*seeds, n: used,
 			text: fmt.Sprintf("%.1f Shoots per seed (%d on %d)", float64(used)/float64(seeds), used, seeds)}, nil
@@ -139,10 +140,18 @@ func (m *metric) read(o *outcome, opts placement.Options) (value, error) {
 func (m *metric) target() string {
 	switch {
 	case m.like != nil:
-		return fmt.Sprintf("at least %d more Shoots like %s placeable", m.minShoots, m.name)
+		return fmt.Sprintf("at least %d more %s like %s placeable", m.minShoots, shootsWord(int64(m.minShoots)), m.name)
 	case m.utilization > 0:
 		return fmt.Sprintf("shoots utilization at most %d%% of allocatable", m.utilization)
 	default:
-		return fmt.Sprintf("at most %d Shoots per seed", m.perSeed)
+		return fmt.Sprintf("at most %d %s per seed", m.perSeed, shootsWord(m.perSeed))
 	}
+}
+
+// shootsWord is the noun for n Shoots.
+func shootsWord(n int64) string {
+	if n == 1 {
+		return "Shoot"
+	}
+	return "Shoots"
 }

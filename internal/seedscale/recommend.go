@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -33,7 +31,7 @@ func Recommend(in Input) (Recommendation, error) {
 	if err != nil {
 		return Recommendation{}, err
 	}
-	minR, maxR := ptr.Deref(in.Spec.MinReplicas, 1), in.Spec.MaxReplicas
+	minR, maxR := in.Spec.MinReplicasOrDefault(), in.Spec.MaxReplicas
 	if maxR < 1 || minR < 0 || minR > maxR {
 		return Recommendation{}, fmt.Errorf("spec.minReplicas %d and spec.maxReplicas %d: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1", minR, maxR)
 	}
@@ -120,22 +118,17 @@ func (r *recommender) readCurrent() error {
 	return nil
 }
 
-// scan simulates from, from+1, ... replicas until every metric holds (or hi),
-// recording for each metric the first count at which it does. A Headroom
-// metric whose Shoots new seeds would not take asks for nothing. No target
-// holds while a pending Shoot that a new seed would take finds no seed:
-// those Shoots are the set's demand whatever the averages say.
+// scan simulates from, from+1, ... replicas until every metric holds (or
+// hi), recording for each metric the first count at which it does. A
+// Headroom metric whose Shoots new seeds would not take is read once, at
+// from: more seeds of the set change nothing for it, so it asks for none.
+// No other target holds while a pending Shoot that a new seed would take
+// finds no seed: those Shoots are the set's demand whatever the averages
+// say.
 func (r *recommender) scan() error {
-	pending := 0
-	for i := range r.metrics {
-		if r.results[i].WouldNotHelp != "" {
-			r.results[i].Replicas = r.from
-			continue
-		}
-		r.results[i].Replicas = r.hi
-		pending++
-	}
-	for k := r.from; k <= r.hi && pending > 0; k++ {
+	done := make([]bool, len(r.metrics))
+	open := len(r.metrics)
+	for k := r.from; k <= r.hi && open > 0; k++ {
 		o, err := r.sim.run(k, true)
 		if err != nil {
 			return err
@@ -143,17 +136,26 @@ func (r *recommender) scan() error {
 		stuck := r.stuck(o)
 		for i := range r.metrics {
 			res := &r.results[i]
-			if res.Met || res.WouldNotHelp != "" {
+			if done[i] {
 				continue
 			}
 			v, err := r.metrics[i].read(o, r.in.Options)
 			if err != nil {
 				return err
 			}
-			if v.met && !stuck {
-				res.Met, res.Replicas = true, k
-				pending--
+			switch {
+			case res.WouldNotHelp != "":
+				res.Met, res.Replicas, done[i] = v.met, k, true
+				if v.met {
+					res.WouldNotHelp = ""
+				}
+			case v.met && !stuck:
+				res.Met, res.Replicas, done[i] = true, k, true
+			default:
+				res.Replicas = k
+				continue
 			}
+			open--
 		}
 	}
 	return nil

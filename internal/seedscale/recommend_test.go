@@ -8,8 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 )
 
 // full is a set of n member seeds in eu-west-1 with allocatable alloc,
@@ -216,4 +219,34 @@ func TestRecommendGenerated(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A Headroom target that holds needs no scale-up, whether or not new seeds
+// of the set would take such Shoots: it is met, not "would not help".
+func TestRecommendHeadroomMetElsewhere(t *testing.T) {
+	w := full(2, 10, 10)
+	w.model = seed("model", "eu-west-1", 10, true, tainted)
+	w.seeds = append(w.seeds, seed("other", "eu-west-1", 5, false))
+	in := w.input(spec(1, 10, headroom("small", 5)))
+	in.Profiles = map[string]*api.Shoot{"small": shoot("small", "eu-west-1", "")}
+	rec, err := Recommend(in)
+	require.NoError(t, err)
+	assert.Equal(t, ReasonSteady, rec.Reason)
+	assert.Equal(t, int32(2), rec.Desired)
+	assert.Equal(t, MetricResult{Type: "Headroom", Name: "small", Target: "at least 5 more Shoots like small placeable",
+		Current: "5 more Shoots placeable", Replicas: 2, Met: true}, rec.Metrics[0])
+}
+
+// An inline template is named by its metadata.name.
+func TestRecommendInlineTemplate(t *testing.T) {
+	in := full(3, 10, 10).input(spec(1, 10, autoscalingapi.MetricSpec{
+		Type: autoscalingapi.HeadroomMetricSourceType,
+		Headroom: &autoscalingapi.HeadroomMetricSource{MinShoots: 1, Shoot: &runtime.RawExtension{Raw: []byte(
+			`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"tiny","namespace":"garden-dev"},` +
+				`"spec":{"cloudProfile":{"kind":"CloudProfile","name":"aws"},"region":"eu-west-1","provider":{"type":"aws","workers":[{"name":"pool"}]}}}`)}},
+	}))
+	in.DecodeShoot = landscape.DecodeShoot
+	rec, err := Recommend(in)
+	require.NoError(t, err)
+	assert.Equal(t, "set garden/set: 3 -> 4, to keep 1 more Shoot like tiny placeable (aws eu-west-1)", rec.Message)
 }

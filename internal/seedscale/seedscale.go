@@ -53,8 +53,8 @@ type Input struct {
 // MetricResult is one metric's verdict.
 type MetricResult struct {
 	Type autoscalingapi.MetricSourceType `json:"type"`
-	// Name is "shoots", or the Headroom metric's profile ("inline" for a
-	// template given in the SeedAutoscaler).
+	// Name is "shoots", or the Headroom metric's profile (for a template
+	// given in the SeedAutoscaler, its metadata.name, else "inline").
 	Name string `json:"name"`
 	// Target says the target in words ("80% of allocatable").
 	Target string `json:"target"`

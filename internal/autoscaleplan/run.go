@@ -1,0 +1,128 @@
+package autoscaleplan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/landscape"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+	"github.com/seedwarden/seedwarden/internal/seedscale"
+)
+
+// BehaviorNotApplied is the report's note on behavior: it needs the
+// recommendations of the past, which a landscape read once does not have.
+const BehaviorNotApplied = "not applied: offline there is no history of recommendations and scales, so no stabilization window or step limit bounds the change; the controller applies them"
+
+// Report is the recommendation for each SeedAutoscaler, in
+// namespace/name order.
+type Report struct {
+	// Behavior says that behavior was not applied, and why.
+	Behavior    string  `json:"behavior"`
+	Autoscalers []Entry `json:"autoscalers"`
+}
+
+// Entry is one SeedAutoscaler's recommendation.
+type Entry struct {
+	// Autoscaler is the SeedAutoscaler's namespace/name.
+	Autoscaler  string `json:"autoscaler"`
+	MinReplicas int32  `json:"minReplicas"`
+	MaxReplicas int32  `json:"maxReplicas"`
+	seedscale.Recommendation
+}
+
+// Met says whether every metric of the entry meets its target at the
+// recommended replicas.
+func (e Entry) Met() bool {
+	if e.Short {
+		return false
+	}
+	for _, m := range e.Metrics {
+		if !m.Met {
+			return false
+		}
+	}
+	return true
+}
+
+// Complete says whether every SeedAutoscaler's targets are met.
+func (r *Report) Complete() bool {
+	for _, e := range r.Autoscalers {
+		if !e.Met() {
+			return false
+		}
+	}
+	return true
+}
+
+// Input is the landscape and what to recommend for.
+type Input struct {
+	Snapshot *placement.Snapshot
+	// Shoots are the landscape's Shoots: the pending among them are placed
+	// in the simulation, and the replicas' own mark protected seeds.
+	Shoots      []*api.Shoot
+	Options     placement.Options
+	Autoscalers []*autoscalingapi.SeedAutoscaler
+	Sets        []*seedmanagement.ManagedSeedSet
+	// Profiles are the headroom profiles by name.
+	Profiles map[string]*api.Shoot
+	// Scheduler is the scheduler name whose unplaced Shoots are pending.
+	Scheduler string
+}
+
+// Run recommends replicas for each SeedAutoscaler. A SeedAutoscaler whose
+// ManagedSeedSet is not among the sets is an error naming both.
+func Run(in Input) (*Report, error) {
+	sets := map[string]*seedmanagement.ManagedSeedSet{}
+	for _, s := range in.Sets {
+		sets[s.Namespace+"/"+s.Name] = s
+	}
+	pending := Pending(in.Shoots, in.Scheduler)
+	autoscalers := slices.SortedFunc(slices.Values(in.Autoscalers), func(a, b *autoscalingapi.SeedAutoscaler) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	r := &Report{Behavior: BehaviorNotApplied, Autoscalers: []Entry{}}
+	for i, sa := range autoscalers {
+		if i > 0 && sa.Namespace == autoscalers[i-1].Namespace && sa.Name == autoscalers[i-1].Name {
+			return nil, fmt.Errorf("SeedAutoscaler %s/%s: given twice", sa.Namespace, sa.Name)
+		}
+		e, err := recommend(in, sa, sets, pending)
+		if err != nil {
+			return nil, fmt.Errorf("SeedAutoscaler %s/%s: %w", sa.Namespace, sa.Name, err)
+		}
+		r.Autoscalers = append(r.Autoscalers, e)
+	}
+	return r, nil
+}
+
+func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*seedmanagement.ManagedSeedSet, pending []*api.Shoot) (Entry, error) {
+	key := sa.Namespace + "/" + sa.Spec.ScaleTargetRef.Name
+	mss, ok := sets[key]
+	if !ok {
+		return Entry{}, fmt.Errorf("no ManagedSeedSet %s", key)
+	}
+	set, err := NewSet(mss, in.Snapshot, Protected(mss.Namespace, in.Shoots))
+	if err != nil {
+		return Entry{}, err
+	}
+	rec, err := seedscale.Recommend(seedscale.Input{
+		Snapshot:    in.Snapshot,
+		Pending:     pending,
+		Options:     in.Options,
+		Set:         set,
+		Spec:        &sa.Spec,
+		Profiles:    in.Profiles,
+		DecodeShoot: landscape.DecodeShoot,
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Autoscaler: sa.Namespace + "/" + sa.Name, MaxReplicas: sa.Spec.MaxReplicas, MinReplicas: sa.Spec.MinReplicasOrDefault(), Recommendation: rec}
+	if e.Metrics == nil {
+		e.Metrics = []seedscale.MetricResult{}
+	}
+	return e, nil
+}

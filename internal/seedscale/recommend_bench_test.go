@@ -1,0 +1,72 @@
+package seedscale
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/landscapegen"
+	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/plan"
+)
+
+// BenchmarkRecommend is one SeedAutoscaler's recommendation, as the
+// controller computes it every sync, at 1,000 seeds and 100,000 Shoots:
+// the set is the 25 aws seeds of eu-west-1, 200 Shoots are pending, and a
+// Headroom target of 8,000 more Shoots asks for a few more seeds. The
+// baseline, in the same run, is one simulation of the landscape with the
+// pending Shoots placed and the headroom counted: what each replica count
+// the recommendation tries costs (here it tries the floor, 25, to 28, plus
+// the landscape as it is and the final count: six).
+func BenchmarkRecommend(b *testing.B) {
+	store := cache.NewStore(cache.Options{})
+	store.Load(landscapegen.Landscape(1000, 100_000))
+	snap := store.Snapshot()
+	like := landscapegen.NewShoot("like")
+	var set Set
+	for _, s := range snap.Seeds {
+		if s.Object.Spec.Provider.Type == "aws" && s.Object.Spec.Provider.Region == "eu-west-1" {
+			set.Seeds = append(set.Seeds, s.Name)
+			set.Model = s.Object
+		}
+	}
+	set.Name, set.Prefix, set.Replicas, set.NextOrdinal = "garden/aws-eu-west-1", "aws-eu-west-1", int32(len(set.Seeds)), 0
+	pending := make([]*api.Shoot, 200)
+	for i := range pending {
+		pending[i] = landscapegen.NewShoot(fmt.Sprintf("pending-%03d", i))
+	}
+	in := Input{
+		Snapshot: snap, Pending: pending, Set: set, Profiles: map[string]*api.Shoot{"small": like},
+		Spec: &autoscalingapi.SeedAutoscalerSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 60, Metrics: []autoscalingapi.MetricSpec{
+			headroom("small", 8000), utilization(80),
+		}},
+	}
+	rec, err := Recommend(in)
+	if err != nil || rec.Desired <= rec.Current {
+		b.Fatalf("recommendation %+v, %v", rec, err)
+	}
+	b.Run("baseline=one-simulation", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, view, err := plan.Simulate(snap, nil, placement.Options{}, []plan.Operation{plan.PlaceShoots{Shoots: pending}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := plan.Headroom(view.Snapshot(), like, placement.Options{}, 8000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("recommend", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Recommend(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
