@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/handlers"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
 // The controller gets the configuration's dry run, sync period, the
@@ -34,4 +40,29 @@ headroom: {profiles: [{name: eu, shoot: %s}, {name: us, shoot: %s}]}
 	synced = true
 	assert.True(t, r.Ready())
 	assert.NotNil(t, r.Snapshot())
+}
+
+// createSeedAutoscaler creates a ManagedSeedSet of one replica in namespace
+// and a SeedAutoscaler of it (the CRDs of internal/autoscaler's envtest).
+func createSeedAutoscaler(ctx context.Context, t *testing.T, c client.Client, namespace string) {
+	t.Helper()
+	require.NoError(t, c.Create(ctx, &seedmanagement.ManagedSeedSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "aws"},
+		Spec: seedmanagement.ManagedSeedSetSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"set": "aws"}},
+		},
+	}))
+	require.NoError(t, c.Create(ctx, &autoscalingapi.SeedAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "aws"},
+		Spec: autoscalingapi.SeedAutoscalerSpec{
+			ScaleTargetRef: autoscalingapi.CrossVersionObjectReference{
+				APIVersion: seedmanagement.SchemeGroupVersion.String(), Kind: seedmanagement.KindManagedSeedSet, Name: "aws",
+			},
+			MaxReplicas: 3,
+			Metrics: []autoscalingapi.MetricSpec{{Type: autoscalingapi.ResourceMetricSourceType, Resource: &autoscalingapi.ResourceMetricSource{
+				Name: autoscalingapi.ResourceShoots, Target: autoscalingapi.MetricTarget{Type: autoscalingapi.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)},
+			}}},
+		},
+	}))
 }

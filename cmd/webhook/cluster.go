@@ -242,7 +242,8 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 // lease duration; the process exits right after the manager stops, as
 // LeaderElectionReleaseOnCancel requires.
 func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func(string) string) {
-	if !(cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled) || !cfg.LeaderElectionEnabled() {
+	leaderOnly := cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled
+	if !leaderOnly || !cfg.LeaderElectionEnabled() {
 		return
 	}
 	opts.LeaderElection = true

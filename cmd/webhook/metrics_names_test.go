@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seedwarden/seedwarden/internal/autoscaler"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/certwatch"
 	"github.com/seedwarden/seedwarden/internal/config"
@@ -55,6 +56,9 @@ var clusterOnlyMetrics = map[string]string{
 	metrics.CertificateExpiryTimestampName: "the certificate watch (GroupCertificates)",
 	metrics.CacheStaleSecondsName:          "the informer cache",
 	metrics.CacheMaxStalenessName:          "the informer cache",
+	metrics.AutoscalerCurrentReplicasName:  "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
+	metrics.AutoscalerDesiredReplicasName:  "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
+	metrics.AutoscalerShortName:            "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 }
 
 // eventOnlyMetrics have no series until an event that these tests do not
@@ -289,15 +293,18 @@ func TestMetricNamesCluster(t *testing.T) {
 	if ranInChild(t) {
 		return
 	}
-	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds")
+	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds",
+		"../../deploy/manifests/crd-seedautoscalers.yaml", "../../internal/autoscaler/testdata")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	scheme := cache.NewScheme()
 	require.NoError(t, certwatch.AddToScheme(scheme))
+	require.NoError(t, autoscaler.AddToScheme(scheme))
 	c, err := client.New(restCfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	createLandscape(ctx, t, c, "garden", "garden-dev", "seedwarden")
 	_ = createReadyCertificate(ctx, t, c)
+	createSeedAutoscaler(ctx, t, c, "garden")
 	// A Shoot no seed fits, for the retry controller.
 	pending := &unstructured.Unstructured{}
 	require.NoError(t, pending.UnmarshalJSON(yamlToJSON(t, "../../examples/shoot-unschedulable.yaml")))
@@ -315,6 +322,7 @@ certificate: {namespace: seedwarden, name: seedwarden-webhook}
 capacity: {coordination: apiserver}
 pendingShoots: {bindMode: update}
 leaderElection: {namespace: seedwarden}
+autoscaler: {enabled: true, dryRun: true, syncPeriod: 1s}
 `, port, certDir, metricsPort, healthPort, placementKeyFile(t)))
 	t.Setenv(config.PodNamespaceEnv, "seedwarden")
 	srv := startCluster(ctx, t, cfg, adminKubeconfig(t, env), healthPort)

@@ -17,6 +17,8 @@ mkdir -p "${OUT}/deploy/manifests" "${OUT}/charts/seedwarden/crds"
 go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_GEN_VERSION}" \
   crd paths=./internal/autoscalingapi/... output:crd:stdout |
   # The labels every object of the base carries (deploy/kustomization_test.go).
-  sed '0,/^  name: /s//  labels:\n    app.kubernetes.io\/name: seedwarden\n    app.kubernetes.io\/part-of: seedwarden\n  name: /' \
+  awk '!labelled && /^  name: / {
+    print "  labels:"; print "    app.kubernetes.io/name: seedwarden"; print "    app.kubernetes.io/part-of: seedwarden"; labelled = 1
+  } { print }' \
   > "${OUT}/deploy/manifests/crd-seedautoscalers.yaml"
 cp "${OUT}/deploy/manifests/crd-seedautoscalers.yaml" "${OUT}/charts/seedwarden/crds/seedautoscalers.yaml"

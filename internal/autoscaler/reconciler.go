@@ -18,12 +18,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -119,7 +122,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&autoscalingapi.SeedAutoscaler{}).
+		// Spec changes and deletions start a sync at once; the controller's
+		// own status writes do not (the sync period brings the next).
+		For(&autoscalingapi.SeedAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{ReconciliationTimeout: syncTimeout}).
 		Build(r)
 	r.ctrl = c
@@ -213,7 +218,7 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 		out.err = serr
 		return out
 	}
-	in := seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles}
+	in := seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles, DecodeShoot: landscape.DecodeShoot}
 	if r.Pending != nil {
 		in.Pending = r.Pending()
 	}

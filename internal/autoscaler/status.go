@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -56,6 +57,11 @@ func (r *Reconciler) report(ctx context.Context, sa *autoscalingapi.SeedAutoscal
 	} else {
 		r.reportDecision(sa, e, out, now)
 	}
+	if out.scaled || before.Status.Reason != sa.Status.Reason {
+		// Like the events: on a change, not every sync.
+		ctrl.LoggerFrom(ctx).Info("SeedAutoscaler "+sa.Status.Reason, "message", sa.Status.Message,
+			"currentReplicas", sa.Status.CurrentReplicas, "desiredReplicas", sa.Status.DesiredReplicas)
+	}
 	return r.Client.Status().Patch(ctx, sa, client.MergeFrom(before))
 }
 
@@ -91,8 +97,7 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 		able = condition(autoscalingapi.ConditionAbleToScale, true, reasonSucceededRescale, st.Message)
 	}
 	setCondition(sa, able)
-	setCondition(sa, condition(autoscalingapi.ConditionScalingActive, true, reasonValidMetricFound,
-		"the replicas are computed from "+strconv.Itoa(len(rec.Metrics))+" metrics"))
+	setCondition(sa, condition(autoscalingapi.ConditionScalingActive, true, reasonValidMetricFound, metricsComputed(len(rec.Metrics))))
 	setCondition(sa, limitedCondition(out))
 	r.Metrics.SetAutoscaler(sa.Namespace, sa.Name, out.current, dec.Replicas, rec.Short)
 
@@ -169,6 +174,14 @@ func limitedCondition(out outcome) metav1.Condition {
 			fmt.Sprintf("%d replicas recommended, %d allowed by the %s", rec.Desired, dec.Replicas, dec.Limited))
 	}
 	return condition(autoscalingapi.ConditionScalingLimited, false, reasonDesiredWithinRange, "the desired replicas are within minReplicas and maxReplicas")
+}
+
+// metricsComputed says how many metrics the replicas come from.
+func metricsComputed(n int) string {
+	if n == 1 {
+		return "the replicas are computed from the one metric"
+	}
+	return "the replicas are computed from " + strconv.Itoa(n) + " metrics"
 }
 
 func metricStatuses(ms []seedscale.MetricResult) []autoscalingapi.MetricStatus {

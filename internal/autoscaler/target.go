@@ -1,13 +1,10 @@
 package autoscaler
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -29,12 +27,6 @@ const (
 	ReasonInvalidSelector       = "InvalidSelector"
 	ReasonFailedListReplicas    = "FailedListReplicas"
 	ReasonFailedComputeReplicas = "FailedComputeReplicas"
-)
-
-// The ModelSource texts of the three ways a new replica is modelled.
-const (
-	modelFromTemplate = "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)"
-	modelNone         = "none: the template has no seedConfig and the set has no seed yet"
 )
 
 // The replicas' own objects, read for the protect-from-deletion annotation.
@@ -94,75 +86,25 @@ func (r *Reconciler) writeReplicas(ctx context.Context, t *target, replicas int3
 	return nil
 }
 
-// buildSet is the ManagedSeedSet as seedscale sees it, from the landscape
-// snapshot and the replicas' Shoots and ManagedSeeds.
+// buildSet is the ManagedSeedSet as seedscale sees it (autoscaleplan.NewSet,
+// as `webhook plan --autoscale` builds it), with the scale subresource's
+// replicas and the protection the replicas' Shoots and ManagedSeeds carry.
 func (r *Reconciler) buildSet(ctx context.Context, t *target, snap *placement.Snapshot) (seedscale.Set, *syncError) {
 	mss := t.set
 	sel, err := mss.Selector()
 	if err != nil {
 		return seedscale.Set{}, &syncError{reason: ReasonInvalidSelector, message: err.Error()}
 	}
-	seeds := setSeeds(snap, sel)
-	set := seedscale.Set{
-		Name:     mss.Namespace + "/" + mss.Name,
-		Prefix:   mss.Name,
-		Replicas: t.scale.Spec.Replicas,
-		Seeds:    make([]string, len(seeds)),
+	protected, err := r.protected(ctx, mss.Namespace, sel)
+	if err != nil {
+		return seedscale.Set{}, apiError(ReasonFailedListReplicas, err, "listing the Shoots and ManagedSeeds of ManagedSeedSet %s/%s (spec.selector %q)", mss.Namespace, mss.Name, sel.String())
 	}
-	set.NextOrdinal = mss.Status.NextReplicaNumber
-	for i, s := range seeds {
-		set.Seeds[i] = s.Name
-		set.NextOrdinal = max(set.NextOrdinal, seedmanagement.Ordinal(s.Name)+1)
-	}
-	if set.Model, set.ModelSource, err = model(mss, seeds); err != nil {
+	set, err := autoscaleplan.NewSet(mss, snap, protected)
+	if err != nil {
 		return seedscale.Set{}, &syncError{reason: ReasonFailedComputeReplicas, message: err.Error()}
 	}
-	if set.Protected, err = r.protected(ctx, mss.Namespace, sel); err != nil {
-		return seedscale.Set{}, apiError(ReasonFailedListReplicas, err, "listing the Shoots and ManagedSeeds of ManagedSeedSet %s (spec.selector %q)", set.Name, sel.String())
-	}
+	set.Replicas = t.scale.Spec.Replicas
 	return set, nil
-}
-
-// setSeeds are the snapshot's seeds the selector matches, the highest
-// ordinal last.
-func setSeeds(snap *placement.Snapshot, sel labels.Selector) []*placement.Seed {
-	var out []*placement.Seed
-	for _, s := range snap.Seeds {
-		if sel.Matches(labels.Set(s.Object.Labels)) {
-			out = append(out, s)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b *placement.Seed) int {
-		return cmp.Or(cmp.Compare(seedmanagement.Ordinal(a.Name), seedmanagement.Ordinal(b.Name)), cmp.Compare(a.Name, b.Name))
-	})
-	return out
-}
-
-// model is the Seed a new replica registers and what it was taken from:
-// the template's seedConfig (with an existing seed's allocatable when the
-// template sets no capacity), else the existing seed of the highest
-// ordinal, else nothing.
-func model(mss *seedmanagement.ManagedSeedSet, seeds []*placement.Seed) (*api.Seed, string, error) {
-	tmpl, ok, err := mss.SeedTemplate()
-	if err != nil {
-		return nil, "", err
-	}
-	if ok {
-		if _, has := tmpl.Status.Allocatable[api.ResourceShoots]; !has {
-			for i := len(seeds) - 1; i >= 0; i-- {
-				if q, has := seeds[i].Object.Status.Allocatable[api.ResourceShoots]; has {
-					tmpl.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: q.DeepCopy()}
-					return tmpl, modelFromTemplate + ", with the allocatable of existing seed " + seeds[i].Name, nil
-				}
-			}
-		}
-		return tmpl, modelFromTemplate, nil
-	}
-	if len(seeds) == 0 {
-		return nil, modelNone, nil
-	}
-	last := seeds[len(seeds)-1]
-	return last.Object.DeepCopy(), fmt.Sprintf("existing seed %s (the template has no seedConfig)", last.Name), nil
 }
 
 // protected are the replicas whose Shoot or ManagedSeed carries the
