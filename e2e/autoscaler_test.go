@@ -113,20 +113,7 @@ func TestAutoscalerScalesDownAfterWindow(t *testing.T) {
 		sizes[seedmanagement.ReplicaName(set, i)] = perSeed
 	}
 	st.waitSetSeeds(t, player, sizes)
-	keep := map[string]string{} // Shoot -> seed, the Shoots that stay
-	var gone []client.Object
-	for i := range int32(4) {
-		seed := seedmanagement.ReplicaName(set, i)
-		for j := range perSeed {
-			sh := newShoot(t.Name(), onSet(set), withSeed(seed), withName(fmt.Sprintf("%s-%d", seed, j)))
-			require.NoError(t, st.c.Create(ctx, sh), "Shoot on %s", seed)
-			if j == 0 && i%2 == 1 {
-				keep[sh.GetName()] = seed
-			} else {
-				gone = append(gone, sh)
-			}
-		}
-	}
+	keep, gone := st.fillSetSeeds(t, set, 4, perSeed)
 	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 100, window))
 	st.logAutoscalerDecisions(t, set)
 	st.waitAutoscalerStatus(t, set, func(s autoscalingapi.SeedAutoscalerStatus) error {
@@ -143,13 +130,8 @@ func TestAutoscalerScalesDownAfterWindow(t *testing.T) {
 	// The highest recommendation of the window wins: 4 until the last
 	// sample taken before the deletions leaves it (one sync period early
 	// at most).
-	holdUntil := deleted.Add(window - autoscalerSyncPeriod - 500*time.Millisecond)
-	for time.Now().Before(holdUntil) {
-		spec, _, err := st.scaleOf(ctx, key)
-		require.NoError(t, err)
-		require.Equal(t, int32(4), spec, "scaled down %s after the deletions, within the %s window", time.Since(deleted).Round(time.Millisecond), window)
-		time.Sleep(100 * time.Millisecond)
-	}
+	st.requireReplicasHeld(t, key, 4, deleted.Add(window-autoscalerSyncPeriod-500*time.Millisecond),
+		"scaled down within the %s window after the deletions", window)
 	eventually(t, window+15*time.Second, func() error {
 		spec, status, err := st.scaleOf(ctx, key)
 		if err == nil && (spec != 2 || status != 2) {
@@ -159,12 +141,7 @@ func TestAutoscalerScalesDownAfterWindow(t *testing.T) {
 	}, "the replicas do not drop to the 2 seeds that hold Shoots")
 	t.Logf("scaled down %s after the deletions (window %s)", time.Since(deleted).Round(100*time.Millisecond), window)
 	// Never below the seeds that hold Shoots: it stays at 2.
-	for range 3 * int(time.Second/(100*time.Millisecond)) {
-		spec, _, err := st.scaleOf(ctx, key)
-		require.NoError(t, err)
-		require.Equal(t, int32(2), spec, "scaled below the seeds that hold Shoots")
-		time.Sleep(100 * time.Millisecond)
-	}
+	st.requireReplicasHeld(t, key, 2, time.Now().Add(3*time.Second), "scaled below the seeds that hold Shoots")
 	assert.Equal(t, []removal{{seed: set + "-0"}, {seed: set + "-2"}}, player.Removed(), "the removed seeds held no Shoots")
 	assert.Empty(t, player.Blocked(), "the autoscaler asked for fewer replicas than the seeds holding Shoots")
 	for name, seed := range keep {
@@ -216,6 +193,40 @@ func TestAutoscalerDryRun(t *testing.T) {
 	assert.Equal(t, int32(1), spec, "dry run wrote the scale subresource")
 	assert.Equal(t, []string{set + "-0"}, player.Created())
 	assert.Equal(t, map[string]int{set + "-0": perSeed}, st.setUsage(t, shoots), "3 Shoots stay pending")
+}
+
+// fillSetSeeds fills the first seeds replicas of set with perSeed Shoots
+// each (named after their seed), bound at CREATE, and returns the Shoots
+// that are to stay (the first on every second seed: Shoot -> seed) and the
+// others.
+func (st *suite) fillSetSeeds(t *testing.T, set string, seeds int32, perSeed int) (keep map[string]string, gone []client.Object) {
+	t.Helper()
+	keep = map[string]string{}
+	for i := range seeds {
+		seed := seedmanagement.ReplicaName(set, i)
+		for j := range perSeed {
+			sh := newShoot(t.Name(), onSet(set), withSeed(seed), withName(fmt.Sprintf("%s-%d", seed, j)))
+			require.NoError(t, st.c.Create(context.Background(), sh), "Shoot on %s", seed)
+			if j == 0 && i%2 == 1 {
+				keep[sh.GetName()] = seed
+			} else {
+				gone = append(gone, sh)
+			}
+		}
+	}
+	return keep, gone
+}
+
+// requireReplicasHeld requires that set's scale subresource says want for
+// spec.replicas at every look (each 100 ms) until until.
+func (st *suite) requireReplicasHeld(t *testing.T, set types.NamespacedName, want int32, until time.Time, msgAndArgs ...any) {
+	t.Helper()
+	for time.Now().Before(until) {
+		spec, _, err := st.scaleOf(context.Background(), set)
+		require.NoError(t, err)
+		require.Equal(t, want, spec, msgAndArgs...)
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // logAutoscalerDecisions logs, when t ends, every distinct reason and

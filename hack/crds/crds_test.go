@@ -123,18 +123,7 @@ func TestCRDFiles(t *testing.T) {
 			if hasStatusSub != w.statusSubresource {
 				t.Errorf("status subresource = %v, want %v", hasStatusSub, w.statusSubresource)
 			}
-			var scale *apiextensionsv1.CustomResourceSubresourceScale
-			if v.Subresources != nil {
-				scale = v.Subresources.Scale
-			}
-			switch {
-			case w.scaleSpec == "" && scale != nil:
-				t.Errorf("unexpected scale subresource %+v", scale)
-			case w.scaleSpec != "" && scale == nil:
-				t.Error("no scale subresource")
-			case scale != nil && (scale.SpecReplicasPath != w.scaleSpec || scale.StatusReplicasPath != w.scaleStatus):
-				t.Errorf("scale subresource on %s and %s, want %s and %s", scale.SpecReplicasPath, scale.StatusReplicasPath, w.scaleSpec, w.scaleStatus)
-			}
+			checkScale(t, v.Subresources, w.scaleSpec, w.scaleStatus)
 			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 				t.Fatal("no schema")
 			}
@@ -166,6 +155,23 @@ func TestCRDFiles(t *testing.T) {
 				t.Fatalf("not structural: %v", errs.ToAggregate())
 			}
 		})
+	}
+}
+
+// checkScale checks the scale subresource's replicas paths ("" for none).
+func checkScale(t *testing.T, sub *apiextensionsv1.CustomResourceSubresources, specPath, statusPath string) {
+	t.Helper()
+	var scale *apiextensionsv1.CustomResourceSubresourceScale
+	if sub != nil {
+		scale = sub.Scale
+	}
+	switch {
+	case specPath == "" && scale != nil:
+		t.Errorf("unexpected scale subresource %+v", scale)
+	case specPath != "" && scale == nil:
+		t.Error("no scale subresource")
+	case scale != nil && (scale.SpecReplicasPath != specPath || scale.StatusReplicasPath != statusPath):
+		t.Errorf("scale subresource on %s and %s, want %s and %s", scale.SpecReplicasPath, scale.StatusReplicasPath, specPath, statusPath)
 	}
 }
 

@@ -129,11 +129,9 @@ func Process(in []byte) ([]byte, error) {
 		return nil, errors.New("spec.versions[0] is not an object")
 	}
 	group, _ := spec["group"].(string)
-	version, ok := Versions[group]
-	if !ok {
+	if v["name"], ok = Versions[group]; !ok {
 		return nil, fmt.Errorf("group %q: no version known", group)
 	}
-	v["name"] = version
 	v["served"] = true
 	v["storage"] = true
 
