@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -193,6 +196,74 @@ func TestAutoscalerDryRun(t *testing.T) {
 	assert.Equal(t, int32(1), spec, "dry run wrote the scale subresource")
 	assert.Equal(t, []string{set + "-0"}, player.Created())
 	assert.Equal(t, map[string]int{set + "-0": perSeed}, st.setUsage(t, shoots), "3 Shoots stay pending")
+}
+
+// TestAutoscalerAtMaxReplicasStillShort: a set of one seed with room for
+// 2, at most 2 replicas, and 6 Shoots only the set may take (4 wait): the
+// autoscaler scales to its maximum, 2, and says that is not enough: reason
+// AtMaxReplicas, condition ScalingLimited, one Warning event naming the
+// set and the replicas, and seedwarden_autoscaler_short at 1 (the alert's
+// signal) next to the current and desired replicas; Shoots stay pending.
+func TestAutoscalerAtMaxReplicasStillShort(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const set, perSeed = "e2e-atmax", 2
+	key := st.createManagedSeedSet(t, set, 1, perSeed)
+	player := st.startSetPlayer(t, key)
+	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
+	var shoots []types.NamespacedName
+	for i := range 6 {
+		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%d", set, i)))
+		require.NoError(t, st.c.Create(ctx, sh))
+		shoots = append(shoots, client.ObjectKeyFromObject(sh))
+	}
+	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", perSeed) },
+		"the Shoots are not settled: %d on the seed, the rest pending", perSeed)
+	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 2, 100, time.Minute))
+	st.logAutoscalerDecisions(t, set)
+
+	got := st.waitAutoscalerStatus(t, set, func(s autoscalingapi.SeedAutoscalerStatus) error {
+		if s.CurrentReplicas != 2 || s.Reason != "AtMaxReplicas" {
+			return fmt.Errorf("current %d, want 2 and reason AtMaxReplicas", s.CurrentReplicas)
+		}
+		return nil
+	})
+	assert.Contains(t, got.Status.Message, "(maxReplicas) and still short")
+	limited := meta.FindStatusCondition(got.Status.Conditions, autoscalingapi.ConditionScalingLimited)
+	if assert.NotNil(t, limited, "no %s condition", autoscalingapi.ConditionScalingLimited) {
+		assert.Equal(t, metav1.ConditionTrue, limited.Status)
+		assert.Equal(t, "AtMaxReplicas", limited.Reason)
+	}
+	st.requireScaleEvent(t, set, "AtMaxReplicas", 1, 2)
+	eventually(t, 10*time.Second, func() error {
+		return autoscalerGauges(st.metricsURL(), set, map[string]float64{
+			"seedwarden_autoscaler_short": 1, "seedwarden_autoscaler_current_replicas": 2, "seedwarden_autoscaler_desired_replicas": 2,
+		})
+	})
+	spec, _, err := st.scaleOf(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), spec, "beyond maxReplicas")
+	require.Error(t, allBound(t, shoots), "2 seeds of 2 cannot hold 6 Shoots")
+}
+
+// autoscalerGauges is nil when the webhook at metricsURL exports want
+// (metric name -> value) for SeedAutoscaler garden/name.
+func autoscalerGauges(metricsURL, name string, want map[string]float64) error {
+	samples, err := scrape(metricsURL)
+	if err != nil {
+		return err
+	}
+	got := map[string]float64{}
+	for _, smp := range samples {
+		if _, ok := want[smp.name]; ok && smp.labels["autoscaler_namespace"] == gardenNamespace && smp.labels["autoscaler"] == name {
+			got[smp.name] = smp.value
+		}
+	}
+	if !maps.Equal(got, want) {
+		return fmt.Errorf("SeedAutoscaler %s's gauges %v, want %v", name, got, want)
+	}
+	return nil
 }
 
 // fillSetSeeds fills the first seeds replicas of set with perSeed Shoots
