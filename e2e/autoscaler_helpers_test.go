@@ -41,22 +41,14 @@ autoscaler:
 // autoscalerSyncPeriod is autoscalerConfig's syncPeriod.
 const autoscalerSyncPeriod = time.Second
 
-// autoscalerOn says the suite installed the SeedAutoscaler CRD, so the
-// webhook runs the autoscaler (webhookConfig).
-var autoscalerOn bool
-
 // seedSetLabel selects a test's ManagedSeedSet: on its seeds (selector,
 // template) and in its Shoots' seedSelector, so that they go nowhere else.
 const seedSetLabel = "e2e.seedwarden.io/seed-set"
 
-// installAutoscalerCRD installs the shipped SeedAutoscaler CRD, if deploy/
-// has it yet, and waits until it is served.
+// installAutoscalerCRD installs the shipped SeedAutoscaler CRD and waits
+// until it is served: the webhook's autoscaler watches SeedAutoscalers.
 func (st *suite) installAutoscalerCRD(ctx context.Context) error {
 	data, err := os.ReadFile(filepath.Join(st.root, seedAutoscalerCRD))
-	if os.IsNotExist(err) {
-		logf("no %s: the autoscaler is not configured and its tests fail", seedAutoscalerCRD)
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -73,7 +65,6 @@ func (st *suite) installAutoscalerCRD(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("SeedAutoscaler CRD not served: %w", err)
 	}
-	autoscalerOn = true
 	logf("SeedAutoscaler CRD installed from %s", seedAutoscalerCRD)
 	return nil
 }
@@ -161,7 +152,6 @@ func (st *suite) scaleOf(ctx context.Context, set types.NamespacedName) (spec, s
 // go, so that nothing scales while they do.
 func (st *suite) createSeedAutoscaler(t *testing.T, sas *autoscalingapi.SeedAutoscaler) {
 	t.Helper()
-	require.True(t, autoscalerOn, "the suite did not install %s: no autoscaler to test", seedAutoscalerCRD)
 	sas.Namespace = gardenNamespace
 	sas.Labels = map[string]string{testLabel: labelValue(t.Name())}
 	require.NoError(t, st.c.Create(context.Background(), sas))
