@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -30,8 +32,10 @@ import (
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/landscape"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
 // EnableEnv must be "1" for the suite to run; `make e2e` sets it.
@@ -241,6 +245,10 @@ func (st *suite) setup() error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	st.admin = cfg
 	st.scheme = cache.NewScheme()
+	// The autoscaler's resource and its target, and the CRD of the first.
+	utilruntime.Must(autoscalingapi.AddToScheme(st.scheme))
+	utilruntime.Must(seedmanagement.AddToScheme(st.scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(st.scheme))
 	if st.c, err = client.New(cfg, client.Options{Scheme: st.scheme}); err != nil {
 		return err
 	}
@@ -259,6 +267,9 @@ func (st *suite) setup() error {
 		return err
 	}
 	if err := st.applyShippedRBAC(ctx); err != nil {
+		return err
+	}
+	if err := st.installAutoscalerCRD(ctx); err != nil {
 		return err
 	}
 	// Real Gardener has ShootValidator itself.

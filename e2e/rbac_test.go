@@ -26,6 +26,7 @@ var shippedRBACFiles = []string{
 	"deploy/manifests/rbac-cluster.yaml",
 	"deploy/manifests/rbac-namespace.yaml",
 	"deploy/manifests/rbac-garden.yaml",
+	"deploy/manifests/rbac-autoscaler.yaml",
 }
 
 // applyShippedRBAC creates the shipped ServiceAccount, roles and bindings,

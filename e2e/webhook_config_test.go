@@ -145,6 +145,11 @@ log:
 	} else {
 		logf("internal/config has no pendingShoots/leaderElection: the retry controller runs with its defaults, if at all")
 	}
+	// The autoscaler (its CRD: installAutoscalerCRD).
+	if !accepted(autoscalerConfig) {
+		return "", nil, fmt.Errorf("internal/config refuses the autoscaler block %q", autoscalerConfig)
+	}
+	base += autoscalerConfig
 	for _, c := range sizeLimitCandidates {
 		if accepted(c) {
 			logf("resource size limit configured: shoots %d bytes", shootSizeLimit)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
 
@@ -36,16 +38,28 @@ const (
 
 // want is what each generated CRD must declare.
 var want = map[string]struct {
+	group, version                   string
 	kind, plural, singular, listKind string
 	scope                            apiextensionsv1.ResourceScope
 	statusSubresource                bool
+	// scale is the scale subresource's spec and status replicas paths
+	// ("" for none).
+	scaleSpec, scaleStatus string
 }{
-	"core.gardener.cloud_shoots.yaml":                  {"Shoot", "shoots", "shoot", "ShootList", apiextensionsv1.NamespaceScoped, true},
-	"core.gardener.cloud_seeds.yaml":                   {"Seed", "seeds", "seed", "SeedList", apiextensionsv1.ClusterScoped, true},
-	"core.gardener.cloud_cloudprofiles.yaml":           {"CloudProfile", "cloudprofiles", "cloudprofile", "CloudProfileList", apiextensionsv1.ClusterScoped, false},
-	"core.gardener.cloud_namespacedcloudprofiles.yaml": {"NamespacedCloudProfile", "namespacedcloudprofiles", "namespacedcloudprofile", "NamespacedCloudProfileList", apiextensionsv1.NamespaceScoped, true},
-	"core.gardener.cloud_projects.yaml":                {"Project", "projects", "project", "ProjectList", apiextensionsv1.ClusterScoped, false},
+	"core.gardener.cloud_shoots.yaml":                  {core, coreVersion, "Shoot", "shoots", "shoot", "ShootList", apiextensionsv1.NamespaceScoped, true, "", ""},
+	"core.gardener.cloud_seeds.yaml":                   {core, coreVersion, "Seed", "seeds", "seed", "SeedList", apiextensionsv1.ClusterScoped, true, "", ""},
+	"core.gardener.cloud_cloudprofiles.yaml":           {core, coreVersion, "CloudProfile", "cloudprofiles", "cloudprofile", "CloudProfileList", apiextensionsv1.ClusterScoped, false, "", ""},
+	"core.gardener.cloud_namespacedcloudprofiles.yaml": {core, coreVersion, "NamespacedCloudProfile", "namespacedcloudprofiles", "namespacedcloudprofile", "NamespacedCloudProfileList", apiextensionsv1.NamespaceScoped, true, "", ""},
+	"core.gardener.cloud_projects.yaml":                {core, coreVersion, "Project", "projects", "project", "ProjectList", apiextensionsv1.ClusterScoped, false, "", ""},
+	// Gardener's ManagedSeedSet serves managedseedsets/scale on
+	// spec.replicas and status.replicas; the autoscaler scales through it.
+	"seedmanagement.gardener.cloud_managedseedsets.yaml": {seedmanagement.GroupName, seedmanagement.SchemeGroupVersion.Version,
+		"ManagedSeedSet", "managedseedsets", "managedseedset", "ManagedSeedSetList", apiextensionsv1.NamespaceScoped, true, ".spec.replicas", ".status.replicas"},
 }
+
+const core = api.GroupName
+
+var coreVersion = api.SchemeGroupVersion.Version
 
 func readCRD(t testing.TB, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
@@ -85,11 +99,11 @@ func TestCRDFiles(t *testing.T) {
 			if crd.APIVersion != "apiextensions.k8s.io/v1" || crd.Kind != "CustomResourceDefinition" {
 				t.Errorf("apiVersion/kind = %s/%s", crd.APIVersion, crd.Kind)
 			}
-			if want := w.plural + "." + api.GroupName; crd.Name != want {
+			if want := w.plural + "." + w.group; crd.Name != want {
 				t.Errorf("name = %q, want %q", crd.Name, want)
 			}
-			if crd.Spec.Group != api.GroupName {
-				t.Errorf("group = %q, want %q", crd.Spec.Group, api.GroupName)
+			if crd.Spec.Group != w.group {
+				t.Errorf("group = %q, want %q", crd.Spec.Group, w.group)
 			}
 			n := crd.Spec.Names
 			if n.Kind != w.kind || n.Plural != w.plural || n.Singular != w.singular || n.ListKind != w.listKind {
@@ -102,16 +116,14 @@ func TestCRDFiles(t *testing.T) {
 				t.Fatalf("%d versions, want 1", len(crd.Spec.Versions))
 			}
 			v := crd.Spec.Versions[0]
-			if v.Name != api.SchemeGroupVersion.Version || !v.Served || !v.Storage {
-				t.Errorf("version %q served=%v storage=%v, want %s served and storage", v.Name, v.Served, v.Storage, api.SchemeGroupVersion.Version)
+			if v.Name != w.version || !v.Served || !v.Storage {
+				t.Errorf("version %q served=%v storage=%v, want %s served and storage", v.Name, v.Served, v.Storage, w.version)
 			}
 			hasStatusSub := v.Subresources != nil && v.Subresources.Status != nil
 			if hasStatusSub != w.statusSubresource {
 				t.Errorf("status subresource = %v, want %v", hasStatusSub, w.statusSubresource)
 			}
-			if v.Subresources != nil && v.Subresources.Scale != nil {
-				t.Error("unexpected scale subresource")
-			}
+			checkScale(t, v.Subresources, w.scaleSpec, w.scaleStatus)
 			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 				t.Fatal("no schema")
 			}
@@ -143,6 +155,23 @@ func TestCRDFiles(t *testing.T) {
 				t.Fatalf("not structural: %v", errs.ToAggregate())
 			}
 		})
+	}
+}
+
+// checkScale checks the scale subresource's replicas paths ("" for none).
+func checkScale(t *testing.T, sub *apiextensionsv1.CustomResourceSubresources, specPath, statusPath string) {
+	t.Helper()
+	var scale *apiextensionsv1.CustomResourceSubresourceScale
+	if sub != nil {
+		scale = sub.Scale
+	}
+	switch {
+	case specPath == "" && scale != nil:
+		t.Errorf("unexpected scale subresource %+v", scale)
+	case specPath != "" && scale == nil:
+		t.Error("no scale subresource")
+	case scale != nil && (scale.SpecReplicasPath != specPath || scale.StatusReplicasPath != statusPath):
+		t.Errorf("scale subresource on %s and %s, want %s and %s", scale.SpecReplicasPath, scale.StatusReplicasPath, specPath, statusPath)
 	}
 }
 
@@ -397,6 +426,10 @@ spec:
 		t.Errorf("workers[].controlPlane not kept whole: %v", workers)
 	}
 
+	// A ManagedSeedSet as Gardener's look (fields not modelled kept), and
+	// its scale subresource on spec.replicas and status.replicas.
+	checkManagedSeedSetScale(ctx, t, c)
+
 	// The status subresource: spec changes through it are ignored.
 	seed.Object["spec"].(map[string]any)["provider"].(map[string]any)["region"] = "changed"
 	if err := c.Status().Update(ctx, seed); err != nil {
@@ -423,4 +456,64 @@ func runtimeConvert(u *unstructured.Unstructured, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
+}
+
+// checkManagedSeedSetScale creates a ManagedSeedSet with Gardener's fields
+// (shootTemplate, not modelled) under strict validation, then reads and
+// writes its replicas through the scale subresource.
+func checkManagedSeedSetScale(ctx context.Context, t *testing.T, c client.Client) {
+	t.Helper()
+	mss := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`
+apiVersion: seedmanagement.gardener.cloud/v1alpha1
+kind: ManagedSeedSet
+metadata: {name: set, namespace: garden}
+spec:
+  replicas: 2
+  selector: {matchLabels: {set: a}}
+  template:
+    metadata: {labels: {set: a}}
+    spec:
+      gardenlet:
+        config:
+          apiVersion: gardenlet.config.gardener.cloud/v1alpha1
+          kind: GardenletConfiguration
+          resources: {capacity: {shoots: "30"}}
+  shootTemplate:
+    metadata: {labels: {set: a}}
+    spec: {region: eu-west-1, provider: {type: aws}}
+  updateStrategy: {type: RollingUpdate}
+`), &mss.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, mss, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("ManagedSeedSet: %v", err)
+	}
+	_ = unstructured.SetNestedField(mss.Object, map[string]any{"replicas": int64(1), "nextReplicaNumber": int64(1)}, "status")
+	if err := c.Status().Update(ctx, mss); err != nil {
+		t.Fatalf("ManagedSeedSet status: %v", err)
+	}
+	scale := &unstructured.Unstructured{}
+	scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+	if err := c.SubResource("scale").Get(ctx, mss, scale); err != nil {
+		t.Fatalf("managedseedsets/scale: %v", err)
+	}
+	specReplicas, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas")
+	statusReplicas, _, _ := unstructured.NestedInt64(scale.Object, "status", "replicas")
+	if specReplicas != 2 || statusReplicas != 1 {
+		t.Errorf("scale spec.replicas %d status.replicas %d, want 2 and 1", specReplicas, statusReplicas)
+	}
+	_ = unstructured.SetNestedField(scale.Object, int64(5), "spec", "replicas")
+	if err := c.SubResource("scale").Update(ctx, mss, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("updating managedseedsets/scale: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(mss), mss); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := unstructured.NestedInt64(mss.Object, "spec", "replicas"); r != 5 {
+		t.Errorf("spec.replicas = %d after scaling to 5", r)
+	}
+	if _, found, _ := unstructured.NestedString(mss.Object, "spec", "shootTemplate", "spec", "region"); !found {
+		t.Error("unknown field spec.shootTemplate was pruned")
+	}
 }

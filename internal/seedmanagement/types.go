@@ -37,6 +37,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 // Seed through a ManagedSeed, scaled through its scale subresource.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=mss
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas
 type ManagedSeedSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
