@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -76,9 +77,16 @@ func newAutoscaler(cfg *config.Config, deps autoscalerDeps, m *metrics.Recorder)
 		},
 	}
 	if deps.watched != nil {
-		r.Pending = deps.watched.List
+		r.Pending = func() []*api.Shoot { return unreserved(deps.watched.List(), deps.store) }
 	}
 	return r, nil
+}
+
+// unreserved leaves out of pending the Shoots a live reservation holds a
+// place for (announced at admission, or being bound): the seed's usage
+// counts them already, and the autoscaler must not count them twice.
+func unreserved(pending []*api.Shoot, store *cache.Store) []*api.Shoot {
+	return slices.DeleteFunc(pending, store.HoldsPlace)
 }
 
 // forgetDeletedShoots drops a deleted Shoot from the pending ones: the

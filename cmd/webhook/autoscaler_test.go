@@ -12,7 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
@@ -65,4 +67,18 @@ func createSeedAutoscaler(ctx context.Context, t *testing.T, c client.Client, na
 			}}},
 		},
 	}))
+}
+
+// A pending Shoot whose place a live reservation already holds (announced,
+// or being bound) is counted in the seed's usage: the autoscaler does not
+// get it as pending too.
+func TestAutoscalerPendingLeavesOutReserved(t *testing.T) {
+	store := cache.NewStore(cache.Options{})
+	store.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	shoot := func(name string) *api.Shoot {
+		return &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: name}}
+	}
+	bound, waiting := shoot("bound"), shoot("waiting")
+	require.NoError(t, store.Reserve("a", cache.Claim{Key: cache.ManualReservationKey("garden-dev", "bound"), Namespace: "garden-dev", Name: "bound"}))
+	assert.Equal(t, []*api.Shoot{waiting}, unreserved([]*api.Shoot{bound, waiting}, store))
 }

@@ -253,6 +253,22 @@ func (s *Store) ReservationFor(key, namespace, name string) (seed string, ok boo
 	return r.ctr.name, true
 }
 
+// HoldsPlace reports whether a live reservation holds a place for the
+// Shoot: the one its admission took (its reservation annotation) or a
+// manual one (the retry controller's bind). That place is counted in the
+// seed's usage already.
+func (s *Store) HoldsPlace(shoot *api.Shoot) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
+	for _, k := range []string{shoot.Annotations[AnnotationReservation], ManualReservationKey(shoot.Namespace, shoot.Name)} {
+		if r := s.reservations[k]; k != "" && r != nil && r.heldFor(shoot.Namespace, shoot.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckCapacity answers what Reserve(seed, key) would, without reserving
 // (for dry runs): nil when key already holds a place on seed or one more
 // Shoot fits, else a *CapacityError, or ErrUnknownSeed.

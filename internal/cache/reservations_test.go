@@ -328,3 +328,35 @@ func TestReleaseFastPathConcurrent(t *testing.T) {
 	}
 	assert.Equal(t, int64(len(s.reservations)), reserved)
 }
+
+// A Shoot awaiting a seed holds a place when its admission's reservation
+// (its annotation) or a manual one is live for it; a key on the wrong
+// Shoot, or one that was released, holds none.
+func TestHoldsPlace(t *testing.T) {
+	annotated := func(name, key string) *api.Shoot {
+		sh := shoot("p", name, "", "")
+		sh.Annotations = map[string]string{AnnotationReservation: key}
+		return sh
+	}
+	s := NewStore(Options{})
+	s.Apply(seed("a", 10))
+	require.NoError(t, s.Reserve("a", Claim{Key: "adm", Namespace: "p", Name: "s"}))
+	require.NoError(t, s.Reserve("a", Claim{Key: ManualReservationKey("p", "bound"), Namespace: "p", Name: "bound"}))
+	tests := []struct {
+		name  string
+		shoot *api.Shoot
+		want  bool
+	}{
+		{"admission reservation", annotated("s", "adm"), true},
+		{"manual reservation of a bind", shoot("p", "bound", "", ""), true},
+		{"another Shoot's key", annotated("t", "adm"), false},
+		{"no reservation", shoot("p", "free", "", ""), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, s.HoldsPlace(tc.shoot))
+		})
+	}
+	s.Release("adm")
+	assert.False(t, s.HoldsPlace(annotated("s", "adm")), "released")
+}

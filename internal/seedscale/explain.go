@@ -14,7 +14,7 @@ func (r *recommender) explain(rec *Recommendation, final *outcome) (string, stri
 	case rec.Short && !r.sim.canGrow():
 		return ReasonNoSeedModel, head + ": short, and no new replica can be modelled: " + r.in.Set.ModelSource
 	case rec.Short:
-		return ReasonAtMaxReplicas, fmt.Sprintf("%s (maxReplicas) and still short: %s", head, r.unmet())
+		return ReasonAtMaxReplicas, fmt.Sprintf("%s (maxReplicas) and still short: %s", head, r.unmet(final))
 	case rec.Desired > rec.Current:
 		return ReasonScaleUp, fmt.Sprintf("%s, to keep %s%s%s", head, r.driver(rec.Desired), where, r.pendingNote(final))
 	case rec.Desired < rec.Current:
@@ -80,9 +80,14 @@ func (r *recommender) pendingNote(final *outcome) string {
 	return fmt.Sprintf("; %d pending %s would go to the new seeds", n, shootsWord(int64(n)))
 }
 
-// unmet lists the metrics not met at the maximum, with their values.
-func (r *recommender) unmet() string {
+// unmet says what is short at the maximum: the pending Shoots a new seed
+// would take that still find none, then the metrics not met, with their
+// values now.
+func (r *recommender) unmet(final *outcome) string {
 	var parts []string
+	if n := r.stuckCount(final); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d pending %s that new seeds would take find no seed", n, shootsWord(int64(n))))
+	}
 	for _, res := range r.results {
 		if !res.Met && res.WouldNotHelp == "" {
 			parts = append(parts, fmt.Sprintf("%s (now %s)", res.Target, res.Current))

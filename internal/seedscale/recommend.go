@@ -163,9 +163,13 @@ func (r *recommender) scan() error {
 
 // stuck says whether a pending Shoot that a new replica would take found
 // no seed at this outcome.
-func (r *recommender) stuck(o *outcome) bool {
+func (r *recommender) stuck(o *outcome) bool { return r.stuckCount(o) > 0 }
+
+// stuckCount counts the pending Shoots that a new replica would take and
+// that found no seed at this outcome.
+func (r *recommender) stuckCount(o *outcome) int {
 	if len(o.report.Unplaced) == 0 || !r.sim.canGrow() {
-		return false
+		return 0
 	}
 	if r.takeable == nil {
 		r.takeable = make(map[string]bool, len(r.in.Pending))
@@ -173,12 +177,13 @@ func (r *recommender) stuck(o *outcome) bool {
 			r.takeable[shoot.Namespace+"/"+shoot.Name] = r.wouldNotTake(shoot) == ""
 		}
 	}
+	n := 0
 	for _, u := range o.report.Unplaced {
 		if r.takeable[u.Shoot] {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // wouldNotTake says why a new replica of the set would not take a Shoot

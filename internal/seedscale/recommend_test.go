@@ -250,3 +250,16 @@ func TestRecommendInlineTemplate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "set garden/set: 3 -> 4, to keep 1 more Shoot like tiny placeable (aws eu-west-1)", rec.Message)
 }
+
+// Short at the maximum because of pending Shoots, the message counts them
+// rather than quoting a utilization that reads as met.
+func TestRecommendShortNamesStuckPending(t *testing.T) {
+	w := full(2, 1, 1)
+	w.pending = shoots("new", "eu-west-1", "", 3)
+	rec, err := Recommend(w.input(spec(1, 3, utilization(100))))
+	require.NoError(t, err)
+	assert.Equal(t, ReasonAtMaxReplicas, rec.Reason)
+	assert.Equal(t, 2, rec.PendingUnplaced)
+	assert.Equal(t, "set garden/set: 2 -> 3 (maxReplicas) and still short: 2 pending Shoots that new seeds would take find no seed; "+
+		"shoots utilization at most 100% of allocatable (now 100% (2 of 2 allocatable))", rec.Message)
+}
