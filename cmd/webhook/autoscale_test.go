@@ -102,7 +102,8 @@ func TestPlanAutoscaleWouldNotScale(t *testing.T) {
 			"  pending Shoots at 1 replicas: 1 placed, 2 without a seed\n",
 		}},
 		{"short.yaml", []string{
-			"set garden/pool: 2 -> 2 (maxReplicas) and still short: at most 2 Shoots per seed (now 1.5 Shoots per seed (3 on 2))\n",
+			"set garden/pool: 2 -> 2 (maxReplicas) and still short: 2 pending Shoots that new seeds would take find no seed; " +
+				"at most 2 Shoots per seed (now 1.5 Shoots per seed (3 on 2))\n",
 			"  SeedAutoscaler garden/pool: 2 to 2 replicas, floor 2 (seeds holding Shoots or protected); reason AtMaxReplicas\n",
 			"  Resource shoots  at most 2 Shoots per seed  1.5 Shoots per seed (3 on 2)  2         no\n",
 			"  pending Shoots at 2 replicas: 1 placed, 2 without a seed\n",
