@@ -190,3 +190,23 @@ func seedAutoscaler(name, set string, minR, maxR, utilization int32, downWindow 
 		},
 	}
 }
+
+// floodOneSeedSet creates the ManagedSeedSet set with one replica of room
+// perSeed, plays its controller, and creates flood Shoots only the set may
+// take: it returns once perSeed of them are on the seed and the rest wait.
+func (st *suite) floodOneSeedSet(t *testing.T, set string, perSeed int64, flood int) (types.NamespacedName, *setPlayer, []types.NamespacedName) {
+	t.Helper()
+	ctx := context.Background()
+	key := st.createManagedSeedSet(t, set, 1, perSeed)
+	player := st.startSetPlayer(t, key)
+	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
+	shoots := make([]types.NamespacedName, 0, flood)
+	for i := range flood {
+		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%02d", set, i)))
+		require.NoError(t, st.c.Create(ctx, sh))
+		shoots = append(shoots, client.ObjectKeyFromObject(sh))
+	}
+	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", int(perSeed)) },
+		"the Shoots are not settled: %d on the seed, the rest pending", perSeed)
+	return key, player, shoots
+}

@@ -41,20 +41,9 @@ func TestAutoscalerScalesUpForPendingShoots(t *testing.T) {
 	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	const set, perSeed, flood = "e2e-scaleup", 6, 9
-	key := st.createManagedSeedSet(t, set, 1, perSeed)
-	player := st.startSetPlayer(t, key)
-	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
-
-	var shoots []types.NamespacedName
-	for i := range flood {
-		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%02d", set, i)))
-		require.NoError(t, st.c.Create(ctx, sh))
-		shoots = append(shoots, client.ObjectKeyFromObject(sh))
-	}
 	// The SeedAutoscaler comes once the flood has settled, so that its
 	// first sync sees every pending Shoot.
-	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", perSeed) },
-		"the flood is not settled: %d on the seed, the rest pending", perSeed)
+	key, player, shoots := st.floodOneSeedSet(t, set, perSeed, flood)
 	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 50, time.Minute))
 	st.logAutoscalerDecisions(t, set)
 	eventually(t, 30*time.Second, func() error {
@@ -163,17 +152,7 @@ func TestAutoscalerDryRun(t *testing.T) {
 	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	const set, perSeed = "e2e-dryrun", 2
-	key := st.createManagedSeedSet(t, set, 1, perSeed)
-	player := st.startSetPlayer(t, key)
-	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
-	var shoots []types.NamespacedName
-	for i := range 5 {
-		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%d", set, i)))
-		require.NoError(t, st.c.Create(ctx, sh))
-		shoots = append(shoots, client.ObjectKeyFromObject(sh))
-	}
-	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", perSeed) },
-		"the Shoots are not settled: %d on the seed, the rest pending", perSeed)
+	key, player, shoots := st.floodOneSeedSet(t, set, perSeed, 5)
 	sas := seedAutoscaler(set, set, 1, 6, 100, time.Minute)
 	sas.Spec.DryRun = true
 	st.createSeedAutoscaler(t, sas)
@@ -209,17 +188,7 @@ func TestAutoscalerAtMaxReplicasStillShort(t *testing.T) {
 	st.startTest(t, webhookPlace)
 	ctx := context.Background()
 	const set, perSeed = "e2e-atmax", 2
-	key := st.createManagedSeedSet(t, set, 1, perSeed)
-	player := st.startSetPlayer(t, key)
-	st.waitSetSeeds(t, player, map[string]int64{set + "-0": perSeed})
-	var shoots []types.NamespacedName
-	for i := range 6 {
-		sh := newShoot(t.Name(), onSet(set), withName(fmt.Sprintf("%s-%d", set, i)))
-		require.NoError(t, st.c.Create(ctx, sh))
-		shoots = append(shoots, client.ObjectKeyFromObject(sh))
-	}
-	eventually(t, 20*time.Second, func() error { return st.pendingOnSet(ctx, t, shoots, set+"-0", perSeed) },
-		"the Shoots are not settled: %d on the seed, the rest pending", perSeed)
+	key, _, shoots := st.floodOneSeedSet(t, set, perSeed, 6)
 	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 2, 100, time.Minute))
 	st.logAutoscalerDecisions(t, set)
 
