@@ -47,8 +47,9 @@ type SeedAutoscalerSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
-	// MaxReplicas is the most.
+	// MaxReplicas is the most (at most 1000).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas int32 `json:"maxReplicas"`
 	// Metrics are the targets; the largest number of replicas any of them
 	// asks for wins, as with a HorizontalPodAutoscaler.
@@ -65,6 +66,11 @@ type SeedAutoscalerSpec struct {
 
 // DefaultMinReplicas is spec.minReplicas when it is not set.
 const DefaultMinReplicas int32 = 1
+
+// MaxReplicasLimit bounds spec.maxReplicas (the CRD's maximum says the
+// same): each replica count the recommendation tries is a simulation with
+// that many seeds, and a thousand seeds in one set is beyond any garden.
+const MaxReplicasLimit int32 = 1000
 
 // MinReplicasOrDefault is spec.minReplicas, or DefaultMinReplicas.
 func (s *SeedAutoscalerSpec) MinReplicasOrDefault() int32 {

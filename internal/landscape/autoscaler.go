@@ -36,6 +36,8 @@ func checkSeedAutoscaler(s *autoscalingapi.SeedAutoscalerSpec) error {
 	}
 	if s.MaxReplicas < 1 {
 		add("spec.maxReplicas: %d: must be at least 1", s.MaxReplicas)
+	} else if s.MaxReplicas > autoscalingapi.MaxReplicasLimit {
+		add("spec.maxReplicas: %d: must be at most %d", s.MaxReplicas, autoscalingapi.MaxReplicasLimit)
 	}
 	if m := s.MinReplicas; m != nil && *m < 0 {
 		add("spec.minReplicas: %d: must not be negative", *m)

@@ -101,6 +101,7 @@ func TestReadKindsRefuses(t *testing.T) {
 			`item 0 (SeedAutoscaler "x"): duplicate field "spec.maxReplicas"`},
 		{"wrong type", sa("  maxReplicas: many\n" + shoots), `item 0 (SeedAutoscaler "garden/x"): spec.maxReplicas: json: cannot unmarshal string`},
 		{"no maxReplicas", sa(shoots), "spec.maxReplicas: 0: must be at least 1"},
+		{"maxReplicas past the limit", sa("  maxReplicas: 100000\n" + shoots), "spec.maxReplicas: 100000: must be at most 1000"},
 		{"min above max", sa("  minReplicas: 5\n  maxReplicas: 3\n" + shoots), "spec.minReplicas: 5: must not exceed spec.maxReplicas (3)"},
 		{"no metrics", sa("  maxReplicas: 3\n"), "spec.metrics: at least one metric is required"},
 		{"unknown metric type", sa("  maxReplicas: 3\n  metrics: [{type: Pods}]\n"), `spec.metrics[0].type: "Pods": must be Resource or Headroom`},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
@@ -24,6 +25,12 @@ const (
 // target holds, once the pending Shoots are placed; the largest of them,
 // and minReplicas, wins.
 func Recommend(in Input) (Recommendation, error) {
+	return recommend(in, (*recommender).scan)
+}
+
+// recommend is Recommend with the scan given: the fast one, or scanPlain,
+// its specification.
+func recommend(in Input, scan func(*recommender) error) (Recommendation, error) {
 	if in.Snapshot == nil || in.Spec == nil {
 		return Recommendation{}, errors.New("seedscale: no landscape or no spec")
 	}
@@ -35,6 +42,9 @@ func Recommend(in Input) (Recommendation, error) {
 	if maxR < 1 || minR < 0 || minR > maxR {
 		return Recommendation{}, fmt.Errorf("spec.minReplicas %d and spec.maxReplicas %d: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1", minR, maxR)
 	}
+	if maxR > autoscalingapi.MaxReplicasLimit {
+		return Recommendation{}, fmt.Errorf("spec.maxReplicas %d: at most %d", maxR, autoscalingapi.MaxReplicasLimit)
+	}
 	s := newSim(&in)
 	r := &recommender{in: &in, sim: s, metrics: ms}
 	r.lo, r.hi = max(minR, s.floor()), max(maxR, s.floor())
@@ -43,7 +53,7 @@ func Recommend(in Input) (Recommendation, error) {
 		r.lo = min(r.lo, r.hi)
 	}
 	r.from = min(r.lo, s.floor())
-	return r.recommend()
+	return r.recommend(scan)
 }
 
 // inlineShoots decodes the i-th metric's inline Shoot template.
@@ -70,7 +80,7 @@ type recommender struct {
 	takeable map[string]bool
 }
 
-func (r *recommender) recommend() (Recommendation, error) {
+func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, error) {
 	rec := Recommendation{
 		Set: r.in.Set.Name, Current: r.in.Set.Replicas, Floor: r.sim.floor(),
 		Metrics: []MetricResult{}, ModelSource: r.in.Set.ModelSource,
@@ -78,7 +88,7 @@ func (r *recommender) recommend() (Recommendation, error) {
 	if err := r.readCurrent(); err != nil {
 		return rec, err
 	}
-	if err := r.scan(); err != nil {
+	if err := scan(r); err != nil {
 		return rec, err
 	}
 	rec.Metrics = r.results
@@ -113,49 +123,6 @@ func (r *recommender) readCurrent() error {
 		r.results[i] = MetricResult{Type: m.typ, Name: m.name, Target: m.target(), Current: v.text}
 		if m.like != nil {
 			r.results[i].WouldNotHelp = r.wouldNotTake(m.like)
-		}
-	}
-	return nil
-}
-
-// scan simulates from, from+1, ... replicas until every metric holds (or
-// hi), recording for each metric the first count at which it does. A
-// Headroom metric whose Shoots new seeds would not take is read once, at
-// from: more seeds of the set change nothing for it, so it asks for none.
-// No other target holds while a pending Shoot that a new seed would take
-// finds no seed: those Shoots are the set's demand whatever the averages
-// say.
-func (r *recommender) scan() error {
-	done := make([]bool, len(r.metrics))
-	open := len(r.metrics)
-	for k := r.from; k <= r.hi && open > 0; k++ {
-		o, err := r.sim.run(k, true)
-		if err != nil {
-			return err
-		}
-		stuck := r.stuck(o)
-		for i := range r.metrics {
-			res := &r.results[i]
-			if done[i] {
-				continue
-			}
-			v, err := r.metrics[i].read(o, r.in.Options)
-			if err != nil {
-				return err
-			}
-			switch {
-			case res.WouldNotHelp != "":
-				res.Met, res.Replicas, done[i] = v.met, k, true
-				if v.met {
-					res.WouldNotHelp = ""
-				}
-			case v.met && !stuck:
-				res.Met, res.Replicas, done[i] = true, k, true
-			default:
-				res.Replicas = k
-				continue
-			}
-			open--
 		}
 	}
 	return nil

@@ -134,6 +134,10 @@ func TestRecommendBounds(t *testing.T) {
 		assert.Equal(t, int32(3), rec.Desired)
 		assert.Equal(t, "set garden/set: 1 -> 3, to keep minReplicas (aws eu-west-1)", rec.Message)
 	})
+	t.Run("maxReplicas past the limit is refused", func(t *testing.T) {
+		_, err := Recommend(full(1, 10, 0).input(spec(1, 100_000, utilization(80))))
+		assert.EqualError(t, err, "spec.maxReplicas 100000: at most 1000")
+	})
 	t.Run("invalid bounds are refused naming the fields", func(t *testing.T) {
 		_, err := Recommend(full(1, 10, 0).input(spec(5, 3, utilization(80))))
 		assert.EqualError(t, err, "spec.minReplicas 5 and spec.maxReplicas 3: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1")
