@@ -61,12 +61,30 @@ func BenchmarkRecommend(b *testing.B) {
 			}
 		}
 	})
-	b.Run("recommend", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := Recommend(in); err != nil {
-				b.Fatal(err)
+	// The same at a set short up to maxReplicas 200 (a Headroom target no
+	// count reaches): the fast scan's probes and bisection against the
+	// plain scan's every count.
+	short := in
+	short.Spec = in.Spec.DeepCopy()
+	short.Spec.MaxReplicas = 200
+	short.Spec.Metrics = []autoscalingapi.MetricSpec{headroom("small", 100_000)}
+	for _, bc := range []struct {
+		name string
+		in   Input
+		scan func(*recommender) error
+	}{
+		{"recommend", in, (*recommender).scan},
+		{"recommend/plain", in, (*recommender).scanPlain},
+		{"short-to-200", short, (*recommender).scan},
+		{"short-to-200/plain", short, (*recommender).scanPlain},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := recommend(bc.in, bc.scan); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 }
