@@ -85,18 +85,7 @@ func TestScalesThroughTheAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none)
 
-	mgrCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mgrCtx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(30 * time.Second):
-			t.Error("manager did not stop")
-		}
-	})
+	testenv.StartManager(ctx, t, mgr)
 
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		got := &seedmanagement.ManagedSeedSet{}

@@ -145,18 +145,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.NoError(t, r.SetupWithManager(mgr))
 	assert.True(t, r.NeedLeaderElection(), "only the leader binds")
 
-	mgrCtx, stopMgr := context.WithCancel(ctx)
-	mgrDone := make(chan error, 1)
-	go func() { mgrDone <- mgr.Start(mgrCtx) }()
-	t.Cleanup(func() {
-		stopMgr()
-		select {
-		case err := <-mgrDone:
-			assert.NoError(t, err)
-		case <-time.After(30 * time.Second):
-			t.Error("manager did not stop")
-		}
-	})
+	testenv.StartManager(ctx, t, mgr)
 	select {
 	case <-mgr.Elected():
 	case <-time.After(30 * time.Second):

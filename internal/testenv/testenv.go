@@ -6,6 +6,7 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,4 +96,29 @@ func Start(t testing.TB, crdDirs ...string) (*envtest.Environment, *rest.Config)
 		}
 	})
 	return env, cfg
+}
+
+// Starter is a controller-runtime manager (manager.Manager's Start).
+type Starter interface {
+	Start(ctx context.Context) error
+}
+
+// StartManager starts mgr until the test ends, then stops it and fails the
+// test if it does not stop cleanly within 30 s.
+func StartManager(ctx context.Context, t *testing.T, mgr Starter) {
+	t.Helper()
+	mgrCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("manager did not stop")
+		}
+	})
 }
