@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"fmt"
+	"net/http"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -96,9 +97,18 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // Secret and namespace-deletion webhooks. All share the body limit and the
 // budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
+	chain := func(name string, h webhook.AdmissionHandler) http.Handler {
+		return handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(handlers.Observed(name, m, h)))
+	}
 	register := func(name, path string, h webhook.AdmissionHandler) {
-		observed := handlers.Observed(name, m, h)
-		srv.Register(path, server.Guard(deps.limits, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
+		srv.Register(path, server.Guard(deps.limits, deps.drain, chain(name, h)))
+	}
+	// The size webhook answers every review with a verdict, never with the
+	// budget's 429 (its Shoot entry fails open): what the budget does not
+	// hold is measured as it arrives.
+	registerSize := func(h webhook.AdmissionHandler) {
+		c := chain(handlers.WebhookResourceSize, h)
+		srv.Register(handlers.WebhookResourceSizePath, server.GuardOrStream(deps.limits, deps.drain, c, handlers.StreamSizeReviews(c)))
 	}
 	if cfg.BindingEnabled() {
 		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
@@ -127,9 +137,9 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	}
 	rsLog := log.WithName("validate-resource-size")
 	if ra := cfg.ResourceAdmission; ra != nil {
-		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
+		registerSize(newResourceAdmissionValidator(ra, store, m, rsLog))
 	} else {
-		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
+		registerSize(newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
 	}
 	register(handlers.WebhookKubeconfigSecret, handlers.WebhookKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
