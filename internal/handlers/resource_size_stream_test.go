@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -222,4 +224,71 @@ func FuzzStreamedSizeReview(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		assertStreamedAnswersAsBuffered(t, v, body)
 	})
+}
+
+// BenchmarkSizeReview: the size webhook's answer to one review, read whole
+// (the chain as the budget lets it run) and streamed, for the oversized
+// Shoot of the finding and a ConfigMap of everyday large size. B/body-byte
+// is what one answer allocates per byte of the review.
+func BenchmarkSizeReview(b *testing.B) {
+	bodies := []struct {
+		name string
+		body []byte
+	}{
+		{"shoot-1.2MB", []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"7d1c","kind":{"group":"core.gardener.cloud","version":"v1beta1","kind":"Shoot"},` +
+			`"resource":{"group":"core.gardener.cloud","version":"v1beta1","resource":"shoots"},"name":"big","namespace":"garden-dev","operation":"CREATE","userInfo":{"username":"tenant"},` +
+			`"object":` + sized(b, "Shoot", "big", 1_200_000) + `}}`)},
+		{"configmap-200KB", []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"cm","kind":{"group":"","version":"v1","kind":"ConfigMap"},` +
+			`"resource":{"group":"","version":"v1","resource":"configmaps"},"name":"cm","namespace":"garden-dev","operation":"CREATE","userInfo":{"username":"tenant"},` +
+			`"object":` + sized(b, "ConfigMap", "cm", 200_000) + `}}`)},
+	}
+	buffered, streamed := sizeChains(streamingSizeValidator(OperationModeBlock))
+	for _, tc := range bodies {
+		for _, way := range []struct {
+			name string
+			h    http.Handler
+		}{{"buffered", buffered}, {"streamed", streamed}} {
+			b.Run(tc.name+"/"+way.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(tc.body)))
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for b.Loop() {
+					if code, _ := serveReview(way.h, tc.body); code != http.StatusOK {
+						b.Fatal(code)
+					}
+				}
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(tc.body)), "B/body-byte")
+			})
+		}
+	}
+}
+
+// However large the review, streaming it allocates the same: its buffer
+// and the members it keeps, not its objects (the buffered path allocates a
+// multiple of the body).
+func TestStreamedSizeReviewMemoryDoesNotGrowWithTheBody(t *testing.T) {
+	_, streamed := sizeChains(streamingSizeValidator(OperationModeBlock))
+	allocated := func(body []byte) uint64 {
+		least := uint64(math.MaxUint64)
+		for range 5 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			code, _ := serveReview(streamed, body)
+			runtime.ReadMemStats(&after)
+			require.Equal(t, http.StatusOK, code)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		return least
+	}
+	review := func(n int) []byte {
+		return []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE",` +
+			`"resource":{"group":"","version":"v1","resource":"configmaps"},"name":"cm","object":` + sized(t, "ConfigMap", "cm", n) + `}}`)
+	}
+	small, large := review(100_000), review(10_000_000)
+	smallBytes, largeBytes := allocated(small), allocated(large)
+	t.Logf("allocated: %d bytes for a %d-byte review, %d for %d bytes", smallBytes, len(small), largeBytes, len(large))
+	assert.Less(t, largeBytes, smallBytes+64<<10, "100 times the body, at most 64 KiB more allocated")
+	assert.Less(t, largeBytes, uint64(len(large))/50)
 }
