@@ -94,11 +94,12 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 		Set: r.in.Set.Name, Current: r.in.Set.Replicas, Floor: r.sim.floor(),
 		Metrics: []MetricResult{}, ModelSource: r.in.Set.ModelSource,
 	}
+	// On error no part of a recommendation is returned.
 	if err := r.readCurrent(); err != nil {
-		return rec, err
+		return Recommendation{}, err
 	}
 	if err := scan(r); err != nil {
-		return rec, err
+		return Recommendation{}, err
 	}
 	rec.Metrics = r.results
 	rec.Desired = r.lo
@@ -108,7 +109,7 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 	}
 	final, err := r.run(rec.Desired, true)
 	if err != nil {
-		return rec, err
+		return Recommendation{}, err
 	}
 	rec.PendingPlaced, rec.PendingUnplaced = len(final.report.Placed), len(final.report.Unplaced)
 	rec.Reason, rec.Message = r.explain(&rec, final)
