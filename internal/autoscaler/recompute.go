@@ -88,8 +88,11 @@ type computed struct {
 // recommend is the recommendation for in, computed afresh only when the
 // inputs differ from the last sync's; the second result says it was
 // reused. Behavior is applied to it afterwards, every sync, so a window
-// that ends takes effect with no recomputation.
-func (r *Reconciler) recommend(e *entry, sa *autoscalingapi.SeedAutoscaler, in seedscale.Input, fp inputs, stop func() error) (seedscale.Recommendation, *syncError, bool) {
+// that ends takes effect with no recomputation. A recommendation stopped
+// at the budget is remembered for its inputs only when it had most of the
+// budget (fair: at least half): one that slow reads left little time is
+// tried again at the next sync.
+func (r *Reconciler) recommend(e *entry, sa *autoscalingapi.SeedAutoscaler, in seedscale.Input, fp inputs, stop func() error, fair bool) (seedscale.Recommendation, *syncError, bool) {
 	if c := e.computed; c != nil && c.inputs == fp {
 		return c.rec, c.err, true
 	}
@@ -100,9 +103,13 @@ func (r *Reconciler) recommend(e *entry, sa *autoscalingapi.SeedAutoscaler, in s
 	switch {
 	case errors.As(err, &stopped):
 		c.err = &syncError{reason: ReasonSyncBudgetExceeded, message: fmt.Sprintf(
-			"the recommendation for ManagedSeedSet %s/%s %s; the sync budget is %s (autoscaler.syncBudget): spec.replicas is left as it is; "+
+			"the recommendation for ManagedSeedSet %s/%s %s (autoscaler.syncBudget %s): spec.replicas is left as it is; "+
 				"fewer spec.metrics, fewer inline Shoots or a lower minShoots make a sync cheaper",
 			sa.Namespace, sa.Spec.ScaleTargetRef.Name, stopped.Error(), r.SyncBudget)}
+		if !fair {
+			e.computed = nil
+			return c.rec, c.err, false
+		}
 	case err != nil:
 		c.err = &syncError{reason: ReasonFailedComputeReplicas, message: err.Error()}
 	}
@@ -111,7 +118,7 @@ func (r *Reconciler) recommend(e *entry, sa *autoscalingapi.SeedAutoscaler, in s
 }
 
 // errBudgetSpent is what stopAt answers once the budget is spent.
-var errBudgetSpent = errors.New("the sync budget is spent")
+var errBudgetSpent = errors.New("its budget is spent")
 
 // stopAt stops a recommendation once ctx ends or r's clock passes
 // deadline: r.Now, so that a test steps it.

@@ -58,7 +58,7 @@ func TestSyncStopsAtItsBudget(t *testing.T) {
 	st := got.Status
 	assert.Equal(t, ReasonSyncBudgetExceeded, st.Reason)
 	assert.Contains(t, st.Message, "the recommendation for ManagedSeedSet garden/aws stopped after ")
-	assert.Contains(t, st.Message, "the sync budget is 10s (autoscaler.syncBudget): spec.replicas is left as it is")
+	assert.Contains(t, st.Message, "simulations and metric readings: its budget is spent (autoscaler.syncBudget 10s): spec.replicas is left as it is")
 	assert.Zero(t, st.DesiredReplicas, "no desired replicas from a recommendation that was not made")
 	active := conditionOf(got, autoscalingapi.ConditionScalingActive)
 	assert.Equal(t, metav1.ConditionFalse, active.Status)
@@ -153,4 +153,31 @@ func TestYoungerOfTwoForASetDoesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(3), f.replicas(t), "min=max=3")
 	assert.Equal(t, ReasonScaledUp, got.Status.Reason)
+}
+
+// A recommendation that slow reads left less than half of the budget (here
+// none) is not
+// remembered as too costly: the next sync with the same inputs tries again.
+func TestSyncShortOfBudgetTriesAgain(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	f := newFixture(t, newLandscape(t, 3, 9), metrics.New(reg, metrics.GroupAutoscaler), managedSeedSet(3), seedAutoscaler(1, 10))
+	looks := 0
+	f.r.Now = func() time.Time {
+		looks++
+		if looks == 1 {
+			return f.now // the sync starts: the deadline is 10 s on
+		}
+		return f.now.Add(11 * time.Second) // the reads took 11 s
+	}
+	got, _, err := f.sync(t)
+	require.NoError(t, err)
+	assert.Equal(t, ReasonSyncBudgetExceeded, got.Status.Reason)
+	assert.Equal(t, map[string]float64{metrics.RecommendationOverBudget: 1}, recommendations(t, reg))
+
+	looks = 0
+	f.r.Now = func() time.Time { return f.now }
+	got, _, err = f.sync(t)
+	require.NoError(t, err)
+	assert.Equal(t, ReasonScaledUp, got.Status.Reason, "tried again, with the whole budget")
+	assert.Equal(t, map[string]float64{metrics.RecommendationOverBudget: 1, metrics.RecommendationComputed: 1}, recommendations(t, reg))
 }

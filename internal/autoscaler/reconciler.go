@@ -239,7 +239,8 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 		pending = r.Pending()
 	}
 	in := r.seedscaleInput(sa, set, snap, pending)
-	out.rec, out.err, out.reused = r.recommend(e, sa, in, inputsOf(sa, t, set, snap, pending), r.stopAt(budget, deadline))
+	fair := deadline.Sub(r.now()) >= r.SyncBudget/2
+	out.rec, out.err, out.reused = r.recommend(e, sa, in, inputsOf(sa, t, set, snap, pending), r.stopAt(budget, deadline), fair)
 	r.Metrics.CountAutoscalerRecommendation(sa.Namespace, sa.Name, recommendationResult(out))
 	if out.err != nil {
 		return out

@@ -140,6 +140,7 @@ func BenchmarkRecommendMetrics(b *testing.B) {
 		if _, err := recommend(in, (*recommender).scan); err != nil {
 			b.Fatal(err)
 		}
+		in.Stop = nil
 		b.Run(fmt.Sprintf("metrics=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
