@@ -156,8 +156,8 @@ func TestYoungerOfTwoForASetDoesNothing(t *testing.T) {
 }
 
 // A recommendation that slow reads left less than half of the budget (here
-// none) is not
-// remembered as too costly: the next sync with the same inputs tries again.
+// none) is not remembered as too costly: the next sync with the same inputs
+// tries again.
 func TestSyncShortOfBudgetTriesAgain(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	f := newFixture(t, newLandscape(t, 3, 9), metrics.New(reg, metrics.GroupAutoscaler), managedSeedSet(3), seedAutoscaler(1, 10))
