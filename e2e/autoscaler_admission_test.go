@@ -87,15 +87,19 @@ func TestAutoscalerAdmission(t *testing.T) {
 	} {
 		cur := &autoscalingapi.SeedAutoscaler{}
 		require.NoError(t, editor.Get(ctx, client.ObjectKeyFromObject(first), cur))
-		change(cur)
-		err := editor.Update(ctx, cur)
+		changed := cur.DeepCopy()
+		change(changed)
+		// A merge patch: the controller's status writes move the
+		// resourceVersion on, which an update would conflict with.
+		err := editor.Patch(ctx, changed, client.MergeFrom(cur))
 		requireDenied(t, err, webhookSeedAutoscaler)
 		assert.Contains(t, err.Error(), "needs permission to update managedseedsets/scale", what)
 	}
 	cur := &autoscalingapi.SeedAutoscaler{}
 	require.NoError(t, editor.Get(ctx, client.ObjectKeyFromObject(first), cur))
-	cur.Spec.Behavior.ScaleDown.StabilizationWindowSeconds = ptrTo(int32(120))
-	require.NoError(t, editor.Update(ctx, cur), "behavior only paces what the scaler allowed")
+	paced := cur.DeepCopy()
+	paced.Spec.Behavior.ScaleDown.StabilizationWindowSeconds = ptrTo(int32(120))
+	require.NoError(t, editor.Patch(ctx, paced, client.MergeFrom(cur)), "behavior only paces what the scaler allowed")
 
 	// Through all of it the set kept its one replica.
 	spec, _, err := st.scaleOf(ctx, key)
