@@ -58,11 +58,15 @@ func (v *SeedAutoscalerValidator) Handle(ctx context.Context, req admission.Requ
 		logRejected(log, err, "Rejecting admission request")
 		return invalidRequest(err)
 	}
-	if err := sa.Spec.CheckBounds(); err != nil {
-		return denied("seedwarden: SeedAutoscaler %s/%s: %s", sa.Namespace, sa.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
-	}
+	// An UPDATE that leaves the target, range and metrics alone changes
+	// nothing this webhook judges (the bounds are the metrics'): a
+	// finalizer or label must not be refused on an object stored before
+	// the bounds.
 	if old != nil && !scalesDifferently(old, sa) {
 		return admission.Allowed("seedwarden: what the SeedAutoscaler scales, and how far, is unchanged")
+	}
+	if err := sa.Spec.CheckBounds(); err != nil {
+		return denied("seedwarden: SeedAutoscaler %s/%s: %s", sa.Namespace, sa.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	if resp, ok := v.authorize(ctx, req, sa, log); !ok {
 		return resp

@@ -178,6 +178,11 @@ func TestSeedAutoscalerValidator(t *testing.T) {
 			message: "spec.metrics[0].headroom.shoot: ",
 		},
 		{
+			name: "update of metadata only, of one stored past the bounds", body: saReview(admissionv1.Update, editor,
+				strings.Replace(saJSON("sas", "set-a", 3, many...), `"generation": 1`, `"generation": 1, "finalizers": ["example.com/keep"]`, 1), saJSON("sas", "set-a", 3, many...)),
+			allowed: true, message: "unchanged",
+		},
+		{
 			name: "inline Shoot within bounds", body: saReview(admissionv1.Create, scaler, saJSON("sas", "set-a", 3, headroomInline(1000)), ""),
 			allowed: true, asked: true, listed: true,
 		},
