@@ -97,17 +97,12 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // Secret and namespace-deletion webhooks. All share the body limit and the
 // budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
-	chain := func(name string, h webhook.AdmissionHandler) http.Handler {
-		return handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(handlers.Observed(name, m, h)))
-	}
-	register := func(name, path string, h webhook.AdmissionHandler) {
-		srv.Register(path, server.Guard(deps.limits, deps.drain, chain(name, h)))
-	}
+	register := func(name, path string, h webhook.AdmissionHandler) { registerValidating(srv, deps, m, name, path, h) }
 	// The size webhook answers every review with a verdict, never with the
 	// budget's 429 (its Shoot entry fails open): what the budget does not
 	// hold is measured as it arrives.
 	registerSize := func(h webhook.AdmissionHandler) {
-		c := chain(handlers.WebhookResourceSize, h)
+		c := validatingChain(m, handlers.WebhookResourceSize, h)
 		srv.Register(handlers.WebhookResourceSizePath, server.GuardOrStream(deps.limits, deps.drain, c, handlers.StreamSizeReviews(c)))
 	}
 	if cfg.BindingEnabled() {
@@ -153,6 +148,19 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 		Synced: deps.synced,
 		Log:    log.WithName("validate-namespace-deletion"),
 	})
+}
+
+// registerValidating serves validating webhook name at path: its answers
+// counted, behind the shared body limit and budget of request bytes.
+func registerValidating(srv webhook.Server, deps placementDeps, m *metrics.Recorder, name, path string, h webhook.AdmissionHandler) {
+	srv.Register(path, server.Guard(deps.limits, deps.drain, validatingChain(m, name, h)))
+}
+
+// validatingChain is how every validating webhook reads a review and
+// answers: the review type check, controller-runtime's decoding, the count
+// of its answers, the handler.
+func validatingChain(m *metrics.Recorder, name string, h webhook.AdmissionHandler) http.Handler {
+	return handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(handlers.Observed(name, m, h)))
 }
 
 func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {
