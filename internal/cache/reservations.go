@@ -41,9 +41,14 @@ type Claim struct {
 	User string
 	// Exists: the Shoot exists already (an UPDATE or binding, the retry
 	// controller's placement). Its reservation is confirmed from the start
-	// and counts against no limit: it stands for a real Shoot, one per
-	// Shoot name. A CREATE's never is, whatever its name.
+	// and never refused by a limit (it stands for a real Shoot), though it
+	// counts against Limits.PerNamespace while it lasts. A CREATE's never
+	// is, whatever its name.
 	Exists bool
+	// UID is the metadata.uid of the Shoot that Exists, so that its
+	// deletion ends the reservation (and a later Shoot's of the same name
+	// does not).
+	UID string
 }
 
 // ClaimFor is the Claim of a placement of shoot under key, asked by user.
@@ -154,13 +159,17 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 			return &CapacityError{Seed: seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}
 		}
 	}
+	// Exists is the caller's word; a forged review's must not escape the
+	// limits: the Shoot must be in the cache.
+	c.Exists = c.Exists && s.knownLocked(c.Namespace, c.Name)
 	if err := s.checkLimitsLocked(c, old); err != nil {
 		return err
 	}
-	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(s.confirmWindow), confirmed: c.Exists}
-	if r.confirmed {
-		r.expires = now.Add(s.ttl)
+	st := Provisional
+	if c.Exists {
+		st = Confirmed
 	}
+	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: s.life.Deadline(now, st), confirmed: c.Exists}
 	if !deadline.IsZero() && deadline.Before(r.expires) {
 		r.expires = deadline
 	}
@@ -172,12 +181,15 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	return nil
 }
 
+func (s *Store) knownLocked(namespace, name string) bool {
+	_, ok := s.shoots[intern(namespace)][name]
+	return ok
+}
+
 // addLocked enters r into the Store.
 func (s *Store) addLocked(r *reservation) {
 	r.ctr.reserved.Add(1)
-	if !r.confirmed {
-		s.unconfirmed.Add(r.Claim, 1)
-	}
+	s.heldLocked(r).Add(r.Claim, 1)
 	s.reserved.Store(r.Key, struct{}{})
 	s.reservations[r.Key] = r
 	heap.Push(&s.expiries, r)
@@ -190,10 +202,11 @@ func (s *Store) confirmLocked(r *reservation) {
 	if r.confirmed {
 		return
 	}
-	r.confirmed = true
 	s.unconfirmed.Add(r.Claim, -1)
+	r.confirmed = true
+	s.confirmed.Add(r.Claim, 1)
 	s.observeConfirmed(r)
-	if end := r.reserved.Add(s.ttl); end.After(r.expires) {
+	if end := s.life.Deadline(r.reserved, Confirmed); end.After(r.expires) {
 		r.expires = end
 		heap.Fix(&s.expiries, r.index)
 		s.updateNextExpiryLocked()
@@ -335,11 +348,35 @@ func (s *Store) releaseLocked(key string) {
 	s.reserved.Delete(key)
 	heap.Remove(&s.expiries, r.index)
 	r.ctr.reserved.Add(-1)
-	if !r.confirmed {
-		s.unconfirmed.Add(r.Claim, -1)
-	}
+	s.heldLocked(r).Add(r.Claim, -1)
 	s.gcCounterLocked(r.ctr)
 	s.updateNextExpiryLocked()
+}
+
+// heldLocked is the count r is in: unconfirmed or confirmed.
+func (s *Store) heldLocked(r *reservation) *HeldCounts {
+	if r.confirmed {
+		return &s.confirmed
+	}
+	return &s.unconfirmed
+}
+
+// judgeLocked applies the Lifetime to r, whose Shoot the watch shows in
+// state shoot: it confirms r, leaves it, or ends it.
+func (s *Store) judgeLocked(r *reservation, shoot ShootState, now time.Time) Standing {
+	st := s.life.Standing(now.Sub(r.reserved), shoot)
+	switch st {
+	case Confirmed:
+		s.confirmLocked(r)
+	case Fulfilled:
+		if !r.confirmed {
+			s.observeConfirmed(r)
+		}
+		s.releaseLocked(r.Key) // the Shoot itself now holds the place
+	case Ended:
+		s.releaseLocked(r.Key)
+	}
+	return st
 }
 
 // sweepLocked ends every reservation whose deadline has passed.

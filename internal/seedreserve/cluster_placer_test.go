@@ -28,6 +28,8 @@ type seedCluster struct {
 
 	mu    sync.Mutex
 	calls []string // "reserve|check seed key alloc"
+	// holders are those of the reserve calls, in order.
+	holders []cache.Holder
 }
 
 func (f *seedCluster) call(op, seed, key string, alloc int64) error {
@@ -43,8 +45,11 @@ func (f *seedCluster) call(op, seed, key string, alloc int64) error {
 	return nil
 }
 
-func (f *seedCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
-	return f.call("reserve", seed, key, alloc)
+func (f *seedCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, alloc int64) error {
+	f.mu.Lock()
+	f.holders = append(f.holders, h)
+	f.mu.Unlock()
+	return f.call("reserve", seed, h.Key, alloc)
 }
 
 func (f *seedCluster) Check(_ context.Context, seed, key string, alloc int64) error {
@@ -224,8 +229,8 @@ func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 // limitedCluster refuses every Reserve at a limit and records the calls.
 type limitedCluster struct{ seedCluster }
 
-func (f *limitedCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
-	_ = f.call("reserve", seed, key, alloc)
+func (f *limitedCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, alloc int64) error {
+	_ = f.call("reserve", seed, h.Key, alloc)
 	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
 }
 
