@@ -415,3 +415,43 @@ func TestCapacityAtReservationLimitNeverOverfillsAcrossReplicas(t *testing.T) {
 	assert.False(t, resp.Allowed, vMessage(resp))
 	assert.Contains(t, vMessage(resp), "reservations.maxPerNamespace")
 }
+
+// The cluster-wide entry names the Shoot it is for (cache.ShootRef.ID): a
+// CREATE placed by the mutating webhook carries that webhook's request UID
+// (its reservation key, trusted with its token); a seed set by hand at
+// CREATE, this request's UID, which no Shoot carries; a binding of a Shoot
+// that exists, its metadata.uid.
+func TestCapacityClusterEntryIdentity(t *testing.T) {
+	const shootUID = "0b7a5c1e-7a52-4e8e-9c1a-2f0d3b6c7e11"
+	withUID := func(seed string) string {
+		return shootJSON(fmt.Sprintf(`"uid": %q,`, shootUID), fmt.Sprintf(`"seedName": %q,`, seed))
+	}
+	for _, tc := range []struct {
+		name   string
+		review func(f *capacityFixture) vReview
+		want   cache.Holder
+	}{{
+		name:   "the mutating webhook's placement",
+		review: func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
+		want:   cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: mutatingUID}, User: vUser},
+	}, {
+		name:   "a key without its token is the user's: this request's own",
+		review: func(*capacityFixture) vReview { return vReview{object: vShoot("small", map[string]string{cache.AnnotationReservation: "older"})} },
+		want:   cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: testUID}, User: vUser},
+	}, {
+		name: "a binding",
+		review: func(*capacityFixture) vReview {
+			return vReview{operation: admissionv1.Update, subResource: "binding", object: withUID("small"), oldObject: withUID("")}
+		},
+		want: cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: shootUID}, User: vUser, Exists: true},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCapacityFixture(t)
+			cluster := &fakeCluster{}
+			f.v.Cluster = cluster
+			resp := vServe(t, f.v, tc.review(f).body(t))
+			require.True(t, resp.Allowed, vMessage(resp))
+			assert.Equal(t, []cache.Holder{tc.want}, cluster.holders)
+		})
+	}
+}

@@ -168,6 +168,10 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 			name: "generateName: no key yet, the local view decides", cluster: &seedCluster{full: map[string]bool{"a": true}},
 			shoot: "-", wantSeed: "a",
 		},
+		{
+			name: "a name the cache holds: refused later (AlreadyExists), reserved nowhere else", cluster: &seedCluster{full: map[string]bool{"a": true}},
+			shoot: "existing", wantSeed: "a",
+		},
 		{name: "no coordination", wantSeed: "a"},
 	}
 	for _, tt := range tests {
@@ -181,8 +185,13 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 				p.Cluster = cluster
 			}
 			name := "crazy-botany"
-			if tt.shoot == "-" {
+			switch tt.shoot {
+			case "-":
 				name = ""
+			case "existing":
+				pending := placerShoot(name)
+				pending.UID = "uid-older"
+				store.Apply(pending)
 			}
 			reservationKey := "uid-1"
 			if tt.dryRun {
@@ -206,6 +215,9 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 			}
 			if cluster != nil {
 				assert.Equal(t, tt.wantCalls, cluster.calls)
+				for _, h := range cluster.holders {
+					assert.Equal(t, cache.Holder{ShootRef: cache.ShootRef{Key: key, ID: "uid-1"}}, h, "the entry is the request's")
+				}
 			}
 			assert.InDelta(t, tt.conflicts, counterValue(t, reg, metrics.ClusterConflictsTotalName), 0)
 		})
