@@ -435,9 +435,11 @@ func TestCapacityClusterEntryIdentity(t *testing.T) {
 		review: func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
 		want:   cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: mutatingUID}, User: vUser},
 	}, {
-		name:   "a key without its token is the user's: this request's own",
-		review: func(*capacityFixture) vReview { return vReview{object: vShoot("small", map[string]string{cache.AnnotationReservation: "older"})} },
-		want:   cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: testUID}, User: vUser},
+		name: "a key without its token is the user's: this request's own",
+		review: func(*capacityFixture) vReview {
+			return vReview{object: vShoot("small", map[string]string{cache.AnnotationReservation: "older"})}
+		},
+		want: cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: testUID}, User: vUser},
 	}, {
 		name: "a binding",
 		review: func(*capacityFixture) vReview {
