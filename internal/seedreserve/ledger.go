@@ -69,7 +69,8 @@ func (l *ledger) take(seed string, h cache.Holder, now time.Time) (taken bool, e
 		// Past the confirm window the request may write its entry afresh
 		// (the old one never confirmed): it counts afresh, or pruning
 		// would drop the count of a place the new entry holds.
-		if e.id == h.ID && (e.expires.IsZero() || e.expires.After(now)) && now.Sub(e.taken) < l.life.ConfirmWindow {
+		provisional := l.life.Standing(now.Sub(e.taken), cache.ShootAbsent) == cache.Provisional
+		if e.id == h.ID && (e.expires.IsZero() || e.expires.After(now)) && provisional {
 			return false, nil
 		}
 		l.dropLocked(h.Key)
