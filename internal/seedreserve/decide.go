@@ -145,31 +145,32 @@ func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootStat
 func decideRequests(seed string, entries map[string]*entry, reqs []*request, states []cache.ShootState, shoots, count int64) decision {
 	d := decision{results: make([]error, len(reqs))}
 	for i, req := range reqs {
-		if e := entries[req.key]; e != nil && !e.dropped {
-			if e.id == req.ref.ID {
-				// Retried, or a duplicate in this batch: already counted,
-				// and not renewed, so that sending a request again never
-				// holds a place beyond the TTL of the first.
-				continue
-			}
-			// Taken for another Shoot of that name (a re-CREATE, or an
-			// entry of an earlier version): the request takes its own
-			// entry, decided afresh, and the old one's place is its.
-			e.dropped = true
-			if e.counted {
-				count--
-			}
+		replaced := entries[req.key]
+		if replaced != nil && !replaced.dropped && replaced.id == req.ref.ID {
+			// Retried, or a duplicate in this batch: already counted, and
+			// not renewed, so that sending a request again never holds a
+			// place beyond the TTL of the first.
+			continue
 		}
 		if req.refused != nil {
 			d.results[i] = req.refused
 			continue
 		}
-		if count+1 > req.alloc {
-			d.results[i] = &cache.CapacityError{Seed: seed, Shoots: shoots, Reserved: count - shoots, Allocatable: req.alloc}
+		// An entry of another Shoot of that name (a re-CREATE, or an entry
+		// of an earlier version) is replaced by the request's own, decided
+		// afresh, with the place it held; a denied request leaves it.
+		held := count
+		if replaced != nil && !replaced.dropped && replaced.counted {
+			held--
+		}
+		if held+1 > req.alloc {
+			d.results[i] = &cache.CapacityError{Seed: seed, Shoots: shoots, Reserved: held - shoots, Allocatable: req.alloc}
 			continue
 		}
-		entries[req.key] = &entry{key: req.key, id: req.ref.ID, rewrite: true}
-		if states[i] != cache.ShootOnSeed {
+		count = held
+		e := &entry{key: req.key, id: req.ref.ID, rewrite: true, counted: states[i] != cache.ShootOnSeed}
+		entries[req.key] = e
+		if e.counted {
 			count++
 		}
 		d.write = true

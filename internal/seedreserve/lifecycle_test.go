@@ -189,3 +189,34 @@ func TestConfirmedEntriesCountAgainstTheNamespaceLimit(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A request of another identity for a key replaces its entry with the
+// place it held (a CREATE of a name whose earlier entry never confirmed);
+// denied (the seed is over its allocatable even so), it leaves the entry
+// as it was, even when the batch writes.
+func TestRequestOfAnotherIdentityReplacesTheEntry(t *testing.T) {
+	clk := newClock()
+	local := landscape(map[string]int64{"s": 2}, nil)
+	r := newTestReserver(t, newFake(nil), local, clk)
+	now := clk.Now()
+	older := formatValue(expiryString(now.Add(testTTL-time.Second)), "req-older")
+	req := func(key, id string, alloc int64) *request {
+		q, err := r.newRequest("s", cache.ShootRef{Key: key, ID: id}, alloc)
+		require.NoError(t, err)
+		return q
+	}
+
+	d := r.decide("s", map[string]string{"garden-dev.a": older}, []*request{req("garden-dev/a", "req-newer", 1)}, now)
+	require.Equal(t, []error{nil}, d.results, "the older entry's place is the request's")
+	_, id, err := parseValue(d.data["garden-dev.a"])
+	require.NoError(t, err)
+	assert.Equal(t, "req-newer", id)
+
+	d = r.decide("s", map[string]string{"garden-dev.a": older, "garden-dev.b": older}, []*request{
+		req("garden-dev/c", "req-c", 3), // granted: the batch writes
+		req("garden-dev/a", "req-newer", 2), // as if allocatable had been lowered meanwhile
+	}, now)
+	require.NoError(t, d.results[0])
+	capacityError(t, d.results[1], 0, 2, 2)
+	assert.Equal(t, older, d.data["garden-dev.a"], "the denied request leaves the entry")
+}
