@@ -213,7 +213,7 @@ func TestRequestOfAnotherIdentityReplacesTheEntry(t *testing.T) {
 	assert.Equal(t, "req-newer", id)
 
 	d = r.decide("s", map[string]string{"garden-dev.a": older, "garden-dev.b": older}, []*request{
-		req("garden-dev/c", "req-c", 3), // granted: the batch writes
+		req("garden-dev/c", "req-c", 3),     // granted: the batch writes
 		req("garden-dev/a", "req-newer", 2), // as if allocatable had been lowered meanwhile
 	}, now)
 	require.NoError(t, d.results[0])
