@@ -15,7 +15,7 @@ import (
 // replica, or expired) a place is reserved under to. It reports false, with
 // nothing held under to, when the seed is full or no longer admits the
 // Shoot; the caller then decides again. Either way from holds nothing after.
-// The Shoot exists, so its reservation counts against no limit.
+// The Shoot exists, so no limit refuses its reservation.
 func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool {
 	if from != "" {
 		defer s.ReleaseFor(from, shoot.Namespace, shoot.Name)

@@ -14,8 +14,10 @@ import (
 // how many one namespace and one user hold, and all together, so that a
 // flood of refused requests cannot take the places of the others. A
 // reservation a limit refuses is simply not taken. Confirmed reservations
-// (their Shoot exists) count against no limit: real Shoots are bounded by
-// the garden's own quotas.
+// (their Shoot exists and waits without a seed) count against PerNamespace
+// only, with the unconfirmed ones, so that a namespace's pending Shoots hold
+// a bounded number of places; a reservation for a Shoot that exists is never
+// refused (the retry controller binding a backlog).
 
 // Defaults of Limits, equal to the configuration file's (reservations), as
 // those of Options.
