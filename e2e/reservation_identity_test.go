@@ -12,13 +12,22 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/config"
 )
 
 // A reservation is confirmed only by the Shoot it was taken for, and ends
 // when that Shoot is deleted (docs/design.md, "Provisional reservations").
+// The suite's webhook runs a reservationTTL as short as the confirm window,
+// where a confirmed reservation ends with the window anyway: these tests
+// send their Shoots through a replica with the default TTL (30 s).
 
-// TestRecreatesOfPendingNamesHoldNoPlaces: a tenant with two pending Shoots
-// sends CREATEs of the same names, aimed at a 2-place seed (refused at
+// defaultReservationTTL is the configuration's default reservationTTL.
+var defaultReservationTTL = config.DefaultReservationTTL.String()
+
+// TestRecreatesOfPendingNamesHoldNoPlaces: through a replica with the default
+// reservationTTL, a tenant with two pending Shoots sends CREATEs of the same
+// names, aimed at a 2-place seed (refused at
 // storage: AlreadyExists, after the webhooks). Each round used to hold the
 // seed's places across replicas for the whole reservationTTL (30 s), the
 // older pending Shoot of the name "confirming" the entry; now the names the
@@ -41,9 +50,16 @@ func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 		places  = 2
 		rounds  = 3
 	)
+	ca, err := newReplicaCA()
+	require.NoError(t, err)
+	served := st.startReplicaWith(t, "default-ttl", ca, replicaOptions{reservationTTL: defaultReservationTTL})
 	sizes := map[string]int64{seed: places}
 	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, places)
-	eventually(t, 10*time.Second, func() error { return knowsSeeds(st.metricsURL(), sizes) })
+	require.NoError(t, waitReplicaReady(served, 60*time.Second))
+	for _, url := range []string{st.metricsURL(), served.metricsURL()} {
+		eventually(t, 10*time.Second, func() error { return knowsSeeds(url, sizes) })
+	}
+	st.routeWebhooks(t, served.webhookAddr(), append(slices.Clone(st.caBundle), ca.CertPEM...), nil)
 	_, victim := st.projectUsers(t)
 	aimed := func(opts ...shootOpt) *unstructured.Unstructured {
 		return newShoot(t.Name(), append([]shootOpt{awsShoot("eu-central-1", "eu-central-1a")}, opts...)...)
@@ -82,10 +98,16 @@ func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 	}
 
 	// Another user's Shoot: placed on the seed within the confirm window.
+	// Named, as the finding's were: a Shoot with only generateName is
+	// placed from the replica's own view, the cluster-wide entries are
+	// checked only when it is bound (binding) or by the capacity webhook.
+	probes := 0
+	named := func() *unstructured.Unstructured {
+		probes++
+		return aimed(withSeedSelector(label), withName(fmt.Sprintf("e2e-recreate-victim-%d", probes)))
+	}
 	var lastErr error
-	require.NoError(t, st.dryRunUntil(ctx, floodConfirmWindow+3*time.Second, 100*time.Millisecond, func() *unstructured.Unstructured {
-		return aimed(withSeedSelector(label))
-	}, func(sh *unstructured.Unstructured) error {
+	require.NoError(t, st.dryRunUntil(ctx, floodConfirmWindow+3*time.Second, 100*time.Millisecond, named, func(sh *unstructured.Unstructured) error {
 		lastErr = onSeed(seed)(sh)
 		return lastErr
 	}), "the re-CREATEs hold the seed: %v", lastErr)
@@ -96,16 +118,17 @@ func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 	// like any other): both places take another user's Shoots.
 	time.Sleep(time.Until(lastRound.Add(floodConfirmWindow)))
 	for i := range places {
-		sh := aimed(withSeedSelector(label))
+		sh := named()
 		require.NoError(t, victim.c.Create(ctx, sh))
 		assert.Equal(t, seed, admittedSeed(sh), "Shoot %d of another user: placed on the seed the re-CREATEs aimed at", i+1)
+		assert.Equal(t, seed, st.placedSeed(t, sh), "and bound there")
 	}
 	t.Logf("%d rounds of re-CREATEs of %d pending names: another user's Shoot placed %s after the last (confirm window %s; it was the 30 s TTL)",
 		rounds, len(names), delay.Round(time.Millisecond), floodConfirmWindow)
 }
 
 // TestDeletedShootsHoldNoPlacesOnAFollower: three create+delete pairs on a
-// 3-place seed through a replica that does not lead (no retry controller:
+// 3-place seed through a replica that does not lead (default reservationTTL) (no retry controller:
 // in mode binding its Shoots wait for the leader's bind). Once the replica
 // has seen the deletes, it holds no place for them, in memory
 // (seedwarden_seed_charged_shoots) or across replicas: three Shoots of
@@ -125,7 +148,7 @@ func TestDeletedShootsHoldNoPlacesOnAFollower(t *testing.T) {
 	)
 	ca, err := newReplicaCA()
 	require.NoError(t, err)
-	follower := st.startReplica(t, "follower", ca)
+	follower := st.startReplicaWith(t, "follower", ca, replicaOptions{reservationTTL: defaultReservationTTL})
 	sizes := map[string]int64{seed: places}
 	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, places)
 	require.NoError(t, waitReplicaReady(follower, 60*time.Second))
