@@ -104,7 +104,8 @@ func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 	probes := 0
 	named := func() *unstructured.Unstructured {
 		probes++
-		return aimed(withSeedSelector(label), withName(fmt.Sprintf("e2e-recreate-victim-%d", probes)))
+		// Short: gardener-apiserver bounds project and Shoot name to 21.
+		return aimed(withSeedSelector(label), withName(fmt.Sprintf("e2e-rc-v%d", probes)))
 	}
 	var lastErr error
 	require.NoError(t, st.dryRunUntil(ctx, floodConfirmWindow+3*time.Second, 100*time.Millisecond, named, func(sh *unstructured.Unstructured) error {
