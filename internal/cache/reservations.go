@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -26,54 +25,6 @@ type CapacityError struct {
 func (e *CapacityError) Error() string {
 	return fmt.Sprintf("seed %q is full: usage %d (%d shoots + %d reservations) + 1 would exceed allocatable shoots %d",
 		e.Seed, e.Shoots+e.Reserved, e.Shoots, e.Reserved, e.Allocatable)
-}
-
-// Claim is what a reservation is taken for: its key, the Shoot it is for and
-// the user who asked. The key travels on the Shoot in AnnotationReservation,
-// which its users can write, so a Shoot can confirm or end only a
-// reservation taken for it: same namespace, and the same name or, for a
-// Shoot that had only generateName at admission, a name with that prefix.
-type Claim struct {
-	Key                           string
-	Namespace, Name, GenerateName string
-	// User is who sent the request (userInfo.username), "" where unknown;
-	// Limits.PerUser bounds each user's unconfirmed reservations.
-	User string
-	// Exists: the Shoot exists already (an UPDATE or binding, the retry
-	// controller's placement). Its reservation is confirmed from the start
-	// and never refused by a limit (it stands for a real Shoot), though it
-	// counts against Limits.PerNamespace while it lasts. A CREATE's never
-	// is, whatever its name.
-	Exists bool
-	// UID is the metadata.uid of the Shoot that Exists, so that its
-	// deletion ends the reservation (and a later Shoot's of the same name
-	// does not).
-	UID string
-}
-
-// ClaimFor is the Claim of a placement of shoot under key, asked by user.
-func ClaimFor(shoot *api.Shoot, key, user string) Claim {
-	return Claim{Key: key, Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, User: user}
-}
-
-// heldFor reports whether the Shoot namespace/name is the one c was taken for.
-func (c Claim) heldFor(namespace, name string) bool {
-	if c.Namespace != namespace || name == "" {
-		return false
-	}
-	if c.Name != "" {
-		return c.Name == name
-	}
-	return c.GenerateName != "" && strings.HasPrefix(name, c.GenerateName)
-}
-
-// sameShoot reports whether o, a claim under c's key, is for the Shoot c was
-// taken for: o may name the Shoot that had only generateName for c.
-func (c Claim) sameShoot(o Claim) bool {
-	if o.Name != "" {
-		return c.heldFor(o.Namespace, o.Name)
-	}
-	return c.Namespace == o.Namespace && c.Name == "" && c.GenerateName == o.GenerateName
 }
 
 type reservation struct {
