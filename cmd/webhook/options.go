@@ -73,11 +73,12 @@ func reservationLimits(cfg *config.Config) cache.Limits {
 // pendingConfig is the retry controller's configuration.
 func pendingConfig(cfg *config.Config) pending.Config {
 	return pending.Config{
-		Mode:          pending.Mode(cfg.PendingShoots.BindMode),
-		SchedulerName: cfg.SchedulerName,
-		BackoffBase:   cfg.PendingShoots.BackoffBase.Duration,
-		BackoffMax:    cfg.PendingShoots.BackoffMax.Duration,
-		Workers:       cfg.PendingShoots.Workers,
+		Mode:               pending.Mode(cfg.PendingShoots.BindMode),
+		SchedulerName:      cfg.SchedulerName,
+		BackoffBase:        cfg.PendingShoots.BackoffBase.Duration,
+		BackoffMax:         cfg.PendingShoots.BackoffMax.Duration,
+		ConflictBackoffMax: cfg.PendingShoots.ConflictBackoffMax.Duration,
+		Workers:            cfg.PendingShoots.Workers,
 	}
 }
 

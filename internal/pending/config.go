@@ -140,7 +140,7 @@ func ReservationKey(namespace, name string) string {
 	return cache.ManualReservationKey(namespace, name)
 }
 
-// Config configures the controller. Mode, the backoffs and Workers are
+// Config configures the controller. Mode, the three backoff durations and Workers are
 // required: cmd/webhook passes the configuration's pendingShoots, whose
 // defaults internal/config defines.
 type Config struct {
@@ -154,6 +154,10 @@ type Config struct {
 	// per failure up to BackoffMax.
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
+	// ConflictBackoffMax caps the short backoff (conflictBackoffBase,
+	// doubling) of a bind that lost a conflict or that the cluster-wide
+	// reservations refused; at most BackoffMax.
+	ConflictBackoffMax time.Duration
 	// Workers is the number of concurrent reconciles. Placement
 	// reserves atomically, so workers never overfill a seed.
 	Workers int
@@ -179,6 +183,9 @@ func (c Config) Validate() error {
 	}
 	if c.BackoffMax < c.BackoffBase {
 		errs = append(errs, fmt.Errorf("backoffMax: %s must not be less than backoffBase %s", c.BackoffMax, c.BackoffBase))
+	}
+	if c.ConflictBackoffMax <= 0 || c.ConflictBackoffMax > c.BackoffMax {
+		errs = append(errs, fmt.Errorf("conflictBackoffMax: %s must be positive and at most backoffMax %s", c.ConflictBackoffMax, c.BackoffMax))
 	}
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers: %d must be at least 1", c.Workers))

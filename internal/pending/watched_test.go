@@ -47,8 +47,9 @@ func watchedCopy(t *testing.T, rv string) *api.Shoot {
 
 // A Shoot the watch delivered is decided and bound without reading it
 // first, on the condition that it is still the version the watch showed;
-// when that bind fails, the copy is dropped and the next attempt reads the
-// Shoot from the API server.
+// when that bind conflicts, the next attempt reads the Shoot from the API
+// server, and the copy stays where the SeedAutoscaler counts it pending
+// until the watch brings a newer one, which is decided from again.
 func TestBindFromTheWatchedShoot(t *testing.T) {
 	key := types.NamespacedName{Namespace: "garden-dev", Name: "s1"}
 	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil)) // the API server's copy: rv 41
@@ -72,10 +73,21 @@ func TestBindFromTheWatchedShoot(t *testing.T) {
 	require.Len(t, f.writes.Writes(), 1)
 	assert.Equal(t, "40", f.writes.Writes()[0].body["metadata"].(map[string]any)["resourceVersion"], "bound on the watched version")
 	_, kept := watched.Get(key)
-	assert.False(t, kept, "an outdated copy is dropped")
+	assert.True(t, kept, "a failed bind keeps the Shoot pending for the SeedAutoscaler")
 
 	f.reader.err = nil
-	assert.Zero(t, f.reconcile(t, "s1"))
+	f.writes.fail = func(write) error { return conflict }
+	assert.Positive(t, f.reconcile(t, "s1").RequeueAfter)
 	require.Len(t, f.writes.Writes(), 2)
-	assert.Equal(t, "41", f.writes.Writes()[1].body["metadata"].(map[string]any)["resourceVersion"], "read from the API server, then bound")
+	assert.Equal(t, "41", f.writes.Writes()[1].body["metadata"].(map[string]any)["resourceVersion"], "the outdated copy is not decided from: read from the API server")
+
+	// The watch delivers a newer version: decided from it again.
+	watched.shoots[key] = watchedCopy(t, "42")
+	f.reader.err = errors.New("the API server was asked")
+	f.writes.fail = nil
+	assert.Zero(t, f.reconcile(t, "s1"))
+	require.Len(t, f.writes.Writes(), 3)
+	assert.Equal(t, "42", f.writes.Writes()[2].body["metadata"].(map[string]any)["resourceVersion"], "bound on the newer watched version")
+	_, kept = watched.Get(key)
+	assert.False(t, kept, "bound: no longer pending")
 }
