@@ -10,15 +10,15 @@ import (
 
 // Defaults of the retry controller and of leader election.
 const (
-	DefaultBindMode         = BindThroughSubresource
-	DefaultBackoffBase      = time.Second
-	DefaultBackoffMax       = 5 * time.Minute
+	DefaultBindMode    = BindThroughSubresource
+	DefaultBackoffBase = time.Second
+	DefaultBackoffMax  = 5 * time.Minute
 	// DefaultConflictBackoffMax caps the short backoff of a bind that was
 	// refused for a place another replica holds, or lost a conflict: such a
 	// place usually frees within the reservation TTL (30s).
 	DefaultConflictBackoffMax = 5 * time.Second
-	DefaultWorkers          = 5
-	DefaultLeaderElectionID = "seedwarden-pending-shoots"
+	DefaultWorkers            = 5
+	DefaultLeaderElectionID   = "seedwarden-pending-shoots"
 	// PodNamespaceEnv names the environment variable (set from the downward
 	// API in deploy/manifests) whose value is the default leader-election
 	// namespace.

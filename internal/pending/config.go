@@ -63,9 +63,10 @@
 // itself. Both carry the resourceVersion decided from, so an outdated copy
 // fails with a conflict instead of overwriting, and the next attempt reads
 // the Shoot; the watch's copy stays (the SeedAutoscaler counts it pending)
-// but that version is not decided from again. Where replicas coordinate capacity, the place is reserved
-// across replicas first (Reconciler.Cluster): the validating webhooks leave
-// the controller's own binds out.
+// but that version is not decided from again. Where replicas coordinate
+// capacity, the place is reserved across replicas first
+// (Reconciler.Cluster): the validating webhooks leave the controller's own
+// binds out.
 //
 // # Reservations
 //
