@@ -77,7 +77,8 @@ const (
 )
 
 const (
-	// conflictBackoffBase starts the quiet retries after a binding conflict.
+	// conflictBackoffBase starts the quiet retries after a binding conflict
+	// or a refusal of the cluster-wide reservations.
 	conflictBackoffBase = 50 * time.Millisecond
 	// syncPoll is how often an attempt checks whether the Store has synced.
 	syncPoll = 500 * time.Millisecond
@@ -147,11 +148,7 @@ func (r *Reconciler) init() {
 		}
 		r.pending = map[types.NamespacedName]*shootState{}
 		r.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](r.Config.BackoffBase, r.Config.BackoffMax)
-		conflictMax := r.Config.ConflictBackoffMax
-		if conflictMax <= 0 {
-			conflictMax = r.Config.BackoffMax // Validate refuses it; until then, as before
-		}
-		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), conflictMax)
+		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), r.Config.ConflictBackoffMax)
 		r.rewakes = make(chan event.GenericEvent, rewakeBuffer)
 		// Read at scrape time, from this Reconciler's state.
 		r.Metrics.SetPendingOldestAge(r.oldestPendingAge)
