@@ -53,8 +53,8 @@ type PendingShoots struct {
 	// ConflictBackoffMax caps the short backoff (50ms, doubling) after a
 	// bind lost a conflict or was refused because the cluster-wide
 	// reservations held the seed's last place: the place may free any
-	// moment, so such a Shoot is not sent to the long backoff. At most
-	// backoffMax. Default: 5s.
+	// moment, so such a Shoot is not sent to the long backoff (for 8
+	// retries in a row). At most backoffMax. Default: 5s.
 	ConflictBackoffMax Duration `json:"conflictBackoffMax,omitempty"`
 	// Workers is the number of Shoots placed concurrently. Default: 5.
 	Workers int `json:"workers,omitempty"`

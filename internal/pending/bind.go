@@ -55,12 +55,21 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 		wait := r.conflicts.When(key)
 		log.V(1).Info("Binding conflict; retrying", "seed", seed, "after", wait)
 		return reconcile.Result{RequeueAfter: wait}
-	case !written && refusedForCapacity(err):
+	case !written && refusedForCapacity(err) && r.conflicts.NumRequeues(key) < maxQuickRefusals:
 		return r.refused(shoot, log, seed, err, kept)
 	default:
 		return r.bindFailed(shoot, log, seed, err, kept)
 	}
 }
+
+// maxQuickRefusals is how many refusals (and conflicts) in a row are retried
+// on the conflict backoff: 50ms doubling to conflictBackoffMax, about 11s at
+// its default (5s), past the reservation TTL of a place another replica
+// took at admission. Beyond it a refusal is a failed attempt, so that a
+// seed this replica keeps seeing room on, where the cluster-wide
+// reservations do not, costs each pending Shoot one request per backoff
+// step rather than one every few seconds.
+const maxQuickRefusals = 8
 
 // refused answers a bind the cluster-wide reservations refused: this
 // replica saw room, another replica's reservation holds it. That place

@@ -118,7 +118,8 @@ func TestBindReservesAcrossReplicasFirst(t *testing.T) {
 }
 
 // Refusals in a row retry on the conflict backoff up to its cap, with one
-// event; the backoff never moves.
+// event, maxQuickRefusals times; the backoff does not move. The next one is
+// a failed attempt.
 func TestRefusedBindsRetryShortly(t *testing.T) {
 	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
 	f.r.Config.ConflictBackoffMax = 300 * time.Millisecond
@@ -127,18 +128,24 @@ func TestRefusedBindsRetryShortly(t *testing.T) {
 	c := &fakeCluster{err: &cache.CapacityError{Seed: "aws-eu1", Shoots: 1, Reserved: 1, Allocatable: 2}}
 	f.r.Cluster = c
 	var got []time.Duration
-	for range 5 {
+	for range maxQuickRefusals {
 		wait := f.reconcile(t, "s1").RequeueAfter
 		got = append(got, wait)
 		f.advance(wait)
 	}
 	ms := time.Millisecond
-	assert.Equal(t, []time.Duration{50 * ms, 100 * ms, 200 * ms, 300 * ms, 300 * ms}, got)
+	assert.Equal(t, []time.Duration{50 * ms, 100 * ms, 200 * ms, 300 * ms, 300 * ms, 300 * ms, 300 * ms, 300 * ms}, got)
 	assert.Len(t, f.recorder.Events(), 1, "one event per run of refusals")
-	assert.Equal(t, 5.0, f.retries(metrics.ResultRefused))
+	assert.Equal(t, float64(maxQuickRefusals), f.retries(metrics.ResultRefused))
 	wait, tracked := f.r.Backoff(keyOf("s1"))
 	assert.True(t, tracked)
 	assert.Zero(t, wait)
+
+	// Refused for longer: a failed attempt.
+	assert.Equal(t, time.Second, f.reconcile(t, "s1").RequeueAfter)
+	wait, _ = f.r.Backoff(keyOf("s1"))
+	assert.Equal(t, time.Second, wait)
+	assert.Equal(t, 1.0, f.retries(metrics.ResultError))
 
 	// The place frees: bound, and the conflict backoff starts over.
 	c.err = nil

@@ -45,7 +45,8 @@
 // conflicts (409) and binds the cluster-wide reservations refuse (another
 // replica holds the seed's last place, which frees any moment) are retried
 // after a separate, short backoff (50ms doubling, up to
-// pendingShoots.conflictBackoffMax), stepping nothing. Errors reading the
+// pendingShoots.conflictBackoffMax), stepping nothing, maxQuickRefusals
+// times in a row; a refusal beyond that is a failed attempt. Errors reading the
 // Shoot are returned to controller-runtime, whose queue uses the same base
 // and cap. Success, deletion, or the Shoot getting a seed elsewhere resets
 // the Shoot's backoff.
