@@ -20,8 +20,8 @@
 //     snapshot) are queued, the longest-pending first, as many as it has
 //     free places. A Shoot queued by another wake and not yet tried is left
 //     to it, so that seeds registered together wake different Shoots; one
-//     that a wake queued and that is bound to another seed wakes that seed
-//     again. Shoots the watch holds no full copy of are woken unchecked,
+//     that a wake queued and that is bound to another seed, or turns out
+//     bound or gone already, wakes that seed again. Shoots the watch holds no full copy of are woken unchecked,
 //     after the others, as far as the room goes (at most maxUncheckedWakes);
 //   - a pending Shoot's spec changes (metadata.generation): that Shoot is
 //     retried at once.

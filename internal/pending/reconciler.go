@@ -220,6 +220,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if shoot == nil || !r.isPending(shoot) {
 		r.forget(key)
+		if wokenFor != "" {
+			// Bound by an attempt already under way when the wake came, or
+			// gone: the room it was woken for is still there.
+			r.rewake(wokenFor)
+		}
 		return reconcile.Result{}, nil
 	}
 	r.track(key)

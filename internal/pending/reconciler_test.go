@@ -462,8 +462,9 @@ func TestEventTriggeredAttemptsDoNotStepTheBackoff(t *testing.T) {
 	assert.Zero(t, gathered(f.reg, metrics.PendingLongestBackoffName, ""))
 }
 
-// An attempt that a seed's wake queued and that binds the Shoot elsewhere
-// leaves that seed's room to another pending Shoot: the seed is woken again.
+// An attempt that a seed's wake queued and that binds the Shoot elsewhere,
+// or finds it no longer pending, leaves that seed's room to another pending
+// Shoot: the seed is woken again.
 func TestBoundElsewhereWakesTheSeedAgain(t *testing.T) {
 	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil), fullShoot("s2", nil))
 	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled } // aws-eu1
@@ -476,6 +477,17 @@ func TestBoundElsewhereWakesTheSeedAgain(t *testing.T) {
 	assert.Zero(t, f.reconcile(t, "s2"))
 	require.Len(t, f.r.rewakes, 1, "only the Shoot bound elsewhere passes its wake on")
 	assert.Equal(t, "aws-eu2", (<-f.r.rewakes).Object.GetName())
+
+	// A wake that came while an attempt was binding the Shoot: that attempt
+	// took no room of the seed woken, the next finds the Shoot bound.
+	f.r.track(keyOf("s3"))
+	require.True(t, f.r.markWoken(keyOf("s3"), "aws-eu3"))
+	withSeed := fullShoot("s3", nil)
+	require.NoError(t, unstructured.SetNestedField(withSeed.Object, "aws-eu1", "spec", "seedName"))
+	f.reader.objs[keyOf("s3")] = withSeed
+	assert.Zero(t, f.reconcile(t, "s3"))
+	require.Len(t, f.r.rewakes, 1)
+	assert.Equal(t, "aws-eu3", (<-f.r.rewakes).Object.GetName())
 }
 
 func TestReconcileBindingMode(t *testing.T) {
