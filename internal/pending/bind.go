@@ -103,6 +103,7 @@ func (r *Reconciler) bindFailed(shoot *api.Shoot, log logr.Logger, seed string, 
 		r.distrustAnnounced(key)
 	}
 	r.Metrics.ObserveRetry(metrics.ResultError)
+	r.clearWoken(key)
 	wait := r.afterBindError(key)
 	hint := ""
 	if apierrors.IsNotFound(err) && r.Config.Mode == BindThroughSubresource {

@@ -174,7 +174,7 @@ func (f *wakeFixture) pend(watched bool, shoots ...*api.Shoot) {
 // would.
 func (f *wakeFixture) attempted() {
 	for key := range f.r.pending {
-		f.r.takeWoken(key)
+		f.r.clearWoken(key)
 	}
 }
 

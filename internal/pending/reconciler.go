@@ -213,7 +213,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.cacheNotReady(log) {
 		return reconcile.Result{RequeueAfter: syncPoll}, nil
 	}
-	wokenFor := r.takeWoken(key)
+	wokenFor := r.wokenFor(key)
 	shoot, err := r.shootToPlace(ctx, key)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -221,8 +221,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if shoot == nil || !r.isPending(shoot) {
 		r.forget(key)
 		if wokenFor != "" {
-			// Bound by an attempt already under way when the wake came, or
-			// gone: the room it was woken for is still there.
+			// Bound (an attempt decided from an outdated copy, or someone
+			// else bound it) or gone: the room it was woken for is still
+			// there.
 			r.rewake(wokenFor)
 		}
 		return reconcile.Result{}, nil
@@ -299,6 +300,7 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
 	log := ctrl.LoggerFrom(ctx).WithValues("shoot", key.String())
 	r.Metrics.ObserveRetry(metrics.ResultUnschedulable)
+	r.clearWoken(key)
 	wait := r.afterUnschedulable(key)
 	msg := truncate(d.Summary())
 	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)

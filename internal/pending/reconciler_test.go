@@ -490,6 +490,28 @@ func TestBoundElsewhereWakesTheSeedAgain(t *testing.T) {
 	assert.Equal(t, "aws-eu3", (<-f.r.rewakes).Object.GetName())
 }
 
+// A wake's mark lasts as long as the attempt: through a conflict's quick
+// retry (other wakes leave the Shoot to it), until it ends without a place,
+// which passes nothing on.
+func TestWakeMarkLastsTheAttempt(t *testing.T) {
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
+	f.r.track(keyOf("s1"))
+	require.True(t, f.r.markWoken(keyOf("s1"), "aws-eu2"))
+	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
+	f.writes.fail = func(write) error {
+		return apierrors.NewConflict(schema.GroupResource{Group: api.GroupName, Resource: "shoots"}, "s1", errors.New("the object has been modified"))
+	}
+	assert.Equal(t, 50*time.Millisecond, f.reconcile(t, "s1").RequeueAfter)
+	assert.Equal(t, "aws-eu2", f.r.wokenFor(keyOf("s1")), "still under way")
+	assert.False(t, f.r.markWoken(keyOf("s1"), "aws-eu3"), "another wake leaves it to this one")
+
+	f.store.decide = func(*api.Shoot) placement.Decision { return unschedulable }
+	assert.Equal(t, time.Second, f.reconcile(t, "s1").RequeueAfter)
+	assert.Empty(t, f.r.wokenFor(keyOf("s1")), "ended without a place")
+	assert.Empty(t, f.r.rewakes, "and passed nothing on")
+	assert.True(t, f.r.markWoken(keyOf("s1"), "aws-eu3"), "free for the next wake")
+}
+
 func TestReconcileBindingMode(t *testing.T) {
 	f := newFixture(t, "", fullShoot("s1", map[string]any{"type": "Create", "state": "Pending", "description": "old"}))
 	f.store.decide = func(s *api.Shoot) placement.Decision {

@@ -29,8 +29,8 @@ type shootState struct {
 	// in cache.PendingShoots, where the SeedAutoscaler counts it pending,
 	// until the watch delivers a newer one.
 	outdated string
-	// wokenFor is the seed whose event queued it (wake.go), until its next
-	// attempt starts.
+	// wokenFor is the seed whose wake queued it (wake.go), until its
+	// attempt ends.
 	wokenFor string
 }
 
@@ -127,11 +127,21 @@ func (r *Reconciler) outdatedVersion(key types.NamespacedName) string {
 	return rv
 }
 
-// takeWoken returns and clears the seed whose event queued key.
-func (r *Reconciler) takeWoken(key types.NamespacedName) string {
+// wokenFor is the seed whose wake queued key ("" for none). The mark stays
+// while the attempt goes on (short retries after a conflict or a refusal
+// included), so that other wakes leave the Shoot to it; it ends with the
+// Shoot (forget), or with clearWoken when the attempt ends without a place.
+func (r *Reconciler) wokenFor(key types.NamespacedName) string {
 	var seed string
-	r.withState(key, func(st *shootState) { seed, st.wokenFor = st.wokenFor, "" })
+	r.withState(key, func(st *shootState) { seed = st.wokenFor })
 	return seed
+}
+
+// clearWoken ends key's wake mark: its attempt found no place, or failed.
+// Its seed is not woken again: the Shoot that the seed admitted did not fit
+// it after all, and passing the wake on could go round in circles.
+func (r *Reconciler) clearWoken(key types.NamespacedName) {
+	r.withState(key, func(st *shootState) { st.wokenFor = "" })
 }
 
 // Pending returns the number of pending Shoots the controller knows of.

@@ -53,7 +53,7 @@ func BenchmarkWake(b *testing.B) {
 			req, _ := q.Get()
 			q.Done(req)
 			q.Forget(req)
-			r.takeWoken(req.NamespacedName)
+			r.clearWoken(req.NamespacedName)
 		}
 	}
 
