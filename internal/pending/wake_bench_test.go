@@ -18,7 +18,7 @@ import (
 
 // BenchmarkWake: one Seed event on a landscape of 1,000 seeds and 10,000
 // Shoots, with cache.MaxPendingShoots pending Shoots whose full copies the
-// watch holds (BENCHMARKS.md §23).
+// watch holds (BENCHMARKS.md §24).
 //
 //   - baseline-decide-each: one placement.Decide per pending Shoot, the
 //     least that retrying every pending Shoot on a Seed event cost before
