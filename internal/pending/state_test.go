@@ -132,4 +132,3 @@ func TestWakeMarkLastsTheAttempt(t *testing.T) {
 	assert.Empty(t, f.r.rewakes, "and passed nothing on")
 	assert.True(t, f.r.markWoken(keyOf("s1"), "aws-eu3"), "free for the next wake")
 }
-
