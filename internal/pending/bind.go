@@ -27,7 +27,7 @@ import (
 func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, shoot *api.Shoot, seed, scores string, kept bool) reconcile.Result {
 	// Read before binding: the bound Shoot's watch event forgets the backoff.
 	attempts := r.backoff.NumRequeues(key) + 1
-	err := r.reserveAcrossReplicas(ctx, key, seed)
+	err := r.reserveAcrossReplicas(ctx, shoot, seed)
 	written := err == nil
 	if written {
 		err = r.bind(ctx, shoot, seed)

@@ -27,14 +27,15 @@ type fakeCluster struct {
 }
 
 type clusterCall struct {
-	seed, key   string
-	allocatable int64
+	seed, key, id string
+	exists        bool
+	allocatable   int64
 }
 
-func (c *fakeCluster) Reserve(_ context.Context, seed, key, _ string, allocatable int64) error {
+func (c *fakeCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, allocatable int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, clusterCall{seed, key, allocatable})
+	c.calls = append(c.calls, clusterCall{seed, h.Key, h.ID, h.Exists, allocatable})
 	return c.err
 }
 
@@ -48,7 +49,7 @@ func seedWithAllocatable(name string, shoots int64) *placement.Seed {
 
 // The capacity webhook's matchConditions leave the controller's own binds
 // out, so the controller reserves across replicas itself, under the Shoot's
-// own key, before it binds; a refusal binds nothing and is retried on the
+// own key and uid (an existing Shoot's entry), before it binds; a refusal binds nothing and is retried on the
 // short conflict backoff (the place it lacks frees any moment), an error
 // on the backoff.
 func TestBindReservesAcrossReplicasFirst(t *testing.T) {
@@ -65,14 +66,14 @@ func TestBindReservesAcrossReplicasFirst(t *testing.T) {
 	}{
 		{name: "no cross-replica coordination", seed: seedWithAllocatable("aws-eu1", 3), wantBound: true},
 		{name: "seed with a capacity", seed: seedWithAllocatable("aws-eu1", 3), cluster: true,
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}, wantBound: true},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}, wantBound: true},
 		{name: "seed without a capacity", seed: seedWithAllocatable("aws-eu1", -1), cluster: true, wantBound: true},
 		{name: "seed full across replicas", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: full,
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}, wantRefused: true},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}, wantRefused: true},
 		{name: "reservation limits", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonNamespace, Limit: 1},
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}, wantRefused: true},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}, wantRefused: true},
 		{name: "API server unreachable", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: errors.New("connection refused"),
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", 3}}},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}},
 		{name: "seed gone from the cache", cluster: true, wantRefused: true},
 	}
 	for _, tt := range tests {
