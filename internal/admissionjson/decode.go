@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
@@ -43,48 +42,32 @@ func absent(raw []byte) bool {
 
 // DecodeShoot decodes the admitted object (request.object, or the body of a
 // binding) for the validating webhooks, and refuses one with a case variant
-// of a field api.Shoot models. The many Shoot fields api.Shoot does not
-// model are skipped.
+// of a field they read. Only what they read is decoded (shootObject): the
+// rest of metadata and the many Shoot fields api.Shoot does not model are
+// skipped.
 func DecodeShoot(raw []byte) (*api.Shoot, error) {
-	shoot, err := decodeShootExact(raw)
+	obj, err := decodeShootObject(raw, true)
+	if err == nil {
+		err = obj.check()
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := caseVariant(raw, shootType); err != nil {
-		return nil, err
-	}
-	return shoot, nil
-}
-
-var shootType = reflect.TypeFor[api.Shoot]()
-
-// decodeShootExact decodes a Shoot as the API server does.
-func decodeShootExact(raw []byte) (*api.Shoot, error) {
-	if absent(raw) {
-		return nil, errNoObject
-	}
-	shoot := &api.Shoot{}
-	if err := unmarshal(raw, shoot); err != nil {
-		return nil, fmt.Errorf("seedwarden: cannot decode object as a Shoot: %w", err)
-	}
-	if shoot.Kind != "" && shoot.Kind != api.ShootGVK.Kind {
-		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", shoot.Kind, api.ShootGVK.Kind)
-	}
-	if shoot.APIVersion != "" && shoot.APIVersion != shootAPIVersion {
-		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", shoot.APIVersion, shootAPIVersion)
-	}
-	return shoot, nil
+	return obj.toShoot(), nil
 }
 
 // DecodeOldShoot decodes request.oldObject as the API server does. Case
 // variants are not refused here: the stored object is not the request's to
 // change, and it is read exactly as stored.
 func DecodeOldShoot(raw []byte) (*api.Shoot, error) {
-	old, err := decodeShootExact(raw)
+	obj, err := decodeShootObject(raw, false)
+	if err == nil {
+		err = obj.check()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("old object: %w", err)
 	}
-	return old, nil
+	return obj.toShoot(), nil
 }
 
 // DecodeSpecMembers decodes the spec of a Shoot object member by member
