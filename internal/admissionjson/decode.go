@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -91,34 +92,96 @@ func decodeMembers(raw []byte) (map[string]json.RawMessage, error) {
 	return m, err
 }
 
-// DecodeSecret decodes the admitted v1 Secret (request.object).
-func DecodeSecret(raw []byte) (*corev1.Secret, error) {
+// DecodeSecret decodes what the kubeconfig Secret webhook reads of the
+// admitted v1 Secret (request.object): its type and the key of data and
+// stringData, the other keys skipped, not decoded (a Secret's metadata and
+// other keys can be most of its bytes).
+func DecodeSecret(raw []byte, key string) (*corev1.Secret, error) {
 	if absent(raw) {
 		return nil, errNoObject
 	}
-	secret := &corev1.Secret{}
-	if err := unmarshal(raw, secret); err != nil {
+	var obj struct {
+		metav1.TypeMeta `json:",inline"`
+		Data            json.RawMessage `json:"data"`
+		StringData      json.RawMessage `json:"stringData"`
+	}
+	if err := unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("seedwarden: cannot decode object as a Secret: %w", err)
 	}
-	if secret.Kind != "" && secret.Kind != "Secret" {
-		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", secret.Kind, "Secret")
+	if obj.Kind != "" && obj.Kind != "Secret" {
+		return nil, fmt.Errorf("seedwarden: object has kind %q, expected %q", obj.Kind, "Secret")
 	}
-	if secret.APIVersion != "" && secret.APIVersion != "v1" {
-		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", secret.APIVersion, "v1")
+	if obj.APIVersion != "" && obj.APIVersion != "v1" {
+		return nil, fmt.Errorf("seedwarden: object has apiVersion %q, expected %q", obj.APIVersion, "v1")
+	}
+	secret := &corev1.Secret{TypeMeta: obj.TypeMeta}
+	var data []byte
+	var stringData string
+	for _, m := range []struct {
+		name string
+		raw  json.RawMessage
+		into any
+		set  func()
+	}{
+		{"data", obj.Data, &data, func() { secret.Data = map[string][]byte{key: data} }},
+		{"stringData", obj.StringData, &stringData, func() { secret.StringData = map[string]string{key: stringData} }},
+	} {
+		v, found, err := memberOf(m.raw, key)
+		if err == nil && found {
+			err = unmarshal(v, m.into)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("seedwarden: cannot decode object as a Secret: %s.%s: %w", m.name, key, err)
+		}
+		if found {
+			m.set()
+		}
 	}
 	return secret, nil
 }
 
-// DecodeOldNamespace decodes request.oldObject of a Namespace DELETE. A
-// literal null decodes into an empty Namespace.
+// memberOf is the last member key of the JSON object raw (a decoder accepted
+// it), as the decoder would read it; raw absent or null holds none.
+func memberOf(raw []byte, key string) (value []byte, found bool, err error) {
+	if absent(raw) {
+		return nil, false, nil
+	}
+	w := walker{b: raw}
+	var p pruner
+	ok := w.object(func(k []byte, escaped bool) bool {
+		k, ok := p.key(k, escaped)
+		start := w.i
+		if !ok || !w.skip() {
+			return false
+		}
+		if string(k) == key {
+			value, found = raw[start:w.i], true
+		}
+		return true
+	})
+	if !ok {
+		return nil, false, errors.New("not an object of strings")
+	}
+	return value, found, nil
+}
+
+// DecodeOldNamespace decodes what the namespace-deletion webhook reads of
+// request.oldObject of a Namespace DELETE: its deletionTimestamp. A literal
+// null decodes into an empty Namespace.
 func DecodeOldNamespace(raw []byte) (*corev1.Namespace, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("old object: %w", errNoObject)
 	}
-	ns := &corev1.Namespace{}
-	if err := unmarshal(raw, ns); err != nil {
+	var obj struct {
+		Metadata struct {
+			DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	if err := unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("old object: seedwarden: cannot decode object as a Namespace: %w", err)
 	}
+	ns := &corev1.Namespace{}
+	ns.DeletionTimestamp = obj.Metadata.DeletionTimestamp
 	return ns, nil
 }
 

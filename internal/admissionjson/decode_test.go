@@ -81,7 +81,7 @@ func TestDecodeSecret(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			secret, err := DecodeSecret([]byte(tt.raw))
+			secret, err := DecodeSecret([]byte(tt.raw), "kubeconfig")
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)

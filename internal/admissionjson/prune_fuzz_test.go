@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -160,4 +161,39 @@ func dedupe(v reflect.Value) {
 		}
 		v.Set(out)
 	}
+}
+
+// FuzzSecretAndNamespaceMatchFullDecode holds DecodeSecret and
+// DecodeOldNamespace, which decode only what their webhooks read, to
+// decoding the whole corev1.Secret or corev1.Namespace: on the same bytes,
+// the kubeconfig key of data and stringData and the deletionTimestamp are
+// the same.
+func FuzzSecretAndNamespaceMatchFullDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"apiVersion":"v1","kind":"Secret","data":{"kubeconfig":"YQ==","other":"Yg=="},"stringData":{"kubeconfig":"x"}}`,
+		`{"metadata":{"managedFields":[{},{}],"deletionTimestamp":"2024-01-01T00:00:00Z"},"data":{"kubeconfig":"YQ==","kubeconfig":null}}`,
+		"{\"data\":{\"kube\\u0063onfig\":\"YQ==\"},\"stringData\":null}",
+		`{"data":{"Kubeconfig":"YQ=="},"metadata":{"deletionTimestamp":null}}`,
+		`{"data":[],"stringData":{"kubeconfig":1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var secret corev1.Secret
+		if unmarshal(raw, &secret) == nil && !absent(raw) && (secret.Kind == "" || secret.Kind == "Secret") && (secret.APIVersion == "" || secret.APIVersion == "v1") {
+			got, err := DecodeSecret(raw, "kubeconfig")
+			require.NoError(t, err)
+			want, wantOK := secret.Data["kubeconfig"]
+			have, haveOK := got.Data["kubeconfig"]
+			assert.Equal(t, wantOK, haveOK, "data.kubeconfig present")
+			assert.Equal(t, string(want), string(have))
+			assert.Equal(t, secret.StringData["kubeconfig"], got.StringData["kubeconfig"])
+		}
+		var ns corev1.Namespace
+		if unmarshal(raw, &ns) == nil && len(raw) > 0 {
+			got, err := DecodeOldNamespace(raw)
+			require.NoError(t, err)
+			assert.Equal(t, ns.DeletionTimestamp, got.DeletionTimestamp)
+		}
+	})
 }
