@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
@@ -55,6 +56,7 @@ const (
 	mkExpressions     = "@matchExpressions"
 	mkExtensions      = "@extensions"
 	mkGroups          = "@groups"
+	mkExtra           = "@extra"
 	mkData            = "@data"
 )
 
@@ -71,6 +73,7 @@ var ampShapes = []ampShape{
 	{"labels", mkLabels, `,"%x":""`},
 	{"annotations", mkAnnotations, `,"%x":""`},
 	{"groups", mkGroups, `,""`},
+	{"extra", mkExtra, `,""`},
 }
 
 // ampShoot is a Shoot with every marker in place; each marker is replaced by
@@ -90,7 +93,7 @@ func ampReview(resource, kind, object string) string {
 	return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",` +
 		`"kind":{"group":"` + kind + `},"resource":{"group":"` + resource + `},` +
 		`"name":"big","namespace":"garden-dev","operation":"CREATE",` +
-		`"userInfo":{"username":"` + vBinder + `","groups":["system:authenticated"` + mkGroups + `]},` +
+		`"userInfo":{"username":"` + vBinder + `","groups":["system:authenticated"` + mkGroups + `],"extra":{"k":["v"` + mkExtra + `]}},` +
 		`"object":` + object + `,"dryRun":true}}`
 }
 
@@ -103,7 +106,7 @@ func ampShootReview(object string) string {
 func fillShapes(t testing.TB, template string, n int, shapes ...ampShape) []byte {
 	t.Helper()
 	bare := template
-	for _, m := range []string{mkManagedFields, mkOwnerReferences, mkFinalizers, mkLabels, mkAnnotations, mkWorkers, mkZones, mkTolerations, mkExpressions, mkExtensions, mkGroups, mkData} {
+	for _, m := range []string{mkManagedFields, mkOwnerReferences, mkFinalizers, mkLabels, mkAnnotations, mkWorkers, mkZones, mkTolerations, mkExpressions, mkExtensions, mkGroups, mkExtra, mkData} {
 		bare = strings.ReplaceAll(bare, m, "")
 	}
 	room := n - len(bare)
@@ -122,7 +125,7 @@ func fillShapes(t testing.TB, template string, n int, shapes ...ampShape) []byte
 		}
 		out = strings.Replace(out, s.marker, elems.String()+s.marker, 1)
 	}
-	for _, m := range []string{mkManagedFields, mkOwnerReferences, mkFinalizers, mkLabels, mkAnnotations, mkWorkers, mkZones, mkTolerations, mkExpressions, mkExtensions, mkGroups, mkData} {
+	for _, m := range []string{mkManagedFields, mkOwnerReferences, mkFinalizers, mkLabels, mkAnnotations, mkWorkers, mkZones, mkTolerations, mkExpressions, mkExtensions, mkGroups, mkExtra, mkData} {
 		out = strings.ReplaceAll(out, m, "")
 	}
 	require.LessOrEqual(t, len(out), n)
@@ -213,6 +216,7 @@ func serveAmp(b *testing.B, h http.Handler, body []byte) uint64 {
 //
 //	go test ./internal/handlers -run '^$' -bench DecodeAmplification -benchtime 2x
 func BenchmarkDecodeAmplification(b *testing.B) {
+	logf.SetLogger(logr.Discard())
 	run := func(name string, h http.Handler, body []byte) {
 		b.Run(name, func(b *testing.B) {
 			var total uint64
@@ -272,6 +276,7 @@ func shippedMemoryLimit(t testing.TB) (limit int64, goMemLimit string) {
 //
 //	go test ./internal/handlers -run '^$' -bench WorstMixPeakHeap -benchtime 3x
 func BenchmarkWorstMixPeakHeap(b *testing.B) {
+	logf.SetLogger(logr.Discard())
 	limit, goMemLimit := shippedMemoryLimit(b)
 	var memLimit resource.Quantity
 	if goMemLimit != "" {
