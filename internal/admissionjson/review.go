@@ -1,6 +1,9 @@
 package admissionjson
 
 import (
+	"encoding/json"
+	"reflect"
+
 	admissionv1 "k8s.io/api/admission/v1"
 )
 
@@ -35,10 +38,17 @@ type anyJSON struct{}
 func (*anyJSON) UnmarshalJSON([]byte) error { return nil }
 
 // decodeFastReview decodes a whole AdmissionReview into rv, request.object
-// straight into a shootObject.
+// straight into a shootObject, the request's slices and maps at their
+// final size (presize; as DecodeReview).
 func decodeFastReview(body []byte, rv *fastReview) error {
 	// Preset like webhook.Admission's: a later "request": null clears the
 	// pointer, not the request decoded before it.
 	rv.Request = &rv.req
+	if !json.Valid(body) {
+		return unmarshal(body, rv) // the decoder's own syntax error
+	}
+	if !presize(&walker{b: body}, reflect.ValueOf(rv).Elem()) {
+		return errInexact
+	}
 	return unmarshal(body, rv)
 }
