@@ -21,11 +21,13 @@ type fastReview struct {
 }
 
 // fastRequest is admissionv1.AdmissionRequest with Object decoded into
-// shootObject and OldObject and Options (runtime.RawExtension, which accepts
+// shootObject, UserInfo into userInfo (copied into the request after
+// decoding) and OldObject and Options (runtime.RawExtension, which accepts
 // any JSON value) skipped: its own members hide the embedded request's of
 // the same name, which stay empty.
 type fastRequest struct {
 	admissionv1.AdmissionRequest
+	UserInfo  userInfo     `json:"userInfo"`
 	Object    *shootObject `json:"object,omitempty"`
 	OldObject anyJSON      `json:"oldObject,omitempty"`
 	Options   anyJSON      `json:"options,omitempty"`
@@ -50,5 +52,9 @@ func decodeFastReview(body []byte, rv *fastReview) error {
 	if !presize(&walker{b: body}, reflect.ValueOf(rv).Elem()) {
 		return errInexact
 	}
-	return unmarshal(body, rv)
+	if err := unmarshal(body, rv); err != nil {
+		return err
+	}
+	rv.req.UserInfo.into(&rv.req.AdmissionRequest.UserInfo)
+	return nil
 }

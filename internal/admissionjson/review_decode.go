@@ -27,8 +27,8 @@ func DecodeReview(body []byte) (*admissionv1.AdmissionRequest, error) {
 	}
 	// One allocation for the review and its request.
 	d := &struct {
-		rv  admissionv1.AdmissionReview
-		req admissionv1.AdmissionRequest
+		rv  plainReview
+		req plainRequest
 	}{}
 	d.rv.Request = &d.req
 	if !presize(&walker{b: body}, reflect.ValueOf(&d.rv).Elem()) {
@@ -37,5 +37,20 @@ func DecodeReview(body []byte) (*admissionv1.AdmissionRequest, error) {
 	if err := unmarshal(body, &d.rv); err != nil {
 		return nil, err
 	}
-	return &d.req, nil
+	d.req.UserInfo.into(&d.req.AdmissionRequest.UserInfo)
+	return &d.req.AdmissionRequest, nil
+}
+
+// plainReview is admissionv1.AdmissionReview with the request's userInfo
+// decoded into userInfo (TestFastReviewMirrorsAdmissionReview).
+type plainReview struct {
+	APIVersion string                         `json:"apiVersion,omitempty"`
+	Kind       string                         `json:"kind,omitempty"`
+	Request    *plainRequest                  `json:"request,omitempty"`
+	Response   *admissionv1.AdmissionResponse `json:"response,omitempty"`
+}
+
+type plainRequest struct {
+	admissionv1.AdmissionRequest
+	UserInfo userInfo `json:"userInfo"`
 }
