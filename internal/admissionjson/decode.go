@@ -71,14 +71,29 @@ func DecodeOldShoot(raw []byte) (*api.Shoot, error) {
 	return obj.toShoot(), nil
 }
 
-// DecodeSpecMembers decodes the spec of a Shoot object member by member
-// (nil when absent), for comparing fields api.Shoot does not hold.
-func DecodeSpecMembers(raw []byte) (map[string]any, error) {
+// DecodeSpecMembers reads the spec of a Shoot object member by member (nil
+// when absent), each member's JSON compacted and not decoded, a null member
+// left out (it counts as absent), for comparing fields api.Shoot does not
+// hold: the API server writes both objects of a request with one encoder,
+// so a member it did not change has the same bytes in both, and decoding a
+// member of any shape (megabytes of `{}`) would cost many times its size.
+func DecodeSpecMembers(raw []byte) (map[string]json.RawMessage, error) {
 	var o struct {
-		Spec map[string]any `json:"spec"`
+		Spec map[string]json.RawMessage `json:"spec"`
 	}
 	if err := unmarshal(raw, &o); err != nil {
 		return nil, err
+	}
+	for k, v := range o.Spec {
+		if isNull(v) {
+			delete(o.Spec, k)
+			continue
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, v); err != nil {
+			return nil, err // unreachable: the decoder accepted it
+		}
+		o.Spec[k] = compact.Bytes()
 	}
 	return o.Spec, nil
 }

@@ -1,6 +1,7 @@
 package admissionjson
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -128,9 +129,9 @@ func TestDecodeObjectName(t *testing.T) {
 }
 
 func TestDecodeSpecMembers(t *testing.T) {
-	spec, err := DecodeSpecMembers([]byte(`{"spec":{"seedName":"a","region":null}}`))
+	spec, err := DecodeSpecMembers([]byte(`{"spec":{"seedName":"a","region":null,"purpose":"x","purpose":"y","dns":{ "domain" : "d" }}}`))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"seedName": "a", "region": nil}, spec)
+	assert.Equal(t, map[string]json.RawMessage{"seedName": []byte(`"a"`), "purpose": []byte(`"y"`), "dns": []byte(`{"domain":"d"}`)}, spec)
 	spec, err = DecodeSpecMembers([]byte(`{}`))
 	require.NoError(t, err)
 	assert.Nil(t, spec)

@@ -169,7 +169,7 @@ func ampShootWebhooks(t testing.TB) []ampWebhook {
 
 // ampOtherWebhooks are the webhooks of other objects, each with the review
 // of its object.
-func ampOtherWebhooks() []struct {
+func ampOtherWebhooks(b testing.TB) []struct {
 	ampWebhook
 	template string
 	shapes   []ampShape
@@ -180,6 +180,12 @@ func ampOtherWebhooks() []struct {
 	namespace := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"garden-dev",` +
 		`"managedFields":[{}` + mkManagedFields + `],"ownerReferences":[{}` + mkOwnerReferences + `],"labels":{"l":"v"` + mkLabels + `}}}`
 	meta := []ampShape{{"managedFields", mkManagedFields, `,{}`}, {"ownerReferences", mkOwnerReferences, `,{}`}, {"labels", mkLabels, `,"%x":""`}}
+	// A binding that moves the Shoot compares the specs member by member.
+	moved := strings.Replace(ampShoot, `"seedName":"aws-eu1"`, `"seedName":"aws-eu2"`, 1)
+	old := `{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"big","namespace":"garden-dev"},` +
+		`"spec":{"cloudProfile":{"name":"aws"},"region":"eu-west-1","provider":{"type":"aws"},"seedName":"aws-eu1"}}`
+	move := strings.Replace(strings.Replace(ampShootReview(moved), `"operation":"CREATE"`, `"operation":"UPDATE","subResource":"binding"`, 1),
+		`"dryRun":true`, `"oldObject":`+old+`,"dryRun":true`, 1)
 	return []struct {
 		ampWebhook
 		template string
@@ -188,6 +194,8 @@ func ampOtherWebhooks() []struct {
 		{ampWebhook{"kubeconfig-secret", ampValidating(&KubeconfigSecretValidator{Log: logr.Discard()})},
 			ampReview(`","version":"v1","resource":"secrets"`, `","version":"v1","kind":"Secret"`, secret),
 			append(meta, ampShape{"data", mkData, `,"%x":""`})},
+		{ampWebhook{"binding-move", ampShootWebhooks(b)[1].handler}, move,
+			[]ampShape{{"extensions", mkExtensions, `,{}`}, {"annotations", mkAnnotations, `,"%x":""`}}},
 		{ampWebhook{"namespace-deletion", ampValidating(&NamespaceDeletionValidator{Shoots: vStore(), Projects: vStore(), Log: logr.Discard()})},
 			strings.Replace(strings.Replace(ampReview(`","version":"v1","resource":"namespaces"`, `","version":"v1","kind":"Namespace"`, "null"),
 				`"operation":"CREATE"`, `"operation":"DELETE"`, 1), `"object":null`, `"oldObject":`+namespace, 1),
@@ -237,7 +245,7 @@ func BenchmarkDecodeAmplification(b *testing.B) {
 			run(wh.name+"/"+s.name, wh.handler, fillShapes(b, ampShootReview(ampShoot), ampBodyBytes, shapes...))
 		}
 	}
-	for _, wh := range ampOtherWebhooks() {
+	for _, wh := range ampOtherWebhooks(b) {
 		for _, s := range append(wh.shapes, ampShape{name: "mix"}) {
 			shapes := []ampShape{s}
 			if s.name == "mix" {
