@@ -34,6 +34,10 @@ import (
 // object, an unparsable apiVersion): webhook.Admission answers those with an
 // error of its own.
 //
+// A v1 review for a next that is a *webhook.Admission is decoded here and
+// answered through its Handle (serveDecoded): webhook.Admission would copy
+// the body again and grow the request's slices one element at a time.
+//
 // The caller bounds the body (http.MaxBytesReader).
 func RequireAdmissionReviewV1(next http.Handler) http.Handler {
 	log := sync.OnceValue(func() logr.Logger { return logf.Log.WithName("admission") })
