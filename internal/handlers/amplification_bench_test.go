@@ -74,6 +74,11 @@ var ampShapes = []ampShape{
 	{"annotations", mkAnnotations, `,"%x":""`},
 	{"groups", mkGroups, `,""`},
 	{"extra", mkExtra, `,""`},
+	// Elements that differ, which no set makes fewer.
+	{"distinct-workers", mkWorkers, `,{"name":"%x"}`},
+	{"distinct-zones", mkZones, `,"%x"`},
+	{"distinct-tolerations", mkTolerations, `,{"key":"%x"}`},
+	{"distinct-groups", mkGroups, `,"%x"`},
 }
 
 // ampShoot is a Shoot with every marker in place; each marker is replaced by
