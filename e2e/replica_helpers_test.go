@@ -76,6 +76,8 @@ type replicaOptions struct {
 	kubeconfig string // "": the suite's
 	config     string // appended to the configuration file
 	server     string // more fields of its server section ("  key: value\n")
+	// reservationTTL replaces the suite's (5s); "": the suite's.
+	reservationTTL string
 }
 
 // startReplicaWith is startReplica with options.
@@ -93,6 +95,11 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authori
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "config-"+name+".yaml")
 	cfg = strings.Replace(cfg, "\nserver:\n", "\nserver:\n"+o.server, 1)
+	if o.reservationTTL != "" {
+		const suiteTTL = "\nreservationTTL: 5s\n"
+		require.Contains(t, cfg, suiteTTL)
+		cfg = strings.Replace(cfg, suiteTTL, "\nreservationTTL: "+o.reservationTTL+"\n", 1)
+	}
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg+o.config), 0o644))
 	if o.kubeconfig == "" {
 		o.kubeconfig = st.kubeconfig

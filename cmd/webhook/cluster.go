@@ -107,7 +107,11 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	m.RegisterCacheStaleness(cfg.Cache.MaxStaleness.Duration, func() time.Duration { return freshness.StaleFor(time.Now()) })
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}, m, log)
+	deps := placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}
+	registerWebhooks(srv, cfg, store, deps, m, log)
+	if err := registerSeedAutoscalerWebhook(srv, cfg, restCfg, mgr.GetAPIReader(), deps, m, log); err != nil {
+		return err
+	}
 	if err := setupPendingShoots(mgr, cfg, store, pendingDeps{signer: signer, cluster: cluster, watched: watched, synced: synced, staleness: staleness}, opts, m, log); err != nil {
 		return err
 	}
@@ -289,8 +293,8 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		// seed is trusted.
 		r.Verifier = deps.signer
 	}
-	if deps.cluster != nil {
-		r.Cluster = deps.cluster
+	if c, ok := deps.cluster.(pending.ClusterReserver); ok {
+		r.Cluster = c // *seedreserve.Reserver: its Reserve of an existing Shoot
 	}
 	if deps.watched != nil {
 		r.Watched = deps.watched
