@@ -3,12 +3,15 @@ package admissionjson
 import (
 	"encoding/json"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 )
 
 // The decoding of request objects (decode.go, shoot_object.go), one table
@@ -166,4 +169,29 @@ func BenchmarkDecodeShoot(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeSeedAutoscalerManagedFields: a 3 MB SeedAutoscaler whose
+// bytes are managedFields of `{}` (a forged review; the API server resets
+// managedFields), decoded by DecodeSeedAutoscaler against decoding all of it,
+// in bytes allocated per byte of the object (B/object-B).
+func BenchmarkDecodeSeedAutoscalerManagedFields(b *testing.B) {
+	raw := []byte(`{"apiVersion":"autoscaling.seedwarden.io/v1alpha1","kind":"SeedAutoscaler","metadata":{"name":"a","namespace":"garden","managedFields":[{}` +
+		strings.Repeat(`,{}`, 1_000_000) + `]},"spec":{"scaleTargetRef":{"name":"set"},"minReplicas":1,"maxReplicas":3}}`)
+	for name, decode := range map[string]func() error{
+		"all of it":            func() error { return unmarshal(raw, &autoscalingapi.SeedAutoscaler{}) },
+		"DecodeSeedAutoscaler": func() error { _, err := DecodeSeedAutoscaler(raw); return err },
+	} {
+		b.Run(name, func(b *testing.B) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				if err := decode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(raw)), "B/object-B")
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 )
 
 // pruneSeeds are objects of every shape prune and presize handle: unread
@@ -163,11 +164,12 @@ func dedupe(v reflect.Value) {
 	}
 }
 
-// FuzzSecretAndNamespaceMatchFullDecode holds DecodeSecret and
-// DecodeOldNamespace, which decode only what their webhooks read, to
-// decoding the whole corev1.Secret or corev1.Namespace: on the same bytes,
-// the kubeconfig key of data and stringData and the deletionTimestamp are
-// the same.
+// FuzzSecretAndNamespaceMatchFullDecode holds DecodeSecret,
+// DecodeOldNamespace and DecodeSeedAutoscaler, which decode only what their
+// webhooks read, to decoding the whole corev1.Secret, corev1.Namespace or
+// SeedAutoscaler: on the same bytes, the kubeconfig key of data and
+// stringData, the deletionTimestamp, and a SeedAutoscaler's name, namespace
+// and spec are the same.
 func FuzzSecretAndNamespaceMatchFullDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{"apiVersion":"v1","kind":"Secret","data":{"kubeconfig":"YQ==","other":"Yg=="},"stringData":{"kubeconfig":"x"}}`,
@@ -175,6 +177,7 @@ func FuzzSecretAndNamespaceMatchFullDecode(f *testing.F) {
 		"{\"data\":{\"kube\\u0063onfig\":\"YQ==\"},\"stringData\":null}",
 		`{"data":{"Kubeconfig":"YQ=="},"metadata":{"deletionTimestamp":null}}`,
 		`{"data":[],"stringData":{"kubeconfig":1}}`,
+		`{"apiVersion":"autoscaling.seedwarden.io/v1alpha1","kind":"SeedAutoscaler","metadata":{"name":"a","namespace":"garden","managedFields":[{},{}]},"spec":{"scaleTargetRef":{"name":"set"},"minReplicas":1,"maxReplicas":3}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -188,6 +191,13 @@ func FuzzSecretAndNamespaceMatchFullDecode(f *testing.F) {
 			assert.Equal(t, wantOK, haveOK, "data.kubeconfig present")
 			assert.Equal(t, string(want), string(have))
 			assert.Equal(t, secret.StringData["kubeconfig"], got.StringData["kubeconfig"])
+		}
+		var sa autoscalingapi.SeedAutoscaler
+		if unmarshal(raw, &sa) == nil && !absent(raw) && (sa.Kind == "" || sa.Kind == autoscalingapi.KindSeedAutoscaler) && (sa.APIVersion == "" || sa.APIVersion == seedAutoscalerAPIVersion) {
+			got, err := DecodeSeedAutoscaler(raw)
+			require.NoError(t, err)
+			assert.Equal(t, []string{sa.Name, sa.Namespace}, []string{got.Name, got.Namespace})
+			assert.Equal(t, sa.Spec, got.Spec)
 		}
 		var ns corev1.Namespace
 		if unmarshal(raw, &ns) == nil && len(raw) > 0 {
