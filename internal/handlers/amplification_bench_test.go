@@ -225,7 +225,7 @@ func serveAmp(b *testing.B, h http.Handler, body []byte) uint64 {
 
 // BenchmarkDecodeAmplification reports each webhook's allocated bytes per
 // body byte (B/body-B) for a review at the body limit of each shape, and
-// of the mix of all shapes. Reproduce (BENCHMARKS.md §24):
+// of the mix of all shapes. Reproduce (BENCHMARKS.md §25):
 //
 //	go test ./internal/handlers -run '^$' -bench DecodeAmplification -benchtime 2x
 func BenchmarkDecodeAmplification(b *testing.B) {
@@ -285,7 +285,7 @@ func shippedMemoryLimit(t testing.TB) (limit int64, goMemLimit string) {
 // reports the peak heap in use ("peak-heap-MiB", heap objects sampled with
 // runtime/metrics while the requests run) under the GOMEMLIMIT the
 // deployment ships, and fails above half the deployment's memory limit.
-// Reproduce (BENCHMARKS.md §24):
+// Reproduce (BENCHMARKS.md §25):
 //
 //	go test ./internal/handlers -run '^$' -bench WorstMixPeakHeap -benchtime 3x
 func BenchmarkWorstMixPeakHeap(b *testing.B) {
