@@ -3,6 +3,7 @@ package admissionjson
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,12 +11,13 @@ import (
 	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/objsize"
 )
 
 // FuzzDecodeMatchesKubernetes holds the decoders to Kubernetes: on the
 // same bytes, what the webhooks read of spec.seedName, metadata.annotations
-// and the size envelope (status, metadata.managedFields) must be what
+// (seedwarden's own, the only ones they read) and the size envelope (status, metadata.managedFields) must be what
 // Kubernetes reads, an object decoded case-sensitively into maps with the
 // last of duplicate keys winning (as the API server reads a CRD's object).
 // Our decoders may refuse more (a type they do not model, a case variant),
@@ -29,6 +31,8 @@ func FuzzDecodeMatchesKubernetes(f *testing.F) {
 		`{"spec":{"seedName":"a","seedName":"b"}}`,
 		`{"spec":{"seedName":null}}`,
 		`{"metadata":{"annotations":{"a":"1","a":"2","A":"3"}}}`,
+		`{"metadata":{"annotations":{"seedwarden.io/seed":"1","seedwarden.io/seed":"2","Seedwarden.io/seed":"3"}}}`,
+		"{\"metadata\":{\"annotations\":{\"seedwarden.io\\/seed\":\"escaped\"}}}",
 		`{"Status":{"big":"xxxxxxxxxxxxxxxxxxxxxxxx"},"spec":{}}`,
 		`{"status":1,"status":{"a":2},"metadata":{"managedFields":[],"managedFields":[1,2]}}`,
 		`{"metadata":{"ManagedFields":[1]}}`,
@@ -53,7 +57,7 @@ func FuzzDecodeMatchesKubernetes(f *testing.F) {
 		} else if seedOK && annotationsOK && errors.As(err, new(*CaseVariantError)) {
 			assert.Contains(t, err.Error(), "where Kubernetes reads only")
 		}
-		if obj, err := decodeShootObject(raw); err == nil {
+		if obj, err := decodeShootObject(raw, false); err == nil {
 			shoot := obj.toShoot()
 			require.True(t, seedOK && annotationsOK, "decoded what Kubernetes reads as another type")
 			assert.Equal(t, seed, ptr.Deref(shoot.Spec.SeedName, ""), "mutating webhook's seedName")
@@ -76,8 +80,8 @@ func k8sSeedName(obj map[string]any) (seed string, ok bool) {
 	return s, ok
 }
 
-// k8sAnnotations is metadata.annotations as Kubernetes reads it (nil when
-// absent or null).
+// k8sAnnotations is seedwarden's own of metadata.annotations as Kubernetes
+// reads them (nil when absent or null).
 func k8sAnnotations(obj map[string]any) (map[string]string, bool) {
 	md, ok := member[map[string]any](obj, "metadata")
 	if !ok || md == nil {
@@ -87,13 +91,15 @@ func k8sAnnotations(obj map[string]any) (map[string]string, bool) {
 	if !ok || ann == nil {
 		return nil, ok
 	}
-	out := make(map[string]string, len(ann))
+	out := map[string]string{}
 	for k, v := range ann {
 		s, isString := v.(string)
 		if !isString {
 			return nil, false
 		}
-		out[k] = s
+		if strings.HasPrefix(k, api.OwnAnnotationPrefix) {
+			out[k] = s
+		}
 	}
 	return out, true
 }

@@ -32,13 +32,13 @@ func (s PatchShape) OwnAnnotationKeys() []string {
 // ownAnnotationChanges compares the own annotations of an UPDATE's object
 // and old object (raw JSON); removing one is no change to revert.
 func ownAnnotationChanges(raw, oldRaw []byte) ([]AnnotationChange, error) {
-	obj, err := decodeShootObject(raw)
+	obj, err := decodeShootObject(raw, false)
 	if err != nil {
 		return nil, err
 	}
 	old := &shootObject{}
 	if !absent(oldRaw) {
-		if old, err = decodeShootObject(oldRaw); err != nil {
+		if old, err = decodeShootObject(oldRaw, false); err != nil {
 			return nil, err
 		}
 	}

@@ -18,7 +18,7 @@ func FuzzOwnAnnotationChanges(f *testing.F) {
 		if err != nil {
 			return
 		}
-		obj, _ := decodeShootObject(raw)
+		obj, _ := decodeShootObject(raw, false)
 		for _, c := range changes {
 			if !strings.HasPrefix(c.Key, api.OwnAnnotationPrefix) {
 				t.Fatalf("change of %q, not an own annotation", c.Key)

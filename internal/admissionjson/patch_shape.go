@@ -1,8 +1,11 @@
 package admissionjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/seedwarden/seedwarden/internal/api"
 )
 
 // PatchShape records which parents a JSON patch of the admitted object can
@@ -11,13 +14,14 @@ import (
 // request, so look rather than assume.
 type PatchShape struct {
 	HasSpec, HasMetadata, HasAnnotations bool
-	// annotations holds metadata.annotations as a JSON patch sees them (for
-	// an ambiguous object, its keys only).
+	// annotations holds seedwarden's own of metadata.annotations (the only
+	// ones read) as a JSON patch sees them (for an ambiguous object, their
+	// keys only).
 	annotations map[string]string
 }
 
-// HasAnnotation reports whether metadata.annotations holds key, as a JSON
-// patch sees the object.
+// HasAnnotation reports whether metadata.annotations holds key, one of
+// seedwarden's own, as a JSON patch sees the object.
 func (s PatchShape) HasAnnotation(key string) bool {
 	_, ok := s.annotations[key]
 	return ok
@@ -51,16 +55,30 @@ func lastWinsShape(raw []byte) (PatchShape, error) {
 		shape.HasAnnotations = !isNull(meta["annotations"])
 		if shape.HasAnnotations {
 			// Not an object: the decoding refuses that, so no annotation
-			// either.
-			if annotations, err := decodeMembers(meta["annotations"]); err == nil {
-				shape.annotations = make(map[string]string, len(annotations))
-				for k := range annotations {
-					shape.annotations[k] = ""
-				}
-			}
+			// either. Only seedwarden's own are looked at (their keys,
+			// not decoded).
+			shape.annotations = ownAnnotationKeys(meta["annotations"])
 		}
 	}
 	return shape, nil
+}
+
+// ownAnnotationKeys are the keys of the annotations object raw (valid JSON)
+// that start with api.OwnAnnotationPrefix; nil when raw is not an object.
+func ownAnnotationKeys(raw []byte) map[string]string {
+	keys := map[string]string{}
+	w := walker{b: raw}
+	var p pruner
+	if !w.object(func(rawKey []byte, escaped bool) bool {
+		key, ok := p.key(rawKey, escaped)
+		if ok && bytes.HasPrefix(key, []byte(api.OwnAnnotationPrefix)) {
+			keys[string(key)] = ""
+		}
+		return ok && w.skip()
+	}) {
+		return nil
+	}
+	return keys
 }
 
 // isNull reports whether a member is absent or JSON null.

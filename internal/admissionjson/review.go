@@ -1,6 +1,9 @@
 package admissionjson
 
 import (
+	"encoding/json"
+	"reflect"
+
 	admissionv1 "k8s.io/api/admission/v1"
 )
 
@@ -18,11 +21,13 @@ type fastReview struct {
 }
 
 // fastRequest is admissionv1.AdmissionRequest with Object decoded into
-// shootObject and OldObject and Options (runtime.RawExtension, which accepts
+// shootObject, UserInfo into userInfo (copied into the request after
+// decoding) and OldObject and Options (runtime.RawExtension, which accepts
 // any JSON value) skipped: its own members hide the embedded request's of
 // the same name, which stay empty.
 type fastRequest struct {
 	admissionv1.AdmissionRequest
+	UserInfo  userInfo     `json:"userInfo"`
 	Object    *shootObject `json:"object,omitempty"`
 	OldObject anyJSON      `json:"oldObject,omitempty"`
 	Options   anyJSON      `json:"options,omitempty"`
@@ -35,10 +40,21 @@ type anyJSON struct{}
 func (*anyJSON) UnmarshalJSON([]byte) error { return nil }
 
 // decodeFastReview decodes a whole AdmissionReview into rv, request.object
-// straight into a shootObject.
+// straight into a shootObject, the request's slices and maps at their
+// final size (presize; as DecodeReview).
 func decodeFastReview(body []byte, rv *fastReview) error {
 	// Preset like webhook.Admission's: a later "request": null clears the
 	// pointer, not the request decoded before it.
 	rv.Request = &rv.req
-	return unmarshal(body, rv)
+	if !json.Valid(body) {
+		return unmarshal(body, rv) // the decoder's own syntax error
+	}
+	if !presize(&walker{b: body}, reflect.ValueOf(rv).Elem()) {
+		return errInexact
+	}
+	if err := unmarshal(body, rv); err != nil {
+		return err
+	}
+	rv.req.UserInfo.into(&rv.req.AdmissionRequest.UserInfo)
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -41,6 +42,14 @@ func TestFastReviewMirrorsAdmissionReview(t *testing.T) {
 	assert.Equal(t, reflect.TypeFor[runtime.RawExtension](), request["object"])
 	assert.Equal(t, reflect.TypeFor[runtime.RawExtension](), request["oldObject"])
 	assert.Equal(t, reflect.TypeFor[runtime.RawExtension](), request["options"])
+	info := fields(reflect.TypeFor[authenticationv1.UserInfo]())
+	info["extra"] = reflect.TypeFor[extraValues]()
+	assert.Equal(t, info, fields(reflect.TypeFor[userInfo]()))
+	assert.True(t, reflect.TypeFor[extraValues]().ConvertibleTo(reflect.TypeFor[map[string]authenticationv1.ExtraValue]()))
+	request["userInfo"] = reflect.TypeFor[userInfo]()
+	assert.Equal(t, request, fields(reflect.TypeFor[plainRequest]()), "DecodeReview's request")
+	review["request"] = reflect.TypeFor[*plainRequest]()
+	assert.Equal(t, review, fields(reflect.TypeFor[plainReview]()), "DecodeReview's review")
 	request["object"] = reflect.TypeFor[*shootObject]()
 	request["oldObject"] = reflect.TypeFor[anyJSON]()
 	request["options"] = reflect.TypeFor[anyJSON]()

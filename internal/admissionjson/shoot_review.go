@@ -118,7 +118,7 @@ func DecodeShootRequest(req admissionv1.AdmissionRequest) *ShootRequest {
 	if req.Operation != admissionv1.Create {
 		return r
 	}
-	obj, err := decodeShootObject(raw)
+	obj, err := decodeShootObject(raw, false)
 	if err != nil {
 		r.ObjectErr = err
 		return r

@@ -442,7 +442,10 @@ func FuzzMutatingHTTPHandler(f *testing.F) {
 	}
 	m := &ShootMutator{Placer: fuzzPlacer{}, Options: placement.Options{Strategy: placement.SameRegion}, Signer: signer}
 	fast := NewMutatingHTTPHandler(m, 8<<20)
-	slow := RequireAdmissionReviewV1((&webhook.Admission{Handler: m}).WithRecoverPanic(false))
+	// Behind a plain http.Handler, so that webhook.Admission decodes the
+	// review itself (RequireAdmissionReviewV1 decodes one for a
+	// *webhook.Admission).
+	slow := RequireAdmissionReviewV1(http.HandlerFunc((&webhook.Admission{Handler: m}).WithRecoverPanic(false).ServeHTTP))
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		serve := func(h http.Handler) *httptest.ResponseRecorder {

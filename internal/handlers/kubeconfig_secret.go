@@ -116,7 +116,7 @@ func (v *KubeconfigSecretValidator) Handle(_ context.Context, req admission.Requ
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed(fmt.Sprintf("seedwarden: nothing to validate for operation %q", req.Operation))
 	}
-	secret, err := admissionjson.DecodeSecret(req.Object.Raw)
+	secret, err := admissionjson.DecodeSecret(req.Object.Raw, KubeconfigSecretKey)
 	if err != nil {
 		logRejected(log, err, "Rejecting admission request")
 		return admission.Errored(http.StatusBadRequest, err)

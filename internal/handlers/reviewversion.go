@@ -34,6 +34,10 @@ import (
 // object, an unparsable apiVersion): webhook.Admission answers those with an
 // error of its own.
 //
+// A v1 review for a next that is a *webhook.Admission is decoded here and
+// answered through its Handle (serveDecoded): webhook.Admission would copy
+// the body again and grow the request's slices one element at a time.
+//
 // The caller bounds the body (http.MaxBytesReader).
 func RequireAdmissionReviewV1(next http.Handler) http.Handler {
 	log := sync.OnceValue(func() logr.Logger { return logf.Log.WithName("admission") })
@@ -61,8 +65,12 @@ func RequireAdmissionReviewV1(next http.Handler) http.Handler {
 		case len(body) >= crMaxRequestSize:
 			rest = r.Body
 		default:
-			if gvk, ok := admissionjson.ReviewType(body); ok && gvk != admissionjson.AdmissionReviewV1 {
+			gvk, ok := admissionjson.ReviewType(body)
+			if ok && gvk != admissionjson.AdmissionReviewV1 {
 				writeUnsupportedReview(w, gvk, log())
+				return
+			}
+			if wh, isWebhook := next.(*admission.Webhook); ok && isWebhook && serveDecoded(w, r, wh, body, log()) {
 				return
 			}
 		}
@@ -76,6 +84,20 @@ func RequireAdmissionReviewV1(next http.Handler) http.Handler {
 		r2.Body = replayBody{Reader: rd, Closer: r.Body}
 		next.ServeHTTP(w, r2)
 	})
+}
+
+// serveDecoded answers a v1 review as wh's ServeHTTP would, from the body
+// decoded by admissionjson.DecodeReview (which sizes what it decodes, where
+// webhook.Admission would grow the request's slices and copy the body
+// once more), and reports whether it could: a body DecodeReview cannot read
+// exactly as webhook.Admission would is left to wh.
+func serveDecoded(w http.ResponseWriter, r *http.Request, wh *admission.Webhook, body []byte, log logr.Logger) bool {
+	req, err := admissionjson.DecodeReview(body)
+	if err != nil {
+		return false
+	}
+	writeReview(w, wh.Handle(r.Context(), admission.Request{AdmissionRequest: *req}), &admissionjson.AdmissionReviewV1, log)
+	return true
 }
 
 // unsupportedReviewError is the reason a review of type gvk is refused.

@@ -1,8 +1,9 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -61,7 +62,8 @@ func bindingSpecChange(c *shootChange) string {
 }
 
 // specFieldsChanged lists the top-level spec fields other than seedName that
-// differ between two objects (a null field counts as absent).
+// differ between two objects, as the API server writes them (a null field
+// counts as absent; admissionjson.DecodeSpecMembers).
 func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
 	oldSpec, err := admissionjson.DecodeSpecMembers(oldRaw)
 	if err != nil {
@@ -73,13 +75,13 @@ func specFieldsChanged(oldRaw, newRaw []byte) ([]string, error) {
 	}
 	var changed []string
 	seen := sets.New("seedName")
-	for _, spec := range []map[string]any{oldSpec, newSpec} {
+	for _, spec := range []map[string]json.RawMessage{oldSpec, newSpec} {
 		for k := range spec {
 			if seen.Has(k) {
 				continue
 			}
 			seen.Insert(k)
-			if !reflect.DeepEqual(oldSpec[k], newSpec[k]) {
+			if !bytes.Equal(oldSpec[k], newSpec[k]) {
 				changed = append(changed, "spec."+k)
 			}
 		}

@@ -143,14 +143,14 @@ func formatTaints(taints []api.SeedTaint) string {
 }
 
 func formatTolerations(tols []api.Toleration) string {
-	out := make([]string, len(tols))
-	for i, t := range tols {
+	out := make([]string, len(tols[:min(len(tols), maxListed)]), len(tols))
+	for i, t := range tols[:len(out)] {
 		out[i] = t.Key
 		if t.Value != nil {
 			out[i] += "=" + *t.Value
 		}
 	}
-	return quoteList(out)
+	return quoteList(out[:len(tols)])
 }
 
 func formatLabels(l map[string]string) string {
@@ -166,10 +166,19 @@ func formatLabels(l map[string]string) string {
 }
 
 // quoteList formats names as ["a", "b"], or [] when there are none.
+// quoteList quotes names for a message, the first maxListed of them: a
+// Shoot's lists (tolerations, access restrictions) are its author's to make
+// long, and a message naming each would be as long again.
 func quoteList(names []string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = fmt.Sprintf("%q", n)
+	out := make([]string, 0, min(len(names), maxListed)+1)
+	for _, n := range names[:min(len(names), maxListed)] {
+		out = append(out, fmt.Sprintf("%q", n))
+	}
+	if len(names) > maxListed {
+		out = append(out, fmt.Sprintf("… %d more", len(names)-maxListed))
 	}
 	return "[" + strings.Join(out, ", ") + "]"
 }
+
+// maxListed is how many names quoteList writes.
+const maxListed = 10
