@@ -216,7 +216,7 @@ func (r *Runner) elect(ctx context.Context) (failed bool) {
 		r.count(EndWorkFailed)
 		return true
 	default:
-		r.opts.Log.Info("Leadership lost: the Lease was not renewed within the renew deadline; the leader-only work stopped, the webhooks serve on; standing again",
+		r.opts.Log.Info("Leadership lost: the Lease was not renewed within the renew deadline; the leader-only work stopped, the rest of the process runs on; standing again",
 			"lease", lock.Describe(), "renewDeadline", r.opts.RenewDeadline)
 		r.count(EndLeaseLost)
 	}
