@@ -101,7 +101,8 @@ type envtestReplica struct {
 	webhook  string
 	client   *http.Client
 	stop     context.CancelFunc
-	done     chan error
+	done     chan struct{} // closed when Start returned, with err
+	err      error
 
 	mu        sync.Mutex
 	seenNames map[string]bool
@@ -137,8 +138,8 @@ func startEnvtestReplica(t *testing.T, cfg, leaseCfg *rest.Config, name string) 
 	r.runner.Add("configmaps", r.watchConfigMaps)
 	require.NoError(t, mgr.Add(r.runner))
 	ctx, stop := context.WithCancel(context.Background())
-	r.stop, r.done = stop, make(chan error, 1)
-	go func() { r.done <- mgr.Start(ctx) }()
+	r.stop, r.done = stop, make(chan struct{})
+	go func() { r.err = mgr.Start(ctx); close(r.done) }()
 	t.Cleanup(func() {
 		if r.alive() {
 			r.shutdown(t)
@@ -189,8 +190,8 @@ func (r *envtestReplica) shutdown(t *testing.T) {
 	t.Helper()
 	r.stop()
 	select {
-	case err := <-r.done:
-		assert.NoError(t, err, "the manager")
+	case <-r.done:
+		assert.NoError(t, r.err, "the manager")
 	case <-time.After(time.Minute):
 		t.Fatal("the manager does not stop")
 	}

@@ -103,7 +103,8 @@ type replica struct {
 	runner  *Runner
 	running atomic.Int32 // terms whose work runs now
 	stop    context.CancelFunc
-	done    chan error
+	done    chan struct{} // closed when Start returned, with err
+	err     error
 }
 
 // leading counts the replicas whose work runs now, across a test.
@@ -155,8 +156,8 @@ func newReplica(t *testing.T, l *lease, id string, all *leading, fail func(term 
 
 func (r *replica) start() {
 	ctx, stop := context.WithCancel(context.Background())
-	r.stop, r.done = stop, make(chan error, 1)
-	go func() { r.done <- r.runner.Start(ctx) }()
+	r.stop, r.done = stop, make(chan struct{})
+	go func() { r.err = r.runner.Start(ctx); close(r.done) }()
 }
 
 // shutdown stops the runner and waits for Start to return.
@@ -164,8 +165,8 @@ func (r *replica) shutdown(t *testing.T) {
 	t.Helper()
 	r.stop()
 	select {
-	case err := <-r.done:
-		assert.NoError(t, err, "Start")
+	case <-r.done:
+		assert.NoError(t, r.err, "Start")
 	case <-time.After(waitFor):
 		t.Fatal("the runner does not stop")
 	}
