@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,8 +34,8 @@ const cutLease = "e2e-leader-cut"
 // CREATEs, kubeconfig Secret CREATEs and namespace DELETEs (all dry runs)
 // go through the API server twice a second. Every webhook answers
 // throughout: no request fails for a webhook call, the API server counts
-// no fail-open and no call answered other than 200, and A answered every
-// call within a second. A's leadership ends (its Lease is not renewed),
+// no fail-open, no rejection for a failed call and no answer but 200 (403
+// for the expected denials), and A answered every call within a second. A's leadership ends (its Lease is not renewed),
 // B takes the Lease, and A, never restarted (same PID, /healthz answered
 // every 200 ms), is ready again once the API server is back, a follower.
 // When B stops (releasing the Lease), A leads again.
@@ -44,6 +46,7 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	ctx := context.Background()
 	const cutFor = 20 * time.Second
 
+	grantCutLease(ctx, t, st)
 	proxy, err := startProxy(st.webhookUser)
 	require.NoError(t, err)
 	t.Cleanup(proxy.Close)
@@ -104,8 +107,13 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 		return counterSum(apiAfter, name, match) - counterSum(apiBefore, name, match)
 	}
 	assert.Zero(t, delta("apiserver_admission_webhook_fail_open_count", ours), "webhook calls that failed open")
-	assert.Zero(t, delta("apiserver_admission_webhook_request_total", func(l map[string]string) bool { return ours(l) && l["code"] != "200" }),
-		"webhook calls answered other than 200")
+	// The denials expected are answers (403); a call that failed is
+	// rejected with error_type calling_webhook_error.
+	assert.Zero(t, delta("apiserver_admission_webhook_rejection_count", func(l map[string]string) bool { return ours(l) && l["error_type"] != "no_error" }),
+		"webhook calls that failed (apiserver_admission_webhook_rejection_count by error_type)")
+	assert.Zero(t, delta("apiserver_admission_webhook_request_total", func(l map[string]string) bool {
+		return ours(l) && l["code"] != "200" && !(l["code"] == "403" && (l["name"] == webhookKubeconfig || l["name"] == webhookNamespaces))
+	}), "webhook calls answered other than 200, or 403 where a denial is expected")
 	answeredByA(t, aBefore, aAfter, load)
 
 	// B stops and releases the Lease: A leads again, in a new term.
@@ -113,7 +121,18 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, code, "B's exit code")
 	eventually(t, 15*time.Second, func() error { return leads(a, true) }, "A does not lead again after B released the Lease")
+
+	// Stopped here, with more time than the replicas' cleanup gives: after
+	// the cut client-go's informers may sleep out a watch backoff of up to
+	// 30 s before they stop (the watch-list retry ignores the shutdown),
+	// and the manager waits for them up to its graceful shutdown timeout.
+	_, took, err := a.proc.terminate(gracefulShutdown + 10*time.Second)
+	require.NoError(t, err)
+	t.Logf("A stopped %s after SIGTERM", took.Round(time.Millisecond))
 }
+
+// gracefulShutdown is cmd/webhook's gracefulShutdownTimeout.
+const gracefulShutdown = 25 * time.Second
 
 // leads checks r's view of its leadership of cutLease: the Lease
 // (leader_election_master_status) and the retry controller it runs.
@@ -132,6 +151,36 @@ func leads(r *replica, want bool) error {
 		return fmt.Errorf("%s: leader_election_master_status %v, %s %v; want %v", r.name, lease, metrics.RetryControllerLeaderName, retry, w)
 	}
 	return nil
+}
+
+// grantCutLease lets the webhook's ServiceAccount hold cutLease as the
+// shipped Role lets it hold leaderElection.id's Lease, until t ends.
+func grantCutLease(ctx context.Context, t *testing.T, st *suite) {
+	t.Helper()
+	meta := metav1.ObjectMeta{Namespace: seedwardenNamespace, Name: cutLease}
+	role := &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{cutLease}, Verbs: []string{"get", "update"},
+	}}}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: meta,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cutLease},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: seedwardenNamespace, Name: "seedwarden"}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		require.NoError(t, st.c.Create(ctx, obj))
+		t.Cleanup(func() { _ = st.c.Delete(context.Background(), obj) })
+	}
+	// In force before a replica asks: a refusal in a webhook's log fails
+	// the suite.
+	sa, err := client.New(st.webhookUser, client.Options{})
+	require.NoError(t, err)
+	eventually(t, 10*time.Second, func() error {
+		err := sa.Get(ctx, keyOf(seedwardenNamespace, cutLease), &coordinationv1.Lease{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading Lease %s as the webhook: %v", cutLease, err)
+	}, "the Role for the test's Lease is not in force")
 }
 
 func cutLeaseHolder(ctx context.Context, t *testing.T, st *suite) string {
