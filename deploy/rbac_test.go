@@ -56,12 +56,11 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	read := []string{"get", "list", "watch"}
 	add("ClusterRole/seedwarden", "", "core.gardener.cloud", []string{"seeds", "shoots", "cloudprofiles", "namespacedcloudprofiles", "projects"}, read, "")
 	cfg := shippedConfig(t)
-	// SubjectAccessReviews: the binding webhook asks about the requesting
-	// user, and the secure metrics endpoint about the scraper, whose token
-	// it checks with a TokenReview first.
-	if cfg.BindingEnabled() || cfg.MetricsSecure() {
-		add("ClusterRole/seedwarden", "", "authorization.k8s.io", []string{"subjectaccessreviews"}, []string{"create"}, "")
-	}
+	// SubjectAccessReviews: the binding and SeedAutoscaler webhooks ask
+	// about the requesting user (the latter always: it is served whenever a
+	// cluster is), and the secure metrics endpoint about the scraper, whose
+	// token it checks with a TokenReview first.
+	add("ClusterRole/seedwarden", "", "authorization.k8s.io", []string{"subjectaccessreviews"}, []string{"create"}, "")
 	if cfg.MetricsSecure() {
 		add("ClusterRole/seedwarden", "", "authentication.k8s.io", []string{"tokenreviews"}, []string{"create"}, "")
 	}
@@ -119,6 +118,8 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	// status, the ManagedSeedSet and its replicas through the scale
 	// subresource, the replicas' ManagedSeeds' metadata. Its events and
 	// Shoot lists use the seedwarden ClusterRole's rules.
+	// The SeedAutoscaler webhook lists a namespace's SeedAutoscalers
+	// through the same rule (list), on every replica.
 	const autoscalerRole = "ClusterRole/seedwarden-autoscaler"
 	add(autoscalerRole, "", "autoscaling.seedwarden.io", []string{"seedautoscalers"}, read, "")
 	add(autoscalerRole, "", "autoscaling.seedwarden.io", []string{"seedautoscalers/status"}, []string{"update", "patch"}, "")

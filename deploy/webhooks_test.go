@@ -28,6 +28,7 @@ const (
 	pathResourceSize        = "/validate-resource-size"
 	pathKubeconfigSecret    = "/validate-kubeconfig-secret"
 	pathNamespaceDeletion   = "/validate-namespace-deletion"
+	pathSeedAutoscaler      = "/validate-seed-autoscaler"
 	gardenerGroup           = "core.gardener.cloud"
 	gardenerVersion         = "v1beta1"
 	mutatingConfiguration   = "MutatingWebhookConfiguration"
@@ -143,6 +144,12 @@ var webhooks = map[string]webhookWant{
 		rules:        []rule{{"", "v1", "secrets", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
 		excludedAlso: []string{"kube-system", "cert-manager"},
 		conditions:   []string{"has-kubeconfig"},
+	},
+	"seedautoscalers.autoscaling.seedwarden.io": {
+		config: validatingConfiguration, path: pathSeedAutoscaler,
+		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		rules:        []rule{{"autoscaling.seedwarden.io", "v1alpha1", "seedautoscalers", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
+		excludedAlso: []string{"kube-system", "cert-manager"},
 	},
 	"namespaces.seedwarden.io": {
 		config: validatingConfiguration, path: pathNamespaceDeletion,

@@ -45,6 +45,8 @@ const (
 	// namespace-deletion validators.
 	webhookKubeconfig = "kubeconfig.secrets.seedwarden.io"
 	webhookNamespaces = "namespaces.seedwarden.io"
+	// webhookSeedAutoscaler guards SeedAutoscaler writes.
+	webhookSeedAutoscaler = "seedautoscalers.autoscaling.seedwarden.io"
 )
 
 func readManifest(root, rel string, into any) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +50,7 @@ func planAutoscale(ctx context.Context, c *cli, o *planOptions, live bool, fail 
 		}
 		in.Sets = append(in.Sets, sets...)
 	}
+	in.Budget = recommendationBudget(ctx, cfg.Autoscaler.SyncBudget.Duration)
 	report, err := autoscaleplan.Run(in)
 	if err != nil {
 		return fail("--autoscale %q: %v", *o.autoscale, err)
@@ -63,6 +65,26 @@ func planAutoscale(ctx context.Context, c *cli, o *planOptions, live bool, fail 
 		return exitIncomplete
 	}
 	return exitOK
+}
+
+// recommendationBudget gives each recommendation the controller's sync
+// budget (autoscaler.syncBudget) from when it starts, ended early by ctx
+// (an interrupt), so that `plan --autoscale` finishes whatever the file
+// asks: a SeedAutoscaler that cannot be computed in time is an error
+// naming it, as the controller would report it.
+func recommendationBudget(ctx context.Context, budget time.Duration) func() func() error {
+	return func() func() error {
+		deadline := time.Now().Add(budget)
+		return func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the budget of %s (autoscaler.syncBudget, as the controller's) is spent", budget)
+			}
+			return nil
+		}
+	}
 }
 
 // autoscaleInput reads the SeedAutoscalers and ManagedSeedSets of file

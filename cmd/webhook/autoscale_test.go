@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
@@ -219,4 +223,59 @@ func TestPlanAutoscaleNamespaces(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, `twice.yaml": SeedAutoscaler garden/pool: given twice`)
+}
+
+// plan --autoscale holds a file to the SeedAutoscaler's bounds, as the
+// API server and the webhook hold a stored one: more metrics than
+// autoscalingapi.MaxMetrics are refused, naming the field.
+func TestPlanAutoscaleRefusesSpecPastBounds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: autoscaling.seedwarden.io/v1alpha1\nkind: SeedAutoscaler\nmetadata: {name: pool, namespace: garden}\nspec:\n" +
+		"  scaleTargetRef: {apiVersion: seedmanagement.gardener.cloud/v1alpha1, kind: ManagedSeedSet, name: pool}\n  maxReplicas: 6\n  metrics:\n")
+	for range autoscalingapi.MaxMetrics + 1 {
+		b.WriteString("  - {type: Resource, resource: {name: shoots, target: {type: Utilization, averageUtilization: 100}}}\n")
+	}
+	file := writeFile(t, "many.yaml", b.String())
+	code, out, errOut := runCmd(t, "plan", "--landscape", autoscaleLandscape, "--config", autoscaleConfig, "--autoscale", file)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, fmt.Sprintf("spec.metrics: %d metrics: at most %d", autoscalingapi.MaxMetrics+1, autoscalingapi.MaxMetrics))
+}
+
+// Every recommendation of plan --autoscale stops at its budget: one that
+// is spent (here before it starts) or an interrupt ends the run with an
+// error naming the SeedAutoscaler, never a partial report.
+func TestPlanAutoscaleBudget(t *testing.T) {
+	in := func(t *testing.T) autoscaleplan.Input {
+		cfg, err := loadConfig(autoscaleConfig)
+		require.NoError(t, err)
+		objs, err := planSource(t.Context(), cfg, autoscaleLandscape, "", false)
+		require.NoError(t, err)
+		in, err := autoscaleInput(cfg, objs, autoscaleDir+"pool.yaml")
+		require.NoError(t, err)
+		return in
+	}
+	t.Run("spent", func(t *testing.T) {
+		i := in(t)
+		i.Budget = recommendationBudget(t.Context(), -time.Second)
+		_, err := autoscaleplan.Run(i)
+		require.Error(t, err)
+		assert.Equal(t, "SeedAutoscaler garden/pool: stopped after 0 simulations and metric readings: the budget of -1s (autoscaler.syncBudget, as the controller's) is spent", err.Error())
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		i := in(t)
+		i.Budget = recommendationBudget(ctx, time.Hour)
+		_, err := autoscaleplan.Run(i)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+	t.Run("within", func(t *testing.T) {
+		i := in(t)
+		i.Budget = recommendationBudget(t.Context(), time.Hour)
+		r, err := autoscaleplan.Run(i)
+		require.NoError(t, err)
+		require.Len(t, r.Autoscalers, 1)
+		assert.Equal(t, int32(3), r.Autoscalers[0].Desired)
+	})
 }

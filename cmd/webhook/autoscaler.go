@@ -82,6 +82,7 @@ func newAutoscaler(cfg *config.Config, deps autoscalerDeps, m *metrics.Recorder)
 		Profiles:   byName,
 		DryRun:     cfg.Autoscaler.DryRun,
 		SyncPeriod: cfg.Autoscaler.SyncPeriod.Duration,
+		SyncBudget: cfg.Autoscaler.SyncBudget.Duration,
 		Ready: func() bool {
 			_, stale := deps.staleness.StaleBeyond(time.Now())
 			return deps.synced() && !stale

@@ -100,7 +100,11 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	m.RegisterCacheStaleness(cfg.Cache.MaxStaleness.Duration, func() time.Duration { return freshness.StaleFor(time.Now()) })
-	registerWebhooks(srv, cfg, store, placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}, m, log)
+	deps := placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}
+	registerWebhooks(srv, cfg, store, deps, m, log)
+	if err := registerSeedAutoscalerWebhook(srv, cfg, restCfg, mgr.GetAPIReader(), deps, m, log); err != nil {
+		return err
+	}
 	if err := setupPendingShoots(mgr, cfg, store, pendingDeps{signer: signer, cluster: cluster, watched: watched, synced: synced, staleness: staleness}, leader, m, log); err != nil {
 		return err
 	}

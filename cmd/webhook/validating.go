@@ -96,10 +96,7 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // Secret and namespace-deletion webhooks. All share the body limit and the
 // budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
-	register := func(name, path string, h webhook.AdmissionHandler) {
-		observed := handlers.Observed(name, m, h)
-		srv.Register(path, server.Guard(deps.limits, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
-	}
+	register := func(name, path string, h webhook.AdmissionHandler) { registerValidating(srv, deps, m, name, path, h) }
 	if cfg.BindingEnabled() {
 		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
 			Landscape:   store,
@@ -143,6 +140,13 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 		Synced: deps.synced,
 		Log:    log.WithName("validate-namespace-deletion"),
 	})
+}
+
+// registerValidating serves validating webhook name at path: its answers
+// counted, behind the shared body limit and budget of request bytes.
+func registerValidating(srv webhook.Server, deps placementDeps, m *metrics.Recorder, name, path string, h webhook.AdmissionHandler) {
+	observed := handlers.Observed(name, m, h)
+	srv.Register(path, server.Guard(deps.limits, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
 }
 
 func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {

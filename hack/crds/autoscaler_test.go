@@ -9,6 +9,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 )
 
 // The SeedAutoscaler CRD in the kustomize base and in the chart.
@@ -63,6 +65,34 @@ func TestAutoscalerCRDShape(t *testing.T) {
 		}
 		if len(crd.Spec.Names.ShortNames) != 1 || crd.Spec.Names.ShortNames[0] != "sas" {
 			t.Errorf("%s: short names %v, want [sas]", name, crd.Spec.Names.ShortNames)
+		}
+	}
+}
+
+// The CRD holds spec.metrics and spec.maxReplicas to the bounds the
+// recommendation, the webhook and the file check enforce (one number, in
+// internal/autoscalingapi; the markers must repeat it).
+func TestAutoscalerCRDBounds(t *testing.T) {
+	for _, name := range autoscalerCRDs {
+		data, err := os.ReadFile(filepath.Join("../..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		metrics := spec.Properties["metrics"]
+		if metrics.MaxItems == nil || *metrics.MaxItems != autoscalingapi.MaxMetrics {
+			t.Errorf("%s: spec.metrics maxItems %v, want %d (autoscalingapi.MaxMetrics)", name, metrics.MaxItems, autoscalingapi.MaxMetrics)
+		}
+		if metrics.MinItems == nil || *metrics.MinItems != 1 {
+			t.Errorf("%s: spec.metrics minItems %v, want 1", name, metrics.MinItems)
+		}
+		maxR := spec.Properties["maxReplicas"]
+		if maxR.Maximum == nil || int32(*maxR.Maximum) != autoscalingapi.MaxReplicasLimit {
+			t.Errorf("%s: spec.maxReplicas maximum %v, want %d (autoscalingapi.MaxReplicasLimit)", name, maxR.Maximum, autoscalingapi.MaxReplicasLimit)
 		}
 	}
 }

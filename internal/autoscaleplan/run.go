@@ -71,6 +71,10 @@ type Input struct {
 	Profiles map[string]*api.Shoot
 	// Scheduler is the scheduler name whose unplaced Shoots are pending.
 	Scheduler string
+	// Budget, when set, gives each SeedAutoscaler's recommendation its
+	// seedscale.Input.Stop (a fresh deadline each), so that a run always
+	// ends.
+	Budget func() func() error
 }
 
 // Run recommends replicas for each SeedAutoscaler. A SeedAutoscaler whose
@@ -108,6 +112,10 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 	if err != nil {
 		return Entry{}, err
 	}
+	var stop func() error
+	if in.Budget != nil {
+		stop = in.Budget()
+	}
 	rec, err := seedscale.Recommend(seedscale.Input{
 		Snapshot:    in.Snapshot,
 		Pending:     pending,
@@ -116,6 +124,7 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 		Spec:        &sa.Spec,
 		Profiles:    in.Profiles,
 		DecodeShoot: landscape.DecodeShoot,
+		Stop:        stop,
 	})
 	if err != nil {
 		return Entry{}, err

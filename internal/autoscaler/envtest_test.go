@@ -72,6 +72,7 @@ func TestScalesThroughTheAPIServer(t *testing.T) {
 		Snapshot:   newLandscape(t, 3, 9).Snapshot,
 		Options:    placement.Options{Strategy: placement.SameRegion},
 		SyncPeriod: time.Second,
+		SyncBudget: 10 * time.Second,
 	}
 	require.NoError(t, r.SetupWithManager(mgr))
 	assert.True(t, r.NeedLeaderElection(), "only the leader scales")

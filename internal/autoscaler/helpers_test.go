@@ -245,6 +245,7 @@ func newFixture(t *testing.T, store *cache.Store, m *metrics.Recorder, objs ...c
 		Snapshot:   store.Snapshot,
 		Options:    placement.Options{Strategy: placement.SameRegion},
 		SyncPeriod: 30 * time.Second,
+		SyncBudget: 10 * time.Second,
 		Now:        func() time.Time { return f.now },
 	}
 	return f

@@ -29,7 +29,6 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
-	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -42,7 +41,8 @@ const (
 	EventRecorderName = "seedwarden-autoscaler"
 )
 
-// syncTimeout bounds one sync's API calls.
+// syncTimeout bounds one sync, its status write included (the reads and
+// the recommendation have SyncBudget of it).
 const syncTimeout = time.Minute
 
 // EventRecorder is client-go's events.EventRecorder (what
@@ -88,6 +88,9 @@ type Reconciler struct {
 	DryRun bool
 	// SyncPeriod is how often each SeedAutoscaler is recomputed.
 	SyncPeriod time.Duration
+	// SyncBudget bounds one sync's reads and recommendation
+	// (autoscaler.syncBudget).
+	SyncBudget time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -104,6 +107,8 @@ type entry struct {
 	// lastWarning and lastDryRun are the keys of the last warning and
 	// dry-run event, so that a condition that lasts is recorded once.
 	lastWarning, lastDryRun string
+	// computed is the last recommendation and what it was computed from.
+	computed *computed
 }
 
 // SetupWithManager registers the controller with mgr, leader-only under
@@ -137,8 +142,8 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 	if r.Snapshot == nil {
 		return nil, errors.New("seedautoscaler controller: no landscape snapshot")
 	}
-	if r.SyncPeriod <= 0 {
-		return nil, fmt.Errorf("seedautoscaler controller: sync period %s must be positive", r.SyncPeriod)
+	if r.SyncPeriod <= 0 || r.SyncBudget <= 0 {
+		return nil, fmt.Errorf("seedautoscaler controller: sync period %s and sync budget %s must be positive", r.SyncPeriod, r.SyncBudget)
 	}
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
@@ -254,35 +259,47 @@ type outcome struct {
 	err      *syncError
 	// readScale says the scale subresource was read (AbleToScale).
 	readScale bool
+	// reused says the recommendation is the last sync's: its inputs are
+	// unchanged.
+	reused bool
 }
 
-// sync computes and, unless dry-run, writes the replicas.
+// sync computes and, unless dry-run, writes the replicas. The reads and
+// the recommendation share the sync budget; a sync past it decides
+// nothing and writes nothing.
 func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler, e *entry) outcome {
 	out := outcome{dryRun: r.DryRun || sa.Spec.DryRun}
-	t, serr := r.readTarget(ctx, sa)
+	budget, cancel := context.WithTimeout(ctx, r.SyncBudget)
+	defer cancel()
+	deadline := r.now().Add(r.SyncBudget)
+	if out.err = r.firstForItsSet(budget, sa); out.err != nil {
+		return out
+	}
+	t, serr := r.readTarget(budget, sa)
 	if serr != nil {
 		out.err = serr
 		return out
 	}
 	out.readScale, out.current = true, t.scale.Spec.Replicas
 	snap := r.Snapshot()
-	set, serr := r.buildSet(ctx, t, snap)
+	set, serr := r.buildSet(budget, t, snap)
 	if serr != nil {
 		out.err = serr
 		return out
 	}
-	in := seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles, DecodeShoot: landscape.DecodeShoot}
+	var pending []*api.Shoot
 	if r.Pending != nil {
-		in.Pending = r.Pending()
+		pending = r.Pending()
 	}
-	rec, err := seedscale.Recommend(in)
-	if err != nil {
-		out.err = &syncError{reason: ReasonFailedComputeReplicas, message: err.Error()}
+	in := r.seedscaleInput(sa, set, snap, pending)
+	fair := deadline.Sub(r.now()) >= r.SyncBudget/2
+	out.rec, out.err, out.reused = r.recommend(e, sa, in, inputsOf(sa, t, set, snap, pending), r.stopAt(budget, deadline), fair)
+	r.Metrics.CountAutoscalerRecommendation(sa.Namespace, sa.Name, recommendationResult(out))
+	if out.err != nil {
 		return out
 	}
-	out.rec = rec
 	now := r.now()
-	out.decision = seedscale.Behave(sa.Spec.Behavior, &e.history, out.current, rec.Desired, now)
+	out.decision = seedscale.Behave(sa.Spec.Behavior, &e.history, out.current, out.rec.Desired, now)
 	if out.dryRun || out.decision.Replicas == out.current {
 		return out
 	}
@@ -293,6 +310,20 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	out.scaled = true
 	e.history.Scales = append(e.history.Scales, seedscale.Scale{At: now, From: out.current, To: out.decision.Replicas})
 	return out
+}
+
+// recommendationResult is the result label of a sync's recommendation.
+func recommendationResult(out outcome) string {
+	switch {
+	case out.reused:
+		return metrics.RecommendationReused
+	case out.err == nil:
+		return metrics.RecommendationComputed
+	case out.err.reason == ReasonSyncBudgetExceeded:
+		return metrics.RecommendationOverBudget
+	default:
+		return metrics.RecommendationFailed
+	}
 }
 
 func (r *Reconciler) now() time.Time {

@@ -329,9 +329,13 @@ func TestScaleDownAfterTheWindow(t *testing.T) {
 	assert.Equal(t, "3 replicas recommended, 5 allowed by the scale-down stabilization window of 30m0s", limited.Message)
 	assert.Empty(t, f.events.take(), "nothing done, nothing to record")
 
+	// Nothing changed but the time: the recommendation is the last one,
+	// and the window's end still takes effect.
 	f.now = f.now.Add(31 * time.Minute)
 	sa, _, err = f.sync(t)
 	require.NoError(t, err)
+	reused, _ := gauge(t, reg, metrics.AutoscalerRecommendationsTotalName, metrics.AutoscalerResultLabel, metrics.RecommendationReused)
+	assert.Equal(t, 1.0, reused, "not recomputed")
 	assert.Equal(t, int32(4), f.replicas(t), "one seed per period by default")
 	assert.Equal(t, ReasonScaledDown, sa.Status.Reason)
 	assert.Equal(t, []string{"Normal ScaledDown"}, reasons(f.events.take()))

@@ -24,3 +24,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }
+
+// The SeedAutoscaler's kind and resource, as admission requests name them.
+const (
+	KindSeedAutoscaler     = "SeedAutoscaler"
+	ResourceSeedAutoscaler = "seedautoscalers"
+)

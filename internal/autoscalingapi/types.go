@@ -53,7 +53,9 @@ type SeedAutoscalerSpec struct {
 	MaxReplicas int32 `json:"maxReplicas"`
 	// Metrics are the targets; the largest number of replicas any of them
 	// asks for wins, as with a HorizontalPodAutoscaler.
+	// At most 16 (MaxMetrics).
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
 	Metrics []MetricSpec `json:"metrics"`
 	// Behavior bounds how fast the replicas change.
 	// +optional
@@ -166,7 +168,9 @@ type HeadroomMetricSource struct {
 	// (headroom.profiles[].name in its configuration).
 	// +optional
 	Profile string `json:"profile,omitempty"`
-	// Shoot is an inline core.gardener.cloud/v1beta1 Shoot template.
+	// Shoot is an inline core.gardener.cloud/v1beta1 Shoot template, at
+	// most 16 KiB of JSON (MaxInlineShootBytes; checked by seedwarden's
+	// webhook, which a CRD schema cannot).
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:EmbeddedResource
 	// +optional

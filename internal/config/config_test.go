@@ -60,7 +60,7 @@ func TestDefault(t *testing.T) {
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(true), ID: "seedwarden-pending-shoots"},
 		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
-		Autoscaler:     Autoscaler{SyncPeriod: NewDuration(DefaultAutoscalerSyncPeriod)},
+		Autoscaler:     Autoscaler{SyncPeriod: NewDuration(DefaultAutoscalerSyncPeriod), SyncBudget: NewDuration(DefaultAutoscalerSyncBudget)},
 	}, c)
 	assert.True(t, c.BindingEnabled())
 	assert.True(t, c.CapacityEnabled())
@@ -222,7 +222,7 @@ scoring:
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(false), Namespace: "seedwarden", ID: "my-lease"},
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
-		Autoscaler:     Autoscaler{Enabled: true, DryRun: true, SyncPeriod: NewDuration(10 * time.Second)},
+		Autoscaler:     Autoscaler{Enabled: true, DryRun: true, SyncPeriod: NewDuration(10 * time.Second), SyncBudget: NewDuration(DefaultAutoscalerSyncBudget)},
 		Scoring: &Scoring{
 			Scorers:         []WeightedScorer{{Name: "LeastAllocated", Weight: 5}, {Name: "RegionDistance", Weight: 1}},
 			DefaultCapacity: 100,

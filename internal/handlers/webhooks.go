@@ -30,6 +30,10 @@ const (
 	WebhookNamespaceDeletion     = "namespace-deletion"
 	WebhookNamespaceDeletionPath = "/validate-namespace-deletion"
 
+	// WebhookSeedAutoscaler guards SeedAutoscaler CREATE and UPDATE.
+	WebhookSeedAutoscaler     = "seed-autoscaler"
+	WebhookSeedAutoscalerPath = "/validate-seed-autoscaler"
+
 	// MutateShootsPath is where the mutating webhook for Shoot CREATE is
 	// served; its answers are counted as placement decisions, not
 	// validations.

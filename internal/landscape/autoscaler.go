@@ -54,6 +54,9 @@ func checkSeedAutoscaler(s *autoscalingapi.SeedAutoscalerSpec) error {
 		errs = append(errs, checkRules("spec.behavior.scaleUp", b.ScaleUp)...)
 		errs = append(errs, checkRules("spec.behavior.scaleDown", b.ScaleDown)...)
 	}
+	// The bounds the CRD (metrics) and seedwarden's webhook (inline Shoots)
+	// hold a stored SeedAutoscaler to.
+	errs = append(errs, s.CheckBounds())
 	return errors.Join(errs...)
 }
 

@@ -1,8 +1,10 @@
 package landscape_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,6 +128,13 @@ func TestReadKindsRefuses(t *testing.T) {
 				`spec.behavior.scaleDown.policies[0].value: 0: must be at least 1` + "\n" +
 				`spec.behavior.scaleDown.policies[0].periodSeconds: 0: must be from 1 to 86400`},
 	}
+	seventeen := "  maxReplicas: 3\n  metrics:\n" + strings.Repeat("  - {type: Headroom, headroom: {profile: p, minShoots: 3}}\n", autoscalingapi.MaxMetrics+1)
+	big := "  maxReplicas: 3\n  metrics:\n  - type: Headroom\n    headroom:\n      minShoots: 3\n      shoot: {apiVersion: core.gardener.cloud/v1beta1, kind: Shoot, metadata: {annotations: {pad: " +
+		strings.Repeat("x", autoscalingapi.MaxInlineShootBytes) + "}}}\n"
+	tests = append(tests,
+		struct{ name, in, want string }{"too many metrics", sa(seventeen), fmt.Sprintf("spec.metrics: %d metrics: at most %d", autoscalingapi.MaxMetrics+1, autoscalingapi.MaxMetrics)},
+		struct{ name, in, want string }{"inline Shoot too large", sa(big), fmt.Sprintf("bytes of JSON: at most %d", autoscalingapi.MaxInlineShootBytes)},
+	)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeKinds(t, tc.in)

@@ -9,6 +9,10 @@ const (
 	AutoscalerShortName           = "seedwarden_autoscaler_short"
 	AutoscalerScalesTotalName     = "seedwarden_autoscaler_scales_total"
 	AutoscalerErrorsTotalName     = "seedwarden_autoscaler_errors_total"
+	// AutoscalerRecommendationsTotalName counts the syncs that got as far
+	// as a recommendation, by how they got it (result).
+	AutoscalerRecommendationsTotalName = "seedwarden_autoscaler_recommendations_total"
+	AutoscalerResultLabel              = "result"
 	// AutoscalerNamespaceLabel is not "namespace": a scrape sets that to
 	// the pod's namespace and would rename this one exported_namespace.
 	AutoscalerNamespaceLabel = "autoscaler_namespace"
@@ -22,10 +26,23 @@ const (
 	ScaleDown = "down"
 )
 
+// Values of the result label of seedwarden_autoscaler_recommendations_total.
+const (
+	// RecommendationComputed: computed afresh.
+	RecommendationComputed = "computed"
+	// RecommendationReused: the inputs were the last sync's, and so is the
+	// recommendation (behavior is still applied anew).
+	RecommendationReused = "reused"
+	// RecommendationOverBudget: stopped at the sync budget, nothing decided.
+	RecommendationOverBudget = "over_budget"
+	// RecommendationFailed: the spec or the landscape could not be computed.
+	RecommendationFailed = "failed"
+)
+
 // autoscalerCollectors are GroupAutoscaler's.
 type autoscalerCollectors struct {
-	current, desired, short *prometheus.GaugeVec
-	scales, errors          *prometheus.CounterVec
+	current, desired, short         *prometheus.GaugeVec
+	scales, errors, recommendations *prometheus.CounterVec
 }
 
 func newAutoscalerCollectors() autoscalerCollectors {
@@ -51,6 +68,10 @@ func newAutoscalerCollectors() autoscalerCollectors {
 			Name: AutoscalerErrorsTotalName,
 			Help: "Syncs of the SeedAutoscaler that failed (no target, no scale subresource, a bad selector or profile, an API error).",
 		}, id),
+		recommendations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: AutoscalerRecommendationsTotalName,
+			Help: "Recommendations of the SeedAutoscaler by result: computed, reused (inputs unchanged since the last sync), over_budget (stopped at autoscaler.syncBudget, nothing written), failed.",
+		}, append(id, AutoscalerResultLabel)),
 	}
 }
 
@@ -60,6 +81,7 @@ func (c *autoscalerCollectors) register(reg prometheus.Registerer) {
 	c.short = Register(reg, c.short)
 	c.scales = Register(reg, c.scales)
 	c.errors = Register(reg, c.errors)
+	c.recommendations = Register(reg, c.recommendations)
 }
 
 // SetAutoscaler records a SeedAutoscaler's replicas and whether it is short.
@@ -94,6 +116,15 @@ func (m *Recorder) CountAutoscalerError(namespace, name string) {
 	m.autoscaler.errors.WithLabelValues(namespace, name).Inc()
 }
 
+// CountAutoscalerRecommendation counts a recommendation by result
+// (RecommendationComputed, ...).
+func (m *Recorder) CountAutoscalerRecommendation(namespace, name, result string) {
+	if m == nil {
+		return
+	}
+	m.autoscaler.recommendations.WithLabelValues(namespace, name, result).Inc()
+}
+
 // DeleteAutoscaler drops every series of a deleted SeedAutoscaler.
 func (m *Recorder) DeleteAutoscaler(namespace, name string) {
 	if m == nil {
@@ -106,4 +137,5 @@ func (m *Recorder) DeleteAutoscaler(namespace, name string) {
 	c.short.Delete(id)
 	c.errors.Delete(id)
 	c.scales.DeletePartialMatch(id)
+	c.recommendations.DeletePartialMatch(id)
 }

@@ -25,6 +25,13 @@ const (
 // target holds, once the pending Shoots are placed; the largest of them,
 // and minReplicas, wins.
 func Recommend(in Input) (Recommendation, error) {
+	if in.Spec == nil {
+		return Recommendation{}, errors.New("seedscale: no spec")
+	}
+	// A stored object may predate the webhook that bounds it.
+	if err := in.Spec.CheckBounds(); err != nil {
+		return Recommendation{}, err
+	}
 	return recommend(in, (*recommender).scan)
 }
 
@@ -75,6 +82,8 @@ type recommender struct {
 	// scan starts (the floor: what a metric asks for alone).
 	lo, hi, from int32
 	results      []MetricResult
+	// steps counts the simulations and metric readings so far (step).
+	steps int
 	// takeable says, by namespace/name, which pending Shoots a new
 	// replica would take (filled on first use).
 	takeable map[string]bool
@@ -85,11 +94,12 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 		Set: r.in.Set.Name, Current: r.in.Set.Replicas, Floor: r.sim.floor(),
 		Metrics: []MetricResult{}, ModelSource: r.in.Set.ModelSource,
 	}
+	// On error no part of a recommendation is returned.
 	if err := r.readCurrent(); err != nil {
-		return rec, err
+		return Recommendation{}, err
 	}
 	if err := scan(r); err != nil {
-		return rec, err
+		return Recommendation{}, err
 	}
 	rec.Metrics = r.results
 	rec.Desired = r.lo
@@ -97,9 +107,9 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 		rec.Desired = max(rec.Desired, m.Replicas)
 		rec.Short = rec.Short || (!m.Met && m.WouldNotHelp == "")
 	}
-	final, err := r.sim.run(rec.Desired, true)
+	final, err := r.run(rec.Desired, true)
 	if err != nil {
-		return rec, err
+		return Recommendation{}, err
 	}
 	rec.PendingPlaced, rec.PendingUnplaced = len(final.report.Placed), len(final.report.Unplaced)
 	rec.Reason, rec.Message = r.explain(&rec, final)
@@ -109,14 +119,14 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 // readCurrent fills each metric's target and value on the landscape as it
 // is (no replica added or removed, nothing pending placed).
 func (r *recommender) readCurrent() error {
-	now, err := r.sim.run(r.sim.registered(), false)
+	now, err := r.run(r.sim.registered(), false)
 	if err != nil {
 		return err
 	}
 	r.results = make([]MetricResult, len(r.metrics))
 	for i := range r.metrics {
 		m := &r.metrics[i]
-		v, err := m.read(now, r.in.Options)
+		v, err := r.read(m, now)
 		if err != nil {
 			return err
 		}
@@ -126,6 +136,35 @@ func (r *recommender) readCurrent() error {
 		}
 	}
 	return nil
+}
+
+// step asks Input.Stop whether to go on, before a simulation or a metric
+// reading: the units a recommendation's cost is made of.
+func (r *recommender) step() error {
+	if r.in.Stop == nil {
+		return nil
+	}
+	if err := r.in.Stop(); err != nil {
+		return &StoppedError{Steps: r.steps, Err: err}
+	}
+	r.steps++
+	return nil
+}
+
+// run is sim.run, one step.
+func (r *recommender) run(k int32, placePending bool) (*outcome, error) {
+	if err := r.step(); err != nil {
+		return nil, err
+	}
+	return r.sim.run(k, placePending)
+}
+
+// read is m.read at o, one step.
+func (r *recommender) read(m *metric, o *outcome) (value, error) {
+	if err := r.step(); err != nil {
+		return value{}, err
+	}
+	return m.read(o, r.in.Options)
 }
 
 // stuck says whether a pending Shoot that a new replica would take found

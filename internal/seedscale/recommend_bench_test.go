@@ -1,9 +1,11 @@
 package seedscale
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -85,6 +87,68 @@ func BenchmarkRecommend(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkRecommendMetrics is one sync's recommendation per number of
+// metrics, on BenchmarkRecommend's landscape (1,000 seeds, 100,000 Shoots,
+// a set of 25, 200 pending): n Headroom metrics, each with an inline Shoot
+// template (the generated one, under its own name) and its own target, from
+// 8,000 more Shoots up in steps of 100, so that each metric bisects to its
+// own count. The baseline, in the same run, is one metric. What it shows:
+// how the cost grows with spec.metrics, which autoscalingapi.MaxMetrics
+// bounds (recommend, not Recommend: 32 is past the bound, measured to show
+// what the bound saves).
+func BenchmarkRecommendMetrics(b *testing.B) {
+	store := cache.NewStore(cache.Options{})
+	store.Load(landscapegen.Landscape(1000, 100_000))
+	snap := store.Snapshot()
+	var set Set
+	for _, s := range snap.Seeds {
+		if s.Object.Spec.Provider.Type == "aws" && s.Object.Spec.Provider.Region == "eu-west-1" {
+			set.Seeds = append(set.Seeds, s.Name)
+			set.Model = s.Object
+		}
+	}
+	set.Name, set.Prefix, set.Replicas = "garden/aws-eu-west-1", "aws-eu-west-1", int32(len(set.Seeds))
+	pending := make([]*api.Shoot, 200)
+	for i := range pending {
+		pending[i] = landscapegen.NewShoot(fmt.Sprintf("pending-%03d", i))
+	}
+	decode := func(raw []byte) (*api.Shoot, error) {
+		s := &api.Shoot{}
+		return s, json.Unmarshal(raw, s)
+	}
+	for _, n := range []int{1, 2, 4, 8, 16, 32} {
+		metrics := make([]autoscalingapi.MetricSpec, n)
+		for i := range metrics {
+			raw, err := json.Marshal(landscapegen.NewShoot(fmt.Sprintf("like-%02d", i)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			metrics[i] = autoscalingapi.MetricSpec{Type: autoscalingapi.HeadroomMetricSourceType, Headroom: &autoscalingapi.HeadroomMetricSource{
+				Shoot: &runtime.RawExtension{Raw: raw}, MinShoots: int32(8000 + 100*i),
+			}}
+		}
+		in := Input{
+			Snapshot: snap, Pending: pending, Set: set, DecodeShoot: decode,
+			Spec: &autoscalingapi.SeedAutoscalerSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 60, Metrics: metrics},
+		}
+		var steps int
+		in.Stop = func() error { steps++; return nil }
+		if _, err := recommend(in, (*recommender).scan); err != nil {
+			b.Fatal(err)
+		}
+		in.Stop = nil
+		b.Run(fmt.Sprintf("metrics=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := recommend(in, (*recommender).scan); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(steps), "steps/op")
 		})
 	}
 }

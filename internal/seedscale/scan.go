@@ -10,14 +10,14 @@ package seedscale
 // whatever the averages say. A Headroom metric whose Shoots new seeds
 // would not take is the exception: more seeds change nothing for it.
 func (r *recommender) verdicts(k int32) ([]bool, error) {
-	o, err := r.sim.run(k, true)
+	o, err := r.run(k, true)
 	if err != nil {
 		return nil, err
 	}
 	stuck := r.stuck(o)
 	out := make([]bool, len(r.metrics))
 	for i := range r.metrics {
-		v, err := r.metrics[i].read(o, r.in.Options)
+		v, err := r.read(&r.metrics[i], o)
 		if err != nil {
 			return nil, err
 		}

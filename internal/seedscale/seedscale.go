@@ -6,6 +6,8 @@
 package seedscale
 
 import (
+	"fmt"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -48,7 +50,25 @@ type Input struct {
 	// DecodeShoot reads a Headroom metric's inline template
 	// (landscape.DecodeShoot).
 	DecodeShoot func([]byte) (*api.Shoot, error)
+	// Stop, when set, is asked before each simulation and each metric
+	// reading; an error ends the recommendation with a *StoppedError and
+	// no result. The controller and `plan --autoscale` stop a
+	// recommendation past its time budget this way.
+	Stop func() error
 }
+
+// StoppedError is a recommendation Input.Stop ended after Steps
+// simulations and metric readings.
+type StoppedError struct {
+	Steps int
+	Err   error
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("stopped after %d simulations and metric readings: %v", e.Steps, e.Err)
+}
+
+func (e *StoppedError) Unwrap() error { return e.Err }
 
 // MetricResult is one metric's verdict.
 type MetricResult struct {
