@@ -77,6 +77,8 @@ type replicaOptions struct {
 	config     string // appended to the configuration file
 	server     string // more fields of its server section ("  key: value\n")
 	lease      string // "": the suite's Lease (leaderElection.id)
+	// reservationTTL replaces the suite's (5s); "": the suite's.
+	reservationTTL string
 }
 
 // startReplicaWith is startReplica with options.
@@ -98,6 +100,11 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authori
 		const suiteLease = "  id: seedwarden-pending-shoots\n"
 		require.Contains(t, cfg, suiteLease)
 		cfg = strings.Replace(cfg, suiteLease, "  id: "+o.lease+"\n", 1)
+	}
+	if o.reservationTTL != "" {
+		const suiteTTL = "\nreservationTTL: 5s\n"
+		require.Contains(t, cfg, suiteTTL)
+		cfg = strings.Replace(cfg, suiteTTL, "\nreservationTTL: "+o.reservationTTL+"\n", 1)
 	}
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg+o.config), 0o644))
 	if o.kubeconfig == "" {

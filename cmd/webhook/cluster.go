@@ -294,8 +294,8 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 			// seed is trusted.
 			r.Verifier = deps.signer
 		}
-		if deps.cluster != nil {
-			r.Cluster = deps.cluster
+		if c, ok := deps.cluster.(pending.ClusterReserver); ok {
+			r.Cluster = c // *seedreserve.Reserver: its Reserve of an existing Shoot
 		}
 		if deps.watched != nil {
 			r.Watched = deps.watched

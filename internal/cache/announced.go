@@ -15,7 +15,7 @@ import (
 // replica, or expired) a place is reserved under to. It reports false, with
 // nothing held under to, when the seed is full or no longer admits the
 // Shoot; the caller then decides again. Either way from holds nothing after.
-// The Shoot exists, so its reservation counts against no limit.
+// The Shoot exists, so no limit refuses its reservation.
 func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to string) bool {
 	if from != "" {
 		defer s.ReleaseFor(from, shoot.Namespace, shoot.Name)
@@ -23,7 +23,7 @@ func (s *Store) PlaceOn(shoot *api.Shoot, opts placement.Options, seed, from, to
 	held := s.transfer(shoot, seed, from, to)
 	if !held {
 		claim := ClaimFor(shoot, to, "")
-		claim.Exists = true
+		claim.Exists, claim.UID = true, string(shoot.UID)
 		if s.Reserve(seed, claim) != nil {
 			return false
 		}
@@ -60,8 +60,8 @@ func (s *Store) transfer(shoot *api.Shoot, seed, from, to string) bool {
 		return false
 	}
 	s.releaseLocked(from)
-	moved := &reservation{Claim: r.Claim, ctr: r.ctr, reserved: now, expires: now.Add(s.ttl), confirmed: true}
-	moved.Key = to
+	moved := &reservation{Claim: r.Claim, ctr: r.ctr, reserved: now, expires: s.life.Deadline(now, Confirmed), confirmed: true}
+	moved.Key, moved.Exists, moved.UID = to, true, string(shoot.UID)
 	s.addLocked(moved)
 	return true
 }

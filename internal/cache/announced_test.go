@@ -96,6 +96,7 @@ func TestPlaceOnAtLimit(t *testing.T) {
 	s.Apply(project("p", "p"))
 	s.Apply(seed("a", 2))
 	require.NoError(t, s.Reserve("a", Claim{Key: "flood", Namespace: "p", User: "mallory"}))
+	s.Apply(shoot("p", "new", "", "")) // it exists, waiting for its binding
 
 	assert.True(t, s.PlaceOn(shoot("p", "new", "", ""), opts, "a", "", "manual/p/new"))
 	_, held := s.Reservation("manual/p/new")

@@ -187,6 +187,8 @@ func TestKeyOfAnotherShootIsNotReservedAgain(t *testing.T) {
 // A reservation for a Shoot that exists (an UPDATE, a binding, the retry
 // controller's placement) is confirmed from the start: no limit refuses it,
 // and it lasts the TTL unless released.
+// A claim to exist for a Shoot the cache does not hold (a forged review) is
+// limited as a CREATE's.
 func TestReservationForAnExistingShoot(t *testing.T) {
 	clock := newFakeClock()
 	s := NewStore(Options{Now: clock.Now, Limits: Limits{PerNamespace: 1, PerUser: 1, Total: 1}})
@@ -194,7 +196,11 @@ func TestReservationForAnExistingShoot(t *testing.T) {
 	require.NoError(t, s.Reserve("a", Claim{Key: "k1", Namespace: "p", Name: "s1", User: "binder"}))
 	var le *LimitError
 	require.ErrorAs(t, s.Reserve("a", Claim{Key: "k2", Namespace: "p", Name: "s2", User: "binder"}), &le)
+	s.Apply(shoot("p", "s3", "", "")) // it exists, waiting for its binding
 	require.NoError(t, s.Reserve("a", Claim{Key: "manual/p/s3", Namespace: "p", Name: "s3", User: "binder", Exists: true}))
+
+	require.ErrorAs(t, s.Reserve("a", Claim{Key: "manual/p/s4", Namespace: "p", Name: "s4", User: "binder", Exists: true}), &le,
+		"s4 is not in the cache")
 
 	clock.Step(DefaultConfirmWindow)
 	_, held := s.Reservation("k1")

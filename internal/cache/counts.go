@@ -57,6 +57,9 @@ type shootFacts struct {
 	id           shootID
 	spec, status string // placement.ChargedSeeds
 	reservation  string // AnnotationReservation
+	// ident is read only of a Shoot charged to no seed (the uid of a
+	// ReducedShoot costs a string): the only ones that confirm anything.
+	ident shootIdentity
 }
 
 func factsOf(o *api.Shoot) shootFacts {
@@ -65,16 +68,21 @@ func factsOf(o *api.Shoot) shootFacts {
 		id:   shootID{namespace: intern(o.Namespace), name: o.Name},
 		spec: spec, status: status,
 		reservation: o.Annotations[AnnotationReservation],
+		ident:       identityOf(o),
 	}
 }
 
 func reducedFacts(r *ReducedShoot) shootFacts {
 	spec, status := r.chargedSeeds()
-	return shootFacts{
+	f := shootFacts{
 		id:   shootID{namespace: r.namespace, name: r.name},
 		spec: spec, status: status,
 		reservation: r.annotation(AnnotationReservation),
 	}
+	if spec == "" && status == "" {
+		f.ident = reducedIdentity(r)
+	}
+	return f
 }
 
 // Usage returns a seed's Shoots plus live reservations; it works for seeds
@@ -108,37 +116,46 @@ const (
 	ShootPending
 	// ShootOnSeed is counted against the seed asked about.
 	ShootOnSeed
-	// ShootElsewhere is counted against other seeds only.
+	// ShootElsewhere is in the cache, but neither counted against the seed
+	// asked about nor waiting with the identity asked about: counted
+	// against other seeds, or another Shoot of that name.
 	ShootElsewhere
+	// ShootDeleted is not in the cache any more: the watch showed the
+	// Shoot carrying the identity asked about deleted, within the confirm
+	// window.
+	ShootDeleted
 )
 
 // ShootsOnSeed returns how many Shoots count against seed (reservations
-// excluded) and, for each of keys ("namespace/name"), that Shoot's state.
-// Both come from one instant of the Store, so a Shoot that arrives
-// meanwhile is never missed by one and counted by the other. Cost is
-// O(len(keys)).
-func (s *Store) ShootsOnSeed(seed string, keys []string) (shoots int64, states []ShootState) {
-	states = make([]ShootState, len(keys))
+// excluded) and, for each of refs, that Shoot's state: ShootPending only
+// for a Shoot carrying the ref's ID (see ShootRef). Both come from one
+// instant of the Store, so a Shoot that arrives meanwhile is never missed
+// by one and counted by the other. Cost is O(len(refs)).
+func (s *Store) ShootsOnSeed(seed string, refs []ShootRef) (shoots int64, states []ShootState) {
+	states = make([]ShootState, len(refs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetDeletedLocked(s.now())
 	if c := s.counters[seed]; c != nil {
 		shoots = c.shoots.Load()
 	}
-	for i, k := range keys {
-		states[i] = s.stateLocked(shootIDOf(k), seed)
+	for i, ref := range refs {
+		states[i] = s.stateLocked(shootIDOf(ref.Key), seed, ref.ID)
 	}
 	return shoots, states
 }
 
-func (s *Store) stateLocked(id shootID, seed string) ShootState {
+func (s *Store) stateLocked(id shootID, seed, identity string) ShootState {
 	c, ok := s.shoots[id.namespace][id.name]
 	seeds := s.seedsLocked(c)
 	switch {
+	case !ok && s.deletedLocked(id, identity):
+		return ShootDeleted
 	case !ok:
 		return ShootAbsent
 	case seed != "" && (seeds[0] == seed || seeds[1] == seed):
 		return ShootOnSeed
-	case c == charge{}:
+	case c == charge{} && s.pending[id].carries(identity):
 		return ShootPending
 	}
 	return ShootElsewhere
@@ -173,7 +190,8 @@ func (s *Store) applyShoot(f shootFacts, shoot func() *api.Shoot) {
 func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sweepLocked(s.now())
+	now := s.now()
+	s.sweepLocked(now)
 	next := charge{spec: s.chargeTo(f.spec), status: s.chargeTo(f.status)}
 	byName := s.shoots[f.id.namespace]
 	if byName == nil {
@@ -194,17 +212,22 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 		s.moveSpreadLocked(namespace, oldSeeds, nextSeeds) // old is zero when !known
 	}
 	byName[f.id.name] = next
+	if next == (charge{}) {
+		s.pending[f.id] = f.ident
+	} else if known && old == (charge{}) {
+		delete(s.pending, f.id)
+	}
 	if k := f.reservation; k != "" {
+		// The key is the admission's identity: only the Shoot it created
+		// carries it (identity.go).
 		if r := s.reservations[k]; r != nil && r.heldFor(namespace, f.id.name) {
-			if f.spec == "" {
-				s.confirmLocked(r) // it exists; the binding is to come
-			} else {
-				if !r.confirmed {
-					s.observeConfirmed(r)
-				}
-				s.releaseLocked(k) // the Shoot itself now holds the place
-				fulfilled = true
+			// On any seed, the admission's place has served: the Shoot
+			// holds the one it is on.
+			state := ShootPending
+			if f.spec != "" {
+				state = ShootOnSeed
 			}
+			fulfilled = s.judgeLocked(r, state, now) == Fulfilled
 		}
 	}
 	if f.spec != "" {
@@ -215,7 +238,7 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 			return fulfilled // the common case: no key to build
 		}
 		if r := s.reservations[ManualReservationKey(namespace, f.id.name)]; r != nil && r.ctr.name == f.spec {
-			s.releaseLocked(r.Key)
+			s.judgeLocked(r, ShootOnSeed, now)
 		}
 	}
 	return fulfilled
@@ -228,21 +251,34 @@ func (s *Store) countShoot(f shootFacts) (fulfilled bool) {
 // happens before the Shoot exists. Set it before the Store is fed.
 func (s *Store) OnArrival(f func(shoot *api.Shoot, seed string)) { s.arrived = f }
 
-func (s *Store) removeShoot(id shootID) {
+// removeShoot uncounts the Shoot id, recognised by ident, and ends the
+// reservations taken for it: its admission's (ident.reservation) and a
+// manual one taken for this very Shoot (Claim.UID).
+func (s *Store) removeShoot(id shootID, ident shootIdentity) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.now()
+	s.rememberDeletedLocked(id, ident, now)
+	namespace := str(id.namespace)
+	if r := s.reservations[ident.reservation]; ident.reservation != "" && r != nil && r.heldFor(namespace, id.name) {
+		s.judgeLocked(r, ShootDeleted, now)
+	}
+	if r := s.reservations[ManualReservationKey(namespace, id.name)]; r != nil && ident.uid != "" && r.UID == ident.uid {
+		s.judgeLocked(r, ShootDeleted, now)
+	}
 	// Undo what was counted, not what the (possibly stale) final object says.
 	byName := s.shoots[id.namespace]
 	old, known := byName[id.name]
 	if !known {
 		return
 	}
+	delete(s.pending, id)
 	if delete(byName, id.name); len(byName) == 0 {
 		delete(s.shoots, id.namespace)
 	}
 	seeds := s.seedsLocked(old)
 	s.addCharge(old, -1)
-	s.moveSpreadLocked(str(id.namespace), seeds, [2]string{})
+	s.moveSpreadLocked(namespace, seeds, [2]string{})
 }
 
 // chargeTo is the id of a charged seed's counter, 0 for none. Shoots keep

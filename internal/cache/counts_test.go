@@ -149,7 +149,9 @@ func TestShootsOnSeed(t *testing.T) {
 	s.Load([]client.Object{seed("a", 10), seed("b", 10)})
 	s.Apply(shoot("p1", "on-a", "a", ""))
 	s.Apply(shoot("p1", "moving", "b", "a")) // migrating from a to b
-	s.Apply(shoot("p2", "pending", "", ""))
+	pending := shoot("p2", "pending", "", "")
+	pending.UID = "uid-pending"
+	s.Apply(pending)
 	require.NoError(t, s.Reserve("a", Claim{Key: "uid-1", Namespace: "ns"}))
 
 	for _, tc := range []struct {
@@ -168,7 +170,7 @@ func TestShootsOnSeed(t *testing.T) {
 		assert.Equal(t, tc.want, s.ShootChargedTo(tc.ns, tc.name, tc.seed), "%s/%s on %q", tc.ns, tc.name, tc.seed)
 	}
 
-	keys := []string{"p1/on-a", "p1/moving", "p2/pending", "p1/nope", "garbage"}
+	keys := []ShootRef{{Key: "p1/on-a"}, {Key: "p1/moving"}, {Key: "p2/pending", ID: "uid-pending"}, {Key: "p1/nope"}, {Key: "garbage"}}
 	shoots, charged := s.ShootsOnSeed("a", keys)
 	assert.Equal(t, int64(2), shoots, "the reservation is not a Shoot")
 	assert.Equal(t, []ShootState{ShootOnSeed, ShootOnSeed, ShootPending, ShootAbsent, ShootAbsent}, charged)
@@ -186,6 +188,14 @@ func TestShootsOnSeed(t *testing.T) {
 	assert.Equal(t, int64(0), shoots)
 	assert.Equal(t, []ShootState{ShootAbsent, ShootElsewhere, ShootPending, ShootAbsent, ShootAbsent}, charged)
 	assert.True(t, s.ShootChargedTo("p1", "moving", "b"))
+
+	// Pending only for the identity the Shoot carries; deleted for that
+	// identity within the confirm window.
+	_, states := s.ShootsOnSeed("a", []ShootRef{{Key: "p2/pending", ID: "other"}, {Key: "p2/pending"}})
+	assert.Equal(t, []ShootState{ShootElsewhere, ShootElsewhere}, states)
+	s.Remove(pending)
+	_, states = s.ShootsOnSeed("a", []ShootRef{{Key: "p2/pending", ID: "uid-pending"}, {Key: "p2/pending", ID: "other"}})
+	assert.Equal(t, []ShootState{ShootDeleted, ShootAbsent}, states)
 }
 
 // SeedStats separates the Shoots gardener-scheduler counts (a migrating

@@ -137,7 +137,7 @@ func (h eventHandler) OnUpdate(_, newObj any) {
 
 func (h eventHandler) OnDelete(obj any) {
 	// A delete missed during a watch gap arrives wrapped; the Store only needs
-	// the kind and key, which the last known state still has.
+	// the kind, key and identity, which the last known state still has.
 	switch d := obj.(type) {
 	case toolscache.DeletedFinalStateUnknown:
 		obj = d.Obj

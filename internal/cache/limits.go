@@ -14,8 +14,10 @@ import (
 // how many one namespace and one user hold, and all together, so that a
 // flood of refused requests cannot take the places of the others. A
 // reservation a limit refuses is simply not taken. Confirmed reservations
-// (their Shoot exists) count against no limit: real Shoots are bounded by
-// the garden's own quotas.
+// (their Shoot exists and waits without a seed) count against PerNamespace
+// only, with the unconfirmed ones, so that a namespace's pending Shoots hold
+// a bounded number of places; a reservation for a Shoot that exists is never
+// refused (the retry controller binding a backlog).
 
 // Defaults of Limits, equal to the configuration file's (reservations), as
 // those of Options.
@@ -53,9 +55,12 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// Held counts unconfirmed reservations: of a namespace, of a user, in all.
+// Held counts unconfirmed reservations: of a namespace, of a user, in all;
+// and Confirmed, the namespace's confirmed ones whose Shoot is not bound
+// yet, which Limits.PerNamespace bounds together with the unconfirmed.
 type Held struct {
 	Namespace, User, Total int
+	Confirmed              int
 }
 
 // Check returns the *LimitError of one more reservation for c, whose
@@ -63,7 +68,7 @@ type Held struct {
 // without a user is bounded by its namespace and the total only.
 func (l Limits) Check(c Claim, held Held) error {
 	switch {
-	case held.Namespace >= l.PerNamespace:
+	case held.Namespace+held.Confirmed >= l.PerNamespace:
 		return &LimitError{Namespace: c.Namespace, Reason: metrics.RefusedReasonNamespace, Limit: l.PerNamespace}
 	case c.User != "" && held.User >= l.PerUser:
 		return &LimitError{Namespace: c.Namespace, User: c.User, Reason: metrics.RefusedReasonUser, Limit: l.PerUser}
@@ -87,7 +92,7 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	switch e.Reason {
 	case metrics.RefusedReasonNamespace:
-		return fmt.Sprintf("namespace %q holds %d unconfirmed reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end",
+		return fmt.Sprintf("namespace %q holds %d reservations of Shoots not yet on their seed, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end",
 			e.Namespace, e.Limit)
 	case metrics.RefusedReasonUser:
 		return fmt.Sprintf("user %q holds %d unconfirmed reservations, the limit (reservations.maxPerUser); no place is reserved for this Shoot until some end",
@@ -161,7 +166,9 @@ func (s *Store) checkLimitsLocked(c Claim, old *reservation) error {
 		return nil
 	}
 	held := s.unconfirmed.Held(c)
-	if old != nil && !old.confirmed {
+	held.Confirmed = s.confirmed.Held(c).Namespace
+	switch {
+	case old != nil && !old.confirmed:
 		held.Total--
 		if old.Namespace == c.Namespace {
 			held.Namespace--
@@ -169,6 +176,8 @@ func (s *Store) checkLimitsLocked(c Claim, old *reservation) error {
 		if c.User != "" && old.User == c.User {
 			held.User--
 		}
+	case old != nil && old.Namespace == c.Namespace:
+		held.Confirmed--
 	}
 	err := s.limits.Check(c, held)
 	if le, ok := err.(*LimitError); ok && s.recorder != nil {

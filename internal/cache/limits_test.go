@@ -111,7 +111,7 @@ func TestReserveLimits(t *testing.T) {
 }
 
 func TestLimitErrorMessages(t *testing.T) {
-	assert.Equal(t, `namespace "garden-a" holds 50 unconfirmed reservations, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end`,
+	assert.Equal(t, `namespace "garden-a" holds 50 reservations of Shoots not yet on their seed, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonNamespace, Limit: 50}).Error())
 	assert.Equal(t, `user "alice" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", User: "alice", Reason: metrics.RefusedReasonUser, Limit: 20}).Error())

@@ -25,7 +25,7 @@ const maxPlaceAttempts = 5
 // seed.
 func (s *Store) Place(shoot *api.Shoot, opts placement.Options, key string) placement.Decision {
 	claim := ClaimFor(shoot, key, "")
-	claim.Exists = true
+	claim.Exists, claim.UID = true, string(shoot.UID)
 	d, _ := s.place(shoot, opts, claim)
 	return d
 }

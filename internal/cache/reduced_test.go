@@ -141,7 +141,7 @@ func TestStoreSameForReducedShoots(t *testing.T) {
 		assert.Equal(t, map[string]int64{"a": 2, "b": 2}, usages(s, "a", "b"))
 		assert.True(t, s.ShootChargedTo("p1", "s2", "b"))
 		assert.False(t, s.ShootChargedTo("p2", "s3", "b"))
-		n, charged := s.ShootsOnSeed("b", []string{"p1/s1", "p1/s2", "p2/s1", "nope"})
+		n, charged := s.ShootsOnSeed("b", []ShootRef{{Key: "p1/s1"}, {Key: "p1/s2"}, {Key: "p2/s1"}, {Key: "nope"}})
 		assert.Equal(t, int64(2), n)
 		assert.Equal(t, []ShootState{ShootElsewhere, ShootOnSeed, ShootOnSeed, ShootAbsent}, charged)
 		assert.Equal(t, 2, s.ShootsInNamespace("p2"))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -26,49 +25,6 @@ type CapacityError struct {
 func (e *CapacityError) Error() string {
 	return fmt.Sprintf("seed %q is full: usage %d (%d shoots + %d reservations) + 1 would exceed allocatable shoots %d",
 		e.Seed, e.Shoots+e.Reserved, e.Shoots, e.Reserved, e.Allocatable)
-}
-
-// Claim is what a reservation is taken for: its key, the Shoot it is for and
-// the user who asked. The key travels on the Shoot in AnnotationReservation,
-// which its users can write, so a Shoot can confirm or end only a
-// reservation taken for it: same namespace, and the same name or, for a
-// Shoot that had only generateName at admission, a name with that prefix.
-type Claim struct {
-	Key                           string
-	Namespace, Name, GenerateName string
-	// User is who sent the request (userInfo.username), "" where unknown;
-	// Limits.PerUser bounds each user's unconfirmed reservations.
-	User string
-	// Exists: the Shoot exists already (an UPDATE or binding, the retry
-	// controller's placement). Its reservation is confirmed from the start
-	// and counts against no limit: it stands for a real Shoot, one per
-	// Shoot name. A CREATE's never is, whatever its name.
-	Exists bool
-}
-
-// ClaimFor is the Claim of a placement of shoot under key, asked by user.
-func ClaimFor(shoot *api.Shoot, key, user string) Claim {
-	return Claim{Key: key, Namespace: shoot.Namespace, Name: shoot.Name, GenerateName: shoot.GenerateName, User: user}
-}
-
-// heldFor reports whether the Shoot namespace/name is the one c was taken for.
-func (c Claim) heldFor(namespace, name string) bool {
-	if c.Namespace != namespace || name == "" {
-		return false
-	}
-	if c.Name != "" {
-		return c.Name == name
-	}
-	return c.GenerateName != "" && strings.HasPrefix(name, c.GenerateName)
-}
-
-// sameShoot reports whether o, a claim under c's key, is for the Shoot c was
-// taken for: o may name the Shoot that had only generateName for c.
-func (c Claim) sameShoot(o Claim) bool {
-	if o.Name != "" {
-		return c.heldFor(o.Namespace, o.Name)
-	}
-	return c.Namespace == o.Namespace && c.Name == "" && c.GenerateName == o.GenerateName
 }
 
 type reservation struct {
@@ -154,13 +110,17 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 			return &CapacityError{Seed: seed, Shoots: shoots, Reserved: reserved, Allocatable: alloc}
 		}
 	}
+	// Exists is the caller's word; a forged review's must not escape the
+	// limits: the Shoot must be in the cache.
+	c.Exists = c.Exists && s.knownLocked(c.Namespace, c.Name)
 	if err := s.checkLimitsLocked(c, old); err != nil {
 		return err
 	}
-	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: now.Add(s.confirmWindow), confirmed: c.Exists}
-	if r.confirmed {
-		r.expires = now.Add(s.ttl)
+	st := Provisional
+	if c.Exists {
+		st = Confirmed
 	}
+	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: s.life.Deadline(now, st), confirmed: c.Exists}
 	if !deadline.IsZero() && deadline.Before(r.expires) {
 		r.expires = deadline
 	}
@@ -172,12 +132,15 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	return nil
 }
 
+func (s *Store) knownLocked(namespace, name string) bool {
+	_, ok := s.shoots[intern(namespace)][name]
+	return ok
+}
+
 // addLocked enters r into the Store.
 func (s *Store) addLocked(r *reservation) {
 	r.ctr.reserved.Add(1)
-	if !r.confirmed {
-		s.unconfirmed.Add(r.Claim, 1)
-	}
+	s.heldLocked(r).Add(r.Claim, 1)
 	s.reserved.Store(r.Key, struct{}{})
 	s.reservations[r.Key] = r
 	heap.Push(&s.expiries, r)
@@ -190,10 +153,11 @@ func (s *Store) confirmLocked(r *reservation) {
 	if r.confirmed {
 		return
 	}
-	r.confirmed = true
 	s.unconfirmed.Add(r.Claim, -1)
+	r.confirmed = true
+	s.confirmed.Add(r.Claim, 1)
 	s.observeConfirmed(r)
-	if end := r.reserved.Add(s.ttl); end.After(r.expires) {
+	if end := s.life.Deadline(r.reserved, Confirmed); end.After(r.expires) {
 		r.expires = end
 		heap.Fix(&s.expiries, r.index)
 		s.updateNextExpiryLocked()
@@ -335,11 +299,35 @@ func (s *Store) releaseLocked(key string) {
 	s.reserved.Delete(key)
 	heap.Remove(&s.expiries, r.index)
 	r.ctr.reserved.Add(-1)
-	if !r.confirmed {
-		s.unconfirmed.Add(r.Claim, -1)
-	}
+	s.heldLocked(r).Add(r.Claim, -1)
 	s.gcCounterLocked(r.ctr)
 	s.updateNextExpiryLocked()
+}
+
+// heldLocked is the count r is in: unconfirmed or confirmed.
+func (s *Store) heldLocked(r *reservation) *HeldCounts {
+	if r.confirmed {
+		return &s.confirmed
+	}
+	return &s.unconfirmed
+}
+
+// judgeLocked applies the Lifetime to r, whose Shoot the watch shows in
+// state shoot: it confirms r, leaves it, or ends it.
+func (s *Store) judgeLocked(r *reservation, shoot ShootState, now time.Time) Standing {
+	st := s.life.Standing(now.Sub(r.reserved), shoot)
+	switch st {
+	case Confirmed:
+		s.confirmLocked(r)
+	case Fulfilled:
+		if !r.confirmed {
+			s.observeConfirmed(r)
+		}
+		s.releaseLocked(r.Key) // the Shoot itself now holds the place
+	case Ended:
+		s.releaseLocked(r.Key)
+	}
+	return st
 }
 
 // sweepLocked ends every reservation whose deadline has passed.

@@ -61,8 +61,7 @@ type Options struct {
 // (spread.go).
 type Store struct {
 	gardenNamespace string
-	ttl             time.Duration
-	confirmWindow   time.Duration
+	life            Lifetime // reservationTTL and the confirm window
 	limits          Limits
 	recorder        ReservationRecorder
 	now             func() time.Time
@@ -95,8 +94,15 @@ type Store struct {
 	projectNamespaces map[string]projectClaim // project name -> the namespace it claims
 	claimants         map[string][]string     // namespace -> the Projects claiming it, sorted by name
 	reservations      map[string]*reservation
-	unconfirmed       HeldCounts
+	unconfirmed       HeldCounts // the reservations the Limits count, unconfirmed
+	confirmed         HeldCounts // and confirmed (PerNamespace only)
 	expiries          reservationHeap
+	// pending are the identities of the Shoots counted against no seed;
+	// deleted those of the Shoots deleted within the confirm window, in
+	// order, and by Shoot (identity.go).
+	pending     map[shootID]shootIdentity
+	deleted     []tombstone
+	deletedByID map[shootID][]shootIdentity
 
 	// arrived, when set, is told of every Shoot that arrives on the seed an
 	// admission of this Store reserved for it (see OnArrival).
@@ -152,8 +158,7 @@ func NewStore(o Options) *Store {
 	}
 	s := &Store{
 		gardenNamespace:   o.GardenNamespace,
-		ttl:               o.ReservationTTL,
-		confirmWindow:     o.ConfirmWindow,
+		life:              Lifetime{ConfirmWindow: o.ConfirmWindow, TTL: o.ReservationTTL},
 		limits:            o.Limits.WithDefaults(),
 		recorder:          o.Recorder,
 		now:               o.Now,
@@ -167,6 +172,9 @@ func NewStore(o Options) *Store {
 		claimants:         map[string][]string{},
 		reservations:      map[string]*reservation{},
 		unconfirmed:       NewHeldCounts(),
+		confirmed:         NewHeldCounts(),
+		pending:           map[shootID]shootIdentity{},
+		deletedByID:       map[shootID][]shootIdentity{},
 	}
 	s.nextExpiry.Store(math.MaxInt64)
 	s.publish(&landscape{
@@ -282,12 +290,12 @@ func (s *Store) Remove(obj client.Object) {
 	switch o := obj.(type) {
 	case *api.Shoot:
 		if o != nil {
-			s.removeShoot(shootID{namespace: intern(o.Namespace), name: o.Name})
+			s.removeShoot(shootID{namespace: intern(o.Namespace), name: o.Name}, identityOf(o))
 			s.unindexToken(o.Namespace, o.Name)
 		}
 	case *ReducedShoot:
 		if o != nil {
-			s.removeShoot(shootID{namespace: o.namespace, name: o.name})
+			s.removeShoot(shootID{namespace: o.namespace, name: o.name}, reducedIdentity(o))
 			s.unindexToken(o.GetNamespace(), o.name)
 		}
 	case *api.Seed:

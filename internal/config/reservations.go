@@ -34,9 +34,9 @@ type Reservations struct {
 	// reservationTTL passes. Default: 5s, or reservationTTL if shorter;
 	// 1s to reservationTTL.
 	ConfirmWindow Duration `json:"confirmWindow,omitempty"`
-	// MaxPerNamespace bounds the unconfirmed reservations of one
-	// namespace, so that a flood in one namespace leaves room for the
-	// others. Default: 100.
+	// MaxPerNamespace bounds the reservations of one namespace whose Shoot
+	// is not on its seed yet, unconfirmed and confirmed together, so that a
+	// flood in one namespace leaves room for the others. Default: 100.
 	MaxPerNamespace int `json:"maxPerNamespace,omitempty"`
 	// MaxPerUser bounds the unconfirmed reservations of one user
 	// (userInfo.username of the request). Default: 20.

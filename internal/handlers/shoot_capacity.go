@@ -35,7 +35,7 @@ type ClusterReserver interface {
 	// holding a place keeps it. A *cache.LimitError means the reservation
 	// limits refused a new place: none is held. Any other error means it
 	// could not decide.
-	Reserve(ctx context.Context, seed, key, user string, allocatable int64) error
+	ReserveFor(ctx context.Context, seed string, h cache.Holder, allocatable int64) error
 	// Check answers what Reserve would, without reserving (dry runs).
 	Check(ctx context.Context, seed, key string, allocatable int64) error
 }
@@ -211,7 +211,7 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 	if c.checkOnly {
 		err = v.Cluster.Check(ctx, c.newSeed, key, alloc)
 	} else {
-		err = v.Cluster.Reserve(ctx, c.newSeed, key, c.user, alloc)
+		err = v.Cluster.ReserveFor(ctx, c.newSeed, c.holder(key, localKey, uid), alloc)
 	}
 	if resp, ok := capacityDenial(c, err); !ok {
 		if held {
@@ -239,8 +239,32 @@ func (v *ShootCapacityValidator) reserveLocally(c *shootChange, key string, held
 
 // claim is the Store's Claim of the Shoot's place under key.
 func (c *shootChange) claim(key string) cache.Claim {
-	return cache.Claim{Key: key, Namespace: c.namespace, Name: c.name, GenerateName: c.shoot.GenerateName, User: c.user,
+	cl := cache.Claim{Key: key, Namespace: c.namespace, Name: c.name, GenerateName: c.shoot.GenerateName, User: c.user,
 		Exists: c.op == admissionv1.Update}
+	if cl.Exists {
+		cl.UID = string(c.shoot.UID)
+	}
+	return cl
+}
+
+// holder is whom the cluster-wide entry under key is for. Its identity
+// (cache.ShootRef) is, for a Shoot that exists (UPDATE, binding), its
+// metadata.uid; for a CREATE, the key of the mutating webhook's reservation
+// when it is the webhook's own (held here, or its token verifies: the entry
+// it reserved across replicas is the same), else this request's UID, which
+// no Shoot carries: nothing confirms such an entry (a seed set at CREATE
+// lands on it, and a refused CREATE holds it for the window only).
+func (c *shootChange) holder(key, localKey, uid string) cache.Holder {
+	h := cache.Holder{ShootRef: cache.ShootRef{Key: key, ID: uid}, User: c.user, Exists: c.op == admissionv1.Update}
+	switch {
+	case h.Exists:
+		h.ID = string(c.shoot.UID)
+	case localKey != "" && localKey == c.shoot.Annotations[cache.AnnotationReservation]:
+		// reservationKey returns the annotation only when it is the
+		// webhook's own: held here, or its token verifies.
+		h.ID = localKey
+	}
+	return h
 }
 
 // clusterReservationKey is "<namespace>/<name>": the Shoot's own key, so

@@ -25,6 +25,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/placementtoken"
 	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
@@ -34,8 +35,10 @@ import (
 type fakeCluster struct {
 	mu    sync.Mutex
 	calls []string // "reserve|check seed key alloc"
-	err   error
-	full  map[string]bool
+	// holders are those of the reserve calls, in order.
+	holders []cache.Holder
+	err     error
+	full    map[string]bool
 }
 
 func (f *fakeCluster) call(op, seed, key string, alloc int64) error {
@@ -48,8 +51,11 @@ func (f *fakeCluster) call(op, seed, key string, alloc int64) error {
 	return f.err
 }
 
-func (f *fakeCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
-	return f.call("reserve", seed, key, alloc)
+func (f *fakeCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, alloc int64) error {
+	f.mu.Lock()
+	f.holders = append(f.holders, h)
+	f.mu.Unlock()
+	return f.call("reserve", seed, h.Key, alloc)
 }
 
 func (f *fakeCluster) Check(_ context.Context, seed, key string, alloc int64) error {
@@ -346,6 +352,7 @@ func TestMutatorFastPathMatchesAdmissionAcrossReplicas(t *testing.T) {
 // would hold one Shoot too many.
 func TestCapacityAtReservationLimitNeverOverfillsAcrossReplicas(t *testing.T) {
 	clock := newVClock()
+	signer := vSigner(t, clock)
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
 	apiServer := fake.NewClientBuilder().WithScheme(scheme).Build()
@@ -353,7 +360,7 @@ func TestCapacityAtReservationLimitNeverOverfillsAcrossReplicas(t *testing.T) {
 		store := floodStore(clock, cache.Limits{}, nil, []string{"garden-dev"}, vSeed("aws-eu1", 2), vSeed("aws-eu2", 10))
 		r, err := seedreserve.New(apiServer, store, seedreserve.Options{Namespace: "seedwarden", Now: clock.Now, Timeout: time.Minute, Limits: limits, Log: logr.Discard()})
 		require.NoError(t, err)
-		return &ShootCapacityValidator{Store: store, Projects: store, Cluster: r, Log: logr.Discard()}, r
+		return &ShootCapacityValidator{Store: store, Projects: store, Cluster: r, Signer: signer, Log: logr.Discard()}, r
 	}
 	a, _ := replica(cache.Limits{PerNamespace: 1})
 	b, bReserver := replica(cache.Limits{})
@@ -389,9 +396,64 @@ func TestCapacityAtReservationLimitNeverOverfillsAcrossReplicas(t *testing.T) {
 	assert.Equal(t, []string{"garden-dev.manual", "garden-dev.taken"}, entries("aws-eu1"))
 
 	// A Shoot whose place is held already (B's mutating webhook reserved
-	// it) is still admitted by A at its limit, and nothing is written.
-	require.NoError(t, bReserver.Reserve(t.Context(), "aws-eu2", "garden-dev/placed-by-b", "", 10))
-	resp := create(a, "placed-by-b", "aws-eu2")
+	// it under its request's UID, which the Shoot carries with B's token)
+	// is still admitted by A at its limit, and nothing is written.
+	const mutatingUID = "b-mutating-uid"
+	require.NoError(t, bReserver.ReserveFor(t.Context(), "aws-eu2",
+		cache.Holder{ShootRef: cache.ShootRef{Key: "garden-dev/placed-by-b", ID: mutatingUID}}, 10))
+	placed := strings.Replace(vShoot("aws-eu2", map[string]string{
+		cache.AnnotationReservation: mutatingUID,
+		placementtoken.Annotation:   signer.Sign(placementtoken.Subject{Namespace: vNamespace, Name: "placed-by-b", Seed: "aws-eu2"}),
+	}), `"name": "crazy-botany",`, `"name": "placed-by-b",`, 1)
+	resp := vServe(t, a, vReview{name: "placed-by-b", object: placed, user: binderUser}.body(t))
 	assert.True(t, resp.Allowed, vMessage(resp))
 	assert.Equal(t, []string{"garden-dev.first", "garden-dev.placed-by-b"}, entries("aws-eu2"))
+
+	// A CREATE of that name without B's key (another request, a re-CREATE
+	// of the name) is a new entry: refused at A's limit.
+	resp = create(a, "placed-by-b", "aws-eu2")
+	assert.False(t, resp.Allowed, vMessage(resp))
+	assert.Contains(t, vMessage(resp), "reservations.maxPerNamespace")
+}
+
+// The cluster-wide entry names the Shoot it is for (cache.ShootRef.ID): a
+// CREATE placed by the mutating webhook carries that webhook's request UID
+// (its reservation key, trusted with its token); a seed set by hand at
+// CREATE, this request's UID, which no Shoot carries; a binding of a Shoot
+// that exists, its metadata.uid.
+func TestCapacityClusterEntryIdentity(t *testing.T) {
+	const shootUID = "0b7a5c1e-7a52-4e8e-9c1a-2f0d3b6c7e11"
+	withUID := func(seed string) string {
+		return shootJSON(fmt.Sprintf(`"uid": %q,`, shootUID), fmt.Sprintf(`"seedName": %q,`, seed))
+	}
+	for _, tc := range []struct {
+		name   string
+		review func(f *capacityFixture) vReview
+		want   cache.Holder
+	}{{
+		name:   "the mutating webhook's placement",
+		review: func(f *capacityFixture) vReview { return vReview{object: vShoot("small", f.ownPlacement("small"))} },
+		want:   cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: mutatingUID}, User: vUser},
+	}, {
+		name: "a key without its token is the user's: this request's own",
+		review: func(*capacityFixture) vReview {
+			return vReview{object: vShoot("small", map[string]string{cache.AnnotationReservation: "older"})}
+		},
+		want: cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: testUID}, User: vUser},
+	}, {
+		name: "a binding",
+		review: func(*capacityFixture) vReview {
+			return vReview{operation: admissionv1.Update, subResource: "binding", object: withUID("small"), oldObject: withUID("")}
+		},
+		want: cache.Holder{ShootRef: cache.ShootRef{Key: vNamespace + "/" + vName, ID: shootUID}, User: vUser, Exists: true},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCapacityFixture(t)
+			cluster := &fakeCluster{}
+			f.v.Cluster = cluster
+			resp := vServe(t, f.v, tc.review(f).body(t))
+			require.True(t, resp.Allowed, vMessage(resp))
+			assert.Equal(t, []cache.Holder{tc.want}, cluster.holders)
+		})
+	}
 }

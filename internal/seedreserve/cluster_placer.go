@@ -37,6 +37,8 @@ type LocalPlacer interface {
 	PlaceReserved(shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error)
 	Seed(name string) (*placement.Seed, bool)
 	Release(key string)
+	// ShootKnown reports whether the cache holds a Shoot of that name.
+	ShootKnown(namespace, name string) bool
 }
 
 var _ LocalPlacer = (*cache.Store)(nil)
@@ -45,10 +47,10 @@ var _ LocalPlacer = (*cache.Store)(nil)
 // so that a test can find seeds full or the API server failing. Keys are
 // "<namespace>/<name>" of the Shoot.
 type ClusterReserver interface {
-	// Reserve takes a place on seed for key, or returns a
+	// ReserveFor takes a place on seed for h, or returns a
 	// *cache.CapacityError when the seed is full across replicas; a
 	// *cache.LimitError means the reservation limits refused a new place.
-	Reserve(ctx context.Context, seed, key, user string, allocatable int64) error
+	ReserveFor(ctx context.Context, seed string, h cache.Holder, allocatable int64) error
 	// Check answers what Reserve would, without reserving (dry runs).
 	Check(ctx context.Context, seed, key string, allocatable int64) error
 }
@@ -71,7 +73,15 @@ var _ ClusterReserver = (*Reserver)(nil)
 // A Shoot with only generateName has no name yet (the API server generates
 // it after the mutating webhooks), so its place cannot be reserved under
 // the key the capacity webhook will use: it is placed from Local's view
-// alone, as without Cluster.
+// alone, as without Cluster. So is a CREATE of a name the cache holds: the
+// API server refuses it (AlreadyExists) unless the watch lags a deletion,
+// and a cluster-wide entry for it would hold a place on any seed for a
+// Shoot that will not come (the capacity webhook still reserves across
+// replicas for a seed set at CREATE, under the limits).
+//
+// The entry's identity is key, the request's UID, which the mutating
+// webhook writes into the Shoot's seedwarden.io/reservation annotation:
+// only the Shoot this request creates confirms it (cache.ShootRef).
 type ClusterPlacer struct {
 	Local LocalPlacer
 	// Cluster reserves across replicas; nil: Local alone decides.
@@ -89,7 +99,7 @@ type ClusterPlacer struct {
 // Place decides for shoot and holds its place under key (dry run: key
 // empty) for user, as the mutating webhook's Placer.
 func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placement.Options, key, user string) (placement.Decision, error) {
-	if p.Cluster == nil || shoot.Name == "" || shoot.Namespace == "" {
+	if p.Cluster == nil || shoot.Name == "" || shoot.Namespace == "" || p.Local.ShootKnown(shoot.Namespace, shoot.Name) {
 		return p.Local.PlaceReserved(shoot, opts, key, user)
 	}
 	clusterKey := shoot.Namespace + "/" + shoot.Name
@@ -113,7 +123,8 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 			return withFull(d, full), nil
 		}
 		total = d.Total
-		unreserved, err := p.reserve(ctx, d.Seed, clusterKey, user, key == "", unreserved)
+		holder := cache.Holder{ShootRef: cache.ShootRef{Key: clusterKey, ID: key}, User: user}
+		unreserved, err := p.reserve(ctx, d.Seed, holder, key == "", unreserved)
 		if err == nil {
 			if unreserved != nil && key != "" {
 				// Reserved in one place only would be counted where the
@@ -156,7 +167,7 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 // (the mutating webhook admits the Shoot without a seed), so the seed is
 // not checked either. A seed without allocatable shoots has no limit to
 // share.
-func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey, user string, dryRun bool, unreserved error) (why, err error) {
+func (p *ClusterPlacer) reserve(ctx context.Context, seed string, h cache.Holder, dryRun bool, unreserved error) (why, err error) {
 	if unreserved != nil {
 		return unreserved, nil
 	}
@@ -170,9 +181,9 @@ func (p *ClusterPlacer) reserve(ctx context.Context, seed, clusterKey, user stri
 		return nil, nil
 	}
 	if dryRun {
-		return nil, p.Cluster.Check(ctx, seed, clusterKey, alloc)
+		return nil, p.Cluster.Check(ctx, seed, h.Key, alloc)
 	}
-	err = p.Cluster.Reserve(ctx, seed, clusterKey, user, alloc)
+	err = p.Cluster.ReserveFor(ctx, seed, h, alloc)
 	if limit := (*cache.LimitError)(nil); errors.As(err, &limit) {
 		return limit, nil
 	}

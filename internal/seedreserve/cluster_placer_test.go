@@ -28,6 +28,8 @@ type seedCluster struct {
 
 	mu    sync.Mutex
 	calls []string // "reserve|check seed key alloc"
+	// holders are those of the reserve calls, in order.
+	holders []cache.Holder
 }
 
 func (f *seedCluster) call(op, seed, key string, alloc int64) error {
@@ -43,8 +45,11 @@ func (f *seedCluster) call(op, seed, key string, alloc int64) error {
 	return nil
 }
 
-func (f *seedCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
-	return f.call("reserve", seed, key, alloc)
+func (f *seedCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, alloc int64) error {
+	f.mu.Lock()
+	f.holders = append(f.holders, h)
+	f.mu.Unlock()
+	return f.call("reserve", seed, h.Key, alloc)
 }
 
 func (f *seedCluster) Check(_ context.Context, seed, key string, alloc int64) error {
@@ -163,6 +168,10 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 			name: "generateName: no key yet, the local view decides", cluster: &seedCluster{full: map[string]bool{"a": true}},
 			shoot: "-", wantSeed: "a",
 		},
+		{
+			name: "a name the cache holds: refused later (AlreadyExists), reserved nowhere else", cluster: &seedCluster{full: map[string]bool{"a": true}},
+			shoot: "existing", wantSeed: "a",
+		},
 		{name: "no coordination", wantSeed: "a"},
 	}
 	for _, tt := range tests {
@@ -176,8 +185,13 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 				p.Cluster = cluster
 			}
 			name := "crazy-botany"
-			if tt.shoot == "-" {
+			switch tt.shoot {
+			case "-":
 				name = ""
+			case "existing":
+				pending := placerShoot(name)
+				pending.UID = "uid-older"
+				store.Apply(pending)
 			}
 			reservationKey := "uid-1"
 			if tt.dryRun {
@@ -201,6 +215,9 @@ func TestClusterPlacerReservesAcrossReplicas(t *testing.T) {
 			}
 			if cluster != nil {
 				assert.Equal(t, tt.wantCalls, cluster.calls)
+				for _, h := range cluster.holders {
+					assert.Equal(t, cache.Holder{ShootRef: cache.ShootRef{Key: key, ID: "uid-1"}}, h, "the entry is the request's")
+				}
 			}
 			assert.InDelta(t, tt.conflicts, counterValue(t, reg, metrics.ClusterConflictsTotalName), 0)
 		})
@@ -224,8 +241,8 @@ func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 // limitedCluster refuses every Reserve at a limit and records the calls.
 type limitedCluster struct{ seedCluster }
 
-func (f *limitedCluster) Reserve(_ context.Context, seed, key, _ string, alloc int64) error {
-	_ = f.call("reserve", seed, key, alloc)
+func (f *limitedCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, alloc int64) error {
+	_ = f.call("reserve", seed, h.Key, alloc)
 	return &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonTotal, Limit: 1}
 }
 

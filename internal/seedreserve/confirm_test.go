@@ -3,31 +3,56 @@ package seedreserve
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 )
 
-// pendingShoot is a Shoot in the cache that waits for its binding.
+// pendingShoot is a Shoot in the cache that waits for its binding, created
+// by the request create(namespace/name) stands for.
 func pendingShoot(namespace, name string) *api.Shoot {
 	s := shootObj(namespace, name, "")
 	s.Spec.SeedName = nil
+	s.UID = types.UID("uid-" + name)
+	s.Annotations = map[string]string{cache.AnnotationReservation: requestUID(namespace + "/" + name)}
 	return s
 }
 
-// An entry is provisional: it counts for the confirm window whatever the
-// cache shows, after it only while its Shoot waits in the cache without a
-// seed (until the TTL ends it). Past the window an entry whose Shoot is
-// absent or on another seed was never confirmed, and the next write drops
-// it. One whose Shoot is on the seed counts as the Shoot, and is dropped once
-// PruneAfter old.
+// requestUID stands for the UID of the mutating webhook's request that
+// created the Shoot key.
+func requestUID(key string) string { return "req-" + strings.ReplaceAll(key, "/", "-") }
+
+// create reserves for a CREATE of the Shoot key, as the mutating webhook
+// does: under its request's UID.
+func create(r *Reserver, seed, key, user string, alloc int64) error {
+	return r.ReserveFor(ctx, seed, cache.Holder{ShootRef: cache.ShootRef{Key: key, ID: requestUID(key)}, User: user}, alloc)
+}
+
+// An entry lives by cache.Lifetime: it counts for the confirm window
+// whatever the cache shows, after it only while its own Shoot (the one
+// carrying the request's identity) waits in the cache without a seed (until
+// the TTL ends it). Past the window an entry whose Shoot is absent, on
+// another seed, or another Shoot of the same name (a re-CREATE of an
+// existing name) was never confirmed, and the next write drops it. One whose
+// Shoot is on the seed counts as the Shoot, and is dropped once PruneAfter
+// old. One whose Shoot the watch showed deleted ends at once.
 func TestReserveConfirmWindow(t *testing.T) {
 	const window = 5 * time.Second
+	// otherShoot is an earlier Shoot of the name, waiting for its binding:
+	// the request for garden-dev/a was a CREATE of a name that exists.
+	otherShoot := func() *api.Shoot {
+		s := pendingShoot("garden-dev", "a")
+		s.UID, s.Annotations = "uid-older", map[string]string{cache.AnnotationReservation: "req-older"}
+		return s
+	}
 	for _, tc := range []struct {
 		name  string
 		shoot *api.Shoot // the cache's view of garden-dev/a; nil: absent
@@ -44,6 +69,8 @@ func TestReserveConfirmWindow(t *testing.T) {
 		{"past the window, pending", pendingShoot("garden-dev", "a"), window, true, true},
 		{"pending until the TTL", pendingShoot("garden-dev", "a"), testTTL - time.Second, true, true},
 		{"pending at the TTL", pendingShoot("garden-dev", "a"), testTTL, false, false},
+		{"young, another Shoot of the name pending", otherShoot(), window - time.Second, true, true},
+		{"past the window, another Shoot of the name pending", otherShoot(), window, false, false},
 		{"on the seed, younger than PruneAfter", shootObj("garden-dev", "a", "s"), DefaultPruneAfter - time.Second, false, true},
 		{"on the seed, PruneAfter old", shootObj("garden-dev", "a", "s"), DefaultPruneAfter, false, false},
 	} {
@@ -53,7 +80,7 @@ func TestReserveConfirmWindow(t *testing.T) {
 			local := landscape(map[string]int64{"s": 10, "t": 10}, nil)
 			r := newTestReserver(t, c, local, clk, func(o *Options) { o.ConfirmWindow = window })
 
-			require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "alice", 10))
+			require.NoError(t, create(r, "s", "garden-dev/a", "alice", 10))
 			if tc.shoot != nil {
 				local.Apply(tc.shoot)
 			}
@@ -69,7 +96,7 @@ func TestReserveConfirmWindow(t *testing.T) {
 			}
 			capacityError(t, r.Check(ctx, "s", "garden-dev/x", 0), shoots, reserved, 0)
 
-			require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b", "bob", 10))
+			require.NoError(t, create(r, "s", "garden-dev/b", "bob", 10))
 			want := []string{"garden-dev.b"}
 			if tc.kept {
 				want = []string{"garden-dev.a", "garden-dev.b"}
@@ -81,10 +108,10 @@ func TestReserveConfirmWindow(t *testing.T) {
 
 // The ledger bounds each user's unconfirmed entries as it bounds a
 // namespace's; a request without a user is bounded by the namespace and
-// the total only. Past the confirm window an entry leaves the ledger's
-// counts, confirmed or not: a Shoot waiting for its binding is bounded by
-// the Shoots that exist, not by the limits, though its entry still holds
-// its place.
+// the total only. Past the confirm window an unconfirmed entry leaves the
+// ledger's counts; a confirmed one (its Shoot waits for its binding) leaves
+// the per-user and total counts but stays in the namespace's, which
+// maxPerNamespace bounds, until its Shoot is on the seed or deleted.
 func TestReserveLimitsPerUser(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
@@ -95,17 +122,17 @@ func TestReserveLimitsPerUser(t *testing.T) {
 		o.Metrics = m
 	})
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a1", "alice", 100))
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a2", "alice", 100))
+	require.NoError(t, create(r, "s", "garden-dev/a1", "alice", 100))
+	require.NoError(t, create(r, "s", "garden-dev/a2", "alice", 100))
 	var le *cache.LimitError
-	require.ErrorAs(t, r.Reserve(ctx, "s", "garden-dev/a3", "alice", 100), &le)
+	require.ErrorAs(t, create(r, "s", "garden-dev/a3", "alice", 100), &le)
 	assert.Equal(t, cache.LimitError{Namespace: "garden-dev", User: "alice", Reason: "user", Limit: 2}, *le)
 	assert.Contains(t, le.Error(), `user "alice" holds 2 unconfirmed reservations, the limit (reservations.maxPerUser)`)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a1", "alice", 100), "a held key is not new")
+	require.NoError(t, create(r, "s", "garden-dev/a1", "alice", 100), "a held key is not new")
 
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/b1", "bob", 100), "another user of the namespace")
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/n1", "", 100), "no user: no per-user limit")
-	require.ErrorAs(t, r.Reserve(ctx, "s", "garden-dev/b2", "bob", 100), &le)
+	require.NoError(t, create(r, "s", "garden-dev/b1", "bob", 100), "another user of the namespace")
+	require.NoError(t, create(r, "s", "garden-dev/n1", "", 100), "no user: no per-user limit")
+	require.ErrorAs(t, create(r, "s", "garden-dev/b2", "bob", 100), &le)
 	assert.Equal(t, "namespace", le.Reason)
 	assert.Equal(t, []string{"garden-dev.a1", "garden-dev.a2", "garden-dev.b1", "garden-dev.n1"}, sortedKeys(entries(t, c, "s")))
 	assert.Equal(t, map[string]int{"apiserver/user": 1, "apiserver/namespace": 1}, m.refused)
@@ -116,10 +143,11 @@ func TestReserveLimitsPerUser(t *testing.T) {
 	// a1's Shoot waits for its binding; the others never came.
 	local.Apply(pendingShoot("garden-dev", "a1"))
 	clk.Step(cache.DefaultConfirmWindow)
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a3", "alice", 100))
+	require.NoError(t, create(r, "s", "garden-dev/a3", "alice", 100))
 	n, total = r.ledger.counts("garden-dev")
-	assert.Equal(t, 1, n, "only a3 counts against the limits")
+	assert.Equal(t, 1, n, "only a3 counts as unconfirmed")
 	assert.Equal(t, 1, total)
+	assert.Equal(t, 1, r.ledger.confirmed.Held(cache.Claim{Namespace: "garden-dev"}).Namespace, "a1 counts as confirmed")
 	assert.Equal(t, []string{"garden-dev.a1", "garden-dev.a3"}, sortedKeys(entries(t, c, "s")),
 		"a1's place is still held, the unconfirmed entries are dropped")
 	capacityError(t, r.Check(ctx, "s", "garden-dev/x", 0), 0, 2, 0)
@@ -138,7 +166,7 @@ func TestReserveSentAgainPastTheWindowCountsAgain(t *testing.T) {
 	})
 	send := func(keys ...string) (refused int) {
 		for _, k := range keys {
-			err := r.Reserve(ctx, "s", "garden-dev/"+k, "", 100)
+			err := create(r, "s", "garden-dev/"+k, "", 100)
 			if errors.As(err, new(*cache.LimitError)) {
 				refused++
 				continue
@@ -159,9 +187,10 @@ func TestReserveSentAgainPastTheWindowCountsAgain(t *testing.T) {
 }
 
 // A binding is of a Shoot that exists: the retry controller's
-// ServiceAccount, binding a backlog, holds no unconfirmed entry, so the
-// per-user limit never refuses it (the e2e suite caught the leader refused
-// with "holds 20 unconfirmed reservations" after a burst).
+// ServiceAccount, binding a backlog, holds no unconfirmed entry, so no limit
+// ever refuses it (the e2e suite caught the leader refused with "holds 20
+// unconfirmed reservations" after a burst). Its entries count as confirmed
+// in the namespace until the Shoots are on the seed.
 func TestReserveForAnExistingShootCountsAgainstNoLimit(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
@@ -178,7 +207,11 @@ func TestReserveForAnExistingShootCountsAgainstNoLimit(t *testing.T) {
 	n, total := r.ledger.counts("garden-dev")
 	assert.Zero(t, n)
 	assert.Zero(t, total)
+	assert.Equal(t, 10, r.ledger.confirmed.Held(cache.Claim{Namespace: "garden-dev"}).Namespace)
 	assert.Len(t, entries(t, c, "s"), 10, "each holds its place")
+	for k, v := range entries(t, c, "s") {
+		assert.Contains(t, v, ";uid-pending-", "%s is the Shoot's, by its uid", k)
+	}
 
 	var le *cache.LimitError
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/new-1", binder, 100))

@@ -6,11 +6,14 @@ import (
 	"github.com/seedwarden/seedwarden/internal/cache"
 )
 
-// maxExpiryAhead bounds how far in the future an entry's expiry may lie (the
-// longest reservationTTL the configuration accepts, plus clock skew); a
-// later one, like an unreadable one, was not written by seedwarden and is
-// rewritten to expire one TTL from now the next time the object is written.
-const maxExpiryAhead = time.Hour + time.Minute
+// MaxClockSkew is the clock skew between replicas that the ledger
+// tolerates (package doc, "Clock skew"): up to it, no replica ends an
+// entry's confirm window or TTL early, whichever replica wrote the entry.
+// An entry whose expiry lies more than reservationTTL + MaxClockSkew ahead
+// of the reader's clock was not written by a replica whose clock agrees that
+// well: it is counted as live (conservative) and, when the object is written
+// next, given one TTL from the reader's now.
+const MaxClockSkew = 10 * time.Second
 
 // decision is what one batch does to a seed's reservations.
 type decision struct {
@@ -22,90 +25,115 @@ type decision struct {
 // entry is one reservation of the seed while a batch is decided: stored in
 // the ConfigMap, or taken by a request of the batch.
 type entry struct {
-	key      string
-	expires  time.Time
-	rewrite  bool // unreadable or implausible expiry
-	dropped  bool
-	charged  bool // the cache charges its Shoot to the seed
-	shootIdx int  // in keys; -1 for a key seedwarden did not write
+	key     string
+	id      string // the identity of the Shoot it was taken for ("": none)
+	expires time.Time
+	age     time.Duration // see entryAge
+	rewrite bool          // unreadable, implausible, or taken by this batch
+	dropped bool
+	counted bool // holds a place on top of the Shoots
+	// shootIdx is in the refs given to the cache; -1 for a key
+	// seedwarden did not write.
+	shootIdx int
 }
 
 // decide counts the seed's usage from the stored entries and this replica's
 // cache and decides every request in order. It does not touch the API.
 func (r *Reserver) decide(seed string, stored map[string]string, reqs []*request, now time.Time) decision {
-	entries, keys := r.readEntries(stored, len(reqs), now)
-	reqIdx := len(keys)
+	entries, refs := r.readEntries(seed, stored, len(reqs), now)
+	reqIdx := len(refs)
 	for _, req := range reqs {
-		keys = append(keys, req.shootKey)
+		refs = append(refs, req.ref)
 	}
-	shoots, states := r.local.ShootsOnSeed(seed, keys)
-	count := shoots + r.countLive(entries, states, now)
+	shoots, states := r.local.ShootsOnSeed(seed, refs)
+	count := shoots + r.countLive(entries, states)
 	d := decideRequests(seed, entries, reqs, states[reqIdx:], shoots, count)
 	if !d.write {
 		return d
 	}
 	d.data = newData(entries, stored, expiryString(now.Add(r.ttl)))
+	r.seen.written(seed, d.data, now)
 	return d
 }
 
-// readEntries parses the stored entries; keys holds the Shoot key of each
-// live entry seedwarden wrote, at the entry's shootIdx, with room for
-// nReqs more.
-func (r *Reserver) readEntries(stored map[string]string, nReqs int, now time.Time) (map[string]*entry, []string) {
+// readEntries parses the stored entries; refs holds the Shoot of each live
+// entry seedwarden wrote, at the entry's shootIdx, with room for nReqs more.
+func (r *Reserver) readEntries(seed string, stored map[string]string, nReqs int, now time.Time) (map[string]*entry, []cache.ShootRef) {
 	entries := make(map[string]*entry, len(stored)+nReqs)
-	keys := make([]string, 0, len(stored)+nReqs)
+	refs := make([]cache.ShootRef, 0, len(stored)+nReqs)
+	firstSeen := r.seen.observe(seed, stored, now)
 	for k, v := range stored {
 		e := &entry{key: k, shootIdx: -1}
-		exp, err := time.Parse(time.RFC3339, v)
+		exp, id, err := parseValue(v)
 		switch {
-		case err != nil || exp.After(now.Add(maxExpiryAhead)):
+		case err != nil || exp.After(now.Add(r.ttl+MaxClockSkew)):
 			// Counted as live (conservative) and, when written, given one
 			// TTL from now, so that it does end.
 			e.expires, e.rewrite = now.Add(r.ttl), true
-		case !exp.After(now):
-			e.dropped = true // expired
 		default:
 			e.expires = exp
 		}
+		e.id = id
+		e.age = entryAge(r.ttl, e.expires, now, firstSeen[k])
+		if !e.rewrite && e.age >= r.ttl {
+			e.dropped = true // expired
+		}
 		if sk := decodeKey(k); sk != "" && !e.dropped {
-			e.shootIdx = len(keys)
-			keys = append(keys, sk)
+			e.shootIdx = len(refs)
+			refs = append(refs, cache.ShootRef{Key: sk, ID: e.id})
 		}
 		entries[k] = e
 	}
-	return entries, keys
+	return entries, refs
 }
 
-// countLive returns how many live entries count on top of the Shoots: those
-// whose Shoot the cache does not charge to the seed, while provisional or
-// confirmed. An entry whose Shoot is charged is dropped once older than
-// pruneAfter; one past the confirm window whose Shoot the cache does not
-// hold without a seed was never confirmed (a later admission step refused
-// the CREATE) and is dropped too.
-func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootState, now time.Time) int64 {
+// entryAge is how old an entry is taken to be. Its expiry (written + TTL,
+// rounded up to the millisecond) says w on this replica's clock, which is
+// too old by the skew when the writer's clock ran behind; so it is taken no
+// older than the time this replica has seen it, unless that is more than
+// MaxClockSkew below w (an entry first seen late, by an honest clock). A
+// writer whose clock runs ahead makes its entries look younger: they count
+// longer (conservative). So up to MaxClockSkew, whichever way, no entry is
+// taken for older than it is, and with clocks that agree, an entry this
+// replica saw from its writing is taken for exactly its age.
+func entryAge(ttl time.Duration, expires, now, firstSeen time.Time) time.Duration {
+	w := ttl - expires.Sub(now)
+	if firstSeen.IsZero() {
+		return w
+	}
+	return min(w, max(now.Sub(firstSeen), w-MaxClockSkew))
+}
+
+// countLive judges every entry by cache.Lifetime and returns how many hold
+// a place on top of the Shoots. An entry whose Shoot is counted on the
+// seed (fulfilled) holds nothing and is dropped once older than pruneAfter,
+// so that replicas whose watch lags still count one of the two; an ended one
+// (its window passed with no Shoot of its identity, its Shoot deleted, the
+// TTL passed) is dropped. A key seedwarden did not write counts until it
+// expires.
+func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootState) int64 {
 	var count int64
 	for _, e := range entries {
 		if e.dropped {
 			continue
 		}
-		state := cache.ShootAbsent
-		if e.shootIdx >= 0 {
-			state = states[e.shootIdx]
-		}
-		e.charged = state == cache.ShootOnSeed
-		// Its expiry was rounded up to the millisecond: the entry is at
-		// least age old and at most a millisecond older. Pruning waits for
-		// the youngest it can be; the window ends by the oldest, so that an
-		// unconfirmed entry never outlives the window.
-		age := r.ttl - e.expires.Sub(now)
-		switch {
-		case e.charged && age >= r.pruneAfter:
-			e.dropped = true // the Shoot counts itself, everywhere by now
-		case e.charged:
-		case e.shootIdx >= 0 && age+time.Millisecond >= r.confirmWindow && state != cache.ShootPending:
-			e.dropped = true // unconfirmed: no Shoot came of it
-		default:
+		if e.shootIdx < 0 {
+			e.counted = true
 			count++
+			continue
+		}
+		// The window is judged by the oldest the entry can be (its expiry
+		// was rounded up), so that an unconfirmed entry never outlives it;
+		// pruning by the youngest.
+		switch st := r.life.Standing(e.age+time.Millisecond, states[e.shootIdx]); {
+		case st == cache.Fulfilled && e.age >= r.pruneAfter:
+			e.dropped = true // the Shoot counts itself, everywhere by now
+		case st == cache.Fulfilled:
+		case st.Holds():
+			e.counted = true
+			count++
+		default:
+			e.dropped = true
 		}
 	}
 	return count
@@ -117,7 +145,8 @@ func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootStat
 func decideRequests(seed string, entries map[string]*entry, reqs []*request, states []cache.ShootState, shoots, count int64) decision {
 	d := decision{results: make([]error, len(reqs))}
 	for i, req := range reqs {
-		if e := entries[req.key]; e != nil && !e.dropped {
+		replaced := entries[req.key]
+		if replaced != nil && !replaced.dropped && replaced.id == req.ref.ID {
 			// Retried, or a duplicate in this batch: already counted, and
 			// not renewed, so that sending a request again never holds a
 			// place beyond the TTL of the first.
@@ -127,12 +156,21 @@ func decideRequests(seed string, entries map[string]*entry, reqs []*request, sta
 			d.results[i] = req.refused
 			continue
 		}
-		if count+1 > req.alloc {
-			d.results[i] = &cache.CapacityError{Seed: seed, Shoots: shoots, Reserved: count - shoots, Allocatable: req.alloc}
+		// An entry of another Shoot of that name (a re-CREATE, or an entry
+		// of an earlier version) is replaced by the request's own, decided
+		// afresh, with the place it held; a denied request leaves it.
+		held := count
+		if replaced != nil && !replaced.dropped && replaced.counted {
+			held--
+		}
+		if held+1 > req.alloc {
+			d.results[i] = &cache.CapacityError{Seed: seed, Shoots: shoots, Reserved: held - shoots, Allocatable: req.alloc}
 			continue
 		}
-		entries[req.key] = &entry{key: req.key, rewrite: true}
-		if states[i] != cache.ShootOnSeed {
+		count = held
+		e := &entry{key: req.key, id: req.ref.ID, rewrite: true, counted: states[i] != cache.ShootOnSeed}
+		entries[req.key] = e
+		if e.counted {
 			count++
 		}
 		d.write = true
@@ -148,7 +186,7 @@ func newData(entries map[string]*entry, stored map[string]string, renewed string
 		switch {
 		case e.dropped:
 		case e.rewrite:
-			out[k] = renewed
+			out[k] = formatValue(renewed, e.id)
 		default:
 			out[k] = stored[k]
 		}

@@ -17,7 +17,9 @@
 // (capacity.reservationNamespace, default the pod's). Its data maps a
 // reservation key, "<namespace>.<name>" of the Shoot (ConfigMap keys cannot
 // hold "/"; namespaces cannot hold "."), to the reservation's expiry (RFC
-// 3339, written + TTL, rounded up to the millisecond). A reservation:
+// 3339, written + TTL, rounded up to the millisecond) and, after ";", the
+// identity of the Shoot it was taken for (entry.go: format and rolling
+// upgrades). A reservation:
 //
 //  1. GETs the ConfigMap from the API server (never from a cache) and drops
 //     expired entries;
@@ -35,19 +37,40 @@
 // twice, and sending it again never holds the place beyond the first
 // request's TTL).
 //
-// Entries are provisional, like the Store's reservations: a replica counts
-// an entry while it is younger than the confirm window
-// (Options.ConfirmWindow, reckoned back from the expiry), and after that
-// only while its Shoot is in the replica's cache without a seed (confirmed:
-// it waits for its binding). An entry past the window whose Shoot is absent
-// (a later admission step refused the CREATE) or on another seed counts
-// nothing and is dropped by the next write. So a refused CREATE holds its
-// place for the window, not the TTL, with no write to end it.
+// Entries live by the Store's rule, cache.Lifetime: a replica counts an
+// entry while it is younger than the confirm window (Options.ConfirmWindow,
+// reckoned back from the expiry), and after that only while the Shoot of its
+// identity is in the replica's cache without a seed (confirmed: it waits for
+// its binding). An entry past the window whose Shoot is absent (a later
+// admission step refused the CREATE), on another seed, or another Shoot of
+// that name (a CREATE of a name that exists) counts nothing and is dropped
+// by the next write; so does one whose Shoot the replica saw deleted,
+// window or not. So a refused CREATE holds its place for the window, not
+// the TTL, with no write to end it. The identity is the mutating webhook's
+// request UID for a CREATE (ClusterPlacer; the Shoot carries it in
+// seedwarden.io/reservation), the Shoot's metadata.uid for one that exists
+// (Reserve, the capacity webhook's bindings); a request of another identity
+// for a key replaces its entry.
+//
+// # Clock skew
+//
+// An entry's age is the one its expiry implies on the reader's clock, but
+// never more than the time this replica has seen the entry unless the two
+// differ by more than MaxClockSkew (10 s). So up to that skew between
+// replicas, either way, no entry is taken for older than it is: the confirm
+// window and the TTL never end early, and the seed never overfills because
+// of skew. A replica whose clock runs behind the writer's counts the
+// writer's entries up to the skew longer; one that reads an entry for the
+// first time long after it was written counts it at most MaxClockSkew
+// longer. An expiry more than TTL + MaxClockSkew ahead is implausible:
+// counted as live, and rewritten to one TTL from the reader's now.
 //
 // Limits: a replica writes at most Options.Limits unconfirmed entries per
 // namespace, per user and in all (config reservations.maxPerNamespace,
 // maxPerUser and maxTotal), so that forged admission reviews cannot fill the
-// ConfigMaps (ledger.go). Requests still in flight
+// ConfigMaps (ledger.go); its confirmed entries count against the
+// namespace's limit too. An entry for a Shoot that exists (cache.Holder's
+// Exists, and the cache holds that Shoot) is never refused. Requests still in flight
 // count, so a burst of real CREATEs in one namespace reaches them too. Beyond
 // them Reserve writes nothing: it admits a key whose live entry holds its
 // place already (the mutating webhook's, of any replica), and returns a
@@ -103,8 +126,7 @@
 //     whose watch is stopped for longer can undercount, as it could without
 //     this package; seedwarden_reservation_confirmation_seconds shows the
 //     margin.
-//   - Replica clocks agree to well within the TTL (expiries are absolute
-//     times written by one replica and read by another).
+//   - Replica clocks agree to within MaxClockSkew (10 s; see Clock skew).
 //   - Nobody else edits or deletes the ConfigMaps; deleting one forgets its
 //     live reservations.
 //   - Shoots created past the webhook (while it was not called) are only

@@ -22,66 +22,92 @@ import (
 // most this much later.
 const pruneEvery = time.Second
 
-// ledger counts the unconfirmed entries this replica wrote, by Shoot key.
+// ledger counts the entries this replica wrote, by Shoot key: the
+// unconfirmed ones against every limit, the confirmed ones (their Shoot waits
+// without a seed, or exists: a binding) against Limits.PerNamespace only.
 type ledger struct {
-	limits        cache.Limits
-	confirmWindow time.Duration
-	local         LocalShoots
+	limits cache.Limits
+	life   cache.Lifetime
+	local  LocalShoots
 
-	mu      sync.Mutex
-	entries map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
-	held    cache.HeldCounts       // of the entries
-	pruned  time.Time              // last pruneLocked
+	mu        sync.Mutex
+	entries   map[string]ledgerEntry // by Shoot key "<namespace>/<name>"
+	held      cache.HeldCounts       // of the unconfirmed entries
+	confirmed cache.HeldCounts       // of the confirmed ones
+	pruned    time.Time              // last pruneLocked
 }
 
 type ledgerEntry struct {
 	seed string
 	cache.Claim
-	taken time.Time
+	id        string // the identity it was taken for
+	confirmed bool
+	taken     time.Time
 	// expires is no earlier than the written entry's expiry; zero while
 	// the request is decided.
 	expires time.Time
 }
 
-func newLedger(limits cache.Limits, confirmWindow time.Duration, local LocalShoots) *ledger {
-	return &ledger{limits: limits.WithDefaults(), confirmWindow: confirmWindow, local: local,
-		entries: map[string]ledgerEntry{}, held: cache.NewHeldCounts()}
+func newLedger(limits cache.Limits, life cache.Lifetime, local LocalShoots) *ledger {
+	return &ledger{limits: limits.WithDefaults(), life: life, local: local,
+		entries: map[string]ledgerEntry{}, held: cache.NewHeldCounts(), confirmed: cache.NewHeldCounts()}
 }
 
-// take counts a new entry for key (a Shoot of namespace) on seed, or returns
-// the *cache.LimitError that refuses it; an entry for a Shoot the cache holds
-// is not counted. A key counted already within the
-// confirm window (the request sent again, or the mutating and the capacity
-// webhook of this replica for one Shoot) is not counted twice: taken is
-// false.
-func (l *ledger) take(seed, key, user string, now time.Time) (taken bool, err error) {
-	namespace, _, _ := strings.Cut(key, "/")
-	c := cache.Claim{Key: key, Namespace: namespace, User: user}
+// take counts a new entry for h on seed, or returns the *cache.LimitError
+// that refuses it. An entry for a Shoot that exists (h.Exists, and the cache
+// holds a Shoot of that name: a forged review's word is not enough) is never
+// refused: it counts as confirmed. The same request counted already within
+// the confirm window (sent again, or the mutating and the capacity webhook
+// of this replica for one Shoot) is not counted twice: taken is false. An
+// entry for another identity under the key is replaced.
+func (l *ledger) take(seed string, h cache.Holder, now time.Time) (taken bool, err error) {
+	namespace, _, _ := strings.Cut(h.Key, "/")
+	c := cache.Claim{Key: h.Key, Namespace: namespace, User: h.User}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e, ok := l.entries[key]; ok {
+	if e, ok := l.entries[h.Key]; ok {
 		// Past the confirm window the request may write its entry afresh
 		// (the old one never confirmed): it counts afresh, or pruning
 		// would drop the count of a place the new entry holds.
-		if (e.expires.IsZero() || e.expires.After(now)) && now.Sub(e.taken) < l.confirmWindow {
+		provisional := l.life.Standing(now.Sub(e.taken), cache.ShootAbsent) == cache.Provisional
+		if e.id == h.ID && (e.expires.IsZero() || e.expires.After(now)) && provisional {
 			return false, nil
 		}
-		l.dropLocked(key)
+		l.dropLocked(h.Key)
 	}
-	if _, states := l.local.ShootsOnSeed(seed, []string{key}); states[0] != cache.ShootAbsent {
-		// A Shoot that exists (a binding, or its entry confirmed): one
-		// entry per real Shoot, bounded by them, not by the limits.
-		return false, nil
+	exists := h.Exists && l.known(seed, h.ShootRef)
+	if !exists {
+		if l.limits.Check(c, l.heldLocked(c)) != nil && now.Sub(l.pruned) >= pruneEvery {
+			l.pruneLocked(now)
+		}
+		if err := l.limits.Check(c, l.heldLocked(c)); err != nil {
+			return false, err
+		}
 	}
-	if l.limits.Check(c, l.held.Held(c)) != nil && now.Sub(l.pruned) >= pruneEvery {
-		l.pruneLocked(now)
-	}
-	if err := l.limits.Check(c, l.held.Held(c)); err != nil {
-		return false, err
-	}
-	l.entries[key] = ledgerEntry{seed: seed, Claim: c, taken: now}
-	l.held.Add(c, 1)
+	e := ledgerEntry{seed: seed, Claim: c, id: h.ID, confirmed: exists, taken: now}
+	l.entries[h.Key] = e
+	l.countsLocked(e).Add(c, 1)
 	return true, nil
+}
+
+// known reports whether the cache holds the Shoot of ref.
+func (l *ledger) known(seed string, ref cache.ShootRef) bool {
+	_, states := l.local.ShootsOnSeed(seed, []cache.ShootRef{ref})
+	return states[0] != cache.ShootAbsent && states[0] != cache.ShootDeleted
+}
+
+// heldLocked is what Limits.Check judges for c.
+func (l *ledger) heldLocked(c cache.Claim) cache.Held {
+	held := l.held.Held(c)
+	held.Confirmed = l.confirmed.Held(c).Namespace
+	return held
+}
+
+func (l *ledger) countsLocked(e ledgerEntry) *cache.HeldCounts {
+	if e.confirmed {
+		return &l.confirmed
+	}
+	return &l.held
 }
 
 // settle records how a request that took an entry ended: a denial (the
@@ -103,11 +129,11 @@ func (l *ledger) settle(key string, err error, expires time.Time) {
 	l.entries[key] = e
 }
 
-// pruneLocked drops the entries that ended: expired, their Shoot counted on
-// the seed now (it arrived), or past the confirm window without their Shoot
-// waiting in the cache (refused); and drops from the counts the confirmed
-// ones, whose Shoot waits for its binding. It runs only at a limit, so a
-// garden that never reaches one never pays for it.
+// pruneLocked judges the entries by cache.Lifetime, on this replica's
+// clock and cache: it drops those that ended or whose Shoot is counted on
+// the seed (it holds the place itself), and moves the confirmed ones to the
+// confirmed counts. It runs only at a limit, so a garden that never reaches
+// one never pays for it.
 func (l *ledger) pruneLocked(now time.Time) {
 	l.pruned = now
 	bySeed := map[string][]string{}
@@ -121,13 +147,21 @@ func (l *ledger) pruneLocked(now time.Time) {
 		}
 	}
 	for seed, keys := range bySeed {
-		_, states := l.local.ShootsOnSeed(seed, keys)
+		refs := make([]cache.ShootRef, len(keys))
 		for i, key := range keys {
-			// Past the confirm window an entry leaves the counts either
-			// way: its Shoot waits for its binding (confirmed, bounded
-			// by the Shoots that exist, not by the limits) or never came.
-			if states[i] == cache.ShootOnSeed || now.Sub(l.entries[key].taken) >= l.confirmWindow {
+			refs[i] = cache.ShootRef{Key: key, ID: l.entries[key].id}
+		}
+		_, states := l.local.ShootsOnSeed(seed, refs)
+		for i, key := range keys {
+			e := l.entries[key]
+			switch st := l.life.Standing(now.Sub(e.taken), states[i]); {
+			case !st.Holds():
 				l.dropLocked(key)
+			case st == cache.Confirmed && !e.confirmed:
+				l.held.Add(e.Claim, -1)
+				e.confirmed = true
+				l.entries[key] = e
+				l.confirmed.Add(e.Claim, 1)
 			}
 		}
 	}
@@ -139,10 +173,10 @@ func (l *ledger) dropLocked(key string) {
 		return
 	}
 	delete(l.entries, key)
-	l.held.Add(e.Claim, -1)
+	l.countsLocked(e).Add(e.Claim, -1)
 }
 
-// counts returns the entries counted for namespace and in all.
+// counts returns the unconfirmed entries counted for namespace and in all.
 func (l *ledger) counts(namespace string) (inNamespace, total int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -43,9 +43,12 @@ func ConfigMapName(seed string) string { return ConfigMapPrefix + seed }
 // LocalShoots is what a Reserver needs of this replica's cache (cache.Store).
 type LocalShoots interface {
 	// ShootsOnSeed returns the Shoots that count against seed and, for each
-	// of keys ("namespace/name"), that Shoot's state, both from one instant
-	// of the cache.
-	ShootsOnSeed(seed string, keys []string) (shoots int64, states []cache.ShootState)
+	// of refs, that Shoot's state (pending only carrying the ref's
+	// identity), both from one instant of the cache.
+	ShootsOnSeed(seed string, refs []cache.ShootRef) (shoots int64, states []cache.ShootState)
+	// PendingUID returns the metadata.uid of the Shoot key
+	// ("namespace/name") if the cache holds it waiting without a seed.
+	PendingUID(key string) (uid string, ok bool)
 	// Seed returns the seed of that name; its Object's UID becomes the
 	// owner of the seed's reservation ConfigMap.
 	Seed(name string) (*placement.Seed, bool)
@@ -91,18 +94,19 @@ type Options struct {
 // Reserver reserves places on seeds through the API server. It implements
 // handlers.ClusterReserver. All methods are safe for concurrent use.
 type Reserver struct {
-	client        client.Client
-	local         LocalShoots
-	namespace     string
-	ttl           time.Duration
-	confirmWindow time.Duration
-	pruneAfter    time.Duration
-	timeout       time.Duration
-	maxAttempts   int
-	now           func() time.Time
-	metrics       recorder
-	log           logr.Logger
-	ledger        *ledger
+	client      client.Client
+	local       LocalShoots
+	namespace   string
+	ttl         time.Duration
+	life        cache.Lifetime
+	pruneAfter  time.Duration
+	timeout     time.Duration
+	maxAttempts int
+	now         func() time.Time
+	metrics     recorder
+	log         logr.Logger
+	ledger      *ledger
+	seen        *sightings
 
 	mu     sync.Mutex
 	queues map[string]*queue // per seed
@@ -137,11 +141,12 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	life := cache.Lifetime{ConfirmWindow: o.ConfirmWindow, TTL: o.TTL}
 	return &Reserver{
 		client: c, local: local, namespace: o.Namespace,
-		ttl: o.TTL, confirmWindow: o.ConfirmWindow, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
+		ttl: o.TTL, life: life, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
 		now: o.Now, metrics: recorder{o.Metrics}, log: o.Log,
-		ledger: newLedger(o.Limits, o.ConfirmWindow, local),
+		ledger: newLedger(o.Limits, life, local), seen: newSightings(),
 		queues: map[string]*queue{},
 	}, nil
 }
@@ -149,22 +154,37 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 // Namespace returns the namespace of the reservation ConfigMaps.
 func (r *Reserver) Namespace() string { return r.namespace }
 
-// Reserve takes a place on seed for key ("namespace/name" of the Shoot),
-// asked by user ("" where unknown), unless seed's usage, counted across
-// replicas, would exceed allocatable: then it returns a *cache.CapacityError.
-// The entry is provisional: it counts for the confirm window, and after it
-// only while the Shoot waits in a replica's cache without a seed. A key holding a live entry keeps
-// its place and its expiry: sending a request again never makes a place
-// last longer than the TTL. A new entry beyond Options.Limits is not
-// written: a *cache.LimitError, which holds no place (a key whose live
-// entry holds one is admitted as ever). Any other error means nothing could
-// be decided; the caller must deny.
+// Reserve is ReserveFor the Shoot key ("namespace/name") as this replica's
+// cache holds it (the retry controller's bind): a Shoot waiting there
+// without a seed is reserved for as the Shoot that exists, under its
+// metadata.uid; any other key as a new Shoot's that nothing confirms.
 func (r *Reserver) Reserve(ctx context.Context, seed, key, user string, allocatable int64) error {
-	req, err := r.newRequest(seed, key, allocatable)
+	h := cache.Holder{ShootRef: cache.ShootRef{Key: key}, User: user}
+	if uid, ok := r.local.PendingUID(key); ok {
+		h.ID, h.Exists = uid, true
+	}
+	return r.ReserveFor(ctx, seed, h, allocatable)
+}
+
+// ReserveFor takes a place on seed for h (h.User "" where unknown), unless
+// seed's usage, counted across replicas, would exceed allocatable: then it
+// returns a *cache.CapacityError. The entry lives by cache.Lifetime: it
+// counts for the confirm window, then only while a replica's cache holds
+// the Shoot of its identity (h.ID) waiting without a seed, and ends when
+// that Shoot is counted on the seed or deleted. An entry of the same
+// identity keeps its place and its expiry: sending a request again never
+// makes a place last longer than the TTL; one of another identity under the
+// key is replaced. A new entry beyond Options.Limits is not written: a
+// *cache.LimitError, which holds no place (the same request's live entry
+// is admitted as ever). Any other error means nothing could be decided; the
+// caller must deny.
+func (r *Reserver) ReserveFor(ctx context.Context, seed string, h cache.Holder, allocatable int64) error {
+	req, err := r.newRequest(seed, h.ShootRef, allocatable)
 	if err != nil {
 		return err
 	}
-	taken, err := r.ledger.take(seed, key, user, r.now())
+	h.ShootRef = req.ref
+	taken, err := r.ledger.take(seed, h, r.now())
 	if err != nil {
 		// Past the limit the key may still hold its place, reserved by
 		// the mutating webhook (of any replica): only the ConfigMap knows.
@@ -176,7 +196,7 @@ func (r *Reserver) Reserve(ctx context.Context, seed, key, user string, allocata
 	}
 	if taken {
 		// Rounded up like the written expiry, which was decided before now.
-		r.ledger.settle(key, err, r.now().Add(r.ttl+time.Millisecond))
+		r.ledger.settle(h.Key, err, r.now().Add(r.ttl+time.Millisecond))
 	}
 	return err
 }
@@ -218,7 +238,7 @@ func (r *Reserver) reserve(ctx context.Context, seed string, req *request) (err 
 func (r *Reserver) Check(ctx context.Context, seed, key string, allocatable int64) (err error) {
 	start := time.Now()
 	defer func() { r.metrics.observe(opCheck, err, time.Since(start)) }()
-	req, err := r.newRequest(seed, key, allocatable)
+	req, err := r.newRequest(seed, cache.ShootRef{Key: key}, allocatable)
 	if err != nil {
 		return err
 	}
@@ -234,9 +254,9 @@ func (r *Reserver) Check(ctx context.Context, seed, key string, allocatable int6
 
 // request is one Reserve waiting for its batch.
 type request struct {
-	key      string // ConfigMap data key: "<namespace>.<name>"
-	shootKey string // "<namespace>/<name>"
-	alloc    int64
+	key   string         // ConfigMap data key: "<namespace>.<name>"
+	ref   cache.ShootRef // Key "<namespace>/<name>", the identity
+	alloc int64
 	// refused: the limits refuse a new entry; the request is admitted only
 	// if the key holds a live one, else answered with this error.
 	refused error
@@ -247,16 +267,19 @@ type request struct {
 	answered  bool // by the batch goroutine only
 }
 
-func (r *Reserver) newRequest(seed, key string, allocatable int64) (*request, error) {
+func (r *Reserver) newRequest(seed string, ref cache.ShootRef, allocatable int64) (*request, error) {
 	name := ConfigMapName(seed)
 	if seed == "" || len(validation.IsDNS1123Subdomain(name)) > 0 {
 		return nil, fmt.Errorf("seed name %q cannot name a reservation ConfigMap", seed)
 	}
-	dataKey, err := encodeKey(key)
+	dataKey, err := encodeKey(ref.Key)
 	if err != nil {
 		return nil, err
 	}
-	return &request{key: dataKey, shootKey: key, alloc: allocatable, done: make(chan error, 1)}, nil
+	if validID(ref.ID) != nil {
+		ref.ID = "" // not storable: confirmed by nothing
+	}
+	return &request{key: dataKey, ref: ref, alloc: allocatable, done: make(chan error, 1)}, nil
 }
 
 // encodeKey turns "namespace/name" into a ConfigMap data key. A namespace
