@@ -210,3 +210,45 @@ func (st *suite) floodOneSeedSet(t *testing.T, set string, perSeed int64, flood 
 		"the Shoots are not settled: %d on the seed, the rest pending", perSeed)
 	return key, player, shoots
 }
+
+// bind is where and when a Shoot was first seen bound.
+type bind struct {
+	seed string
+	at   time.Time
+}
+
+// waitBinds looks at the Shoots of keys every 100 ms until each has a seed
+// (or timeout), and returns where and when each was first seen bound.
+func (st *suite) waitBinds(t *testing.T, keys []types.NamespacedName, timeout time.Duration) map[types.NamespacedName]bind {
+	t.Helper()
+	out := map[types.NamespacedName]bind{}
+	deadline := time.Now().Add(timeout)
+	for len(out) < len(keys) && time.Now().Before(deadline) {
+		for _, k := range keys {
+			if _, seen := out[k]; seen {
+				continue
+			}
+			if seed := seedNameOf(t, k); seed != "" {
+				out[k] = bind{seed: seed, at: time.Now()}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, k := range keys {
+		if _, ok := out[k]; !ok {
+			t.Fatalf("Shoot %s not bound within %s", k.Name, timeout)
+		}
+	}
+	return out
+}
+
+// unbound are the Shoots of keys without a seed.
+func unbound(t *testing.T, keys []types.NamespacedName) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, k := range keys {
+		if seedNameOf(t, k) == "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}

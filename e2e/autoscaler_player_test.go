@@ -42,8 +42,11 @@ type setPlayer struct {
 	model    *api.Seed
 	selector labels.Selector
 
-	mu       sync.Mutex
-	created  []string
+	mu      sync.Mutex
+	created []string
+	// ready is when each registered Seed's ready status was written: when
+	// its places came to exist.
+	ready    map[string]time.Time
 	removed  []removal
 	blocked  string // why the last scale-in waited ("" when it did not)
 	lastErr  error
@@ -82,7 +85,8 @@ func (st *suite) startSetPlayer(t *testing.T, set types.NamespacedName) *setPlay
 	require.NoError(t, err)
 	require.True(t, found)
 	pctx, cancel := context.WithCancel(ctx)
-	p := &setPlayer{st: st, set: set, test: labelValue(t.Name()), seedSpec: spec, model: tmpl, selector: sel, stop: cancel, done: make(chan struct{})}
+	p := &setPlayer{st: st, set: set, test: labelValue(t.Name()), seedSpec: spec, model: tmpl, selector: sel,
+		ready: map[string]time.Time{}, stop: cancel, done: make(chan struct{})}
 	go p.run(pctx)
 	t.Cleanup(func() { p.cleanup(t) })
 	return p
@@ -183,6 +187,9 @@ func (p *setPlayer) register(ctx context.Context, name string) error {
 	if err := p.st.c.Status().Patch(ctx, sd, client.RawPatch(types.MergePatchType, status)); err != nil {
 		return fmt.Errorf("status of seed %s: %w", name, err)
 	}
+	p.mu.Lock()
+	p.ready[name] = time.Now()
+	p.mu.Unlock()
 	return nil
 }
 
@@ -235,6 +242,13 @@ func (p *setPlayer) Created() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.created)
+}
+
+// ReadyAt is when seed's ready status was written (zero: not yet).
+func (p *setPlayer) ReadyAt(seed string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ready[seed]
 }
 
 func (p *setPlayer) Removed() []removal {

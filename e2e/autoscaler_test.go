@@ -32,10 +32,9 @@ import (
 // pending Shoots to them: every Shoot ends on a seed of the set, none over
 // its allocatable. The SeedAutoscaler's status and its event say so.
 //
-// The new seeds keep room to spare (the target is 50%), so that no bind of
-// a pending Shoot races another for a seed's last place: a bind refused
-// in such a race waits for the retry controller's backoff (minutes), which
-// is not what this test is about.
+// The new seeds keep room to spare (the target is 50%);
+// TestAutoscalerScaleUpIntoExactRoom scales up into exactly the room
+// needed.
 func TestAutoscalerScalesUpForPendingShoots(t *testing.T) {
 	st := need(t)
 	st.startTest(t, webhookPlace)
@@ -83,6 +82,42 @@ func TestAutoscalerScalesUpForPendingShoots(t *testing.T) {
 	assert.Equal(t, "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)", sas.Status.NewSeedModel)
 	note := st.requireScaleEvent(t, set, "ScaledUp", 1, 3)
 	assert.Contains(t, note, "3 pending Shoots would go to the new seeds")
+}
+
+// TestAutoscalerScaleUpIntoExactRoom: a set of one seed with room for 2,
+// and 6 Shoots only its seeds may take (4 wait). A SeedAutoscaler at 100%
+// utilization scales it to 3, and the player registers 2 new seeds with
+// room for exactly the 4 pending Shoots. Each pending Shoot is bound within
+// 10 s of its seed's ready status being written, though the retry
+// controller's backoff is 30 s: the Seed events wake the Shoots the new
+// seeds can take (seeds registered together wake different Shoots), and a
+// bind refused in a race for a seed's last place is retried within seconds.
+func TestAutoscalerScaleUpIntoExactRoom(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	const set, perSeed, flood = "e2e-exact", 2, 6
+	const placeToBind = 10 * time.Second
+	key, player, shoots := st.floodOneSeedSet(t, set, perSeed, flood)
+	waiting := unbound(t, shoots)
+	require.Len(t, waiting, flood-perSeed)
+	st.createSeedAutoscaler(t, seedAutoscaler(set, set, 1, 6, 100, time.Minute))
+	st.logAutoscalerDecisions(t, set)
+
+	binds := st.waitBinds(t, waiting, 60*time.Second)
+	for _, k := range waiting {
+		b := binds[k]
+		ready := player.ReadyAt(b.seed)
+		require.False(t, ready.IsZero(), "Shoot %s bound to %s, which the player did not register", k.Name, b.seed)
+		took := b.at.Sub(ready)
+		t.Logf("Shoot %s bound to %s %s after the seed was ready", k.Name, b.seed, took.Round(10*time.Millisecond))
+		assert.LessOrEqual(t, took, placeToBind, "Shoot %s waited for a place that existed on %s", k.Name, b.seed)
+	}
+	assert.Equal(t, map[string]int{set + "-0": perSeed, set + "-1": perSeed, set + "-2": perSeed}, st.setUsage(t, shoots),
+		"the new seeds are exactly full")
+	spec, status, err := st.scaleOf(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int32{3, 3}, [2]int32{spec, status}, "managedseedsets/scale spec and status replicas")
+	require.NoError(t, player.Err())
 }
 
 // TestAutoscalerScalesDownAfterWindow: a set of 4 seeds with room for 2

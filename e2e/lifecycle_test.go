@@ -17,12 +17,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
+	"github.com/seedwarden/seedwarden/internal/api"
 )
 
 // The webhook process's life: a certificate rotation under load, and a
-// restart (SIGTERM, failure policies while down, ready only once synced).
+// restart (SIGTERM, failure policies while down, ready only once synced);
+// and a Shoot's life ending on a full seed.
 
 // TestCertificateRotation: while Shoots are being created, a new CA and
 // serving certificate replace the old (CA bundle with both CAs first, as
@@ -271,4 +275,69 @@ func TestRestart(t *testing.T) {
 	require.NoError(t, st.c.Create(ctx, placed))
 	assert.Equal(t, want.Seed, admittedSeed(placed))
 	assert.Equal(t, want.Seed, st.placedSeed(t, placed))
+}
+
+// TestFreedPlaceTakenAtOnce: a Shoot's life on a full seed frees a place
+// the moment it ends. A set's one seed with room for 2 (no SeedAutoscaler)
+// and 4 Shoots only it may take: 2 are bound, 2 wait. 20 Seed events that
+// placement reads (label changes of the full seed) leave the pending
+// Shoots' backoff at its first step: seedwarden_pending_shoots_longest_backoff_seconds
+// stays at pendingShoots.backoffBase (30 s) throughout, where counting each
+// event as a failed attempt would have run it up to its 5 m cap. Then the
+// bound Shoots are deleted one after the other: each time the Shoot pending
+// longest is bound within 10 s of the delete, well inside the backoff.
+func TestFreedPlaceTakenAtOnce(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const set, perSeed, flood = "e2e-freed", 2, 4
+	const backoffBase, placeToBind = 30 * time.Second, 10 * time.Second
+	_, _, shoots := st.floodOneSeedSet(t, set, perSeed, flood)
+	waiting := unbound(t, shoots)
+	require.Equal(t, shoots[perSeed:], waiting, "the first Shoots took the places")
+	first := &api.Shoot{}
+	require.NoError(t, st.c.Get(ctx, waiting[0], first))
+	// Their first attempts failed at CREATE; the backoff's own next attempt
+	// is due 30 s later. What follows must happen before it.
+	due := first.CreationTimestamp.Add(backoffBase - time.Second)
+
+	full := &api.Seed{}
+	full.Name = set + "-0"
+	for i := range 20 {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{"e2e.seedwarden.io/tick":"%d"}}}`, i)
+		require.NoError(t, st.c.Patch(ctx, full, client.RawPatch(types.MergePatchType, []byte(patch))), "Seed event %d", i)
+	}
+	// Held for 2 s after the events, sampled every 100 ms.
+	for held := time.Now().Add(2 * time.Second); time.Now().Before(held); time.Sleep(100 * time.Millisecond) {
+		samples, err := scrape(st.metricsURL())
+		require.NoError(t, err)
+		require.Equal(t, backoffBase.Seconds(), gaugeOf(samples, "seedwarden_pending_shoots_longest_backoff_seconds"),
+			"a pending Shoot's backoff moved past its first step after Seed events")
+	}
+	require.True(t, time.Now().Before(due), "the Seed events took until the backoff's own attempt (%s after the CREATE): the test cannot tell them apart", backoffBase)
+	assert.Equal(t, waiting, unbound(t, shoots), "the Seed events freed nothing")
+
+	for i, gone := range shoots[:perSeed] {
+		sh := &api.Shoot{}
+		require.NoError(t, st.c.Get(ctx, gone, sh))
+		require.NoError(t, st.deleteShoot(ctx, sh))
+		deleted := time.Now()
+		next := waiting[i]
+		b := st.waitBinds(t, []types.NamespacedName{next}, 30*time.Second)[next]
+		took := b.at.Sub(deleted)
+		t.Logf("Shoot %s deleted; %s bound to %s %s later", gone.Name, next.Name, b.seed, took.Round(10*time.Millisecond))
+		assert.Equal(t, full.Name, b.seed)
+		assert.LessOrEqual(t, took, placeToBind, "Shoot %s waited for the place %s freed", next.Name, gone.Name)
+	}
+}
+
+// gaugeOf is the value of the unlabelled gauge name in samples (0 when
+// missing).
+func gaugeOf(samples []sample, name string) float64 {
+	for _, smp := range samples {
+		if smp.name == name {
+			return smp.value
+		}
+	}
+	return 0
 }

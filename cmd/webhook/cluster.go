@@ -295,7 +295,7 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 			r.Verifier = deps.signer
 		}
 		if c, ok := deps.cluster.(pending.ClusterReserver); ok {
-			r.Cluster = c // *seedreserve.Reserver: its Reserve of an existing Shoot
+			r.Cluster = c // *seedreserve.Reserver: its ReserveFor of an existing Shoot
 		}
 		if deps.watched != nil {
 			r.Watched = deps.watched

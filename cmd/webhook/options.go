@@ -12,6 +12,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/seedreserve"
 )
 
 // internal/config is plain data that imports no other package of
@@ -70,14 +71,19 @@ func reservationLimits(cfg *config.Config) cache.Limits {
 	return cache.Limits{PerNamespace: r.MaxPerNamespace, PerUser: r.MaxPerUser, Total: r.MaxTotal}
 }
 
+// The retry controller reserves its binds in the capacity webhook's ledger
+// (serveCluster wires it by a type assertion, so check it compiles).
+var _ pending.ClusterReserver = (*seedreserve.Reserver)(nil)
+
 // pendingConfig is the retry controller's configuration.
 func pendingConfig(cfg *config.Config) pending.Config {
 	return pending.Config{
-		Mode:          pending.Mode(cfg.PendingShoots.BindMode),
-		SchedulerName: cfg.SchedulerName,
-		BackoffBase:   cfg.PendingShoots.BackoffBase.Duration,
-		BackoffMax:    cfg.PendingShoots.BackoffMax.Duration,
-		Workers:       cfg.PendingShoots.Workers,
+		Mode:               pending.Mode(cfg.PendingShoots.BindMode),
+		SchedulerName:      cfg.SchedulerName,
+		BackoffBase:        cfg.PendingShoots.BackoffBase.Duration,
+		BackoffMax:         cfg.PendingShoots.BackoffMax.Duration,
+		ConflictBackoffMax: cfg.PendingShoots.ConflictBackoffMax.Duration,
+		Workers:            cfg.PendingShoots.Workers,
 	}
 }
 

@@ -114,7 +114,7 @@ reservations: {maxPerNamespace: 7, maxPerUser: 3, maxTotal: 70}
 	assert.Equal(t, cache.Limits{PerNamespace: 7, PerUser: 3, Total: 70}, reservationLimits(cfg))
 	assert.Equal(t, pending.Config{
 		Mode: pending.BindThroughUpdate, SchedulerName: "my-scheduler",
-		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, Workers: 2,
+		BackoffBase: 500 * time.Millisecond, BackoffMax: time.Minute, ConflictBackoffMax: 5 * time.Second, Workers: 2,
 	}, pendingConfig(cfg))
 
 	def := config.Default()

@@ -52,11 +52,12 @@ func TestDefault(t *testing.T) {
 		Capacity:     Capacity{Enabled: ptr.To(true), Coordination: CoordinationLocal},
 		ResourceSize: ResourceSize{OperationMode: "block"},
 		PendingShoots: PendingShoots{
-			Enabled:     ptr.To(true),
-			BindMode:    "binding",
-			BackoffBase: NewDuration(time.Second),
-			BackoffMax:  NewDuration(5 * time.Minute),
-			Workers:     5,
+			Enabled:            ptr.To(true),
+			BindMode:           "binding",
+			BackoffBase:        NewDuration(time.Second),
+			BackoffMax:         NewDuration(5 * time.Minute),
+			ConflictBackoffMax: NewDuration(5 * time.Second),
+			Workers:            5,
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(true), ID: "seedwarden-pending-shoots"},
 		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
@@ -156,6 +157,7 @@ pendingShoots:
   bindMode: update
   backoffBase: 500ms
   backoffMax: 1m
+  conflictBackoffMax: 2s
   workers: 2
 leaderElection:
   enabled: false
@@ -214,11 +216,12 @@ scoring:
 		},
 		KubeconfigSecret: KubeconfigSecret{AllowedFields: []string{"tokenFile", "exec"}},
 		PendingShoots: PendingShoots{
-			Enabled:     ptr.To(false),
-			BindMode:    "update",
-			BackoffBase: NewDuration(500 * time.Millisecond),
-			BackoffMax:  NewDuration(time.Minute),
-			Workers:     2,
+			Enabled:            ptr.To(false),
+			BindMode:           "update",
+			BackoffBase:        NewDuration(500 * time.Millisecond),
+			BackoffMax:         NewDuration(time.Minute),
+			ConflictBackoffMax: NewDuration(2 * time.Second),
+			Workers:            2,
 		},
 		LeaderElection: LeaderElection{Enabled: ptr.To(false), Namespace: "seedwarden", ID: "my-lease"},
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
@@ -450,6 +453,10 @@ func TestFieldRules(t *testing.T) {
 		{"pendingShoots.backoffMax below default base", "pendingShoots: {backoffMax: 500ms}", "pendingShoots.backoffMax: 500ms must not be less than backoffBase 1s"},
 		{"pendingShoots.backoffMax garbage", "pendingShoots: {backoffMax: 5}", `pendingShoots.backoffMax: invalid value 5 (want a duration such as "30s")`},
 		{"pendingShoots.backoff equal", "pendingShoots: {backoffBase: 2s, backoffMax: 2s}", ""},
+		{"pendingShoots.conflictBackoffMax zero", "pendingShoots: {conflictBackoffMax: 0s}", "pendingShoots.conflictBackoffMax: 0s must be positive"},
+		{"pendingShoots.conflictBackoffMax garbage", "pendingShoots: {conflictBackoffMax: soon}", `pendingShoots.conflictBackoffMax: invalid value "soon" (want a duration such as "5s")`},
+		{"pendingShoots.conflictBackoffMax above backoffMax", "pendingShoots: {backoffMax: 10s, conflictBackoffMax: 11s}", "pendingShoots.conflictBackoffMax: 11s must not be more than backoffMax 10s"},
+		{"pendingShoots.conflictBackoffMax defaulted below a short backoffMax", "pendingShoots: {backoffMax: 2s}", ""},
 		{"pendingShoots.workers negative", "pendingShoots: {workers: -1}", "pendingShoots.workers: -1 must be at least 1"},
 		{"pendingShoots.workers many", "pendingShoots: {workers: 50}", ""},
 

@@ -10,11 +10,15 @@ import (
 
 // Defaults of the retry controller and of leader election.
 const (
-	DefaultBindMode         = BindThroughSubresource
-	DefaultBackoffBase      = time.Second
-	DefaultBackoffMax       = 5 * time.Minute
-	DefaultWorkers          = 5
-	DefaultLeaderElectionID = "seedwarden-pending-shoots"
+	DefaultBindMode    = BindThroughSubresource
+	DefaultBackoffBase = time.Second
+	DefaultBackoffMax  = 5 * time.Minute
+	// DefaultConflictBackoffMax caps the short backoff of a bind that was
+	// refused for a place another replica holds, or lost a conflict: such a
+	// place usually frees within the reservation TTL (30s).
+	DefaultConflictBackoffMax = 5 * time.Second
+	DefaultWorkers            = 5
+	DefaultLeaderElectionID   = "seedwarden-pending-shoots"
 	// PodNamespaceEnv names the environment variable (set from the downward
 	// API in deploy/manifests) whose value is the default leader-election
 	// namespace.
@@ -46,6 +50,12 @@ type PendingShoots struct {
 	// doubles per failure up to BackoffMax. Defaults: 1s and 5m.
 	BackoffBase Duration `json:"backoffBase,omitempty"`
 	BackoffMax  Duration `json:"backoffMax,omitempty"`
+	// ConflictBackoffMax caps the short backoff (50ms, doubling) after a
+	// bind lost a conflict or was refused because the cluster-wide
+	// reservations held the seed's last place: the place may free any
+	// moment, so such a Shoot is not sent to the long backoff (for 8
+	// retries in a row). At most backoffMax. Default: 5s.
+	ConflictBackoffMax Duration `json:"conflictBackoffMax,omitempty"`
 	// Workers is the number of Shoots placed concurrently. Default: 5.
 	Workers int `json:"workers,omitempty"`
 }
@@ -107,6 +117,15 @@ func (c *Config) applyPendingDefaults() {
 	if !c.PendingShoots.BackoffMax.set {
 		c.PendingShoots.BackoffMax = NewDuration(DefaultBackoffMax)
 	}
+	if !c.PendingShoots.ConflictBackoffMax.set {
+		// Never above a shorter backoffMax, so that lowering that alone
+		// stays valid.
+		d := DefaultConflictBackoffMax
+		if m := c.PendingShoots.BackoffMax; m.invalid == "" && m.Duration > 0 {
+			d = min(d, m.Duration)
+		}
+		c.PendingShoots.ConflictBackoffMax = NewDuration(d)
+	}
 	setDefault(&c.PendingShoots.Workers, DefaultWorkers)
 	if c.LeaderElection.Enabled == nil {
 		c.LeaderElection.Enabled = ptr.To(true)
@@ -147,6 +166,14 @@ func (c *Config) validatePending(p *problems) {
 	}
 	if maxD < baseD {
 		p.add("pendingShoots.backoffMax", "%s must not be less than backoffBase %s", maxD, baseD)
+	}
+	switch cb := ps.ConflictBackoffMax; {
+	case cb.invalid != "":
+		p.add("pendingShoots.conflictBackoffMax", "invalid value %s (want a duration such as \"5s\")", cb.invalid)
+	case cb.Duration <= 0:
+		p.add("pendingShoots.conflictBackoffMax", "%s must be positive", cb.Duration)
+	case cb.Duration > maxD:
+		p.add("pendingShoots.conflictBackoffMax", "%s must not be more than backoffMax %s", cb.Duration, maxD)
 	}
 	if ps.Workers < 1 {
 		p.add("pendingShoots.workers", "%d must be at least 1", ps.Workers)

@@ -11,6 +11,7 @@ import (
 const (
 	PendingShootsName         = "seedwarden_pending_shoots"
 	PendingOldestAgeName      = "seedwarden_pending_shoots_oldest_age_seconds"
+	PendingLongestBackoffName = "seedwarden_pending_shoots_longest_backoff_seconds"
 	SchedulingRetriesName     = "seedwarden_scheduling_retries_total"
 	RetryControllerLeaderName = "seedwarden_retry_controller_leader"
 )
@@ -18,6 +19,11 @@ const (
 // ResultConflict is a retry whose binding lost an optimistic-concurrency
 // conflict (409); it is retried quietly.
 const ResultConflict = "conflict"
+
+// ResultRefused is a retry whose bind the cluster-wide reservations refused
+// (another replica holds the seed's last place); it is retried on the short
+// conflict backoff.
+const ResultRefused = "refused"
 
 // pendingCollectors are GroupPending's.
 type pendingCollectors struct {
@@ -29,10 +35,15 @@ type pendingCollectors struct {
 	// ticker and without API calls.
 	oldest    prometheus.Collector
 	oldestAge *atomic.Pointer[func() time.Duration]
+	// longest reads the longest backoff step the same way
+	// (SetPendingLongestBackoff).
+	longest        prometheus.Collector
+	longestBackoff *atomic.Pointer[func() time.Duration]
 }
 
 func newPendingCollectors() pendingCollectors {
 	age := &atomic.Pointer[func() time.Duration]{}
+	backoff := &atomic.Pointer[func() time.Duration]{}
 	return pendingCollectors{
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: PendingShootsName,
@@ -40,7 +51,7 @@ func newPendingCollectors() pendingCollectors {
 		}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: SchedulingRetriesName,
-			Help: "Placement attempts of the retry controller for pending Shoots, by result (scheduled, unschedulable, conflict, error).",
+			Help: "Placement attempts of the retry controller for pending Shoots, by result (scheduled, unschedulable, conflict, refused, error).",
 		}, []string{"result"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: RetryControllerLeaderName,
@@ -49,13 +60,23 @@ func newPendingCollectors() pendingCollectors {
 		oldest: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: PendingOldestAgeName,
 			Help: "Age (since creationTimestamp) of the oldest Shoot the retry controller knows to be pending; 0 when none is, and on replicas that are not the leader.",
-		}, func() float64 {
-			if f := age.Load(); f != nil {
-				return (*f)().Seconds()
-			}
-			return 0
-		}),
+		}, readDuration(age)),
 		oldestAge: age,
+		longest: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: PendingLongestBackoffName,
+			Help: "The longest backoff step a pending Shoot is at: the wait its last failed attempt set (pendingShoots.backoffBase, doubled per failure, up to backoffMax); attempts triggered by Seed or Shoot events do not count as failures. 0 when no pending Shoot has failed, and on replicas that are not the leader.",
+		}, readDuration(backoff)),
+		longestBackoff: backoff,
+	}
+}
+
+// readDuration reads the function f points to, 0 while unset.
+func readDuration(f *atomic.Pointer[func() time.Duration]) func() float64 {
+	return func() float64 {
+		if g := f.Load(); g != nil {
+			return (*g)().Seconds()
+		}
+		return 0
 	}
 }
 
@@ -63,13 +84,19 @@ func (c *pendingCollectors) register(reg prometheus.Registerer) {
 	c.pending = Register(reg, c.pending)
 	c.retries = Register(reg, c.retries)
 	c.leader = Register(reg, c.leader)
-	if existing := Register(reg, c.oldest); existing != c.oldest {
-		// The GaugeFunc of an earlier Recorder on reg (a second server in
-		// one process, as in tests) reads that Recorder's pointer: unregister
-		// it so the age comes from this one.
+	c.oldest = registerFunc(reg, c.oldest)
+	c.longest = registerFunc(reg, c.longest)
+}
+
+// registerFunc registers a GaugeFunc. The GaugeFunc of an earlier Recorder
+// on reg (a second server in one process, as in tests) reads that
+// Recorder's pointer: it is unregistered so the value comes from this one.
+func registerFunc(reg prometheus.Registerer, c prometheus.Collector) prometheus.Collector {
+	if existing := Register(reg, c); existing != c {
 		reg.Unregister(existing)
-		c.oldest = Register(reg, c.oldest)
+		return Register(reg, c)
 	}
+	return c
 }
 
 // SetPending sets the number of pending Shoots.
@@ -87,6 +114,15 @@ func (m *Recorder) SetPendingOldestAge(age func() time.Duration) {
 		return
 	}
 	m.pending.oldestAge.Store(&age)
+}
+
+// SetPendingLongestBackoff makes the longest-backoff gauge read longest at
+// each scrape; longest must be cheap and safe for concurrent use.
+func (m *Recorder) SetPendingLongestBackoff(longest func() time.Duration) {
+	if m == nil {
+		return
+	}
+	m.pending.longestBackoff.Store(&longest)
 }
 
 // SetRetryControllerLeader records whether this replica runs the retry

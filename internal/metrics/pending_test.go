@@ -18,6 +18,7 @@ func TestPending(t *testing.T) {
 	p.ObserveRetry(ResultUnschedulable)
 	p.ObserveRetry(ResultUnschedulable)
 	p.ObserveRetry(ResultConflict)
+	p.ObserveRetry(ResultRefused)
 	p.ObserveRetry(ResultScheduled)
 	p.SetPending(2)
 
@@ -25,9 +26,10 @@ func TestPending(t *testing.T) {
 # HELP seedwarden_pending_shoots Shoots without a seed that the retry controller knows of and keeps trying to place (0 on replicas that are not the leader).
 # TYPE seedwarden_pending_shoots gauge
 seedwarden_pending_shoots 2
-# HELP seedwarden_scheduling_retries_total Placement attempts of the retry controller for pending Shoots, by result (scheduled, unschedulable, conflict, error).
+# HELP seedwarden_scheduling_retries_total Placement attempts of the retry controller for pending Shoots, by result (scheduled, unschedulable, conflict, refused, error).
 # TYPE seedwarden_scheduling_retries_total counter
 seedwarden_scheduling_retries_total{result="conflict"} 1
+seedwarden_scheduling_retries_total{result="refused"} 1
 seedwarden_scheduling_retries_total{result="scheduled"} 1
 seedwarden_scheduling_retries_total{result="unschedulable"} 2
 `
@@ -74,6 +76,14 @@ func TestPendingLeaderAndOldestAge(t *testing.T) {
 	again := New(reg, GroupPending)
 	again.SetPendingOldestAge(func() time.Duration { return time.Second })
 	assert.Equal(t, 1.0, gauge(PendingOldestAgeName))
+
+	// The longest backoff step, the same way.
+	assert.Equal(t, 0.0, gauge(PendingLongestBackoffName), "no source yet")
+	again.SetPendingLongestBackoff(func() time.Duration { return 30 * time.Second })
+	assert.Equal(t, 30.0, gauge(PendingLongestBackoffName))
+	third := New(reg, GroupPending)
+	third.SetPendingLongestBackoff(func() time.Duration { return time.Minute })
+	assert.Equal(t, 60.0, gauge(PendingLongestBackoffName), "a second Recorder takes it over")
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
@@ -85,5 +95,6 @@ func TestPendingNil(t *testing.T) {
 	p.ObserveRetry(ResultError)
 	p.SetRetryControllerLeader(true)
 	p.SetPendingOldestAge(func() time.Duration { return 0 })
+	p.SetPendingLongestBackoff(func() time.Duration { return 0 })
 	New(nil, GroupPending).ObserveRetry(ResultError)
 }

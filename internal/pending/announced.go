@@ -91,16 +91,11 @@ func (r *Reconciler) waitForAnnounced(namespace, name string) (time.Duration, bo
 // distrustAnnounced makes the next attempt for key decide afresh: binding
 // the Shoot to its announced seed was refused.
 func (r *Reconciler) distrustAnnounced(key types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.pending[key]; ok {
-		r.pending[key] = true
-	}
+	r.withState(key, func(st *shootState) { st.announcedRefused = true })
 }
 
 func (r *Reconciler) announcedRefused(key types.NamespacedName) bool {
-	r.init()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pending[key]
+	refused := false
+	r.withState(key, func(st *shootState) { refused = st.announcedRefused })
+	return refused
 }

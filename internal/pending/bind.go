@@ -21,22 +21,18 @@ import (
 
 // bindSeed binds the Shoot to seed (kept: the announced seed) and reports
 // the outcome, with the decision's score breakdown (scores, "" without a
-// profile); a failed binding gives the reservation back and is retried
-// with backoff.
+// profile); a failed binding gives the reservation back and is retried:
+// after a conflict or a refusal of the cluster-wide reservations on the
+// short conflict backoff, otherwise on the backoff.
 func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.NamespacedName, shoot *api.Shoot, seed, scores string, kept bool) reconcile.Result {
-	resKey := ReservationKey(key.Namespace, key.Name)
 	// Read before binding: the bound Shoot's watch event forgets the backoff.
 	attempts := r.backoff.NumRequeues(key) + 1
-	err := r.reserveAcrossReplicas(ctx, key, seed)
-	if err == nil {
+	err := r.reserveAcrossReplicas(ctx, shoot, seed)
+	written := err == nil
+	if written {
 		err = r.bind(ctx, shoot, seed)
 	}
-	if err != nil && r.Watched != nil {
-		// The next attempt reads the Shoot as the API server has it.
-		r.Watched.Forget(key)
-	}
-	switch {
-	case err == nil:
+	if err == nil {
 		r.Metrics.ObserveRetry(metrics.ResultScheduled)
 		r.forget(key)
 		r.Recorder.Eventf(shoot, nil, corev1.EventTypeNormal, ReasonSchedulingSuccessful, ActionSchedule, "%s", scheduledMessage(seed, scores))
@@ -45,39 +41,85 @@ func (r *Reconciler) bindSeed(ctx context.Context, log logr.Logger, key types.Na
 			r.clearPendingOperation(ctx, shoot)
 		}
 		return reconcile.Result{}
+	}
+	r.Store.Release(ReservationKey(key.Namespace, key.Name))
+	if written {
+		// The next attempt reads the Shoot as the API server has it; the
+		// watch's copy stays, for the SeedAutoscaler still counts it pending.
+		r.markOutdated(key, shoot.ResourceVersion)
+	}
+	switch {
 	case apierrors.IsConflict(err):
 		// Someone wrote the Shoot since it was read; read again soon.
-		r.Store.Release(resKey)
 		r.Metrics.ObserveRetry(metrics.ResultConflict)
 		wait := r.conflicts.When(key)
 		log.V(1).Info("Binding conflict; retrying", "seed", seed, "after", wait)
 		return reconcile.Result{RequeueAfter: wait}
+	case !written && refusedForCapacity(err) && r.conflicts.NumRequeues(key) < maxQuickRefusals:
+		return r.refused(shoot, log, seed, err, kept)
 	default:
-		r.Store.Release(resKey)
-		if kept {
-			// Refused (e.g. the seed is full cluster-wide): the next
-			// attempt is free to choose another seed.
-			r.distrustAnnounced(key)
-		}
-		r.Metrics.ObserveRetry(metrics.ResultError)
-		wait := r.backoff.When(key)
-		hint := ""
-		if apierrors.IsNotFound(err) && r.Config.Mode == BindThroughSubresource {
-			// A Shoot deleted meanwhile is forgotten on the next attempt;
-			// a 404 for a Shoot that exists means no binding subresource.
-			hint = " (if the Shoot exists, the API server serves no shoots/binding subresource: Shoots from a CRD need mode update)"
-		}
-		msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", seed, err, hint))
-		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
-		if apierrors.IsForbidden(err) || refusedForCapacity(err) {
-			// Refused by admission or by the reservations (a seed full
-			// across replicas): expected in a burst, retried.
-			log.Info("Binding pending Shoot refused", "seed", seed, "retryAfter", wait, "reason", err.Error())
-		} else {
-			log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
-		}
-		return reconcile.Result{RequeueAfter: wait}
+		return r.bindFailed(shoot, log, seed, err, kept)
 	}
+}
+
+// maxQuickRefusals is how many refusals (and conflicts) in a row are retried
+// on the conflict backoff: 50ms doubling to conflictBackoffMax, about 11s at
+// its default (5s), past the reservation TTL of a place another replica
+// took at admission. Beyond it a refusal is a failed attempt, so that a
+// seed this replica keeps seeing room on, where the cluster-wide
+// reservations do not, costs each pending Shoot one request per backoff
+// step rather than one every few seconds.
+const maxQuickRefusals = 8
+
+// refused answers a bind the cluster-wide reservations refused: this
+// replica saw room, another replica's reservation holds it. That place
+// frees when its Shoot is counted on the seed or is deleted, any moment,
+// so the Shoot is retried on the short conflict backoff, not sent to the
+// backoff's next step.
+func (r *Reconciler) refused(shoot *api.Shoot, log logr.Logger, seed string, err error, kept bool) reconcile.Result {
+	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
+	if kept {
+		// The next attempt is free to choose another seed.
+		r.distrustAnnounced(key)
+	}
+	r.Metrics.ObserveRetry(metrics.ResultRefused)
+	first := r.conflicts.NumRequeues(key) == 0
+	wait := r.conflicts.When(key)
+	if first {
+		// One event per run of refusals: the retries are seconds apart.
+		r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s",
+			truncate(fmt.Sprintf("binding to seed %q refused, retrying shortly: %v", seed, err)))
+	}
+	log.Info("Binding pending Shoot refused by the cluster-wide reservations; retrying shortly", "seed", seed, "retryAfter", wait, "reason", err.Error())
+	return reconcile.Result{RequeueAfter: wait}
+}
+
+// bindFailed answers a bind that failed otherwise: a failed attempt.
+func (r *Reconciler) bindFailed(shoot *api.Shoot, log logr.Logger, seed string, err error, kept bool) reconcile.Result {
+	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
+	if kept {
+		// Refused (e.g. by admission): the next attempt is free to choose
+		// another seed.
+		r.distrustAnnounced(key)
+	}
+	r.Metrics.ObserveRetry(metrics.ResultError)
+	r.clearWoken(key)
+	wait := r.afterBindError(key)
+	hint := ""
+	if apierrors.IsNotFound(err) && r.Config.Mode == BindThroughSubresource {
+		// A Shoot deleted meanwhile is forgotten on the next attempt;
+		// a 404 for a Shoot that exists means no binding subresource.
+		hint = " (if the Shoot exists, the API server serves no shoots/binding subresource: Shoots from a CRD need mode update)"
+	}
+	msg := truncate(fmt.Sprintf("binding to seed %q failed: %v%s", seed, err, hint))
+	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, actionBind, "%s", msg)
+	if apierrors.IsForbidden(err) || refusedForCapacity(err) {
+		// Refused by admission: expected in a burst, retried.
+		log.Info("Binding pending Shoot refused", "seed", seed, "retryAfter", wait, "reason", err.Error())
+	} else {
+		log.Error(err, "Binding pending Shoot failed", "seed", seed, "retryAfter", wait)
+	}
+	return reconcile.Result{RequeueAfter: wait}
 }
 
 // bind writes spec.seedName as the configured mode says, conditional on the

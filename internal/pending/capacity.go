@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/types"
-
+	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
 )
 
 // ClusterReserver holds places on seeds across replicas
 // (seedreserve.Reserver); see handlers.ClusterReserver.
 type ClusterReserver interface {
-	Reserve(ctx context.Context, seed, key, user string, allocatable int64) error
+	ReserveFor(ctx context.Context, seed string, h cache.Holder, allocatable int64) error
 }
 
 // reserveAcrossReplicas takes the Shoot's place on seed across replicas
@@ -21,9 +20,12 @@ type ClusterReserver interface {
 // this controller's own binds out, so that a bind costs no webhook round
 // trip. The key is the Shoot's own, so the place the mutating webhook (of
 // any replica) reserved at admission is found and kept, not counted twice.
-// Nil Cluster: this replica's Store, which Place and PlaceOn reserved in,
-// decides alone (capacity.coordination local).
-func (r *Reconciler) reserveAcrossReplicas(ctx context.Context, key types.NamespacedName, seed string) error {
+// The entry carries the Shoot's uid, read off the Shoot decided from rather
+// than looked up in the Store, whose informer handler may not have seen the
+// Shoot yet: an entry without it would outlive the Shoot's deletion until
+// its expiry, on every replica. Nil Cluster: this replica's Store, which
+// Place and PlaceOn reserved in, decides alone (capacity.coordination local).
+func (r *Reconciler) reserveAcrossReplicas(ctx context.Context, shoot *api.Shoot, seed string) error {
 	if r.Cluster == nil {
 		return nil
 	}
@@ -35,7 +37,8 @@ func (r *Reconciler) reserveAcrossReplicas(ctx context.Context, key types.Namesp
 	if !limited {
 		return nil
 	}
-	return r.Cluster.Reserve(ctx, seed, key.Namespace+"/"+key.Name, "", alloc)
+	h := cache.Holder{ShootRef: cache.ShootRef{Key: shoot.Namespace + "/" + shoot.Name, ID: string(shoot.UID)}, Exists: true}
+	return r.Cluster.ReserveFor(ctx, seed, h, alloc)
 }
 
 // refusedForCapacity reports whether err is the seed's capacity or the

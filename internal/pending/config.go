@@ -9,36 +9,47 @@
 // Shoots (the reduced Shoots of the manager's cache: enough to tell a pending
 // Shoot — empty spec.seedName, spec.schedulerName empty or ours, not being
 // deleted — and what it charges) and Seeds. It reconciles pending Shoots;
-// everything else only triggers retries:
+// everything else only wakes them (wake.go):
 //
 //   - a Seed is created, or changes in anything placement reads (labels,
 //     annotations, deletion, spec, allocatable, last operation presence,
-//     condition statuses; heartbeat-only updates are ignored): every pending
-//     Shoot is retried at once;
-//   - capacity frees up — a Shoot charged to a seed is deleted, or its
-//     spec/status seedName changes so that a seed is no longer charged:
-//     every pending Shoot is retried at once;
+//     condition statuses; heartbeat-only updates are ignored), or a place
+//     frees on it — a Shoot charged to it is deleted, or its spec/status
+//     seedName changes so that the seed is no longer charged: the pending
+//     Shoots that seed could take now (placement.Admits on the Store's
+//     snapshot) are queued, the longest-pending first, as many as it has
+//     free places. A Shoot queued by another wake and not yet tried is left
+//     to it, so that seeds registered together wake different Shoots; one
+//     that a wake queued and that is bound to another seed, or turns out
+//     bound or gone already, wakes that seed again. Shoots the watch holds no full copy of are woken unchecked,
+//     after the others, as far as the room goes (at most maxUncheckedWakes);
 //   - a pending Shoot's spec changes (metadata.generation): that Shoot is
 //     retried at once.
 //
-// Before such a retry, the handler applies the triggering object to the
+// Before such a wake, the handler applies the triggering object to the
 // Store itself (harmless twice: the Store skips Seed versions it has seen and
-// keeps Shoot charges as differences), so the retry cannot decide on a Store
+// keeps Shoot charges as differences), so the wake cannot decide on a Store
 // whose own informer handler is a step behind.
 //
 // # Backoff
 //
-// Each failed attempt (no seed fits, or the binding failed) requeues the Shoot
-// with RequeueAfter from a per-Shoot exponential backoff
+// An attempt that finds no seed requeues the Shoot with RequeueAfter from a
+// per-Shoot exponential backoff
 // (workqueue.NewTypedItemExponentialFailureRateLimiter: base, 2·base, 4·base,
-// … up to the cap: pendingShoots.backoffBase and backoffMax), kept by the reconciler rather than the
-// controller's queue: so a retry triggered by an event (which bypasses the
-// wait) still counts as an attempt, and nothing needs the deprecated
-// Result.Requeue or has to be reported as an error. Binding conflicts (409)
-// are retried quietly after a separate, short backoff (50ms doubling).
-// Errors reading the Shoot are returned to controller-runtime, whose queue
-// uses the same base and cap. Success, deletion, or the Shoot getting a seed
-// elsewhere resets the Shoot's backoff.
+// … up to the cap: pendingShoots.backoffBase and backoffMax), kept by the
+// reconciler rather than the controller's queue. Only the attempt the
+// backoff scheduled (or the first) is a failure that steps it; an attempt an
+// event triggered before it was due is not, and requeues for the time still
+// left (state.go): a flurry of Seed events cannot run a backoff up to its
+// cap. A bind that fails otherwise than below is a failure too. Binding
+// conflicts (409) and binds the cluster-wide reservations refuse (another
+// replica holds the seed's last place, which frees any moment) are retried
+// after a separate, short backoff (50ms doubling, up to
+// pendingShoots.conflictBackoffMax), stepping nothing, maxQuickRefusals
+// times in a row; a refusal beyond that is a failed attempt. Errors reading the
+// Shoot are returned to controller-runtime, whose queue uses the same base
+// and cap. Success, deletion, or the Shoot getting a seed elsewhere resets
+// the Shoot's backoff.
 //
 // # Binding
 //
@@ -52,9 +63,11 @@
 // status.lastOperation afterwards, which Gardener's binding strategy does by
 // itself. Both carry the resourceVersion decided from, so an outdated copy
 // fails with a conflict instead of overwriting, and the next attempt reads
-// the Shoot. Where replicas coordinate capacity, the place is reserved
-// across replicas first (Reconciler.Cluster): the validating webhooks leave
-// the controller's own binds out.
+// the Shoot; the watch's copy stays (the SeedAutoscaler counts it pending)
+// but that version is not decided from again. Where replicas coordinate
+// capacity, the place is reserved across replicas first
+// (Reconciler.Cluster): the validating webhooks leave the controller's own
+// binds out.
 //
 // # Reservations
 //
@@ -77,9 +90,11 @@
 // (action Bind) with the error; a 404 is not taken for a deleted Shoot — the
 // next attempt's read tells — because in binding mode it also means the API
 // server has no binding subresource (Shoots from a CRD), which the event then
-// says. A successful attempt records a Normal event Scheduled. Metrics:
-// seedwarden_pending_shoots and seedwarden_scheduling_retries_total{result}
-// (scheduled, unschedulable, conflict, error).
+// says; a run of refusals by the cluster-wide reservations records one. A
+// successful attempt records a Normal event Scheduled. Metrics:
+// seedwarden_pending_shoots, seedwarden_pending_shoots_longest_backoff_seconds
+// and seedwarden_scheduling_retries_total{result} (scheduled, unschedulable,
+// conflict, refused, error).
 //
 // Retries are not triggered by CloudProfile, Project or region-config
 // changes, nor by reservations expiring; the backoff covers those.
@@ -140,7 +155,7 @@ func ReservationKey(namespace, name string) string {
 	return cache.ManualReservationKey(namespace, name)
 }
 
-// Config configures the controller. Mode, the backoffs and Workers are
+// Config configures the controller. Mode, the three backoff durations and Workers are
 // required: cmd/webhook passes the configuration's pendingShoots, whose
 // defaults internal/config defines.
 type Config struct {
@@ -154,6 +169,10 @@ type Config struct {
 	// per failure up to BackoffMax.
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
+	// ConflictBackoffMax caps the short backoff (conflictBackoffBase,
+	// doubling) of a bind that lost a conflict or that the cluster-wide
+	// reservations refused; at most BackoffMax.
+	ConflictBackoffMax time.Duration
 	// Workers is the number of concurrent reconciles. Placement
 	// reserves atomically, so workers never overfill a seed.
 	Workers int
@@ -179,6 +198,9 @@ func (c Config) Validate() error {
 	}
 	if c.BackoffMax < c.BackoffBase {
 		errs = append(errs, fmt.Errorf("backoffMax: %s must not be less than backoffBase %s", c.BackoffMax, c.BackoffBase))
+	}
+	if c.ConflictBackoffMax <= 0 || c.ConflictBackoffMax > c.BackoffMax {
+		errs = append(errs, fmt.Errorf("conflictBackoffMax: %s must be positive and at most backoffMax %s", c.ConflictBackoffMax, c.BackoffMax))
 	}
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers: %d must be at least 1", c.Workers))

@@ -122,7 +122,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	)
 	reg := prometheus.NewRegistry()
 	r := &Reconciler{
-		Config:  Config{Mode: BindThroughUpdate, BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, Workers: 5},
+		Config:  Config{Mode: BindThroughUpdate, BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, ConflictBackoffMax: 5 * time.Second, Workers: 5},
 		Store:   store,
 		Watched: watched,
 		Options: placement.Options{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint},

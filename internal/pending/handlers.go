@@ -2,6 +2,7 @@ package pending
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
@@ -17,8 +18,8 @@ import (
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-// shootHandler tracks pending Shoots and retries them when a Shoot frees
-// capacity. It sees the manager cache's reduced Shoots.
+// shootHandler tracks pending Shoots and wakes those a seed could take when
+// a Shoot frees a place on it. It sees the manager cache's reduced Shoots.
 func (r *Reconciler) shootHandler() handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
@@ -52,9 +53,11 @@ func (r *Reconciler) shootHandler() handler.Funcs {
 				// binding rights can), deleted, or handed to another scheduler.
 				r.forget(key)
 			}
-			if freesCapacity(old, s) {
+			if freed := freedSeeds(old, s); len(freed) > 0 {
 				r.Store.Apply(s)
-				r.enqueueAll(q)
+				for _, seed := range freed {
+					r.wake(q, seed)
+				}
 			}
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
@@ -66,21 +69,26 @@ func (r *Reconciler) shootHandler() handler.Funcs {
 			r.forget(client.ObjectKeyFromObject(s))
 			if spec, status := placement.ChargedSeeds(s); spec != "" || status != "" {
 				r.Store.Remove(s)
-				r.enqueueAll(q)
+				if spec != "" {
+					r.wake(q, spec)
+				}
+				if status != "" && status != spec {
+					r.wake(q, status)
+				}
 			}
 		},
 	}
 }
 
-// seedHandler retries every pending Shoot when a Seed appears or changes in
-// anything placement reads.
+// seedHandler wakes the pending Shoots a Seed could take when it appears or
+// changes in anything placement reads (heartbeats do not count).
 func (r *Reconciler) seedHandler() handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
 			r.init()
 			if sd, ok := e.Object.(*api.Seed); ok {
 				r.Store.Apply(sd)
-				r.enqueueAll(q)
+				r.wake(q, sd.Name)
 			}
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
@@ -91,30 +99,24 @@ func (r *Reconciler) seedHandler() handler.Funcs {
 				return
 			}
 			r.Store.Apply(sd)
-			r.enqueueAll(q)
+			r.wake(q, sd.Name)
 		},
 		// A Seed going away cannot make a pending Shoot fit: no retry.
 	}
 }
 
-// enqueueAll retries every known pending Shoot at once.
-func (r *Reconciler) enqueueAll(q queue) {
-	for _, key := range r.pendingKeys() {
-		q.Add(reconcile.Request{NamespacedName: key})
-	}
-}
-
-// freesCapacity reports whether some seed charged for old is not charged for
-// updated (see placement.ChargedSeeds): a Shoot moved away or finished migrating.
-func freesCapacity(old, updated *api.Shoot) bool {
+// freedSeeds are the seeds charged for old and not for updated (see
+// placement.ChargedSeeds): a Shoot moved away or finished migrating.
+func freedSeeds(old, updated *api.Shoot) []string {
 	oldSpec, oldStatus := placement.ChargedSeeds(old)
 	newSpec, newStatus := placement.ChargedSeeds(updated)
+	var freed []string
 	for _, seed := range [2]string{oldSpec, oldStatus} {
-		if seed != "" && seed != newSpec && seed != newStatus {
-			return true
+		if seed != "" && seed != newSpec && seed != newStatus && !slices.Contains(freed, seed) {
+			freed = append(freed, seed)
 		}
 	}
-	return false
+	return freed
 }
 
 // seedView is what placement reads of a Seed, without timestamps, messages

@@ -21,6 +21,7 @@ import (
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -43,6 +44,9 @@ type Store interface {
 	Apply(obj client.Object)
 	Remove(obj client.Object)
 	Seed(name string) (*placement.Seed, bool)
+	// Snapshot is the landscape with live usage that wakes check pending
+	// Shoots against.
+	Snapshot() *placement.Snapshot
 }
 
 var _ Store = (*cache.Store)(nil)
@@ -75,7 +79,8 @@ const (
 )
 
 const (
-	// conflictBackoffBase starts the quiet retries after a binding conflict.
+	// conflictBackoffBase starts the quiet retries after a binding conflict
+	// or a refusal of the cluster-wide reservations.
 	conflictBackoffBase = 50 * time.Millisecond
 	// syncPoll is how often an attempt checks whether the Store has synced.
 	syncPoll = 500 * time.Millisecond
@@ -126,16 +131,14 @@ type Reconciler struct {
 
 	once sync.Once
 	mu   sync.Mutex
-	// pending maps each pending Shoot to whether binding it to its
-	// announced seed failed (then it is decided afresh).
-	pending map[types.NamespacedName]bool
-	// since is when this replica first saw each pending Shoot: the oldest
-	// pending age (metrics) without API calls. The reduced Shoots of the
-	// cache carry no creationTimestamp, and a new leader starts counting
-	// afresh.
-	since      map[types.NamespacedName]time.Time
-	backoff    workqueue.TypedRateLimiter[types.NamespacedName]
-	conflicts  workqueue.TypedRateLimiter[types.NamespacedName]
+	// pending holds what this replica knows of each pending Shoot
+	// (state.go).
+	pending   map[types.NamespacedName]*shootState
+	backoff   workqueue.TypedRateLimiter[types.NamespacedName]
+	conflicts workqueue.TypedRateLimiter[types.NamespacedName]
+	// rewakes carries seeds whose room a woken Shoot left untaken (it was
+	// bound elsewhere) to the controller's queue (wake.go).
+	rewakes    chan event.GenericEvent
 	controller controller.Controller
 }
 
@@ -145,10 +148,13 @@ func (r *Reconciler) init() {
 		if r.Now == nil {
 			r.Now = time.Now
 		}
-		r.pending = map[types.NamespacedName]bool{}
-		r.since = map[types.NamespacedName]time.Time{}
+		r.pending = map[types.NamespacedName]*shootState{}
 		r.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](r.Config.BackoffBase, r.Config.BackoffMax)
-		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), r.Config.BackoffMax)
+		r.conflicts = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](min(conflictBackoffBase, r.Config.BackoffBase), r.Config.ConflictBackoffMax)
+		r.rewakes = make(chan event.GenericEvent, rewakeBuffer)
+		// Read at scrape time, from this Reconciler's state.
+		r.Metrics.SetPendingOldestAge(r.oldestPendingAge)
+		r.Metrics.SetPendingLongestBackoff(r.longestBackoff)
 	})
 }
 
@@ -164,7 +170,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(c); err != nil {
 		return err
 	}
-	r.Metrics.SetPendingOldestAge(r.oldestPendingAge)
 	return mgr.Add(manager.RunnableFunc(r.reportLeader))
 }
 
@@ -177,11 +182,14 @@ func (r *Reconciler) Run(ctx context.Context, mgr ctrl.Manager, c crcache.Cache)
 	if err != nil {
 		return err
 	}
-	r.Metrics.SetPendingOldestAge(r.oldestPendingAge)
+	// The gauges read at scrape time follow this Reconciler (init) while
+	// it runs, and read nothing once it stopped.
 	r.Metrics.SetRetryControllerLeader(true)
 	defer func() {
+		none := func() time.Duration { return 0 }
 		r.Metrics.SetRetryControllerLeader(false)
-		r.Metrics.SetPendingOldestAge(func() time.Duration { return 0 })
+		r.Metrics.SetPendingOldestAge(none)
+		r.Metrics.SetPendingLongestBackoff(none)
 		r.Metrics.SetPending(0)
 	}()
 	return ctl.Start(ctx)
@@ -227,6 +235,7 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 	for _, src := range []source.Source{
 		source.Kind[client.Object](c, &api.Shoot{}, r.shootHandler()),
 		source.Kind[client.Object](c, &api.Seed{}, r.seedHandler()),
+		source.Channel(r.rewakes, r.rewakeHandler()),
 	} {
 		if err := ctl.Watch(src); err != nil {
 			return nil, err
@@ -243,14 +252,6 @@ func (r *Reconciler) NeedLeaderElection() bool {
 	return ok && le.NeedLeaderElection()
 }
 
-// Pending returns the number of pending Shoots the controller knows of.
-func (r *Reconciler) Pending() int {
-	r.init()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.pending)
-}
-
 // Reconcile tries to place one Shoot.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	r.init()
@@ -260,12 +261,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.cacheNotReady(log) {
 		return reconcile.Result{RequeueAfter: syncPoll}, nil
 	}
+	wokenFor := r.wokenFor(key)
 	shoot, err := r.shootToPlace(ctx, key)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if shoot == nil || !r.isPending(shoot) {
 		r.forget(key)
+		if wokenFor != "" {
+			// Bound (an attempt decided from an outdated copy, or someone
+			// else bound it) or gone: the room it was woken for is still
+			// there.
+			r.rewake(wokenFor)
+		}
 		return reconcile.Result{}, nil
 	}
 	r.track(key)
@@ -282,7 +290,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.unschedulable(ctx, shoot, &d), nil
 	}
 	// An announced seed is kept, not ranked: its event has no breakdown.
-	return r.bindSeed(ctx, log, key, shoot, d.Seed, d.ScoreSummary(), kept), nil
+	res := r.bindSeed(ctx, log, key, shoot, d.Seed, d.ScoreSummary(), kept)
+	if res.IsZero() && wokenFor != "" && wokenFor != d.Seed {
+		// Bound elsewhere: the room it was woken for is still there.
+		r.rewake(wokenFor)
+	}
+	return res, nil
 }
 
 // cacheNotReady reports (and logs) that the cache has not synced or is
@@ -305,7 +318,7 @@ func (r *Reconciler) cacheNotReady(log logr.Logger) bool {
 // server has moved past binds nothing (a conflict: read again).
 func (r *Reconciler) shootToPlace(ctx context.Context, key types.NamespacedName) (*api.Shoot, error) {
 	if r.Watched != nil {
-		if s, ok := r.Watched.Get(key); ok {
+		if s, ok := r.Watched.Get(key); ok && s.ResourceVersion != r.outdatedVersion(key) {
 			return s, nil
 		}
 	}
@@ -335,7 +348,8 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
 	log := ctrl.LoggerFrom(ctx).WithValues("shoot", key.String())
 	r.Metrics.ObserveRetry(metrics.ResultUnschedulable)
-	wait := r.backoff.When(key)
+	r.clearWoken(key)
+	wait := r.afterUnschedulable(key)
 	msg := truncate(d.Summary())
 	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)
 	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, ActionSchedule, "%s", msg)
@@ -372,45 +386,6 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 // isPending: the Shoot awaits a seed from this controller (api.AwaitsSeed).
 func (r *Reconciler) isPending(s *api.Shoot) bool {
 	return api.AwaitsSeed(s, r.Config.SchedulerName)
-}
-
-func (r *Reconciler) track(key types.NamespacedName) {
-	r.init()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.pending[key]; !ok {
-		r.pending[key] = false
-		r.since[key] = r.Now()
-		r.Metrics.SetPending(len(r.pending))
-	}
-}
-
-// forget drops a Shoot that is no longer pending, with its backoff.
-func (r *Reconciler) forget(key types.NamespacedName) {
-	r.init()
-	if r.Watched != nil {
-		r.Watched.Forget(key)
-	}
-	r.backoff.Forget(key)
-	r.conflicts.Forget(key)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.pending[key]; ok {
-		delete(r.pending, key)
-		delete(r.since, key)
-		r.Metrics.SetPending(len(r.pending))
-	}
-}
-
-func (r *Reconciler) pendingKeys() []types.NamespacedName {
-	r.init()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]types.NamespacedName, 0, len(r.pending))
-	for k := range r.pending {
-		out = append(out, k)
-	}
-	return out
 }
 
 func shootRef(key types.NamespacedName) *api.Shoot {

@@ -53,6 +53,8 @@ type fakeStore struct {
 	seeds map[string]*placement.Seed
 }
 
+func (f *fakeStore) Snapshot() *placement.Snapshot { return &placement.Snapshot{} }
+
 func (f *fakeStore) Seed(name string) (*placement.Seed, bool) {
 	s, ok := f.seeds[name]
 	return s, ok
@@ -257,7 +259,11 @@ type fixture struct {
 	recorder *fakeRecorder
 	reg      *prometheus.Registry
 	ctx      context.Context
+	// now is the reconciler's clock; advance moves it.
+	now time.Time
 }
+
+func (f *fixture) advance(d time.Duration) { f.now = f.now.Add(d) }
 
 func newFixture(t *testing.T, mode Mode, objs ...*unstructured.Unstructured) *fixture {
 	f := &fixture{
@@ -267,6 +273,7 @@ func newFixture(t *testing.T, mode Mode, objs ...*unstructured.Unstructured) *fi
 		recorder: &fakeRecorder{},
 		reg:      prometheus.NewRegistry(),
 		ctx:      logr.NewContext(context.Background(), testr.New(t)),
+		now:      time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
 	}
 	for _, o := range objs {
 		f.reader.objs[client.ObjectKeyFromObject(o)] = o
@@ -279,7 +286,7 @@ func newFixture(t *testing.T, mode Mode, objs ...*unstructured.Unstructured) *fi
 		APIReader: f.reader,
 		Recorder:  f.recorder,
 		Metrics:   metrics.New(f.reg, metrics.GroupPending),
-		Now:       func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) },
+		Now:       func() time.Time { return f.now },
 	}
 	return f
 }
@@ -320,6 +327,10 @@ func gathered(reg prometheus.Gatherer, name, result string) float64 {
 		}
 	}
 	return 0
+}
+
+func keyOf(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "garden-dev", Name: name}
 }
 
 // ---- tests ----
@@ -382,32 +393,6 @@ func TestReconcileUnschedulableStatusWriteFails(t *testing.T) {
 			assert.Equal(t, time.Second, res.RequeueAfter)
 		})
 	}
-}
-
-func TestBackoff(t *testing.T) {
-	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
-	var got []time.Duration
-	for range 12 {
-		got = append(got, f.reconcile(t, "s1").RequeueAfter)
-	}
-	s, m := time.Second, time.Minute
-	assert.Equal(t, []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s, 32 * s, 64 * s, 128 * s, 256 * s, 5 * m, 5 * m, 5 * m}, got)
-
-	// Success resets it.
-	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
-	assert.Zero(t, f.reconcile(t, "s1").RequeueAfter)
-	f.store.decide = func(*api.Shoot) placement.Decision { return unschedulable }
-	assert.Equal(t, s, f.reconcile(t, "s1").RequeueAfter)
-
-	// Configurable base and cap; per Shoot.
-	f = newFixture(t, BindThroughSubresource, fullShoot("s1", nil), fullShoot("s2", nil))
-	f.r.Config.BackoffBase, f.r.Config.BackoffMax = 100*time.Millisecond, 350*time.Millisecond
-	got = nil
-	for range 4 {
-		got = append(got, f.reconcile(t, "s1").RequeueAfter)
-	}
-	assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 350 * time.Millisecond, 350 * time.Millisecond}, got)
-	assert.Equal(t, 100*time.Millisecond, f.reconcile(t, "s2").RequeueAfter, "other Shoots have their own backoff")
 }
 
 func TestReconcileBindingMode(t *testing.T) {
@@ -639,27 +624,28 @@ func TestReservationKeyIsTheCapacityWebhooksKey(t *testing.T) {
 // testConfig is a complete Config, with the configuration's default backoffs
 // and workers.
 func testConfig(mode Mode) Config {
-	return Config{Mode: mode, BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 5}
+	return Config{Mode: mode, BackoffBase: time.Second, BackoffMax: 5 * time.Minute, ConflictBackoffMax: 5 * time.Second, Workers: 5}
 }
 
 func TestConfig(t *testing.T) {
 	c := testConfig(BindThroughSubresource)
 	c.Default()
-	assert.Equal(t, Config{Mode: BindThroughSubresource, SchedulerName: "default-scheduler", BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 5}, c)
+	assert.Equal(t, Config{Mode: BindThroughSubresource, SchedulerName: "default-scheduler", BackoffBase: time.Second, BackoffMax: 5 * time.Minute, ConflictBackoffMax: 5 * time.Second, Workers: 5}, c)
 	require.NoError(t, c.Validate())
 
 	var zero Config
 	zero.Default()
 	err := zero.Validate()
 	require.Error(t, err, "mode, backoffs and workers are required")
-	for _, want := range []string{`mode: unsupported value ""`, "backoffBase: 0s must be positive", "workers: 0 must be at least 1"} {
+	for _, want := range []string{`mode: unsupported value ""`, "backoffBase: 0s must be positive", "conflictBackoffMax: 0s must be positive and at most backoffMax 0s", "workers: 0 must be at least 1"} {
 		assert.Contains(t, err.Error(), want)
 	}
 
-	bad := Config{Mode: "patch", BackoffBase: -time.Second, BackoffMax: -2 * time.Second, Workers: -1}
+	bad := Config{Mode: "patch", BackoffBase: -time.Second, BackoffMax: -2 * time.Second, ConflictBackoffMax: time.Second, Workers: -1}
 	err = bad.Validate()
 	require.Error(t, err)
-	for _, want := range []string{`mode: unsupported value "patch"`, "backoffBase: -1s must be positive", "backoffMax: -2s must not be less than backoffBase -1s", "workers: -1 must be at least 1"} {
+	for _, want := range []string{`mode: unsupported value "patch"`, "backoffBase: -1s must be positive", "backoffMax: -2s must not be less than backoffBase -1s",
+		"conflictBackoffMax: 1s must be positive and at most backoffMax -2s", "workers: -1 must be at least 1"} {
 		assert.Contains(t, err.Error(), want)
 	}
 }

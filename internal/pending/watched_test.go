@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
@@ -47,8 +49,9 @@ func watchedCopy(t *testing.T, rv string) *api.Shoot {
 
 // A Shoot the watch delivered is decided and bound without reading it
 // first, on the condition that it is still the version the watch showed;
-// when that bind fails, the copy is dropped and the next attempt reads the
-// Shoot from the API server.
+// when that bind conflicts, the next attempt reads the Shoot from the API
+// server, and the copy stays where the SeedAutoscaler counts it pending
+// until the watch brings a newer one, which is decided from again.
 func TestBindFromTheWatchedShoot(t *testing.T) {
 	key := types.NamespacedName{Namespace: "garden-dev", Name: "s1"}
 	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil)) // the API server's copy: rv 41
@@ -72,10 +75,45 @@ func TestBindFromTheWatchedShoot(t *testing.T) {
 	require.Len(t, f.writes.Writes(), 1)
 	assert.Equal(t, "40", f.writes.Writes()[0].body["metadata"].(map[string]any)["resourceVersion"], "bound on the watched version")
 	_, kept := watched.Get(key)
-	assert.False(t, kept, "an outdated copy is dropped")
+	assert.True(t, kept, "a failed bind keeps the Shoot pending for the SeedAutoscaler")
 
 	f.reader.err = nil
-	assert.Zero(t, f.reconcile(t, "s1"))
+	f.writes.fail = func(write) error { return conflict }
+	assert.Positive(t, f.reconcile(t, "s1").RequeueAfter)
 	require.Len(t, f.writes.Writes(), 2)
-	assert.Equal(t, "41", f.writes.Writes()[1].body["metadata"].(map[string]any)["resourceVersion"], "read from the API server, then bound")
+	assert.Equal(t, "41", f.writes.Writes()[1].body["metadata"].(map[string]any)["resourceVersion"], "the outdated copy is not decided from: read from the API server")
+
+	// The watch delivers a newer version: decided from it again.
+	watched.shoots[key] = watchedCopy(t, "42")
+	f.reader.err = errors.New("the API server was asked")
+	f.writes.fail = nil
+	assert.Zero(t, f.reconcile(t, "s1"))
+	require.Len(t, f.writes.Writes(), 3)
+	assert.Equal(t, "42", f.writes.Writes()[2].body["metadata"].(map[string]any)["resourceVersion"], "bound on the newer watched version")
+	_, kept = watched.Get(key)
+	assert.False(t, kept, "bound: no longer pending")
+}
+
+// A bind the cluster-wide reservations refuse wrote nothing: the watch's
+// copy is still the Shoot as it is, stays where the SeedAutoscaler counts it
+// pending, and the quick retry decides from it again without a read.
+func TestRefusedBindKeepsTheWatchedShoot(t *testing.T) {
+	key := types.NamespacedName{Namespace: "garden-dev", Name: "s1"}
+	f := newFixture(t, BindThroughSubresource)
+	watched := &fakeWatched{shoots: map[types.NamespacedName]*api.Shoot{key: watchedCopy(t, "40")}}
+	f.r.Watched = watched
+	f.reader.err = errors.New("the API server was asked")
+	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
+	f.store.seeds = map[string]*placement.Seed{"aws-eu1": seedWithAllocatable("aws-eu1", 1)}
+	cluster := &fakeCluster{err: &cache.CapacityError{Seed: "aws-eu1", Shoots: 0, Reserved: 1, Allocatable: 1}}
+	f.r.Cluster = cluster
+
+	assert.Equal(t, 50*time.Millisecond, f.reconcile(t, "s1").RequeueAfter)
+	_, kept := watched.Get(key)
+	assert.True(t, kept, "still pending for the SeedAutoscaler")
+
+	cluster.err = nil
+	assert.Zero(t, f.reconcile(t, "s1"), "decided from the watch's copy again, no read")
+	require.Len(t, f.writes.Writes(), 1)
+	assert.Equal(t, "40", f.writes.Writes()[0].body["metadata"].(map[string]any)["resourceVersion"])
 }
