@@ -215,7 +215,7 @@ func newWebhookServer(cfg *config.Config, limits server.Limits, drain *server.Dr
 // through m.
 func newLimits(s config.Server, m *metrics.Recorder) server.Limits {
 	b := server.NewBudget(s.MaxRequestBytesInFlight, s.MaxRequestBytes, s.RequestQueueTimeout.Duration, m)
-	m.RegisterRequestBudget(b.Limit(), b.InFlight, server.BudgetQueued, server.BudgetRefused)
+	m.RegisterRequestBudget(b.Limit(), b.InFlight, server.BudgetQueued, server.BudgetRefused, server.BudgetStreamed)
 	return server.Limits{MaxRequestBytes: s.MaxRequestBytes, ReadTimeout: s.ReadTimeout.Duration, WriteTimeout: s.WriteTimeout.Duration, Budget: b}
 }
 

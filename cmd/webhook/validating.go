@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"fmt"
+	"net/http"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -97,6 +98,13 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(name, path string, h webhook.AdmissionHandler) { registerValidating(srv, deps, m, name, path, h) }
+	// The size webhook answers every review with a verdict, never with the
+	// budget's 429 (its Shoot entry fails open): what the budget does not
+	// hold is measured as it arrives.
+	registerSize := func(h webhook.AdmissionHandler) {
+		c := validatingChain(m, handlers.WebhookResourceSize, h)
+		srv.Register(handlers.WebhookResourceSizePath, server.GuardOrStream(deps.limits, deps.drain, c, handlers.StreamSizeReviews(c)))
+	}
 	if cfg.BindingEnabled() {
 		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
 			Landscape:   store,
@@ -124,9 +132,9 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 	}
 	rsLog := log.WithName("validate-resource-size")
 	if ra := cfg.ResourceAdmission; ra != nil {
-		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceAdmissionValidator(ra, store, m, rsLog))
+		registerSize(newResourceAdmissionValidator(ra, store, m, rsLog))
 	} else {
-		register(handlers.WebhookResourceSize, handlers.WebhookResourceSizePath, newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
+		registerSize(newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
 	}
 	register(handlers.WebhookKubeconfigSecret, handlers.WebhookKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
@@ -145,8 +153,14 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 // registerValidating serves validating webhook name at path: its answers
 // counted, behind the shared body limit and budget of request bytes.
 func registerValidating(srv webhook.Server, deps placementDeps, m *metrics.Recorder, name, path string, h webhook.AdmissionHandler) {
-	observed := handlers.Observed(name, m, h)
-	srv.Register(path, server.Guard(deps.limits, deps.drain, handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(observed))))
+	srv.Register(path, server.Guard(deps.limits, deps.drain, validatingChain(m, name, h)))
+}
+
+// validatingChain is how every validating webhook reads a review and
+// answers: the review type check, controller-runtime's decoding, the count
+// of its answers, the handler.
+func validatingChain(m *metrics.Recorder, name string, h webhook.AdmissionHandler) http.Handler {
+	return handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(handlers.Observed(name, m, h)))
 }
 
 func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/metrics"
-	"github.com/seedwarden/seedwarden/internal/objsize"
 )
 
 // Operation modes of the resource-size webhook.
@@ -106,7 +104,13 @@ type violation struct {
 }
 
 // Handle implements admission.Handler.
-func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+func (v *ResourceSizeValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	streamed := streamedReviewOf(ctx)
+	if streamed != nil && streamed.Truncated {
+		err := fmt.Errorf("seedwarden: the review's fields other than its objects exceed %d bytes", admissionjson.MaxStreamedFields)
+		logRejected(v.logger(req), err, "Rejecting admission request")
+		return invalidRequest(err)
+	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("seedwarden: sizes are checked on create and update only")
 	}
@@ -121,7 +125,7 @@ func (v *ResourceSizeValidator) Handle(_ context.Context, req admission.Request)
 		return admission.Allowed("seedwarden: unrestricted subject")
 	}
 
-	found, err := v.violations(req, limit, count)
+	found, err := v.violations(req, objectsOf(streamed, req), limit, count)
 	if err != nil {
 		logRejected(v.logger(req), err, "Rejecting admission request")
 		return invalidRequest(err)
@@ -165,23 +169,23 @@ func (v *ResourceSizeValidator) limitsFor(req admission.Request) (*SizeLimit, *C
 
 // violations lists the limits the request breaks; an error means the object
 // could not be measured.
-func (v *ResourceSizeValidator) violations(req admission.Request, limit *SizeLimit, count *CountLimit) ([]violation, error) {
+func (v *ResourceSizeValidator) violations(req admission.Request, objs requestObjects, limit *SizeLimit, count *CountLimit) ([]violation, error) {
 	var found []violation
-	if limit != nil && !withinSize(req.Object.Raw, limit.unmeasuredBytes()) {
-		sizes, err := objsize.MeasureSizes(req.Object.Raw)
+	if limit != nil && !withinSize(objs.object, limit.unmeasuredBytes()) {
+		sizes, err := objs.object.Sizes()
 		if err != nil {
 			return nil, fmt.Errorf("seedwarden: cannot measure the object: %w", err)
 		}
 		if sizes.Object > limit.Bytes {
 			found = append(found, violation{metrics.RejectReasonSize, fmt.Sprintf("resource size %d bytes exceeds the limit of %s (%d bytes) for %s",
-				sizes.Object, limit.Size, limit.Bytes, describeObject(req))})
+				sizes.Object, limit.Size, limit.Bytes, describeObject(req, objs.object))})
 		}
-		if vi, ok := v.checkManagedFields(req, limit, sizes.ManagedFields); ok {
+		if vi, ok := v.checkManagedFields(req, objs, limit, sizes.ManagedFields); ok {
 			found = append(found, vi)
 		}
 	}
 	if count != nil {
-		if vi, ok := v.checkCount(req, count); ok {
+		if vi, ok := v.checkCount(req, objs.object, count); ok {
 			found = append(found, vi)
 		}
 	}
@@ -194,17 +198,13 @@ func (v *ResourceSizeValidator) logger(req admission.Request) logr.Logger {
 	return v.Log.WithValues("uid", req.UID, "operation", req.Operation, "resource", req.Resource.Resource, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username)
 }
 
-// withinSize reports, without scanning raw, that the object raw cannot
-// measure over limit: objsize.Measure never counts more than the bytes it is
-// given. raw comes from a decoded AdmissionReview and so is valid JSON; the
+// withinSize reports, without scanning it, that the object cannot measure
+// over limit: objsize.Measure never counts more than the bytes it is given.
+// The object comes from a decoded AdmissionReview and so is valid JSON; the
 // check that it is an object (which Measure insists on) is then its first
 // and last byte. Anything else is left to Measure.
-func withinSize(raw []byte, limit int64) bool {
-	if int64(len(raw)) > limit {
-		return false
-	}
-	t := bytes.TrimSpace(raw)
-	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}'
+func withinSize(obj admissionjson.MeasuredObject, limit int64) bool {
+	return obj.Len() <= limit && obj.IsObject()
 }
 
 // limitFor returns the first of limits that selects gvr, or nil when none
@@ -227,7 +227,7 @@ func limitFor[L interface {
 // checkCount reports a violation when the resource already has count.Count
 // objects. A resource the counter does not know is admitted (configuration
 // validation only lets countable resources through).
-func (v *ResourceSizeValidator) checkCount(req admission.Request, count *CountLimit) (violation, bool) {
+func (v *ResourceSizeValidator) checkCount(req admission.Request, obj admissionjson.MeasuredObject, count *CountLimit) (violation, bool) {
 	if v.Counter == nil {
 		v.logger(req).Info("Count limit configured but no counter; admitting")
 		return violation{}, false
@@ -241,7 +241,7 @@ func (v *ResourceSizeValidator) checkCount(req admission.Request, count *CountLi
 		return violation{}, false
 	}
 	return violation{metrics.RejectReasonCount, fmt.Sprintf("%d %s exist, the limit is %d; %s cannot be created",
-		n, qualifiedResource(req.Resource), count.Count, describeObject(req))}, true
+		n, qualifiedResource(req.Resource), count.Count, describeObject(req, obj))}, true
 }
 
 // qualifiedResource is resource.group ("secrets" for the core group).
@@ -253,10 +253,10 @@ func qualifiedResource(gvr metav1.GroupVersionResource) string {
 }
 
 // describeObject names the object of a request: shoots.core.gardener.cloud/v1beta1 "garden-dev/crazy-botany".
-func describeObject(req admission.Request) string {
+func describeObject(req admission.Request, obj admissionjson.MeasuredObject) string {
 	name := req.Name
 	if name == "" {
-		name = objectNameOf(req.Object.Raw)
+		name = objectNameOf(obj)
 	}
 	if req.Namespace != "" {
 		name = req.Namespace + "/" + name
@@ -267,8 +267,8 @@ func describeObject(req admission.Request) string {
 // objectNameOf reads metadata.name, else metadata.generateName, of an
 // object (only for messages; a request's name is empty on CREATE when the
 // client left naming to the server).
-func objectNameOf(raw []byte) string {
-	name, generateName, err := admissionjson.DecodeObjectName(raw)
+func objectNameOf(obj admissionjson.MeasuredObject) string {
+	name, generateName, err := obj.Name()
 	if err != nil {
 		return ""
 	}

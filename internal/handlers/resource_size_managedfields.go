@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/metrics"
-	"github.com/seedwarden/seedwarden/internal/objsize"
 )
 
 // bookkeepers write Gardener's and Kubernetes' own bookkeeping into the
@@ -40,16 +39,16 @@ func (l *SizeLimit) unmeasuredBytes() int64 {
 // before admission), so size is what would be stored. An UPDATE that does
 // not grow managedFields is admitted even over the limit: Gardener never
 // limited them, and objects stored before the limit must stay writable.
-func (v *ResourceSizeValidator) checkManagedFields(req admission.Request, limit *SizeLimit, size int64) (violation, bool) {
+func (v *ResourceSizeValidator) checkManagedFields(req admission.Request, objs requestObjects, limit *SizeLimit, size int64) (violation, bool) {
 	if limit.ManagedFieldsBytes <= 0 || size <= limit.ManagedFieldsBytes || bookkeepers.Match(req.UserInfo) {
 		return violation{}, false
 	}
 	msg := fmt.Sprintf("metadata.managedFields of %d bytes exceed the limit of %s (%d bytes) for %s",
-		size, limit.ManagedFieldsSize, limit.ManagedFieldsBytes, describeObject(req))
+		size, limit.ManagedFieldsSize, limit.ManagedFieldsBytes, describeObject(req, objs.object))
 	if req.Operation == admissionv1.Update {
 		// A missing or unreadable old object counts as having none: the API
 		// server always sends it, so only a forged review lacks it.
-		old, _ := objsize.MeasureSizes(req.OldObject.Raw)
+		old, _ := objs.old.Sizes()
 		if size <= old.ManagedFields {
 			return violation{}, false
 		}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/seedwarden/seedwarden/internal/admissionjson"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/objsize"
 )
@@ -414,7 +415,7 @@ func TestWithinSize(t *testing.T) {
 		{`{`, 10, false},
 		{`1}`, 10, false},
 	} {
-		assert.Equal(t, tc.want, withinSize([]byte(tc.raw), tc.limit), "%q within %d", tc.raw, tc.limit)
+		assert.Equal(t, tc.want, withinSize(admissionjson.RawObject([]byte(tc.raw)), tc.limit), "%q within %d", tc.raw, tc.limit)
 		if tc.want {
 			n, err := objsize.Measure([]byte(tc.raw))
 			require.NoError(t, err)

@@ -22,7 +22,7 @@ func (m *Recorder) RegisterRequestBudget(limit int64, inFlight func() int64, out
 	}
 	waits := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: RequestBudgetWaitsTotalName,
-		Help: "Webhook requests that did not fit in server.maxRequestBytesInFlight at once, by outcome: queued (got room within server.requestQueueTimeout and were handled) or refused (answered 429; the API server applied the webhook's failurePolicy).",
+		Help: "Webhook requests that did not fit in server.maxRequestBytesInFlight at once, by outcome: queued (got room within server.requestQueueTimeout and were handled), refused (answered 429; the API server applied the webhook's failurePolicy) or streamed (resource-size reviews, measured as they arrived without the budget and answered).",
 	}, []string{"outcome"})
 	for _, o := range outcomes {
 		waits.WithLabelValues(o)
@@ -40,7 +40,7 @@ func (m *Recorder) RegisterRequestBudget(limit int64, inFlight func() int64, out
 }
 
 // ObserveRequestBudget counts one request that waited for room in the budget;
-// outcome is "queued" (then handled) or "refused".
+// outcome is "queued" (then handled), "refused" or "streamed".
 func (m *Recorder) ObserveRequestBudget(outcome string) {
 	if m == nil || m.requestBudgetWaits == nil {
 		return

@@ -64,18 +64,47 @@ func MeasureSizes(raw []byte) (Sizes, error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &e); err != nil {
 		return Sizes{}, fmt.Errorf("object: not a JSON object: %w", err)
 	}
-	s := Sizes{Object: int64(len(raw))}
-	if e.Status.set {
-		s.Object -= int64(len(`"status":,`) + e.Status.n)
+	return Lengths{
+		Object:        int64(len(raw)),
+		Status:        e.Status.value(),
+		ManagedFields: e.Metadata.ManagedFields.value(),
+	}.Sizes(), nil
+}
+
+func (l length) value() Value { return Value{Set: l.set, Null: l.null, Len: int64(l.n)} }
+
+// Value is what the count reads of a member left out: whether the object
+// has it (the last of duplicates), whether it is a literal null, and the
+// length of its value.
+type Value struct {
+	Set, Null bool
+	Len       int64
+}
+
+// Lengths are what Sizes are counted from: the object's length in bytes and
+// the members left out. MeasureSizes reads them from the object's bytes; a
+// reader that measures an object as it streams past (the resource-size
+// webhook's, internal/admissionjson) records the same and counts them here,
+// so both count alike.
+type Lengths struct {
+	Object                int64
+	Status, ManagedFields Value
+}
+
+// Sizes counts l as MeasureSizes does.
+func (l Lengths) Sizes() Sizes {
+	s := Sizes{Object: l.Object}
+	if l.Status.Set {
+		s.Object -= int64(len(`"status":,`)) + l.Status.Len
 	}
-	if mf := e.Metadata.ManagedFields; mf.set {
-		s.Object -= int64(len(`"managedFields":,`) + mf.n)
-		if !mf.null {
-			s.ManagedFields = int64(mf.n)
+	if mf := l.ManagedFields; mf.Set {
+		s.Object -= int64(len(`"managedFields":,`)) + mf.Len
+		if !mf.Null {
+			s.ManagedFields = mf.Len
 		}
 	}
 	if s.Object < 2 {
 		s.Object = 2 // never less than "{}"
 	}
-	return s, nil
+	return s
 }

@@ -25,6 +25,9 @@ const (
 	BudgetQueued = "queued"
 	// BudgetRefused: no room within the wait; the request was refused.
 	BudgetRefused = "refused"
+	// BudgetStreamed: no room at once; the request was read as it arrived,
+	// without the budget (GuardOrStream).
+	BudgetStreamed = "streamed"
 )
 
 // BudgetMetrics records what the budget did (internal/metrics implements
@@ -125,6 +128,23 @@ func (b *Budget) acquire(ctx context.Context, n int64) bool {
 	b.grant()
 	b.observe(BudgetRefused)
 	return false
+}
+
+// tryAcquire takes n bytes if they fit at once, as acquire would let them
+// in without waiting; a request that finds no room is reported as streamed
+// (its handler reads it without the budget: GuardOrStream).
+func (b *Budget) tryAcquire(n int64) bool {
+	n = b.charge(n)
+	b.mu.Lock()
+	ok := b.fits(n) && (isSmall(n) || !b.largeWaiting())
+	if ok {
+		b.inFlight += n
+	}
+	b.mu.Unlock()
+	if !ok {
+		b.observe(BudgetStreamed)
+	}
+	return ok
 }
 
 // release gives back n bytes taken by acquire and lets waiting requests in.

@@ -43,6 +43,21 @@ type Limits struct {
 // not support deadlines (not the case for controller-runtime's server), and
 // then the request is served without them. drain may be nil.
 func Guard(l Limits, drain *Drainer, h http.Handler) http.Handler {
+	return guard(l, drain, h, nil)
+}
+
+// GuardOrStream is Guard for a handler that can also answer without holding
+// the body (streamed reads it as it arrives, in memory that does not grow
+// with it): a body larger than SmallRequestBytes, or one the budget has no
+// room for at once, goes to streamed without taking budget, so a request
+// there never waits for the budget and is never refused for it. Smaller
+// bodies that fit go to buffered, as Guard would send them. Without a
+// Budget everything goes to buffered.
+func GuardOrStream(l Limits, drain *Drainer, buffered, streamed http.Handler) http.Handler {
+	return guard(l, drain, buffered, streamed)
+}
+
+func guard(l Limits, drain *Drainer, h, streamed http.Handler) http.Handler {
 	limit, readTimeout, writeTimeout := l.MaxRequestBytes, l.ReadTimeout, l.WriteTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if drain.closing() {
@@ -71,6 +86,15 @@ func Guard(l Limits, drain *Drainer, h http.Handler) http.Handler {
 		}
 		if l.Budget == nil {
 			h.ServeHTTP(w, r)
+			return
+		}
+		if streamed != nil {
+			if isSmall(charge) && l.Budget.tryAcquire(charge) {
+				defer l.Budget.release(charge)
+				h.ServeHTTP(w, r)
+				return
+			}
+			streamed.ServeHTTP(w, r)
 			return
 		}
 		if !l.Budget.acquire(r.Context(), charge) {

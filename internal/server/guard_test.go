@@ -257,3 +257,51 @@ func TestGuardBudgetHoldsUnderLargeReviews(t *testing.T) {
 	assert.Zero(t, budget.InFlight(), "every request gave its bytes back")
 	assert.Equal(t, map[string]int{BudgetRefused: clients - admittedMost}, counted.get())
 }
+
+// GuardOrStream: a body over SmallRequestBytes, or one the budget has no
+// room for at once, goes to the streaming handler without taking budget or
+// waiting; a small one that fits goes to the buffered handler with its
+// bytes taken.
+func TestGuardOrStreamSendsWhatTheBudgetDoesNotHoldToStreaming(t *testing.T) {
+	const maxBytes = 3 << 20
+	counted := &outcomes{}
+	budget := NewBudget(4<<20, maxBytes, time.Second, counted)
+	var inFlightSeen int64
+	handler := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inFlightSeen = budget.InFlight()
+			_, _ = io.Copy(io.Discard, r.Body)
+			_, _ = io.WriteString(w, name)
+		})
+	}
+	srv := httptest.NewServer(GuardOrStream(Limits{MaxRequestBytes: maxBytes, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, Budget: budget},
+		nil, handler("buffered"), handler("streamed")))
+	t.Cleanup(srv.Close)
+	post := func(n int) string {
+		t.Helper()
+		resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), n)))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+		return string(b)
+	}
+
+	assert.Equal(t, "buffered", post(SmallRequestBytes))
+	assert.Equal(t, int64(SmallRequestBytes), inFlightSeen, "a small body takes its bytes")
+	assert.Equal(t, "streamed", post(SmallRequestBytes+1))
+	assert.Zero(t, inFlightSeen, "a large body takes none")
+
+	// The whole budget taken: a small body is streamed at once, not queued.
+	require.True(t, budget.acquire(context.Background(), 3<<20))
+	for range 1 + SmallRequestReserve/SmallRequestBytes { // until no more fit
+		if !budget.tryAcquire(SmallRequestBytes) {
+			break
+		}
+	}
+	held := budget.InFlight()
+	assert.Equal(t, "streamed", post(1000))
+	assert.Equal(t, held, inFlightSeen)
+	assert.Equal(t, map[string]int{BudgetStreamed: 2}, counted.get(), "the fill's last try and the request, neither refused nor queued")
+}
