@@ -76,6 +76,7 @@ type replicaOptions struct {
 	kubeconfig string // "": the suite's
 	config     string // appended to the configuration file
 	server     string // more fields of its server section ("  key: value\n")
+	lease      string // "": the suite's Lease (leaderElection.id)
 	// reservationTTL replaces the suite's (5s); "": the suite's.
 	reservationTTL string
 }
@@ -95,6 +96,11 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authori
 	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "config-"+name+".yaml")
 	cfg = strings.Replace(cfg, "\nserver:\n", "\nserver:\n"+o.server, 1)
+	if o.lease != "" {
+		const suiteLease = "  id: seedwarden-pending-shoots\n"
+		require.Contains(t, cfg, suiteLease)
+		cfg = strings.Replace(cfg, suiteLease, "  id: "+o.lease+"\n", 1)
+	}
 	if o.reservationTTL != "" {
 		const suiteTTL = "\nreservationTTL: 5s\n"
 		require.Contains(t, cfg, suiteTTL)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscaler"
@@ -31,7 +32,7 @@ type autoscalerDeps struct {
 
 // setupAutoscaler adds the SeedAutoscaler controller (autoscaler.enabled),
 // which runs on the leader only.
-func setupAutoscaler(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, deps autoscalerDeps, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
+func setupAutoscaler(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, deps autoscalerDeps, leader leaderOnly, m *metrics.Recorder, log logr.Logger) error {
 	if !cfg.Autoscaler.Enabled {
 		return nil
 	}
@@ -42,12 +43,22 @@ func setupAutoscaler(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, 
 	if err := forgetDeletedShoots(ctx, mgr, deps.watched); err != nil {
 		return err
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	// Checked once here: a bad configuration stops the process at startup.
+	if _, err := r.NewController(mgr, mgr.GetCache()); err != nil {
 		return err
 	}
-	log.Info("SeedAutoscaler controller enabled", "dryRun", cfg.Autoscaler.DryRun, "syncPeriod", cfg.Autoscaler.SyncPeriod.Duration,
-		"headroomProfiles", len(r.Profiles), "leaderElection", opts.LeaderElection)
-	if !opts.LeaderElection {
+	// A new Reconciler each term: behavior's history starts afresh, as with
+	// a new leader.
+	leader.runner.Add(autoscaler.ControllerName, func(ctx context.Context, c crcache.Cache) error {
+		r, err := newAutoscaler(cfg, deps, m)
+		if err != nil {
+			return err
+		}
+		return r.Run(ctx, mgr, c)
+	})
+	log.Info("SeedAutoscaler controller enabled", append([]any{"dryRun", cfg.Autoscaler.DryRun, "syncPeriod", cfg.Autoscaler.SyncPeriod.Duration,
+		"headroomProfiles", len(r.Profiles)}, leader.election.logValues()...)...)
+	if !leader.election.elected {
 		log.Info("leaderElection.enabled is false: every replica runs the SeedAutoscaler controller; run a single replica")
 	}
 	return nil

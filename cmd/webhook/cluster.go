@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -61,7 +62,6 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return err
 	}
-	timeout := gracefulShutdownTimeout
 	// Follows the informers' watches; the webhooks, the retry controller
 	// and /readyz read it (see handlers.StalenessGuard).
 	freshness := cache.NewFreshness()
@@ -75,28 +75,21 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		watched = cache.NewPendingShoots(cfg.SchedulerName)
 		watched.Configure(&cacheOpts)
 	}
-	scheme := cache.NewScheme()
-	if err := autoscaler.AddToScheme(scheme); err != nil {
+	opts, err := managerOptions(cfg, cacheOpts, webhookServer, log)
+	if err != nil {
 		return err
 	}
-	opts := ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   cacheOpts,
-		Metrics:                 metricsOptions(cfg),
-		HealthProbeBindAddress:  cfg.Health.BindAddress,
-		WebhookServer:           webhookServer,
-		GracefulShutdownTimeout: &timeout,
-		Logger:                  log,
-	}
-	configureLeaderElection(&opts, cfg, os.Getenv)
 	mgr, err := ctrl.NewManager(restCfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	// GetWebhookServer also adds the server to the manager's runnables: the
-	// webhooks group, which every replica starts before (and regardless of)
-	// leader election, like the caches, metrics and probes. Only the retry
-	// controller and the autoscaler wait for leadership.
+	leader, err := newLeaderOnly(mgr, restCfg, cfg, os.Getenv, m, log)
+	if err != nil {
+		return err
+	}
+	// GetWebhookServer also adds the server to the manager's runnables,
+	// which every replica runs, like the caches, metrics and probes: only
+	// the retry controller and the autoscaler wait for leadership (leader).
 	srv := mgr.GetWebhookServer()
 	if !cfg.Announce() {
 		recordArrivals(store, mgr.GetEventRecorder(pending.EventRecorderName))
@@ -112,7 +105,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := registerSeedAutoscalerWebhook(srv, cfg, restCfg, mgr.GetAPIReader(), deps, m, log); err != nil {
 		return err
 	}
-	if err := setupPendingShoots(mgr, cfg, store, pendingDeps{signer: signer, cluster: cluster, watched: watched, synced: synced, staleness: staleness}, opts, m, log); err != nil {
+	if err := setupPendingShoots(mgr, cfg, store, pendingDeps{signer: signer, cluster: cluster, watched: watched, synced: synced, staleness: staleness}, leader, m, log); err != nil {
 		return err
 	}
 	if err := setupCertificateWatch(mgr, cfg, m, log); err != nil {
@@ -121,7 +114,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := setupHeadroom(mgr, cfg, store, synced, staleness, m, log); err != nil {
 		return err
 	}
-	if err := setupAutoscaler(ctx, mgr, cfg, autoscalerDeps{store: store, watched: watched, synced: synced, staleness: staleness}, opts, m, log); err != nil {
+	if err := setupAutoscaler(ctx, mgr, cfg, autoscalerDeps{store: store, watched: watched, synced: synced, staleness: staleness}, leader, m, log); err != nil {
 		return err
 	}
 	if err := addChecks(mgr, synced, staleness, srv, drain); err != nil {
@@ -132,6 +125,26 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination,
 		"cacheMaxStaleness", cfg.Cache.MaxStaleness.Duration)
 	return mgr.Start(ctx)
+}
+
+// managerOptions are the manager's. It elects no leader: losing the Lease
+// would end the manager, webhooks included; newLeaderOnly elects for the
+// leader-only work alone.
+func managerOptions(cfg *config.Config, cacheOpts crcache.Options, webhookServer webhook.Server, log logr.Logger) (ctrl.Options, error) {
+	scheme := cache.NewScheme()
+	if err := autoscaler.AddToScheme(scheme); err != nil {
+		return ctrl.Options{}, err
+	}
+	timeout := gracefulShutdownTimeout
+	return ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsOptions(cfg),
+		HealthProbeBindAddress:  cfg.Health.BindAddress,
+		WebhookServer:           webhookServer,
+		GracefulShutdownTimeout: &timeout,
+		Logger:                  log,
+	}, nil
 }
 
 // addChecks adds /healthz and the /readyz checks: ready once the informers
@@ -240,22 +253,6 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return c, nil
 }
 
-// configureLeaderElection elects a leader among replicas when the retry
-// controller or the autoscaler runs (the runnables that need one). The Lease is released
-// on shutdown, so a rolling update hands over at once instead of after the
-// lease duration; the process exits right after the manager stops, as
-// LeaderElectionReleaseOnCancel requires.
-func configureLeaderElection(opts *ctrl.Options, cfg *config.Config, getenv func(string) string) {
-	leaderOnly := cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled
-	if !leaderOnly || !cfg.LeaderElectionEnabled() {
-		return
-	}
-	opts.LeaderElection = true
-	opts.LeaderElectionID = cfg.LeaderElection.ID
-	opts.LeaderElectionNamespace = cfg.LeaderElectionNamespace(getenv)
-	opts.LeaderElectionReleaseOnCancel = true
-}
-
 // metricGroups are the collectors of the parts the configuration runs
 // besides the webhooks: a part that is off exports nothing.
 func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
@@ -272,13 +269,16 @@ func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
 	if cfg.Autoscaler.Enabled {
 		groups = append(groups, metrics.GroupAutoscaler)
 	}
+	if needsLeader(cfg) {
+		groups = append(groups, metrics.GroupLeadership)
+	}
 	return append(groups, headroomGroup(cfg)...)
 }
 
 // setupPendingShoots adds the retry controller for Shoots admitted without a
 // seed: it decides from the same Store (and reserves in it) as the webhooks,
 // and records through m with the others.
-func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, deps pendingDeps, opts ctrl.Options, m *metrics.Recorder, log logr.Logger) error {
+func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, deps pendingDeps, leader leaderOnly, m *metrics.Recorder, log logr.Logger) error {
 	if !cfg.PendingShootsEnabled() {
 		if cfg.Announce() {
 			return fmt.Errorf("placement.mode %s: the retry controller binds the announced seeds, so pendingShoots.enabled must not be false (or use placement.mode %s)",
@@ -287,30 +287,37 @@ func setupPendingShoots(mgr ctrl.Manager, cfg *config.Config, store *cache.Store
 		log.Info("Retry controller for pending Shoots disabled (pendingShoots.enabled: false)")
 		return nil
 	}
-	r := newPendingReconciler(cfg, store, deps.synced, deps.staleness, m)
-	if deps.signer != nil {
-		// Not a typed nil in the interface: without a key no announced
-		// seed is trusted.
-		r.Verifier = deps.signer
+	newReconciler := func() *pending.Reconciler {
+		r := newPendingReconciler(cfg, store, deps.synced, deps.staleness, m)
+		if deps.signer != nil {
+			// Not a typed nil in the interface: without a key no announced
+			// seed is trusted.
+			r.Verifier = deps.signer
+		}
+		if c, ok := deps.cluster.(pending.ClusterReserver); ok {
+			r.Cluster = c // *seedreserve.Reserver: its ReserveFor of an existing Shoot
+		}
+		if deps.watched != nil {
+			r.Watched = deps.watched
+		}
+		return r
 	}
-	if c, ok := deps.cluster.(pending.ClusterReserver); ok {
-		r.Cluster = c // *seedreserve.Reserver: its ReserveFor of an existing Shoot
-	}
-	if deps.watched != nil {
-		r.Watched = deps.watched
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	// Checked once here, not at the first term: a bad configuration stops
+	// the process at startup.
+	if _, err := newReconciler().NewController(mgr, mgr.GetCache()); err != nil {
 		return err
 	}
+	// A new Reconciler each term: nothing of an earlier term's pending
+	// Shoots and backoffs carries over.
+	leader.runner.Add(pending.ControllerName, func(ctx context.Context, c crcache.Cache) error {
+		return newReconciler().Run(ctx, mgr, c)
+	})
 	pc := pendingConfig(cfg)
 	kv := []any{"placementMode", cfg.Placement.Mode, "bindMode", pc.Mode, "backoffBase", pc.BackoffBase.String(), "backoffMax", pc.BackoffMax.String(), "workers", pc.Workers}
-	if opts.LeaderElection {
-		kv = append(kv, "leaderElection", true, "lease", opts.LeaderElectionNamespace+"/"+opts.LeaderElectionID)
-	} else {
-		kv = append(kv, "leaderElection", false)
+	if !leader.election.elected {
 		log.Info("leaderElection.enabled is false: every replica runs the retry controller; run a single replica")
 	}
-	log.Info("Retry controller for pending Shoots enabled", kv...)
+	log.Info("Retry controller for pending Shoots enabled", append(kv, leader.election.logValues()...)...)
 	return nil
 }
 

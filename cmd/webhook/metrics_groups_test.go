@@ -16,11 +16,12 @@ func TestMetricGroups(t *testing.T) {
 		reservationNS string
 		want          []metrics.Group
 	}{
-		{"defaults", "", "", []metrics.Group{metrics.GroupPending}},
+		{"defaults", "", "", []metrics.Group{metrics.GroupPending, metrics.GroupLeadership}},
 		{"pending off", "pendingShoots: {enabled: false}\nplacement: {mode: patch}\n", "", nil},
-		{"reservations", "", "seedwarden", []metrics.Group{metrics.GroupPending, metrics.GroupReservations}},
-		{"certificate", "certificate: {namespace: seedwarden, name: webhook}\n", "", []metrics.Group{metrics.GroupPending, metrics.GroupCertificates}},
-		{"autoscaler", "autoscaler: {enabled: true}\n", "", []metrics.Group{metrics.GroupPending, metrics.GroupAutoscaler}},
+		{"reservations", "", "seedwarden", []metrics.Group{metrics.GroupPending, metrics.GroupReservations, metrics.GroupLeadership}},
+		{"certificate", "certificate: {namespace: seedwarden, name: webhook}\n", "", []metrics.Group{metrics.GroupPending, metrics.GroupCertificates, metrics.GroupLeadership}},
+		{"autoscaler", "autoscaler: {enabled: true}\n", "", []metrics.Group{metrics.GroupPending, metrics.GroupAutoscaler, metrics.GroupLeadership}},
+		{"autoscaler alone", "pendingShoots: {enabled: false}\nplacement: {mode: patch}\nautoscaler: {enabled: true}\n", "", []metrics.Group{metrics.GroupAutoscaler, metrics.GroupLeadership}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := loadConfig(writeFile(t, "config.yaml", configHeader+tc.config))

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
@@ -103,7 +102,7 @@ kubeconfigSecret: {allowedFields: [tokenFile]}
 	srv.stopAndWait(t, 30*time.Second)
 }
 
-func TestConfigureLeaderElection(t *testing.T) {
+func TestLeaderElection(t *testing.T) {
 	env := func(ns string) func(string) string {
 		return func(k string) string {
 			if k == config.PodNamespaceEnv {
@@ -117,33 +116,20 @@ func TestConfigureLeaderElection(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-
-	var o ctrl.Options
-	configureLeaderElection(&o, parse(""), env("seedwarden"))
-	assert.True(t, o.LeaderElection)
-	assert.Equal(t, "seedwarden-pending-shoots", o.LeaderElectionID)
-	assert.Equal(t, "seedwarden", o.LeaderElectionNamespace, "POD_NAMESPACE")
-	assert.True(t, o.LeaderElectionReleaseOnCancel, "a rolling update hands over at once")
-
-	o = ctrl.Options{}
-	configureLeaderElection(&o, parse("gardenNamespace: garden-ops\nleaderElection: {id: other}\n"), env(""))
-	assert.Equal(t, "garden-ops", o.LeaderElectionNamespace, "no POD_NAMESPACE: the garden namespace")
-	assert.Equal(t, "other", o.LeaderElectionID)
-
-	// Nothing to elect a leader for.
-	o = ctrl.Options{}
-	configureLeaderElection(&o, parse("pendingShoots: {enabled: false}\n"), env("seedwarden"))
-	assert.False(t, o.LeaderElection)
-	o = ctrl.Options{}
-	configureLeaderElection(&o, parse("leaderElection: {enabled: false}\n"), env("seedwarden"))
-	assert.False(t, o.LeaderElection)
-
-	// The autoscaler alone needs a leader too.
-	o = ctrl.Options{}
-	configureLeaderElection(&o, parse("pendingShoots: {enabled: false}\nplacement: {mode: patch}\nautoscaler: {enabled: true}\n"), env("seedwarden"))
-	assert.True(t, o.LeaderElection)
-	assert.Equal(t, "seedwarden-pending-shoots", o.LeaderElectionID)
-	o = ctrl.Options{}
-	configureLeaderElection(&o, parse("autoscaler: {enabled: true}\nleaderElection: {enabled: false}\n"), env("seedwarden"))
-	assert.False(t, o.LeaderElection)
+	for _, tc := range []struct {
+		name, config, podNamespace string
+		want                       election
+	}{
+		{"defaults", "", "seedwarden", election{elected: true, namespace: "seedwarden", id: "seedwarden-pending-shoots"}},
+		{"no POD_NAMESPACE: the garden namespace", "gardenNamespace: garden-ops\nleaderElection: {id: other}\n", "", election{elected: true, namespace: "garden-ops", id: "other"}},
+		{"nothing to elect a leader for", "pendingShoots: {enabled: false}\n", "seedwarden", election{}},
+		{"election off", "leaderElection: {enabled: false}\n", "seedwarden", election{}},
+		{"the autoscaler alone needs a leader too", "pendingShoots: {enabled: false}\nplacement: {mode: patch}\nautoscaler: {enabled: true}\n", "seedwarden",
+			election{elected: true, namespace: "seedwarden", id: "seedwarden-pending-shoots"}},
+		{"the autoscaler, election off", "autoscaler: {enabled: true}\nleaderElection: {enabled: false}\n", "seedwarden", election{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, leaderElection(parse(tc.config), env(tc.podNamespace)))
+		})
+	}
 }

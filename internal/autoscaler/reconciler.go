@@ -17,12 +17,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -108,13 +111,39 @@ type entry struct {
 	computed *computed
 }
 
-// SetupWithManager registers the controller, leader-only.
+// SetupWithManager registers the controller with mgr, leader-only under
+// the manager's own leader election.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c, err := r.NewController(mgr, mgr.GetCache())
+	if err != nil {
+		return err
+	}
+	return mgr.Add(c)
+}
+
+// Run runs the controller over the cache c until ctx ends: one term of
+// leadership (internal/leadership). A Reconciler runs one term: behavior's
+// history starts afresh with the next, as with a new leader, and this
+// replica's per-SeedAutoscaler series are removed when the term ends.
+func (r *Reconciler) Run(ctx context.Context, mgr ctrl.Manager, c crcache.Cache) error {
+	ctl, err := r.NewController(mgr, c)
+	if err != nil {
+		return err
+	}
+	defer r.forgetAll()
+	return ctl.Start(ctx)
+}
+
+// NewController builds the controller over the cache c (the manager's, as
+// one term sees it) without adding it to mgr; it fills Client, APIReader
+// and Recorder from mgr when nil. Its name is not checked for uniqueness:
+// each term builds one anew.
+func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controller.Controller, error) {
 	if r.Snapshot == nil {
-		return errors.New("seedautoscaler controller: no landscape snapshot")
+		return nil, errors.New("seedautoscaler controller: no landscape snapshot")
 	}
 	if r.SyncPeriod <= 0 || r.SyncBudget <= 0 {
-		return fmt.Errorf("seedautoscaler controller: sync period %s and sync budget %s must be positive", r.SyncPeriod, r.SyncBudget)
+		return nil, fmt.Errorf("seedautoscaler controller: sync period %s and sync budget %s must be positive", r.SyncPeriod, r.SyncBudget)
 	}
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
@@ -125,15 +154,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
 	}
-	c, err := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		// Spec changes and deletions start a sync at once; the controller's
-		// own status writes do not (the sync period brings the next).
-		For(&autoscalingapi.SeedAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{ReconciliationTimeout: syncTimeout}).
-		Build(r)
-	r.ctrl = c
-	return err
+	opts := controller.Options{
+		ReconciliationTimeout: syncTimeout,
+		SkipNameValidation:    ptr.To(true),
+		Logger:                mgr.GetLogger(),
+		Reconciler:            r,
+	}
+	opts.DefaultFromConfig(mgr.GetControllerOptions())
+	ctl, err := controller.NewUnmanaged(ControllerName, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Spec changes and deletions start a sync at once; the controller's own
+	// status writes do not (the sync period brings the next).
+	src := source.Kind(c, &autoscalingapi.SeedAutoscaler{}, &handler.TypedEnqueueRequestForObject[*autoscalingapi.SeedAutoscaler]{},
+		predicate.TypedGenerationChangedPredicate[*autoscalingapi.SeedAutoscaler]{})
+	if err := ctl.Watch(src); err != nil {
+		return nil, err
+	}
+	r.ctrl = ctl
+	return ctl, nil
+}
+
+// forgetAll forgets every SeedAutoscaler, with its series.
+func (r *Reconciler) forgetAll() {
+	r.mu.Lock()
+	keys := make([]types.NamespacedName, 0, len(r.entries))
+	for k := range r.entries {
+		keys = append(keys, k)
+	}
+	r.mu.Unlock()
+	for _, k := range keys {
+		r.forget(k)
+	}
 }
 
 // NeedLeaderElection reports whether the registered controller runs only on

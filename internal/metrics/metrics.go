@@ -101,6 +101,7 @@ type Recorder struct {
 	certificates certificateCollectors
 	headroom     headroomCollectors
 	autoscaler   autoscalerCollectors
+	leadership   leadershipCollectors
 }
 
 // Group is the collectors of a part of seedwarden that may be off; they are
@@ -122,6 +123,9 @@ const (
 	// GroupAutoscaler is the SeedAutoscaler controller's
 	// (internal/autoscaler).
 	GroupAutoscaler
+	// GroupLeadership is the election's of the leader-only work
+	// (internal/leadership).
+	GroupLeadership
 )
 
 // New creates the collectors and registers the webhooks' and those of
@@ -168,6 +172,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		certificates: newCertificateCollectors(),
 		headroom:     newHeadroomCollectors(),
 		autoscaler:   newAutoscalerCollectors(),
+		leadership:   newLeadershipCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -193,6 +198,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			m.headroom.register(reg)
 		case GroupAutoscaler:
 			m.autoscaler.register(reg)
+		case GroupLeadership:
+			m.leadership.register(reg)
 		default:
 			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
 		}

@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -156,16 +158,54 @@ func (r *Reconciler) init() {
 	})
 }
 
-// SetupWithManager registers the controller. The manager's cache must hold
-// Shoots and Seeds (cache.ConfigureInformerOptions) and the Store must be fed by
-// the same cache (cache.Register).
+// SetupWithManager registers the controller with mgr, to run under the
+// manager's own leader election (one term for the manager's life). The
+// manager's cache must hold Shoots and Seeds (cache.ConfigureInformerOptions)
+// and the Store must be fed by the same cache (cache.Register).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c, err := r.NewController(mgr, mgr.GetCache())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(c); err != nil {
+		return err
+	}
+	return mgr.Add(manager.RunnableFunc(r.reportLeader))
+}
+
+// Run runs the controller over the cache c until ctx ends: one term of
+// leadership (internal/leadership). A Reconciler runs one term; the next
+// term gets a new one, so no pending Shoot or backoff of an old term
+// outlives it, and a replica that no longer leads reports none.
+func (r *Reconciler) Run(ctx context.Context, mgr ctrl.Manager, c crcache.Cache) error {
+	ctl, err := r.NewController(mgr, c)
+	if err != nil {
+		return err
+	}
+	// The gauges read at scrape time follow this Reconciler (init) while
+	// it runs, and read nothing once it stopped.
+	r.Metrics.SetRetryControllerLeader(true)
+	defer func() {
+		none := func() time.Duration { return 0 }
+		r.Metrics.SetRetryControllerLeader(false)
+		r.Metrics.SetPendingOldestAge(none)
+		r.Metrics.SetPendingLongestBackoff(none)
+		r.Metrics.SetPending(0)
+	}()
+	return ctl.Start(ctx)
+}
+
+// NewController builds the controller over the cache c (the manager's, as
+// one term sees it) without adding it to mgr; it fills Client, APIReader
+// and Recorder from mgr when nil. Its name is not checked for uniqueness:
+// each term builds one anew.
+func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controller.Controller, error) {
 	r.init()
 	if err := r.Config.Validate(); err != nil {
-		return fmt.Errorf("pending-shoot controller: %w", err)
+		return nil, fmt.Errorf("pending-shoot controller: %w", err)
 	}
 	if r.Store == nil {
-		return fmt.Errorf("pending-shoot controller: no store")
+		return nil, fmt.Errorf("pending-shoot controller: no store")
 	}
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
@@ -176,25 +216,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
 	}
-	c, err := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		Watches(&api.Shoot{}, r.shootHandler()).
-		Watches(&api.Seed{}, r.seedHandler()).
-		WatchesRawSource(source.Channel(r.rewakes, r.rewakeHandler())).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: r.Config.Workers,
-			// Only for errors returned by Reconcile (reading the Shoot);
-			// attempts back off through RequeueAfter (see the package doc).
-			RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](r.Config.BackoffBase, r.Config.BackoffMax),
-			ReconciliationTimeout: reconcileTimeout,
-			// NeedLeaderElection is left unset: controllers need it by default.
-		}).
-		Build(r)
-	if err != nil {
-		return err
+	opts := controller.Options{
+		MaxConcurrentReconciles: r.Config.Workers,
+		// Only for errors returned by Reconcile (reading the Shoot);
+		// attempts back off through RequeueAfter (see the package doc).
+		RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](r.Config.BackoffBase, r.Config.BackoffMax),
+		ReconciliationTimeout: reconcileTimeout,
+		SkipNameValidation:    ptr.To(true),
+		Logger:                mgr.GetLogger(),
+		Reconciler:            r,
+		// NeedLeaderElection is left unset: controllers need it by default.
 	}
-	r.controller = c
-	return mgr.Add(manager.RunnableFunc(r.reportLeader))
+	opts.DefaultFromConfig(mgr.GetControllerOptions())
+	ctl, err := controller.NewUnmanaged(ControllerName, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range []source.Source{
+		source.Kind[client.Object](c, &api.Shoot{}, r.shootHandler()),
+		source.Kind[client.Object](c, &api.Seed{}, r.seedHandler()),
+		source.Channel(r.rewakes, r.rewakeHandler()),
+	} {
+		if err := ctl.Watch(src); err != nil {
+			return nil, err
+		}
+	}
+	r.controller = ctl
+	return ctl, nil
 }
 
 // NeedLeaderElection reports whether the registered controller runs only on
