@@ -62,19 +62,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err != nil {
 		return err
 	}
-	// Follows the informers' watches; the webhooks, the retry controller
-	// and /readyz read it (see handlers.StalenessGuard).
-	freshness := cache.NewFreshness()
-	cacheOpts := cache.InformerOptions(cfg.GardenNamespace)
-	cacheOpts.NewInformer = freshness.NewInformer
-	var watched *cache.PendingShoots
-	if cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled {
-		// The retry controller decides from the watch's copy of a pending
-		// Shoot instead of reading it first; the autoscaler places them
-		// on the replicas it considers.
-		watched = cache.NewPendingShoots(cfg.SchedulerName)
-		watched.Configure(&cacheOpts)
-	}
+	cacheOpts, freshness, watched := watchOptions(cfg)
 	opts, err := managerOptions(cfg, cacheOpts, webhookServer, log)
 	if err != nil {
 		return err
@@ -125,6 +113,25 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		"metricsSecure", cfg.MetricsSecure(), "capacityCoordination", cfg.Capacity.Coordination,
 		"cacheMaxStaleness", cfg.Cache.MaxStaleness.Duration)
 	return mgr.Start(ctx)
+}
+
+// watchOptions are the informers' options, with what follows them: the
+// freshness of their watches, which the webhooks, the retry controller and
+// /readyz read (see handlers.StalenessGuard), and, when the retry
+// controller or the autoscaler runs, the watch's copies of pending Shoots
+// (nil otherwise): the retry controller decides from them instead of
+// reading a Shoot first, the autoscaler places them on the replicas it
+// considers.
+func watchOptions(cfg *config.Config) (crcache.Options, *cache.Freshness, *cache.PendingShoots) {
+	freshness := cache.NewFreshness()
+	opts := cache.InformerOptions(cfg.GardenNamespace)
+	opts.NewInformer = freshness.NewInformer
+	var watched *cache.PendingShoots
+	if cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled {
+		watched = cache.NewPendingShoots(cfg.SchedulerName)
+		watched.Configure(&opts)
+	}
+	return opts, freshness, watched
 }
 
 // managerOptions are the manager's. It elects no leader: losing the Lease

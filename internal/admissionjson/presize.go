@@ -31,32 +31,7 @@ func presize(w *walker, v reflect.Value) bool {
 	}
 	switch {
 	case w.peek() == '{' && v.Kind() == reflect.Struct:
-		fields := jsonFieldsOf(v.Type())
-		var seen [32][]byte
-		n := 0
-		return w.object(func(key []byte, escaped bool) bool {
-			if escaped {
-				return false // could unescape to any field's key
-			}
-			index, ok := fields.index[string(key)]
-			if !ok {
-				return w.skip()
-			}
-			for _, k := range seen[:n] {
-				if string(k) == string(key) {
-					return false
-				}
-			}
-			if n == len(seen) {
-				return false
-			}
-			seen[n], n = key, n+1
-			f, err := v.FieldByIndexErr(index)
-			if err != nil || !f.CanSet() {
-				return w.skip()
-			}
-			return presize(w, f)
-		})
+		return presizeStruct(w, v)
 	case w.peek() == '{' && v.Kind() == reflect.Map:
 		n, ok := count(*w, '{')
 		if !ok {
@@ -67,36 +42,74 @@ func presize(w *walker, v reflect.Value) bool {
 		}
 		return w.skip()
 	case w.peek() == '[' && v.Kind() == reflect.Slice && v.Type().Elem().Kind() != reflect.Uint8:
-		n, ok := count(*w, '[')
+		return presizeSlice(w, v)
+	}
+	return w.skip()
+}
+
+// presizeStruct presizes the members of struct v that the object at w
+// holds; a repeated or escaped key gives up (false), as the caller's
+// decode then decides.
+func presizeStruct(w *walker, v reflect.Value) bool {
+	fields := jsonFieldsOf(v.Type())
+	var seen [32][]byte
+	n := 0
+	return w.object(func(key []byte, escaped bool) bool {
+		if escaped {
+			return false // could unescape to any field's key
+		}
+		index, ok := fields.index[string(key)]
 		if !ok {
-			return false
-		}
-		if v.Len() < n {
-			grown := reflect.MakeSlice(v.Type(), n, n)
-			reflect.Copy(grown, v)
-			v.Set(grown)
-		}
-		if !needsWalk(v.Type().Elem()) && v.Type().Elem().Kind() != reflect.Pointer {
 			return w.skip()
 		}
-		w.i++ // '['
-		for i := 0; ; i++ {
-			if w.peek() == ']' {
-				w.i++
-				return true
-			}
-			if i > 0 {
-				if w.peek() != ',' {
-					return false
-				}
-				w.i++
-			}
-			if i >= v.Len() || !presize(w, v.Index(i)) {
+		for _, k := range seen[:n] {
+			if string(k) == string(key) {
 				return false
 			}
 		}
+		if n == len(seen) {
+			return false
+		}
+		seen[n], n = key, n+1
+		f, err := v.FieldByIndexErr(index)
+		if err != nil || !f.CanSet() {
+			return w.skip()
+		}
+		return presize(w, f)
+	})
+}
+
+// presizeSlice grows slice v to the length of the array at w, then
+// presizes its elements where they hold slices or maps of their own.
+func presizeSlice(w *walker, v reflect.Value) bool {
+	n, ok := count(*w, '[')
+	if !ok {
+		return false
 	}
-	return w.skip()
+	if v.Len() < n {
+		grown := reflect.MakeSlice(v.Type(), n, n)
+		reflect.Copy(grown, v)
+		v.Set(grown)
+	}
+	if !needsWalk(v.Type().Elem()) && v.Type().Elem().Kind() != reflect.Pointer {
+		return w.skip()
+	}
+	w.i++ // '['
+	for i := 0; ; i++ {
+		if w.peek() == ']' {
+			w.i++
+			return true
+		}
+		if i > 0 {
+			if w.peek() != ',' {
+				return false
+			}
+			w.i++
+		}
+		if i >= v.Len() || !presize(w, v.Index(i)) {
+			return false
+		}
+	}
 }
 
 // selfDecoding: values of t decode themselves (times, quantities, a
