@@ -153,7 +153,7 @@ E2E_PLACEMENT_MODES ?= binding patch
 E2E_TARGETS ?= crd gardener
 # On the gardener target, mode patch runs only the tests whose outcome
 # depends on the mode; the others mean the same in both (e2e/README.md).
-E2E_GARDENER_PATCH_RUN ?= TestPatchModeNeedsBindingPermission|TestPlacement$$|TestConcurrentCreatesNeverOverfill|TestRefusedCreate
+E2E_GARDENER_PATCH_RUN ?= TestPatchModeNeedsBindingPermission|TestPlacement$$|TestConcurrentCreatesNeverOverfill|TestRefusedCreate|TestOversizedBurstStoresNone|TestRecreatesOfPendingNamesHoldNoPlaces|TestDeletedShootsHoldNoPlacesOnAFollower
 
 e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode (e2e/README.md).
 	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
