@@ -50,16 +50,7 @@ func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 		places  = 2
 		rounds  = 3
 	)
-	ca, err := newReplicaCA()
-	require.NoError(t, err)
-	served := st.startReplicaWith(t, "default-ttl", ca, replicaOptions{reservationTTL: defaultReservationTTL})
-	sizes := map[string]int64{seed: places}
-	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, places)
-	require.NoError(t, waitReplicaReady(served, 60*time.Second))
-	for _, url := range []string{st.metricsURL(), served.metricsURL()} {
-		eventually(t, 10*time.Second, func() error { return knowsSeeds(url, sizes) })
-	}
-	st.routeWebhooks(t, served.webhookAddr(), append(slices.Clone(st.caBundle), ca.CertPEM...), nil)
+	st.routedReplicaWithSeed(t, "default-ttl", label, seed, places)
 	_, victim := st.projectUsers(t)
 	aimed := func(opts ...shootOpt) *unstructured.Unstructured {
 		return newShoot(t.Name(), append([]shootOpt{awsShoot("eu-central-1", "eu-central-1a")}, opts...)...)
@@ -147,16 +138,7 @@ func TestDeletedShootsHoldNoPlacesOnAFollower(t *testing.T) {
 		seed   = "e2e-deleted"
 		places = 3
 	)
-	ca, err := newReplicaCA()
-	require.NoError(t, err)
-	follower := st.startReplicaWith(t, "follower", ca, replicaOptions{reservationTTL: defaultReservationTTL})
-	sizes := map[string]int64{seed: places}
-	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, places)
-	require.NoError(t, waitReplicaReady(follower, 60*time.Second))
-	for _, url := range []string{st.metricsURL(), follower.metricsURL()} {
-		eventually(t, 10*time.Second, func() error { return knowsSeeds(url, sizes) })
-	}
-	st.routeWebhooks(t, follower.webhookAddr(), append(slices.Clone(st.caBundle), ca.CertPEM...), nil)
+	follower := st.routedReplicaWithSeed(t, "follower", label, seed, places)
 	_, victim := st.projectUsers(t)
 	aimed := func() *unstructured.Unstructured {
 		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withSeedSelector(label))
@@ -212,4 +194,23 @@ func seedGauge(metricsURL, name, seed string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s has no %s for seed %s", metricsURL, name, seed)
+}
+
+// routedReplicaWithSeed starts a replica of its own (the default
+// reservation TTL, so a hold that lasts it shows), creates a seed labelled
+// label with places, waits until both the suite's webhook and the replica
+// know it, and routes every webhook to the replica.
+func (st *suite) routedReplicaWithSeed(t *testing.T, name, label, seed string, places int64) *replica {
+	t.Helper()
+	ca, err := newReplicaCA()
+	require.NoError(t, err)
+	r := st.startReplicaWith(t, name, ca, replicaOptions{reservationTTL: defaultReservationTTL})
+	sizes := map[string]int64{seed: places}
+	st.createSeedLike(t, "aws-eu2", seed, map[string]string{label: "true"}, places)
+	require.NoError(t, waitReplicaReady(r, 60*time.Second))
+	for _, url := range []string{st.metricsURL(), r.metricsURL()} {
+		eventually(t, 10*time.Second, func() error { return knowsSeeds(url, sizes) })
+	}
+	st.routeWebhooks(t, r.webhookAddr(), append(slices.Clone(st.caBundle), ca.CertPEM...), nil)
+	return r
 }

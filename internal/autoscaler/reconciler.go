@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/leadership"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -154,14 +154,10 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
 	}
-	opts := controller.Options{
+	ctl, err := leadership.NewTermController(mgr, ControllerName, controller.Options{
 		ReconciliationTimeout: syncTimeout,
-		SkipNameValidation:    ptr.To(true),
-		Logger:                mgr.GetLogger(),
 		Reconciler:            r,
-	}
-	opts.DefaultFromConfig(mgr.GetControllerOptions())
-	ctl, err := controller.NewUnmanaged(ControllerName, opts)
+	})
 	if err != nil {
 		return nil, err
 	}

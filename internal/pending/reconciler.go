@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/leadership"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/placement"
 )
@@ -222,13 +222,10 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 		// attempts back off through RequeueAfter (see the package doc).
 		RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](r.Config.BackoffBase, r.Config.BackoffMax),
 		ReconciliationTimeout: reconcileTimeout,
-		SkipNameValidation:    ptr.To(true),
-		Logger:                mgr.GetLogger(),
 		Reconciler:            r,
 		// NeedLeaderElection is left unset: controllers need it by default.
 	}
-	opts.DefaultFromConfig(mgr.GetControllerOptions())
-	ctl, err := controller.NewUnmanaged(ControllerName, opts)
+	ctl, err := leadership.NewTermController(mgr, ControllerName, opts)
 	if err != nil {
 		return nil, err
 	}
