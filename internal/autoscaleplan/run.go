@@ -84,7 +84,7 @@ func Run(in Input) (*Report, error) {
 	for _, s := range in.Sets {
 		sets[s.Namespace+"/"+s.Name] = s
 	}
-	pending := Pending(in.Shoots, in.Scheduler)
+	pending := seedscale.Pending(in.Shoots, in.Scheduler)
 	autoscalers := slices.SortedFunc(slices.Values(in.Autoscalers), func(a, b *autoscalingapi.SeedAutoscaler) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
@@ -108,7 +108,7 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 	if !ok {
 		return Entry{}, fmt.Errorf("no ManagedSeedSet %s", key)
 	}
-	set, err := NewSet(mss, in.Snapshot, Protected(mss.Namespace, in.Shoots))
+	set, err := seedscale.NewSet(mss, in.Snapshot, seedscale.Protected(mss.Namespace, in.Shoots))
 	if err != nil {
 		return Entry{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
@@ -40,6 +41,6 @@ func TestReportComplete(t *testing.T) {
 func TestRunNamesAMissingSet(t *testing.T) {
 	sa := &autoscalingapi.SeedAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "garden"}}
 	sa.Spec.ScaleTargetRef.Name = "nope"
-	_, err := autoscaleplan.Run(autoscaleplan.Input{Snapshot: snapshot(), Autoscalers: []*autoscalingapi.SeedAutoscaler{sa}})
+	_, err := autoscaleplan.Run(autoscaleplan.Input{Snapshot: &placement.Snapshot{}, Autoscalers: []*autoscalingapi.SeedAutoscaler{sa}})
 	require.EqualError(t, err, "SeedAutoscaler garden/a: no ManagedSeedSet garden/nope")
 }

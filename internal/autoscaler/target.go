@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
@@ -86,7 +85,7 @@ func (r *Reconciler) writeReplicas(ctx context.Context, t *target, replicas int3
 	return nil
 }
 
-// buildSet is the ManagedSeedSet as seedscale sees it (autoscaleplan.NewSet,
+// buildSet is the ManagedSeedSet as seedscale sees it (seedscale.NewSet,
 // as `webhook plan --autoscale` builds it), with the scale subresource's
 // replicas and the protection the replicas' Shoots and ManagedSeeds carry.
 func (r *Reconciler) buildSet(ctx context.Context, t *target, snap *placement.Snapshot) (seedscale.Set, *syncError) {
@@ -99,7 +98,7 @@ func (r *Reconciler) buildSet(ctx context.Context, t *target, snap *placement.Sn
 	if err != nil {
 		return seedscale.Set{}, apiError(ReasonFailedListReplicas, err, "listing the Shoots and ManagedSeeds of ManagedSeedSet %s/%s (spec.selector %q)", mss.Namespace, mss.Name, sel.String())
 	}
-	set, err := autoscaleplan.NewSet(mss, snap, protected)
+	set, err := seedscale.NewSet(mss, snap, protected)
 	if err != nil {
 		return seedscale.Set{}, &syncError{reason: ReasonFailedComputeReplicas, message: err.Error()}
 	}

@@ -42,15 +42,7 @@ func (r *recommender) where() string {
 func (r *recommender) driver(desired int32) string {
 	for i, res := range r.results {
 		if res.Met && res.Replicas == desired {
-			m := &r.metrics[i]
-			switch {
-			case m.like != nil:
-				return fmt.Sprintf("%d more %s like %s placeable", m.minShoots, shootsWord(int64(m.minShoots)), m.name)
-			case m.utilization > 0:
-				return fmt.Sprintf("the shoots utilization at most %d%%", m.utilization)
-			default:
-				return fmt.Sprintf("at most %d %s per seed", m.perSeed, shootsWord(m.perSeed))
-			}
+			return r.metrics[i].kind.driver()
 		}
 	}
 	if desired == r.in.Spec.MinReplicasOrDefault() {

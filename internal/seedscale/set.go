@@ -1,4 +1,4 @@
-package autoscaleplan
+package seedscale
 
 import (
 	"cmp"
@@ -11,7 +11,6 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
-	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
 // Where a new replica's Seed comes from, in words for the report; the
@@ -32,12 +31,12 @@ const defaultReplicas = 1
 // seedConfig, else the set's seed of the highest ordinal; nil when neither
 // exists, and the source says so). protected are the replicas whose Shoot
 // or ManagedSeed carries the protect-from-deletion annotation.
-func NewSet(mss *seedmanagement.ManagedSeedSet, snap *placement.Snapshot, protected map[string]bool) (seedscale.Set, error) {
+func NewSet(mss *seedmanagement.ManagedSeedSet, snap *placement.Snapshot, protected map[string]bool) (Set, error) {
 	sel, err := mss.Selector()
 	if err != nil {
-		return seedscale.Set{}, err
+		return Set{}, err
 	}
-	set := seedscale.Set{
+	set := Set{
 		Name:        mss.Namespace + "/" + mss.Name,
 		Prefix:      mss.Name,
 		NextOrdinal: mss.Status.NextReplicaNumber,

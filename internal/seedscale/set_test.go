@@ -1,4 +1,4 @@
-package autoscaleplan_test
+package seedscale_test
 
 import (
 	"encoding/json"
@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seedwarden/seedwarden/internal/api"
-	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
 func seed(name string, labels map[string]string, allocatable string) *api.Seed {
@@ -57,7 +57,7 @@ func TestNewSetFromTemplate(t *testing.T) {
 		"resources":  map[string]any{"capacity": map[string]any{"shoots": "50"}, "reserved": map[string]any{"shoots": "5"}},
 	}
 	snap := snapshot(seed("aws-0", inSet, "30"), seed("aws-2", inSet, "30"), seed("other", nil, "30"))
-	s, err := autoscaleplan.NewSet(set(new(int32(3)), 2, config), snap, map[string]bool{"aws-2": true, "other": true})
+	s, err := seedscale.NewSet(set(new(int32(3)), 2, config), snap, map[string]bool{"aws-2": true, "other": true})
 	require.NoError(t, err)
 	assert.Equal(t, "garden/aws", s.Name)
 	assert.Equal(t, "aws", s.Prefix)
@@ -98,7 +98,7 @@ func TestNewSetModel(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := autoscaleplan.NewSet(set(nil, 0, tc.config), snapshot(tc.seeds...), nil)
+			s, err := seedscale.NewSet(set(nil, 0, tc.config), snapshot(tc.seeds...), nil)
 			require.NoError(t, err)
 			assert.Equal(t, int32(1), s.Replicas, "Gardener's default")
 			if tc.wantNoModel {
@@ -121,12 +121,12 @@ func TestNewSetModel(t *testing.T) {
 func TestNewSetRefusesBadInput(t *testing.T) {
 	bad := set(nil, 0, nil)
 	bad.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}
-	_, err := autoscaleplan.NewSet(bad, snapshot(), nil)
+	_, err := seedscale.NewSet(bad, snapshot(), nil)
 	require.ErrorContains(t, err, "ManagedSeedSet garden/aws: spec.selector")
 
 	bad = set(nil, 0, nil)
 	bad.Spec.Template.Spec.Gardenlet = &seedmanagement.Gardenlet{Config: runtime.RawExtension{Raw: []byte(`{"seedConfig": 3}`)}}
-	_, err = autoscaleplan.NewSet(bad, snapshot(), nil)
+	_, err = seedscale.NewSet(bad, snapshot(), nil)
 	require.ErrorContains(t, err, "ManagedSeedSet garden/aws: spec.template.spec.gardenlet.config")
 }
 
@@ -138,7 +138,7 @@ func TestProtected(t *testing.T) {
 		}
 		return s
 	}
-	got := autoscaleplan.Protected("garden", []*api.Shoot{
+	got := seedscale.Protected("garden", []*api.Shoot{
 		shoot("garden", "aws-0", "true"), shoot("garden", "aws-1", "false"), shoot("garden", "aws-2", ""),
 		shoot("garden-dev", "aws-3", "true"),
 	})
@@ -155,7 +155,7 @@ func TestPendingOldestFirst(t *testing.T) {
 		}
 		return s
 	}
-	got := autoscaleplan.Pending([]*api.Shoot{
+	got := seedscale.Pending([]*api.Shoot{
 		shoot("b", "late", at(9), "seedwarden", ""),
 		shoot("b", "placed", at(0), "seedwarden", "seed-a"),
 		shoot("b", "theirs", at(0), "default-scheduler", ""),
