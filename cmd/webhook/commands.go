@@ -52,7 +52,8 @@ where would it go now.`,
 place N copies of a Shoot) and report every seed before and after, free slots
 per provider and region, each Shoot moved or added and each that found no seed
 with every seed's reason. Writes nothing (with --kubeconfig it lists the
-cluster's landscape once). Exit code 3 when some Shoot found no seed.
+cluster's landscape once). Exit code 3 when some Shoot found no seed or was
+stranded on a removed seed (still on it, or still migrating away from it).
 With --autoscale instead of operations: what each SeedAutoscaler of FILE
 recommends for its ManagedSeedSet, each metric and why (no behavior: a file
 has no history); exit code 3 when some target is not met at maxReplicas.`,

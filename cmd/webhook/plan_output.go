@@ -83,6 +83,10 @@ func writeReportText(w io.Writer, r *plan.Report) {
 	if len(r.Stranded) > 0 {
 		fmt.Fprintf(w, "\nSTRANDED ON A REMOVED SEED (%d)\n", len(r.Stranded))
 		for _, s := range r.Stranded {
+			if s.MigratingTo != "" {
+				fmt.Fprintf(w, "  %s on %s (control plane still migrating to %s: the seed can go once that completes)\n", s.Shoot, s.Seed, s.MigratingTo)
+				continue
+			}
 			fmt.Fprintf(w, "  %s on %s\n", s.Shoot, s.Seed)
 		}
 	}
@@ -107,6 +111,9 @@ func beforeAfter(s plan.SeedRow) string {
 	case plan.StateAdded:
 		return "new -> " + strconv.FormatInt(s.After, 10)
 	case plan.StateRemoved:
+		if s.Stranded > 0 {
+			return fmt.Sprintf("%d -> gone (%d stranded)", s.Before, s.Stranded)
+		}
 		return strconv.FormatInt(s.Before, 10) + " -> gone"
 	}
 	if s.MigratingAway > 0 {

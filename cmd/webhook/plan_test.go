@@ -133,6 +133,31 @@ func TestPlanDrainExampleMovesShoots(t *testing.T) {
 	assert.Contains(t, text, "garden-dev/billing   aws-eu1 -> aws-eu2")
 }
 
+// Removing the drained aws-eu1 of the example landscape strands inventory,
+// whose control plane is still migrating away from it to aws-eu2: the seed
+// cannot go before that migration completes, and the plan says so (exit 3).
+func TestPlanRemoveSeedUnderMigrationIsStranded(t *testing.T) {
+	args := []string{"plan", "--landscape", "../../examples/landscape.yaml", "--drain", "aws-eu1", "--remove-seed", "aws-eu1"}
+	code, out, errOut := runCmd(t, append(args, "-o", "json")...)
+	require.Equal(t, exitIncomplete, code, errOut)
+	var r plan.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Empty(t, r.Unplaced)
+	assert.Len(t, r.Placed, 3)
+	assert.Equal(t, []plan.Stranded{{Shoot: "garden-dev/inventory", Seed: "aws-eu1", MigratingTo: "aws-eu2"}}, r.Stranded)
+	for _, row := range r.Seeds {
+		if row.Name == "aws-eu1" {
+			assert.Equal(t, plan.StateRemoved, row.State)
+			assert.Equal(t, int64(1), row.Stranded)
+		}
+	}
+
+	code, text, _ := runCmd(t, args...)
+	assert.Equal(t, exitIncomplete, code)
+	assert.Contains(t, text, "4 -> gone (1 stranded)")
+	assert.Contains(t, text, "STRANDED ON A REMOVED SEED (1)\n  garden-dev/inventory on aws-eu1 (control plane still migrating to aws-eu2: the seed can go once that completes)\n")
+}
+
 // A Shoot the placement rules would move, but only to a seed Gardener
 // refuses as a migration target, is reported with step Migration, the seed
 // it would otherwise go to, and that seed's reason; it stays on the seed.

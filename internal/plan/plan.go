@@ -1,7 +1,11 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -18,7 +22,10 @@ type Operation interface {
 type Drain struct{ Seed string }
 
 // RemoveSeed takes a seed out of the landscape. Shoots still on it are
-// reported as stranded, not moved: drain it first to move them.
+// reported as stranded, not moved: drain it first to move them. So are the
+// Shoots whose control plane is still migrating away from it (status.seedName
+// the seed, spec.seedName another): no drain moves them, and the seed can go
+// only once their migration has completed.
 type RemoveSeed struct{ Seed string }
 
 // AddSeeds adds seeds that hold no Shoots yet.
@@ -46,7 +53,8 @@ type Report struct {
 	Placed []Placed `json:"placed"`
 	// Unplaced are the Shoots that found no seed, in that order.
 	Unplaced []Unplaced `json:"unplaced"`
-	// Stranded are Shoots left on a removed seed.
+	// Stranded are Shoots left on a removed seed, or still migrating away
+	// from it: seeds in the order they were removed, each one's by Shoot.
 	Stranded []Stranded `json:"stranded"`
 }
 
@@ -77,6 +85,10 @@ type Unplaced struct {
 type Stranded struct {
 	Shoot string `json:"shoot"`
 	Seed  string `json:"seed"`
+	// MigratingTo is, for a Shoot whose control plane is still migrating
+	// away from Seed, the seed it migrates to (spec.seedName): it is
+	// stranded until that migration completes. Empty for a Shoot on Seed.
+	MigratingTo string `json:"migratingTo,omitempty"`
 }
 
 // OpError is an operation that could not apply: Index is its position in
@@ -119,7 +131,7 @@ func Simulate(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Opti
 			return nil, nil, &OpError{Index: i, Err: err}
 		}
 	}
-	p.report.Seeds, p.report.Groups = summarise(p.view, p.before)
+	p.report.Seeds, p.report.Groups = summarise(p.view, p.before, p.report.Stranded)
 	return &p.report, p.view, nil
 }
 
@@ -128,9 +140,16 @@ func (op RemoveSeed) apply(p *planner) error {
 	if !ok {
 		return fmt.Errorf("no seed %q", op.Seed)
 	}
-	for _, sh := range p.view.removeSeed(s) {
-		p.report.Stranded = append(p.report.Stranded, Stranded{Shoot: shootKey(sh), Seed: s.Name})
+	on, leaving := p.view.removeSeed(s)
+	stranded := make([]Stranded, 0, len(on)+len(leaving))
+	for _, sh := range on {
+		stranded = append(stranded, Stranded{Shoot: shootKey(sh), Seed: s.Name})
 	}
+	for _, sh := range leaving {
+		stranded = append(stranded, Stranded{Shoot: shootKey(sh), Seed: s.Name, MigratingTo: ptr.Deref(sh.Spec.SeedName, "")})
+	}
+	slices.SortFunc(stranded, func(a, b Stranded) int { return cmp.Compare(a.Shoot, b.Shoot) })
+	p.report.Stranded = append(p.report.Stranded, stranded...)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/placement"
@@ -112,13 +113,46 @@ func TestOperationsApplyInOrder(t *testing.T) {
 	assert.Equal(t, map[string]string{"a": StateRemoved, "b": "", "new": StateAdded}, states)
 }
 
+// A removed seed strands the Shoots still on it (spec.seedName) and those
+// whose control plane is still migrating away from it (status.seedName):
+// no drain moves the latter, the seed can go only once they have left.
 func TestRemoveSeedStrandsItsShoots(t *testing.T) {
-	existing := shootsOn("a", "a", 2)
-	snap := landscape([]*api.Seed{seed("a", "eu-west-1", 10)}, existing)
-	r, err := Run(snap, existing, sameRegion, []Operation{RemoveSeed{Seed: "a"}})
-	require.NoError(t, err)
-	assert.Equal(t, []Stranded{{Shoot: "garden-dev/a-00", Seed: "a"}, {Shoot: "garden-dev/a-01", Seed: "a"}}, r.Stranded)
-	assert.False(t, r.Complete())
+	away := shoot("away", "b") // spec b, status a: migrating from a to b
+	away.Status.SeedName = ptr.To("a")
+	seeds := []*api.Seed{seed("a", "eu-west-1", 10), seed("b", "eu-west-1", 10)}
+	tests := []struct {
+		name   string
+		shoots []*api.Shoot
+		ops    []Operation
+		want   []Stranded
+		// wantRow is the removed seed's Stranded count.
+		wantRow int64
+	}{
+		{"Shoots on it", shootsOn("a", "a", 2), []Operation{RemoveSeed{Seed: "a"}},
+			[]Stranded{{Shoot: "garden-dev/a-00", Seed: "a"}, {Shoot: "garden-dev/a-01", Seed: "a"}}, 2},
+		{"drained first", shootsOn("a", "a", 2), []Operation{Drain{Seed: "a"}, RemoveSeed{Seed: "a"}}, nil, 0},
+		{"one migrating away, drained first", append(shootsOn("a", "a", 2), away), []Operation{Drain{Seed: "a"}, RemoveSeed{Seed: "a"}},
+			[]Stranded{{Shoot: "garden-dev/away", Seed: "a", MigratingTo: "b"}}, 1},
+		{"one migrating away and one on it", append(shootsOn("a", "a", 1), away), []Operation{RemoveSeed{Seed: "a"}},
+			[]Stranded{{Shoot: "garden-dev/a-00", Seed: "a"}, {Shoot: "garden-dev/away", Seed: "a", MigratingTo: "b"}}, 2},
+		{"the seed it migrates to", []*api.Shoot{away}, []Operation{RemoveSeed{Seed: "b"}},
+			[]Stranded{{Shoot: "garden-dev/away", Seed: "b"}}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(landscape(seeds, tt.shoots), tt.shoots, sameRegion, tt.ops)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r.Stranded)
+			assert.Equal(t, len(tt.want) == 0, r.Complete())
+			for _, row := range r.Seeds {
+				if row.State == StateRemoved {
+					assert.Equal(t, tt.wantRow, row.Stranded, row.Name)
+				} else {
+					assert.Zero(t, row.Stranded, "only a removed seed strands: %s", row.Name)
+				}
+			}
+		})
+	}
 }
 
 func TestOperationErrorsNameTheValue(t *testing.T) {

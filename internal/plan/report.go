@@ -25,6 +25,10 @@ type SeedRow struct {
 	// spec.seedName another): no drain moves them, they leave when their
 	// migration completes. A drained seed keeps them.
 	MigratingAway int64 `json:"migratingAway,omitempty"`
+	// Stranded counts, for a removed seed, the Shoots the removal
+	// stranded (Report.Stranded): those still on it and those still
+	// migrating away from it.
+	Stranded int64 `json:"stranded,omitempty"`
 	// State is "added", "removed" or "drained"; empty otherwise.
 	State string `json:"state,omitempty"`
 }
@@ -52,8 +56,12 @@ type GroupRow struct {
 }
 
 // summarise builds the report's tables: before is the usage of the seeds
-// the plan started with.
-func summarise(v *View, before map[string]int64) ([]SeedRow, []GroupRow) {
+// the plan started with, stranded the Shoots removed seeds left.
+func summarise(v *View, before map[string]int64, stranded []Stranded) ([]SeedRow, []GroupRow) {
+	left := map[string]int64{}
+	for _, s := range stranded {
+		left[s.Seed]++
+	}
 	t := tables{groups: map[[2]string]*GroupRow{}}
 	after := map[string]bool{}
 	for _, s := range v.all {
@@ -62,7 +70,7 @@ func summarise(v *View, before map[string]int64) ([]SeedRow, []GroupRow) {
 	}
 	for _, s := range v.base.Seeds {
 		if !after[s.Name] {
-			t.addRemoved(s, before[s.Name])
+			t.addRemoved(s, before[s.Name], left[s.Name])
 		}
 	}
 	slices.SortFunc(t.rows, func(a, b SeedRow) int { return cmp.Compare(a.Name, b.Name) })
@@ -93,7 +101,7 @@ func (t *tables) group(provider, region string) *GroupRow {
 // addSeed adds a seed of the plan's end: its row and its free room.
 func (t *tables) addSeed(v *View, s *placement.Seed, before map[string]int64) {
 	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, After: v.usage[s],
-		MigratingAway: v.migratingAway[s.Name]}
+		MigratingAway: int64(len(v.leaving[s.Name]))}
 	b, existed := before[s.Name]
 	row.Before = b
 	switch {
@@ -123,8 +131,9 @@ func (t *tables) addSeed(v *View, s *placement.Seed, before map[string]int64) {
 }
 
 // addRemoved adds a seed the plan removed: its row and its room before.
-func (t *tables) addRemoved(s *placement.Seed, before int64) {
-	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, Before: before, State: StateRemoved}
+func (t *tables) addRemoved(s *placement.Seed, before, stranded int64) {
+	row := SeedRow{Name: s.Name, Provider: s.Object.Spec.Provider.Type, Region: s.Object.Spec.Provider.Region, Before: before,
+		Stranded: stranded, State: StateRemoved}
 	g := t.group(row.Provider, row.Region)
 	if alloc, ok := s.Allocatable(); ok {
 		row.Allocatable = &alloc

@@ -28,10 +28,11 @@ type View struct {
 	// onSeed lists, by seed name, the Shoots whose spec.seedName it is, in
 	// no order: what a drain moves (in its own order).
 	onSeed map[string][]*api.Shoot
-	// migratingAway counts, by seed name, the Shoots charged to it by
-	// status.seedName while spec.seedName names another: their migration
-	// is under way, so no drain moves them, and they stay charged.
-	migratingAway map[string]int64
+	// leaving lists, by seed name, the Shoots charged to it by
+	// status.seedName while spec.seedName names another, in no order: their
+	// migration is under way, so no drain moves them, they stay charged, and
+	// the seed cannot go before they have left.
+	leaving map[string][]*api.Shoot
 	// snap is what decisions see: base with the view's seeds (cordoned
 	// ones left out), usage and project counts.
 	snap placement.Snapshot
@@ -42,13 +43,13 @@ type View struct {
 // must be the ones snap's usage counts, and are not modified.
 func NewView(snap *placement.Snapshot, shoots []*api.Shoot) *View {
 	v := &View{
-		base:          snap,
-		all:           slices.Clone(snap.Seeds),
-		usage:         make(map[*placement.Seed]int64, len(snap.Seeds)),
-		spread:        map[string]map[string]int64{},
-		cordoned:      map[string]string{},
-		onSeed:        map[string][]*api.Shoot{},
-		migratingAway: map[string]int64{},
+		base:     snap,
+		all:      slices.Clone(snap.Seeds),
+		usage:    make(map[*placement.Seed]int64, len(snap.Seeds)),
+		spread:   map[string]map[string]int64{},
+		cordoned: map[string]string{},
+		onSeed:   map[string][]*api.Shoot{},
+		leaving:  map[string][]*api.Shoot{},
 	}
 	for _, s := range v.all {
 		if snap.Usage != nil {
@@ -61,7 +62,7 @@ func NewView(snap *placement.Snapshot, shoots []*api.Shoot) *View {
 			v.onSeed[seed] = append(v.onSeed[seed], sh)
 		}
 		if away != "" {
-			v.migratingAway[away]++
+			v.leaving[away] = append(v.leaving[away], sh)
 		}
 	}
 	v.snap = *snap
@@ -144,15 +145,18 @@ func (v *View) addSeed(s *placement.Seed) {
 }
 
 // removeSeed takes the seed out of the view and returns the Shoots still
-// on it (spec.seedName).
-func (v *View) removeSeed(s *placement.Seed) []*api.Shoot {
+// on it (spec.seedName) and those whose control plane is still migrating
+// away from it (status.seedName): a seed removed under a migration takes
+// the control plane the migration has not yet moved with it.
+func (v *View) removeSeed(s *placement.Seed) (on, leaving []*api.Shoot) {
 	v.all = slices.DeleteFunc(slices.Clone(v.all), func(x *placement.Seed) bool { return x == s })
 	delete(v.usage, s)
 	delete(v.cordoned, s.Name)
-	stranded := v.onSeed[s.Name]
+	on, leaving = v.onSeed[s.Name], v.leaving[s.Name]
 	delete(v.onSeed, s.Name)
+	delete(v.leaving, s.Name)
 	v.refresh()
-	return stranded
+	return on, leaving
 }
 
 // place records a Shoot on seed: counted, and listed for a later drain.
