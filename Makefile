@@ -199,10 +199,11 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
 	  done; \
 	done
 
-generate: ## Regenerate deepcopy functions, the CRDs of the e2e tests, the SeedAutoscaler CRD and the chart's schema of config.
-	$(GO) run $(CONTROLLER_GEN) object paths=./internal/api/...
+generate: ## Regenerate deepcopy functions, the CRDs of the e2e tests, the SeedAutoscaler and SeedDrain CRDs and the chart's schema of config.
+	$(GO) run $(CONTROLLER_GEN) object paths="./internal/api/...;./internal/autoscalingapi/...;./internal/operationsapi/..."
 	bash hack/crds/generate.sh
 	bash hack/crds/autoscaler.sh
+	bash hack/crds/seeddrain.sh
 	$(GO) run ./hack/configschema
 
 clean: ## Remove build output.

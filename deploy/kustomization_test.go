@@ -92,6 +92,7 @@ func TestDocumentsDecode(t *testing.T) {
 	want := []key{
 		{"Namespace", "", namespace},
 		{"CustomResourceDefinition", "", "seedautoscalers.autoscaling.seedwarden.io"},
+		{"CustomResourceDefinition", "", "seeddrains.operations.seedwarden.io"},
 		{"ServiceAccount", namespace, "seedwarden"},
 		{"ClusterRole", "", "seedwarden"},
 		{"ClusterRole", "", "seedwarden-metrics-reader"},
