@@ -48,6 +48,34 @@ func writeAutoscaleEntry(w io.Writer, e autoscaleplan.Entry) {
 	}
 	fmt.Fprintf(w, "  pending Shoots at %d replicas: %d placed, %d without a seed\n", e.Desired, e.PendingPlaced, e.PendingUnplaced)
 	fmt.Fprintf(w, "  model of a new replica: %s\n", e.ModelSource)
+	writeScaleIn(w, e)
+}
+
+// writeScaleIn writes the scale-in line: the replica the controller would
+// drain and where its Shoots go, or why none; then each replica tried and
+// not chosen, with why.
+func writeScaleIn(w io.Writer, e autoscaleplan.Entry) {
+	si := e.ScaleIn
+	if p := si.Plan; p != nil {
+		fmt.Fprintf(w, "  scale-in: drain %s (%d %s), then %d -> %d replicas\n", p.Replica, p.Shoots, shootsNoun(p.Shoots), e.Current, p.Replicas)
+		for _, m := range p.Moves {
+			fmt.Fprintf(w, "    %s: %s -> %s\n", m.Shoot, m.From, m.To)
+		}
+	} else {
+		fmt.Fprintf(w, "  scale-in: none: %s\n", si.Why)
+	}
+	for _, c := range si.Candidates {
+		if c.Blocked != "" {
+			fmt.Fprintf(w, "    not %s (%d %s): %s\n", c.Replica, c.Shoots, shootsNoun(c.Shoots), c.Blocked)
+		}
+	}
+}
+
+func shootsNoun(n int) string {
+	if n == 1 {
+		return "Shoot"
+	}
+	return "Shoots"
 }
 
 func yesNo(b bool) string {

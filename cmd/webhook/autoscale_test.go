@@ -13,9 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/plan"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
@@ -46,7 +48,30 @@ func TestPlanAutoscaleExampleText(t *testing.T) {
 		"  Headroom small-eu  at least 250 more Shoots like small-eu placeable  194 more Shoots placeable  3         yes\n"+
 		"  pending Shoots at 3 replicas: 0 placed, 0 without a seed\n"+
 		"  model of a new replica: the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)\n"+
+		"  scale-in: none: the targets need 3 replicas\n"+
 		behaviorLine, out)
+}
+
+// A set whose targets hold with one seed fewer, every seed holding Shoots:
+// the report names the replica the controller would drain (the one with
+// the fewest Shoots), where its Shoots go, and the replicas after.
+func TestPlanAutoscaleScaleIn(t *testing.T) {
+	args := []string{"plan", "--landscape", autoscaleDir + "scalein-landscape.yaml", "--autoscale", autoscaleDir + "scalein.yaml"}
+	code, out, errOut := runCmd(t, args...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "reason Steady\n")
+	assert.Contains(t, out, "  scale-in: drain spread-1 (1 Shoot), then 3 -> 2 replicas\n    garden-dev/one-0: spread-1 -> spread-2\n")
+
+	code, out, errOut = runCmd(t, append(args, "-o", "json")...)
+	require.Equal(t, exitOK, code, errOut)
+	var r autoscaleplan.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Len(t, r.Autoscalers, 1)
+	si := r.Autoscalers[0].ScaleIn
+	require.NotNil(t, si.Plan, si.Why)
+	assert.Equal(t, seedscale.ScaleInPlan{Replica: "spread-1", Shoots: 1, Replicas: 2,
+		Moves: []plan.Placed{{Shoot: "garden-dev/one-0", From: "spread-1", To: "spread-2"}}}, *si.Plan)
+	assert.Equal(t, []seedscale.ScaleInCandidate{{Replica: "spread-1", Shoots: 1}, {Replica: "spread-2", Shoots: 3}, {Replica: "spread-0", Shoots: 4}}, si.Candidates)
 }
 
 // Pending Shoots are placed in the simulation, oldest first; the set's
@@ -70,7 +95,10 @@ func TestPlanAutoscalePendingJSON(t *testing.T) {
 			PendingPlaced: 3, Reason: seedscale.ReasonScaleUp,
 			Message:     "set garden/pool: 2 -> 3, to keep the shoots utilization at most 100% (aws eu-west-1); 2 pending Shoots would go to the new seeds",
 			ModelSource: "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)",
+			ForPending:  3,
+			NotReady:    seedscale.NotReady{Asked: 2, Registered: 2, Ready: 2, Timeout: metav1.Duration{Duration: 30 * time.Minute}},
 		},
+		ScaleIn: seedscale.ScaleInChoice{Why: "the targets need 3 replicas"},
 	}, r.Autoscalers[0])
 }
 

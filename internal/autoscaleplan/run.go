@@ -32,6 +32,9 @@ type Entry struct {
 	MinReplicas int32  `json:"minReplicas"`
 	MaxReplicas int32  `json:"maxReplicas"`
 	seedscale.Recommendation
+	// ScaleIn is the replica the controller would drain to scale in, or
+	// why none (seedscale.ChooseScaleIn).
+	ScaleIn seedscale.ScaleInChoice `json:"scaleIn"`
 }
 
 // Met says whether every metric of the entry meets its target at the
@@ -71,6 +74,9 @@ type Input struct {
 	Profiles map[string]*api.Shoot
 	// Scheduler is the scheduler name whose unplaced Shoots are pending.
 	Scheduler string
+	// Hold says why no drain may move a Shoot now (opted out, moved by a
+	// drain recently), "" when one may; nil: none is held.
+	Hold func(*api.Shoot) string
 	// Budget, when set, gives each SeedAutoscaler's recommendation its
 	// seedscale.Input.Stop (a fresh deadline each), so that a run always
 	// ends.
@@ -116,7 +122,7 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 	if in.Budget != nil {
 		stop = in.Budget()
 	}
-	rec, err := seedscale.Recommend(seedscale.Input{
+	sin := seedscale.Input{
 		Snapshot:    in.Snapshot,
 		Pending:     pending,
 		Options:     in.Options,
@@ -125,11 +131,17 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 		Profiles:    in.Profiles,
 		DecodeShoot: landscape.DecodeShoot,
 		Stop:        stop,
-	})
+	}
+	rec, err := seedscale.Recommend(sin)
 	if err != nil {
 		return Entry{}, err
 	}
-	e := Entry{Autoscaler: sa.Namespace + "/" + sa.Name, MaxReplicas: sa.Spec.MaxReplicas, MinReplicas: sa.Spec.MinReplicasOrDefault(), Recommendation: rec}
+	choice, err := seedscale.ChooseScaleIn(sin, rec, seedscale.ScaleIn{Shoots: in.Shoots, Hold: in.Hold})
+	if err != nil {
+		return Entry{}, fmt.Errorf("scale-in: %w", err)
+	}
+	e := Entry{Autoscaler: sa.Namespace + "/" + sa.Name, MaxReplicas: sa.Spec.MaxReplicas, MinReplicas: sa.Spec.MinReplicasOrDefault(),
+		Recommendation: rec, ScaleIn: choice}
 	if e.Metrics == nil {
 		e.Metrics = []seedscale.MetricResult{}
 	}
