@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -121,6 +122,8 @@ func TestPlanAutoscalePendingJSON(t *testing.T) {
 			PendingPlaced: 3, Reason: seedscale.ReasonScaleUp,
 			Message:     "set garden/pool: 2 -> 3, to keep the shoots utilization at most 100% (aws eu-west-1); 2 pending Shoots would go to the new seeds",
 			ModelSource: "the ManagedSeedSet's template (spec.template.spec.gardenlet.config.seedConfig)",
+			ForPending:  3,
+			NotReady:    seedscale.NotReady{Asked: 2, Registered: 2, Ready: 2, Timeout: metav1.Duration{Duration: 30 * time.Minute}},
 		},
 		ScaleIn: seedscale.ScaleInChoice{Why: "the targets need 3 replicas"},
 	}, r.Autoscalers[0])

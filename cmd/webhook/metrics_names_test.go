@@ -59,6 +59,7 @@ var clusterOnlyMetrics = map[string]string{
 	metrics.AutoscalerCurrentReplicasName:  "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 	metrics.AutoscalerDesiredReplicasName:  "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 	metrics.AutoscalerShortName:            "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
+	metrics.AutoscalerReplicasNotReadyName: "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 }
 
 // eventOnlyMetrics have no series until an event that these tests do not

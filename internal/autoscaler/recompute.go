@@ -41,6 +41,9 @@ type inputs struct {
 	// usage and pending hash every seed's usage (Shoots and reservations)
 	// and the pending Shoots (UID and resourceVersion, in order).
 	usage, pending uint64
+	// late counts the replicas past the provisioning time: time alone
+	// changes it.
+	late int32
 }
 
 func inputsOf(sa *autoscalingapi.SeedAutoscaler, t *target, set seedscale.Set, snap *placement.Snapshot, pending []*api.Shoot) inputs {
@@ -137,5 +140,21 @@ func (r *Reconciler) stopAt(ctx context.Context, deadline time.Time) func() erro
 // seedscaleInput is what seedscale reads for one SeedAutoscaler.
 func (r *Reconciler) seedscaleInput(sa *autoscalingapi.SeedAutoscaler, set seedscale.Set, snap *placement.Snapshot, pending []*api.Shoot) seedscale.Input {
 	return seedscale.Input{Snapshot: snap, Options: r.Options, Set: set, Spec: &sa.Spec, Profiles: r.Profiles,
-		DecodeShoot: landscape.DecodeShoot, Pending: pending}
+		DecodeShoot: landscape.DecodeShoot, Pending: pending, Now: r.now()}
+}
+
+// askedAt is when the replicas above the registered ones were asked for:
+// this term's last scale-up, else the status's lastScaleTime (a scale of
+// an earlier leader); zero when neither is known, and then they count as
+// room however long they take.
+func askedAt(sa *autoscalingapi.SeedAutoscaler, e *entry) time.Time {
+	for i := len(e.history.Scales) - 1; i >= 0; i-- {
+		if sc := e.history.Scales[i]; sc.To > sc.From {
+			return sc.At
+		}
+	}
+	if t := sa.Status.LastScaleTime; t != nil {
+		return t.Time
+	}
+	return time.Time{}
 }

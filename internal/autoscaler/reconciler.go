@@ -287,15 +287,19 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	if r.Pending != nil {
 		pending = r.Pending()
 	}
+	set.AskedAt = askedAt(sa, e)
 	in := r.seedscaleInput(sa, set, snap, pending)
+	fp := inputsOf(sa, t, set, snap, pending)
+	fp.late = seedscale.Late(&in)
 	fair := deadline.Sub(r.now()) >= r.SyncBudget/2
-	out.rec, out.err, out.reused = r.recommend(e, sa, in, inputsOf(sa, t, set, snap, pending), r.stopAt(budget, deadline), fair)
+	out.rec, out.err, out.reused = r.recommend(e, sa, in, fp, r.stopAt(budget, deadline), fair)
 	r.Metrics.CountAutoscalerRecommendation(sa.Namespace, sa.Name, recommendationResult(out))
 	if out.err != nil {
 		return out
 	}
 	now := r.now()
 	out.decision = seedscale.Behave(sa.Spec.Behavior, &e.history, out.current, out.rec.Desired, now)
+	out.decision = seedscale.WithPending(out.decision, out.current, out.rec)
 	if out.dryRun || out.decision.Replicas == out.current {
 		return out
 	}

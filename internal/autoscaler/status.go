@@ -43,6 +43,7 @@ var warningReasons = map[string]bool{
 	seedscale.ReasonAtMaxReplicas:        true,
 	seedscale.ReasonNewSeedsWouldNotHelp: true,
 	seedscale.ReasonNoSeedModel:          true,
+	seedscale.ReasonReplicasNotReady:     true,
 }
 
 // report writes the outcome into the status, the metrics and events.
@@ -100,6 +101,7 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 	setCondition(sa, condition(autoscalingapi.ConditionScalingActive, true, reasonValidMetricFound, metricsComputed(len(rec.Metrics))))
 	setCondition(sa, limitedCondition(out))
 	r.Metrics.SetAutoscaler(sa.Namespace, sa.Name, out.current, dec.Replicas, rec.Short)
+	r.Metrics.SetAutoscalerNotReady(sa.Namespace, sa.Name, rec.NotReady.Late)
 
 	switch {
 	case out.scaled:
@@ -165,6 +167,8 @@ func decisionText(out outcome) (string, string) {
 func limitedCondition(out outcome) metav1.Condition {
 	rec, dec := out.rec, out.decision
 	switch {
+	case rec.NotReady.Late > 0:
+		return condition(autoscalingapi.ConditionScalingLimited, true, seedscale.ReasonReplicasNotReady, rec.Message)
 	case rec.Short:
 		return condition(autoscalingapi.ConditionScalingLimited, true, seedscale.ReasonAtMaxReplicas, rec.Message)
 	case rec.Reason == seedscale.ReasonNoSeedModel:

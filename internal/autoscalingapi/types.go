@@ -1,6 +1,8 @@
 package autoscalingapi
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -64,6 +66,33 @@ type SeedAutoscalerSpec struct {
 	// writing the scale subresource.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
+	// ProvisioningTimeout is how long a replica asked for, or registered
+	// and not ready, counts as room for Shoots: past it the replica stops
+	// counting, the status says ReplicasNotReady and a warning follows.
+	// Default 30m (DefaultProvisioningTimeout), of the order of a seed's
+	// creation; at least 1m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +optional
+	ProvisioningTimeout *metav1.Duration `json:"provisioningTimeout,omitempty"`
+}
+
+// DefaultProvisioningTimeout is spec.provisioningTimeout when it is not
+// set: a seed's creation (a Shoot for it, then its gardenlet) takes of the
+// order of 10 to 20 minutes.
+const DefaultProvisioningTimeout = 30 * time.Minute
+
+// MinProvisioningTimeout bounds spec.provisioningTimeout from below: less
+// than a seed's shortest creation would call every new replica late.
+const MinProvisioningTimeout = time.Minute
+
+// ProvisioningTimeoutOrDefault is spec.provisioningTimeout, at least
+// MinProvisioningTimeout, or DefaultProvisioningTimeout.
+func (s *SeedAutoscalerSpec) ProvisioningTimeoutOrDefault() time.Duration {
+	if s.ProvisioningTimeout == nil {
+		return DefaultProvisioningTimeout
+	}
+	return max(s.ProvisioningTimeout.Duration, MinProvisioningTimeout)
 }
 
 // DefaultMinReplicas is spec.minReplicas when it is not set.

@@ -7,8 +7,11 @@ const (
 	AutoscalerCurrentReplicasName = "seedwarden_autoscaler_current_replicas"
 	AutoscalerDesiredReplicasName = "seedwarden_autoscaler_desired_replicas"
 	AutoscalerShortName           = "seedwarden_autoscaler_short"
-	AutoscalerScalesTotalName     = "seedwarden_autoscaler_scales_total"
-	AutoscalerErrorsTotalName     = "seedwarden_autoscaler_errors_total"
+	// AutoscalerReplicasNotReadyName counts the replicas past the
+	// provisioning time (spec.provisioningTimeout).
+	AutoscalerReplicasNotReadyName = "seedwarden_autoscaler_replicas_not_ready"
+	AutoscalerScalesTotalName      = "seedwarden_autoscaler_scales_total"
+	AutoscalerErrorsTotalName      = "seedwarden_autoscaler_errors_total"
 	// AutoscalerRecommendationsTotalName counts the syncs that got as far
 	// as a recommendation, by how they got it (result).
 	AutoscalerRecommendationsTotalName = "seedwarden_autoscaler_recommendations_total"
@@ -41,7 +44,7 @@ const (
 
 // autoscalerCollectors are GroupAutoscaler's.
 type autoscalerCollectors struct {
-	current, desired, short         *prometheus.GaugeVec
+	current, desired, short, late   *prometheus.GaugeVec
 	scales, errors, recommendations *prometheus.CounterVec
 }
 
@@ -55,6 +58,10 @@ func newAutoscalerCollectors() autoscalerCollectors {
 		desired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: AutoscalerDesiredReplicasName,
 			Help: "The replicas the SeedAutoscaler wants now, after its behavior (written unless dry-run).",
+		}, id),
+		late: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: AutoscalerReplicasNotReadyName,
+			Help: "Replicas of the SeedAutoscaler's ManagedSeedSet asked for or registered and not ready past the provisioning time (spec.provisioningTimeout): they no longer count as room (status reason ReplicasNotReady).",
 		}, id),
 		short: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: AutoscalerShortName,
@@ -79,6 +86,7 @@ func (c *autoscalerCollectors) register(reg prometheus.Registerer) {
 	c.current = Register(reg, c.current)
 	c.desired = Register(reg, c.desired)
 	c.short = Register(reg, c.short)
+	c.late = Register(reg, c.late)
 	c.scales = Register(reg, c.scales)
 	c.errors = Register(reg, c.errors)
 	c.recommendations = Register(reg, c.recommendations)
@@ -97,6 +105,15 @@ func (m *Recorder) SetAutoscaler(namespace, name string, current, desired int32,
 		v = 1
 	}
 	c.short.WithLabelValues(namespace, name).Set(v)
+}
+
+// SetAutoscalerNotReady records how many replicas of a SeedAutoscaler's
+// set are past the provisioning time.
+func (m *Recorder) SetAutoscalerNotReady(namespace, name string, late int32) {
+	if m == nil {
+		return
+	}
+	m.autoscaler.late.WithLabelValues(namespace, name).Set(float64(late))
 }
 
 // CountAutoscalerScale counts a write of the replicas in direction
@@ -135,6 +152,7 @@ func (m *Recorder) DeleteAutoscaler(namespace, name string) {
 	c.current.Delete(id)
 	c.desired.Delete(id)
 	c.short.Delete(id)
+	c.late.Delete(id)
 	c.errors.Delete(id)
 	c.scales.DeletePartialMatch(id)
 	c.recommendations.DeletePartialMatch(id)

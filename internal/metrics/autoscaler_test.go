@@ -18,6 +18,8 @@ func TestAutoscaler(t *testing.T) {
 	m.CountAutoscalerScale("garden", "aws", ScaleUp)
 	m.CountAutoscalerScale("garden", "gcp", ScaleDown)
 	m.CountAutoscalerError("garden", "aws")
+	m.SetAutoscalerNotReady("garden", "aws", 2)
+	m.SetAutoscalerNotReady("garden", "gcp", 0)
 
 	want := `
 # HELP seedwarden_autoscaler_short 1 while the SeedAutoscaler is at maxReplicas and a metric is still not met, else 0.
@@ -28,15 +30,19 @@ seedwarden_autoscaler_short{autoscaler="gcp",autoscaler_namespace="garden"} 0
 # TYPE seedwarden_autoscaler_scales_total counter
 seedwarden_autoscaler_scales_total{autoscaler="aws",autoscaler_namespace="garden",direction="up"} 1
 seedwarden_autoscaler_scales_total{autoscaler="gcp",autoscaler_namespace="garden",direction="down"} 1
+# HELP seedwarden_autoscaler_replicas_not_ready Replicas of the SeedAutoscaler's ManagedSeedSet asked for or registered and not ready past the provisioning time (spec.provisioningTimeout): they no longer count as room (status reason ReplicasNotReady).
+# TYPE seedwarden_autoscaler_replicas_not_ready gauge
+seedwarden_autoscaler_replicas_not_ready{autoscaler="aws",autoscaler_namespace="garden"} 2
+seedwarden_autoscaler_replicas_not_ready{autoscaler="gcp",autoscaler_namespace="garden"} 0
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), AutoscalerShortName, AutoscalerScalesTotalName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), AutoscalerShortName, AutoscalerScalesTotalName, AutoscalerReplicasNotReadyName))
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 
 	// A deleted SeedAutoscaler leaves no series behind; the others stay.
 	m.DeleteAutoscaler("garden", "aws")
-	for _, c := range []prometheus.Collector{m.autoscaler.current, m.autoscaler.desired, m.autoscaler.short, m.autoscaler.scales} {
+	for _, c := range []prometheus.Collector{m.autoscaler.current, m.autoscaler.desired, m.autoscaler.short, m.autoscaler.late, m.autoscaler.scales} {
 		assert.Equal(t, 1, testutil.CollectAndCount(c), "gcp's series only")
 	}
 	assert.Equal(t, 0, testutil.CollectAndCount(m.autoscaler.errors))

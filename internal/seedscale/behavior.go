@@ -224,3 +224,19 @@ func policyText(dir string, p autoscalingapi.ScalingPolicy) string {
 	}
 	return fmt.Sprintf("%s policy: at most %d%s per %s", dir, p.Value, unit, time.Duration(p.PeriodSeconds)*time.Second)
 }
+
+// WithPending lifts a decision to rec.ForPending, the replicas the pending
+// Shoots need, in one step: behavior's policies limit growth the metrics
+// ask for, not seeds Shoots are waiting for (with the default policies a
+// set of 1 would take four periods of 5 minutes to reach 6). Growth past
+// ForPending, and every scale-down, stays as behavior decided.
+func WithPending(d Decision, current int32, rec Recommendation) Decision {
+	if rec.ForPending <= current || rec.ForPending <= d.Replicas {
+		return d
+	}
+	if rec.ForPending >= rec.Desired {
+		return Decision{Replicas: rec.Desired}
+	}
+	// What the metrics ask for beyond stays held back as behavior said.
+	return Decision{Replicas: rec.ForPending, Limited: d.Limited}
+}

@@ -107,3 +107,24 @@ func TestBehavePrunesHistory(t *testing.T) {
 	}
 	assert.Len(t, h.Recommendations, 30, "the 30-minute scale-down window, its start left out")
 }
+
+func TestWithPending(t *testing.T) {
+	tests := []struct {
+		name    string
+		d       Decision
+		current int32
+		rec     Recommendation
+		want    Decision
+	}{
+		{"pending need more than the policy allows", Decision{Replicas: 3, Limited: "policy"}, 1, Recommendation{Desired: 6, ForPending: 6}, Decision{Replicas: 6}},
+		{"the metrics' rest stays limited", Decision{Replicas: 3, Limited: "policy"}, 1, Recommendation{Desired: 8, ForPending: 5}, Decision{Replicas: 5, Limited: "policy"}},
+		{"behavior already allows it", Decision{Replicas: 6}, 1, Recommendation{Desired: 6, ForPending: 4}, Decision{Replicas: 6}},
+		{"nothing pending beyond current", Decision{Replicas: 2, Limited: "window"}, 2, Recommendation{Desired: 4, ForPending: 2}, Decision{Replicas: 2, Limited: "window"}},
+		{"a scale-down is left alone", Decision{Replicas: 4}, 5, Recommendation{Desired: 3, ForPending: 3}, Decision{Replicas: 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, WithPending(tc.d, tc.current, tc.rec))
+		})
+	}
+}

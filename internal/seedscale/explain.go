@@ -11,6 +11,8 @@ func (r *recommender) explain(rec *Recommendation, final *outcome) (string, stri
 	head := fmt.Sprintf("set %s: %d -> %d", rec.Set, rec.Current, rec.Desired)
 	where := r.where()
 	switch {
+	case rec.NotReady.Late > 0:
+		return ReasonReplicasNotReady, fmt.Sprintf("%s: %s%s", head, rec.NotReady.String(), r.waiting(final))
 	case rec.Short && !r.sim.canGrow():
 		return ReasonNoSeedModel, head + ": short, and no new replica can be modelled: " + r.in.Set.ModelSource
 	case rec.Short:
@@ -70,6 +72,15 @@ func (r *recommender) pendingNote(final *outcome) string {
 		return ""
 	}
 	return fmt.Sprintf("; %d pending %s would go to the new seeds", n, shootsWord(int64(n)))
+}
+
+// waiting counts the pending Shoots a new replica would take that find no
+// seed at this outcome.
+func (r *recommender) waiting(final *outcome) string {
+	if n := r.stuckCount(final); n > 0 {
+		return fmt.Sprintf("; %d pending %s that new seeds would take find no seed", n, shootsWord(int64(n)))
+	}
+	return ""
 }
 
 // unmet says what is short at the maximum: the pending Shoots a new seed

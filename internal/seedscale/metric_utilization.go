@@ -21,6 +21,12 @@ func newUtilization(_ string, _ int, spec *autoscalingapi.MetricSpec, _ *metricE
 
 func (u *utilizationMetric) read(o *outcome, _ placement.Options) (value, error) {
 	used, alloc := o.usage()
+	if len(o.seeds) == 0 && used == 0 {
+		// No seed and nothing to hold (minReplicas 0): met, so that the
+		// set goes to 0 and back to 1 only for pending Shoots it would
+		// take, which no target survives (verdicts).
+		return value{ok: true, met: true, text: "0 Shoots on no seed"}, nil
+	}
 	if alloc == 0 {
 		return value{text: "unknown: no seed of the set has status.allocatable.shoots"}, nil
 	}

@@ -107,13 +107,54 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 		rec.Desired = max(rec.Desired, m.Replicas)
 		rec.Short = rec.Short || (!m.Met && m.WouldNotHelp == "")
 	}
+	rec.NotReady = r.sim.notReady()
+	if rec.NotReady.Late > 0 && rec.Desired > rec.Current {
+		// A set whose replicas do not come is not asked for more: its
+		// ManagedSeedSet creates the next one only when the last is ready.
+		rec.Desired = max(rec.Current, r.lo)
+	}
 	final, err := r.run(rec.Desired, true)
 	if err != nil {
 		return Recommendation{}, err
 	}
 	rec.PendingPlaced, rec.PendingUnplaced = len(final.report.Placed), len(final.report.Unplaced)
+	if rec.ForPending, err = r.forPending(rec.Current, rec.Desired, final); err != nil {
+		return Recommendation{}, err
+	}
 	rec.Reason, rec.Message = r.explain(&rec, final)
 	return rec, nil
+}
+
+// forPending is the least replicas above current, at most desired, at
+// which no pending Shoot a new replica would take is stuck (final is the
+// outcome at desired): what pending Shoots need, which the controller
+// scales to at once. Found by halving, as scan does: another replica only
+// adds room.
+func (r *recommender) forPending(current, desired int32, final *outcome) (int32, error) {
+	if desired <= current || r.stuck(final) {
+		return desired, nil
+	}
+	lo, hi := max(current, r.from), desired
+	o, err := r.run(lo, true)
+	if err != nil {
+		return 0, err
+	}
+	if !r.stuck(o) {
+		return lo, nil
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		o, err := r.run(mid, true)
+		if err != nil {
+			return 0, err
+		}
+		if r.stuck(o) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, nil
 }
 
 // readCurrent fills each metric's target and value on the landscape as it

@@ -7,6 +7,7 @@ package seedscale
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -34,6 +35,10 @@ type Set struct {
 	Model *api.Seed
 	// ModelSource says what Model was taken from, in words.
 	ModelSource string
+	// AskedAt is when the replicas above the registered ones were asked
+	// for (the last scale-up); zero when unknown, and then they count as
+	// room however long they take.
+	AskedAt time.Time
 }
 
 // Input is everything one recommendation reads.
@@ -50,6 +55,9 @@ type Input struct {
 	// DecodeShoot reads a Headroom metric's inline template
 	// (landscape.DecodeShoot).
 	DecodeShoot func([]byte) (*api.Shoot, error)
+	// Now is the clock the provisioning time is measured on; zero: no
+	// replica is ever late.
+	Now time.Time
 	// Stop, when set, is asked before each simulation and each metric
 	// reading; an error ends the recommendation with a *StoppedError and
 	// no result. The controller and `plan --autoscale` stop a
@@ -113,4 +121,12 @@ type Recommendation struct {
 	Message string `json:"message"`
 	// ModelSource is Set.ModelSource.
 	ModelSource string `json:"modelSource"`
+	// ForPending is the least number of replicas at which every pending
+	// Shoot a new replica would take finds a seed (at most Desired): what
+	// the controller scales to in one step, past the behavior's policies,
+	// which limit metric-driven growth only.
+	ForPending int32 `json:"forPending"`
+	// NotReady counts the set's replicas; Late > 0 makes the reason
+	// ReplicasNotReady.
+	NotReady NotReady `json:"notReady"`
 }

@@ -25,6 +25,13 @@ type sim struct {
 	// removable are the active seeds the controller may delete, in the
 	// order it deletes them.
 	removable []string
+	// late are the active seeds not ready, holding nothing and past the
+	// provisioning time: they stay not ready in the simulation, no room.
+	late []string
+	// lateAsked are the replicas asked for (spec.replicas above the
+	// registered) past the provisioning time: the first lateAsked new
+	// replicas of a simulation are no room either.
+	lateAsked int32
 }
 
 func newSim(in *Input) *sim {
@@ -40,7 +47,11 @@ func newSim(in *Input) *sim {
 		}
 		s.active = append(s.active, seed)
 		used := in.Snapshot.Usage != nil && in.Snapshot.Usage(seed) > 0
-		if !seed.Ready() && !used {
+		switch {
+		case seed.Ready() || used:
+		case in.lateSeed(seed):
+			s.late = append(s.late, seed.Name)
+		default:
 			s.starting = append(s.starting, s.readyLike(seed.Object))
 		}
 		replicas = append(replicas, seedmanagement.Replica{
@@ -49,6 +60,9 @@ func newSim(in *Input) *sim {
 	}
 	for _, r := range seedmanagement.ScaleInOrder(replicas) {
 		s.removable = append(s.removable, r.Name)
+	}
+	if asked := in.Set.Replicas - s.registered(); asked > 0 && in.late(in.Set.AskedAt) {
+		s.lateAsked = asked
 	}
 	return s
 }
@@ -95,7 +109,8 @@ func (s *sim) run(k int32, placePending bool) (*outcome, error) {
 		ops = append(ops, plan.RemoveSeed{Seed: ready.Name})
 		added = append(added, ready)
 	}
-	for i := range max(0, k-s.registered()) {
+	// The replicas asked for and late come first: no room, and no seed.
+	for i := s.lateAsked; i < k-s.registered(); i++ {
 		name := seedmanagement.ReplicaName(s.in.Set.Prefix, s.in.Set.NextOrdinal+i)
 		added = append(added, seedmanagement.Model(s.in.Set.Model, name))
 		seeds = append(seeds, name)
