@@ -126,6 +126,11 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseedsets"}, read, "")
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseedsets/scale"}, []string{"get", "update", "patch"}, "")
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseeds"}, []string{"list"}, "")
+	// SeedDrains: every replica watches them (the cordon), the leader
+	// reports in their status.
+	const seedDrainRole = "ClusterRole/seedwarden-seeddrain"
+	add(seedDrainRole, "", "operations.seedwarden.io", []string{"seeddrains"}, read, "")
+	add(seedDrainRole, "", "operations.seedwarden.io", []string{"seeddrains/status"}, []string{"update", "patch"}, "")
 
 	sortGrants := func(g []grant) {
 		sort.Slice(g, func(i, j int) bool {
