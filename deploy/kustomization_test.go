@@ -99,6 +99,8 @@ func TestDocumentsDecode(t *testing.T) {
 		{"ClusterRoleBinding", "", "seedwarden"},
 		{"ClusterRole", "", "seedwarden-autoscaler"},
 		{"ClusterRoleBinding", "", "seedwarden-autoscaler"},
+		{"ClusterRole", "", "seedwarden-seeddrain"},
+		{"ClusterRoleBinding", "", "seedwarden-seeddrain"},
 		{"Role", namespace, "seedwarden"},
 		{"RoleBinding", namespace, "seedwarden"},
 		{"Role", gardenNS, "seedwarden-region-config"},

@@ -128,6 +128,11 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseeds"}, []string{"list"}, "")
 	// Scale-in by drain: the SeedDrains it creates, finds by label and deletes.
 	add(autoscalerRole, "", "operations.seedwarden.io", []string{"seeddrains"}, []string{"get", "list", "create", "delete"}, "")
+	// SeedDrains: every replica watches them (the cordon), the leader
+	// reports in their status.
+	const seedDrainRole = "ClusterRole/seedwarden-seeddrain"
+	add(seedDrainRole, "", "operations.seedwarden.io", []string{"seeddrains"}, read, "")
+	add(seedDrainRole, "", "operations.seedwarden.io", []string{"seeddrains/status"}, []string{"update", "patch"}, "")
 
 	sortGrants := func(g []grant) {
 		sort.Slice(g, func(i, j int) bool {

@@ -227,6 +227,8 @@ func newStore(cfg *config.Config, m *metrics.Recorder) *cache.Store {
 		ReservationTTL:  cfg.ReservationTTL.Duration,
 		ConfirmWindow:   cfg.Reservations.ConfirmWindow.Duration,
 		Limits:          reservationLimits(cfg),
+		// SeedDrains cordon their seeds only where they are watched.
+		WatchSeedDrains: cfg.SeedDrain.Enabled,
 	}
 	if m != nil {
 		o.Recorder = m

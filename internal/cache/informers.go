@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 )
 
 // NewScheme returns a scheme with the client-go types and our Gardener types.
@@ -21,6 +22,7 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(api.AddToScheme(s))
+	utilruntime.Must(operationsapi.AddToScheme(s))
 	return s
 }
 
@@ -77,9 +79,11 @@ func informerIndexers(obj runtime.Object, indexers toolscache.Indexers) toolscac
 	return out
 }
 
-// watchedTypes are the objects Register feeds into the Store.
-func watchedTypes() []client.Object {
-	return []client.Object{
+// watchedTypes are the objects Register feeds into the Store: SeedDrains
+// only when asked (their CRD may not be installed, and an informer of an
+// unserved resource never syncs).
+func watchedTypes(seedDrains bool) []client.Object {
+	objs := []client.Object{
 		&api.Seed{},
 		&api.Shoot{},
 		&api.CloudProfile{},
@@ -87,6 +91,10 @@ func watchedTypes() []client.Object {
 		&api.Project{},
 		&corev1.ConfigMap{},
 	}
+	if seedDrains {
+		objs = append(objs, &operationsapi.SeedDrain{})
+	}
+	return objs
 }
 
 // Register adds Store event handlers to the informers of every watched type.
@@ -95,7 +103,7 @@ func watchedTypes() []client.Object {
 // run when the cache is started.
 func Register(ctx context.Context, c crcache.Cache, s *Store) (synced func() bool, err error) {
 	var regs []toolscache.ResourceEventHandlerRegistration
-	for _, obj := range watchedTypes() {
+	for _, obj := range watchedTypes(s.watchDrains) {
 		inf, err := c.GetInformer(ctx, obj, crcache.BlockUntilSynced(false))
 		if err != nil {
 			return nil, fmt.Errorf("informer for %T: %w", obj, err)

@@ -19,7 +19,7 @@ import (
 
 func TestNewScheme(t *testing.T) {
 	sch := NewScheme()
-	for _, obj := range watchedTypes() {
+	for _, obj := range watchedTypes(true) {
 		gvks, _, err := sch.ObjectKinds(obj)
 		require.NoError(t, err, "%T", obj)
 		assert.NotEmpty(t, gvks)

@@ -77,10 +77,11 @@ func (s *Store) applySeed(o *api.Seed) {
 		return
 	}
 	sd := placement.NewSeed(o.DeepCopy())
+	if reason := s.cordonLocked(o.Name); reason != "" {
+		sd = sd.WithCordon(reason)
+	}
 	n := s.land.Load().clone()
-	n.snap.Seeds = upsertSorted(n.snap.Seeds, sd, func(x *placement.Seed) string { return x.Name })
-	n.seeds = cloneMapWith(n.seeds, sd.Name, sd)
-	n.counters = cloneMapWith(n.counters, sd.Name, s.counterLocked(sd.Name))
+	s.putSeed(n, sd)
 	s.publish(n)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
@@ -49,6 +50,10 @@ type Options struct {
 	Recorder ReservationRecorder
 	// Now is the clock (default time.Now); tests inject one.
 	Now func() time.Time
+	// WatchSeedDrains makes Register watch SeedDrains too, whose seeds
+	// then take no new Shoots (cordon.go); it needs their CRD installed
+	// (seedDrain.enabled). Apply takes SeedDrains either way.
+	WatchSeedDrains bool
 }
 
 // Store is the landscape every decision reads. All methods are safe for
@@ -68,6 +73,8 @@ type Store struct {
 	// decide is placement.Decide; a field so Place's reservation loop can be
 	// tested on its own.
 	decide func(*placement.Snapshot, *api.Shoot, placement.Options) placement.Decision
+	// watchDrains is Options.WatchSeedDrains.
+	watchDrains bool
 
 	land atomic.Pointer[landscape]
 	// nextExpiry is the earliest reservation deadline in UnixNano
@@ -94,8 +101,9 @@ type Store struct {
 	projectNamespaces map[string]projectClaim // project name -> the namespace it claims
 	claimants         map[string][]string     // namespace -> the Projects claiming it, sorted by name
 	reservations      map[string]*reservation
-	unconfirmed       HeldCounts // the reservations the Limits count, unconfirmed
-	confirmed         HeldCounts // and confirmed (PerNamespace only)
+	drains            map[string]string // SeedDrain -> the seed it cordons (cordon.go)
+	unconfirmed       HeldCounts        // the reservations the Limits count, unconfirmed
+	confirmed         HeldCounts        // and confirmed (PerNamespace only)
 	expiries          reservationHeap
 	// pending are the identities of the Shoots counted against no seed;
 	// deleted those of the Shoots deleted within the confirm window, in
@@ -163,6 +171,7 @@ func NewStore(o Options) *Store {
 		recorder:          o.Recorder,
 		now:               o.Now,
 		decide:            placement.Decide,
+		watchDrains:       o.WatchSeedDrains,
 		counters:          map[string]*counter{},
 		shoots:            map[unique.Handle[string]]map[string]charge{},
 		seedIDs:           []*counter{nil},
@@ -171,6 +180,7 @@ func NewStore(o Options) *Store {
 		projectNamespaces: map[string]projectClaim{},
 		claimants:         map[string][]string{},
 		reservations:      map[string]*reservation{},
+		drains:            map[string]string{},
 		unconfirmed:       NewHeldCounts(),
 		confirmed:         NewHeldCounts(),
 		pending:           map[shootID]shootIdentity{},
@@ -282,6 +292,10 @@ func (s *Store) Apply(obj client.Object) {
 		if o != nil {
 			s.applyConfigMap(o)
 		}
+	case *operationsapi.SeedDrain:
+		if o != nil {
+			s.applySeedDrain(o)
+		}
 	}
 }
 
@@ -317,6 +331,10 @@ func (s *Store) Remove(obj client.Object) {
 	case *corev1.ConfigMap:
 		if o != nil && o.Namespace == s.gardenNamespace {
 			s.removeRegionConfig(o.Name)
+		}
+	case *operationsapi.SeedDrain:
+		if o != nil {
+			s.removeSeedDrain(o.Name)
 		}
 	}
 }

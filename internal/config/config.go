@@ -183,6 +183,10 @@ type Config struct {
 
 	// Autoscaler configures the SeedAutoscaler controller (autoscaler.go).
 	Autoscaler Autoscaler `json:"autoscaler,omitempty"`
+
+	// SeedDrain configures SeedDrains: their cordon and their controller
+	// (seeddrain.go).
+	SeedDrain SeedDrain `json:"seedDrain,omitempty"`
 }
 
 // Cache configures the informer cache the webhooks decide from.
@@ -253,6 +257,7 @@ func (c *Config) applyDefaults() {
 	c.applyReservationDefaults()
 	c.applyHeadroomDefaults()
 	c.applyAutoscalerDefaults()
+	c.applySeedDrainDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -282,6 +287,7 @@ func (c *Config) Validate() error {
 	c.validateSeedLabels(&p)
 	c.validateHeadroom(&p)
 	c.validateAutoscaler(&p)
+	c.validateSeedDrain(&p)
 
 	if len(p.list) == 0 {
 		return nil

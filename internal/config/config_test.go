@@ -62,6 +62,7 @@ func TestDefault(t *testing.T) {
 		LeaderElection: LeaderElection{Enabled: ptr.To(true), ID: "seedwarden-pending-shoots"},
 		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
 		Autoscaler:     Autoscaler{SyncPeriod: NewDuration(DefaultAutoscalerSyncPeriod), SyncBudget: NewDuration(DefaultAutoscalerSyncBudget)},
+		SeedDrain:      SeedDrain{SyncPeriod: NewDuration(DefaultSeedDrainSyncPeriod)},
 	}, c)
 	assert.True(t, c.BindingEnabled())
 	assert.True(t, c.CapacityEnabled())
@@ -169,6 +170,9 @@ autoscaler:
   enabled: true
   dryRun: true
   syncPeriod: 10s
+seedDrain:
+  enabled: true
+  syncPeriod: 5s
 scoring:
   scorers:
   - {name: LeastAllocated, weight: 5}
@@ -226,6 +230,7 @@ scoring:
 		LeaderElection: LeaderElection{Enabled: ptr.To(false), Namespace: "seedwarden", ID: "my-lease"},
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
 		Autoscaler:     Autoscaler{Enabled: true, DryRun: true, SyncPeriod: NewDuration(10 * time.Second), SyncBudget: NewDuration(DefaultAutoscalerSyncBudget)},
+		SeedDrain:      SeedDrain{Enabled: true, SyncPeriod: NewDuration(5 * time.Second)},
 		Scoring: &Scoring{
 			Scorers:         []WeightedScorer{{Name: "LeastAllocated", Weight: 5}, {Name: "RegionDistance", Weight: 1}},
 			DefaultCapacity: 100,

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
@@ -16,6 +17,9 @@ import (
 var checks = map[string]func(client.Object) error{
 	KindSeedAutoscaler: func(o client.Object) error {
 		return checkSeedAutoscaler(&o.(*autoscalingapi.SeedAutoscaler).Spec)
+	},
+	KindSeedDrain: func(o client.Object) error {
+		return o.(*operationsapi.SeedDrain).Spec.Validate()
 	},
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
 
@@ -32,19 +33,23 @@ var decodable = map[string]func() client.Object{
 	"v1/ConfigMap":                                       func() client.Object { return &corev1.ConfigMap{} },
 	KindManagedSeedSet:                                   func() client.Object { return &seedmanagement.ManagedSeedSet{} },
 	KindSeedAutoscaler:                                   func() client.Object { return &autoscalingapi.SeedAutoscaler{} },
+	KindSeedDrain:                                        func() client.Object { return &operationsapi.SeedDrain{} },
 }
 
 // The kinds of `webhook plan --autoscale`'s file, as ReadKinds takes them.
 const (
 	KindManagedSeedSet = "seedmanagement.gardener.cloud/v1alpha1/ManagedSeedSet"
 	KindSeedAutoscaler = "autoscaling.seedwarden.io/v1alpha1/SeedAutoscaler"
+	// KindSeedDrain is read from landscapes too: a SeedDrain in one
+	// cordons its seed, as it does in a cluster.
+	KindSeedDrain = "operations.seedwarden.io/v1alpha1/SeedDrain"
 )
 
 // strict are the kinds of seedwarden's own API: their Go types are the
 // whole API, so an unknown or repeated field is a mistake (a misspelt
 // minReplicas would silently mean the default), not a field of a newer
 // Gardener that this subset leaves out.
-var strict = map[string]bool{KindSeedAutoscaler: true}
+var strict = map[string]bool{KindSeedAutoscaler: true, KindSeedDrain: true}
 
 // Decode reads a static landscape: JSON or YAML holding a single
 // object, a List (kind List or <Kind>List, with items), a JSON array of

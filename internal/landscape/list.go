@@ -6,10 +6,12 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 )
 
 // listPageSize is how many objects one list request asks for: a garden of
@@ -22,6 +24,9 @@ type source struct {
 	resource string // for errors: "seeds"
 	newList  func() client.ObjectList
 	inGarden bool // region-config ConfigMaps of the garden namespace only
+	// optional: a resource the API server does not serve (its CRD is not
+	// installed) holds no objects; any other error still ends the list.
+	optional bool
 }
 
 // sources are the resources a landscape is made of, in the order List
@@ -33,6 +38,8 @@ var sources = []source{
 	{resource: "namespacedcloudprofiles", newList: func() client.ObjectList { return &api.NamespacedCloudProfileList{} }},
 	{resource: "projects", newList: func() client.ObjectList { return &api.ProjectList{} }},
 	{resource: "configmaps", newList: func() client.ObjectList { return &corev1.ConfigMapList{} }, inGarden: true},
+	// SeedDrains cordon their seeds: a plan of a live garden must see them.
+	{resource: "seeddrains", newList: func() client.ObjectList { return &operationsapi.SeedDrainList{} }, optional: true},
 }
 
 // ListError says which resource could not be listed.
@@ -46,7 +53,8 @@ func (e *ListError) Unwrap() error { return e.Err }
 
 // List reads a landscape from a cluster, once: Seeds, Shoots of every
 // namespace, CloudProfiles, NamespacedCloudProfiles, Projects and the
-// region-config ConfigMaps of gardenNamespace (what `webhook serve` watches).
+// region-config ConfigMaps of gardenNamespace (what `webhook serve` watches),
+// and SeedDrains where their CRD is installed.
 // It returns them as Decode does, typed with apiVersion and kind set, and
 // without managedFields, which nothing here reads. It writes nothing. The
 // first list that fails ends it with a *ListError.
@@ -62,12 +70,21 @@ func List(ctx context.Context, c client.Reader, gardenNamespace string) ([]clien
 				client.MatchingLabels{api.LabelSchedulingPurpose: api.LabelSchedulingPurposeRegionConfig})
 		}
 		objs, err := listAll(ctx, c, src.newList, opts)
+		if err != nil && src.optional && unserved(err) {
+			continue
+		}
 		if err != nil {
 			return nil, &ListError{Resource: src.resource, Err: err}
 		}
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// unserved says whether a list failed because the API server does not
+// serve the resource at all (no CRD), as opposed to refusing it.
+func unserved(err error) bool {
+	return meta.IsNoMatchError(err) || apierrors.IsNotFound(err)
 }
 
 // listAll lists every page of one resource.

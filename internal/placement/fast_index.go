@@ -64,7 +64,7 @@ func fingerprint(h uint64) zoneFinger { return zoneFinger(h) }
 type recFlags uint8
 
 const (
-	recUsable   recFlags = 1 << iota // isUsable: not deleting, visible and ready
+	recUsable   recFlags = 1 << iota // isUsable: not deleting, visible, ready and not cordoned
 	recZoneFree                      // zone selection neither Enforce nor Prefer: worker zones never drop it
 )
 

@@ -9,10 +9,11 @@ func (d *decider) filterUsable(seeds []*Seed) ([]*Seed, Decision) {
 	return kept, Decision{}
 }
 
-func isUsable(s *Seed) bool { return !s.deleting && s.visible && s.ready }
+func isUsable(s *Seed) bool { return !s.deleting && s.visible && s.ready && s.cordoned == "" }
 
 // usable: not being deleted, visible to the scheduler and ready, like the
 // reference's usable seeds: a seed that is going away takes no new Shoots.
+// seedwarden's cordon (a SeedDrain; never in Gardener) drops it too.
 func usable(s *Seed) string {
 	switch {
 	case s.deleting:
@@ -21,6 +22,8 @@ func usable(s *Seed) string {
 		return "seed is not visible for scheduling"
 	case !s.ready:
 		return "seed is not ready (lastOperation, GardenletReady or BackupBucketsReady)"
+	case s.cordoned != "":
+		return s.cordoned
 	}
 	return ""
 }

@@ -70,6 +70,7 @@ type Seed struct {
 	labels       labels.Set
 
 	deleting       bool
+	cordoned       string // why seedwarden keeps new Shoots off it (a SeedDrain), or ""
 	providerType   string
 	region         string
 	regionHash     uint64 // strHash(region), for the RegionDistance scorer's memo
@@ -146,6 +147,21 @@ func NewSeed(obj *api.Seed) *Seed {
 	}
 	return s
 }
+
+// WithCordon returns a copy of the seed that takes no new Shoots, for the
+// reason given (a SeedDrain of it); "" returns a copy without a cordon. A
+// cordoned seed is not usable (step Usable), as one being deleted: Shoots
+// already on it stay, and CheckSeedForShoot still allows binding to it
+// (an operator's hand, as on a cordoned Kubernetes node). Gardener has no
+// cordon, so a landscape without one decides exactly as Gardener does.
+func (s *Seed) WithCordon(reason string) *Seed {
+	c := *s
+	c.cordoned = reason
+	return &c
+}
+
+// Cordoned says why the seed takes no new Shoots, or "".
+func (s *Seed) Cordoned() string { return s.cordoned }
 
 // Allocatable returns status.allocatable.shoots and whether it is set.
 func (s *Seed) Allocatable() (int64, bool) { return s.allocatable, s.hasAllocatable }

@@ -85,6 +85,11 @@ func cloudProfile() *api.CloudProfile {
 // landscape loads seeds, shoots and the aws profile into a Store, as the
 // command does with a landscape file, and returns its snapshot.
 func landscape(seeds []*api.Seed, shoots []*api.Shoot) *placement.Snapshot {
+	return landscapeWith(seeds, shoots)
+}
+
+// landscapeWith is landscape with more objects loaded (SeedDrains).
+func landscapeWith(seeds []*api.Seed, shoots []*api.Shoot, more ...client.Object) *placement.Snapshot {
 	store := cache.NewStore(cache.Options{})
 	objs := []client.Object{cloudProfile(), &api.Project{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "Project"},
@@ -97,7 +102,7 @@ func landscape(seeds []*api.Seed, shoots []*api.Shoot) *placement.Snapshot {
 	for _, s := range shoots {
 		objs = append(objs, s)
 	}
-	store.Load(objs)
+	store.Load(append(objs, more...))
 	return store.Snapshot()
 }
 

@@ -103,8 +103,18 @@ func (v *View) Seed(name string) (*placement.Seed, bool) {
 	return v.all[i], true
 }
 
-// Cordoned says why the seed takes no Shoots, or "".
-func (v *View) Cordoned(name string) string { return v.cordoned[name] }
+// Cordoned says why the seed takes no Shoots, or "": drained by the plan,
+// or cordoned in the landscape (a SeedDrain of it, placement.Seed's
+// cordon), which decisions already leave out at step Usable.
+func (v *View) Cordoned(name string) string {
+	if why := v.cordoned[name]; why != "" {
+		return why
+	}
+	if s, ok := v.Seed(name); ok {
+		return s.Cordoned()
+	}
+	return ""
+}
 
 func (v *View) projectShoots(namespace string) map[string]int64 {
 	if m, ok := v.spread[namespace]; ok {
