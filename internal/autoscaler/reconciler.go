@@ -98,7 +98,9 @@ type Reconciler struct {
 
 	mu      sync.Mutex
 	entries map[types.NamespacedName]*entry
-	ctrl    controller.Controller
+	// fleet is the last decision across all sets (fleet.go).
+	fleet *fleetDecision
+	ctrl  controller.Controller
 }
 
 // entry is what the controller remembers of one SeedAutoscaler between
@@ -296,7 +298,7 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	fp := inputsOf(sa, t, set, snap, pending)
 	fp.late = seedscale.Late(&in)
 	fair := deadline.Sub(r.now()) >= r.SyncBudget/2
-	out.rec, out.err, out.reused = r.recommend(e, sa, in, fp, r.stopAt(budget, deadline), fair)
+	out.rec, out.err, out.reused = r.fleetRecommend(ctx, sa, e, in, fp, r.stopAt(budget, deadline), fair)
 	r.Metrics.CountAutoscalerRecommendation(sa.Namespace, sa.Name, recommendationResult(out))
 	if out.err != nil {
 		return out

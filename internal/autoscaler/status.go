@@ -44,6 +44,7 @@ var warningReasons = map[string]bool{
 	seedscale.ReasonNewSeedsWouldNotHelp: true,
 	seedscale.ReasonNoSeedModel:          true,
 	seedscale.ReasonReplicasNotReady:     true,
+	seedscale.ReasonBackedOff:            true,
 }
 
 // report writes the outcome into the status, the metrics and events.
@@ -176,8 +177,8 @@ func decisionText(out outcome) (string, string) {
 func limitedCondition(out outcome) metav1.Condition {
 	rec, dec := out.rec, out.decision
 	switch {
-	case rec.NotReady.Late > 0:
-		return condition(autoscalingapi.ConditionScalingLimited, true, seedscale.ReasonReplicasNotReady, rec.Message)
+	case rec.Reason == seedscale.ReasonReplicasNotReady || rec.Reason == seedscale.ReasonBackedOff:
+		return condition(autoscalingapi.ConditionScalingLimited, true, rec.Reason, rec.Message)
 	case rec.Short:
 		return condition(autoscalingapi.ConditionScalingLimited, true, seedscale.ReasonAtMaxReplicas, rec.Message)
 	case rec.Reason == seedscale.ReasonNoSeedModel:

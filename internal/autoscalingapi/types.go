@@ -75,6 +75,13 @@ type SeedAutoscalerSpec struct {
 	// +kubebuilder:validation:Format=duration
 	// +optional
 	ProvisioningTimeout *metav1.Duration `json:"provisioningTimeout,omitempty"`
+	// Priority orders the sets that could take the same pending Shoots,
+	// after the expander's rule (the set whose new seed takes the most of
+	// them first): higher first. Default 0.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
 }
 
 // DefaultProvisioningTimeout is spec.provisioningTimeout when it is not
