@@ -44,6 +44,7 @@ var warningReasons = map[string]bool{
 	seedscale.ReasonNewSeedsWouldNotHelp: true,
 	seedscale.ReasonNoSeedModel:          true,
 	seedscale.ReasonReplicasNotReady:     true,
+	seedscale.ReasonBackedOff:            true,
 }
 
 // report writes the outcome into the status, the metrics and events.
@@ -90,6 +91,10 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 	st.NewSeedModel = rec.ModelSource
 	st.CurrentMetrics = metricStatuses(rec.Metrics)
 	st.Reason, st.Message = decisionText(out)
+	st.ScaleIn = out.scaleIn
+	if si := out.scaleIn; si != nil && !out.scaled {
+		st.Reason, st.Message = scaleInReason(si.Phase), si.Message
+	}
 	if out.scaled {
 		st.LastScaleTime = &now
 	}
@@ -111,6 +116,11 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 		}
 		r.Metrics.CountAutoscalerScale(sa.Namespace, sa.Name, direction)
 		r.Recorder.Eventf(sa, nil, corev1.EventTypeNormal, reason, actionScale, "%s", st.Message)
+	case out.scaleIn != nil && out.scaleIn.Phase == autoscalingapi.ScaleInDryRun:
+		if key := ReasonDryRunScaleIn + "/" + out.scaleIn.Replica; key != e.lastDryRun {
+			e.lastDryRun = key
+			r.Recorder.Eventf(sa, nil, corev1.EventTypeNormal, ReasonDryRunScaleIn, actionRecommend, "%s", out.scaleIn.Message)
+		}
 	case out.dryRun && dec.Replicas != out.current:
 		if key := st.Reason + "/" + strconv.Itoa(int(dec.Replicas)); key != e.lastDryRun {
 			e.lastDryRun = key
@@ -167,8 +177,8 @@ func decisionText(out outcome) (string, string) {
 func limitedCondition(out outcome) metav1.Condition {
 	rec, dec := out.rec, out.decision
 	switch {
-	case rec.NotReady.Late > 0:
-		return condition(autoscalingapi.ConditionScalingLimited, true, seedscale.ReasonReplicasNotReady, rec.Message)
+	case rec.Reason == seedscale.ReasonReplicasNotReady || rec.Reason == seedscale.ReasonBackedOff:
+		return condition(autoscalingapi.ConditionScalingLimited, true, rec.Reason, rec.Message)
 	case rec.Short:
 		return condition(autoscalingapi.ConditionScalingLimited, true, seedscale.ReasonAtMaxReplicas, rec.Message)
 	case rec.Reason == seedscale.ReasonNoSeedModel:

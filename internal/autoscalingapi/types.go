@@ -75,6 +75,13 @@ type SeedAutoscalerSpec struct {
 	// +kubebuilder:validation:Format=duration
 	// +optional
 	ProvisioningTimeout *metav1.Duration `json:"provisioningTimeout,omitempty"`
+	// Priority orders the sets that could take the same pending Shoots,
+	// after the expander's rule (the set whose new seed takes the most of
+	// them first): higher first. Default 0.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
 }
 
 // DefaultProvisioningTimeout is spec.provisioningTimeout when it is not
@@ -294,6 +301,11 @@ type SeedAutoscalerStatus struct {
 	// ManagedSeedSet's template, or an existing seed of the set.
 	// +optional
 	NewSeedModel string `json:"newSeedModel,omitempty"`
+	// ScaleIn is the scale-in by drain planned or under way: the replica
+	// chosen to be emptied, where its Shoots go and where it stands. Unset
+	// when there is none.
+	// +optional
+	ScaleIn *ScaleInStatus `json:"scaleIn,omitempty"`
 	// CurrentMetrics is each metric's value and the replicas it asks for.
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`

@@ -1,6 +1,8 @@
 package seedmanagement
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -99,4 +101,44 @@ type ManagedSeedSetStatus struct {
 	// NextReplicaNumber is the ordinal the next replica gets.
 	// +optional
 	NextReplicaNumber int32 `json:"nextReplicaNumber,omitempty"`
+	// PendingReplica is the replica the controller is creating or
+	// deleting, and why it is not done.
+	// +optional
+	PendingReplica *PendingReplica `json:"pendingReplica,omitempty"`
+}
+
+// PendingReplica is Gardener's ManagedSeedSet status.pendingReplica.
+type PendingReplica struct {
+	// Name is the replica's name.
+	Name string `json:"name"`
+	// Reason says why the replica is pending (PendingReplicaReason).
+	Reason string `json:"reason"`
+	// Since is when it became pending for this reason.
+	// +optional
+	Since metav1.Time `json:"since,omitempty"`
+	// Retries counts the retries of a failed operation.
+	// +optional
+	Retries *int32 `json:"retries,omitempty"`
+}
+
+// The reasons of a pending replica that say it fails: the controller
+// retries it, and an autoscaler should try another set meanwhile. The
+// others (ShootReconciling, ManagedSeedPreparing, SeedNotReady, ...) are
+// a replica on its way, which the provisioning time bounds.
+const (
+	PendingReasonShootReconcileFailed = "ShootReconcileFailed"
+	PendingReasonShootDeleteFailed    = "ShootDeleteFailed"
+)
+
+// Failing says, when the set's pending replica fails, which and why
+// ("aws-3: ShootReconcileFailed, 2 retries"); "" otherwise.
+func (s *ManagedSeedSetStatus) Failing() string {
+	p := s.PendingReplica
+	if p == nil || (p.Reason != PendingReasonShootReconcileFailed && p.Reason != PendingReasonShootDeleteFailed) {
+		return ""
+	}
+	if p.Retries != nil {
+		return fmt.Sprintf("%s: %s, %d retries", p.Name, p.Reason, *p.Retries)
+	}
+	return p.Name + ": " + p.Reason
 }

@@ -3,6 +3,8 @@ package seedscale
 import (
 	"fmt"
 	"strings"
+
+	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 // explain names the outcome in one word and says it in a sentence an
@@ -11,6 +13,9 @@ func (r *recommender) explain(rec *Recommendation, final *outcome) (string, stri
 	head := fmt.Sprintf("set %s: %d -> %d", rec.Set, rec.Current, rec.Desired)
 	where := r.where()
 	switch {
+	case r.in.Set.Failing != "":
+		return ReasonBackedOff, fmt.Sprintf("%s: backed off: the ManagedSeedSet's pending replica fails (%s), so its replicas on the way are no room and it is not asked for more%s",
+			head, r.in.Set.Failing, r.waiting(final))
 	case rec.NotReady.Late > 0:
 		return ReasonReplicasNotReady, fmt.Sprintf("%s: %s%s", head, rec.NotReady.String(), r.waiting(final))
 	case rec.Short && !r.sim.canGrow():
@@ -55,23 +60,30 @@ func (r *recommender) driver(desired int32) string {
 
 // pendingNote counts the pending Shoots the new replicas would take.
 func (r *recommender) pendingNote(final *outcome) string {
-	added := map[string]bool{}
-	for _, name := range final.seeds {
-		added[name] = true
-	}
-	for _, s := range r.in.Snapshot.Seeds {
-		delete(added, s.Name)
-	}
-	n := 0
-	for _, p := range final.report.Placed {
-		if added[p.To] {
-			n++
-		}
-	}
+	n := newSeedShoots(final, r.in.Snapshot)
 	if n == 0 {
 		return ""
 	}
 	return fmt.Sprintf("; %d pending %s would go to the new seeds", n, shootsWord(int64(n)))
+}
+
+// newSeedShoots counts the pending Shoots an outcome places on seeds it
+// adds to snap.
+func newSeedShoots(o *outcome, snap *placement.Snapshot) int {
+	added := map[string]bool{}
+	for _, name := range o.seeds {
+		added[name] = true
+	}
+	for _, s := range snap.Seeds {
+		delete(added, s.Name)
+	}
+	n := 0
+	for _, p := range o.report.Placed {
+		if added[p.To] {
+			n++
+		}
+	}
+	return n
 }
 
 // waiting counts the pending Shoots a new replica would take that find no

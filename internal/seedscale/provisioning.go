@@ -16,6 +16,12 @@ import (
 // previous is ready).
 const ReasonReplicasNotReady = "ReplicasNotReady"
 
+// ReasonBackedOff is a set whose ManagedSeedSet reports its pending
+// replica failing (Set.Failing): as with ReasonReplicasNotReady its
+// replicas on the way are no room and it is not asked for more, and
+// DecideFleet tries the other sets first.
+const ReasonBackedOff = "BackedOff"
+
 // NotReady counts a set's replicas as a ManagedSeedSet's status does, and
 // those past the provisioning time.
 type NotReady struct {
@@ -24,9 +30,10 @@ type NotReady struct {
 	Asked      int32 `json:"asked"`
 	Registered int32 `json:"registered"`
 	Ready      int32 `json:"ready"`
-	// Late are the replicas past the provisioning time: registered seeds
-	// not ready and holding nothing, created longer ago, plus the replicas
-	// asked for longer ago and not registered.
+	// Late are the replicas past the provisioning time, or on the way to
+	// a set whose pending replica fails: registered seeds not ready and
+	// holding nothing, created longer ago, plus the replicas asked for
+	// longer ago and not registered.
 	Late int32 `json:"late"`
 	// Timeout is the provisioning time.
 	Timeout metav1.Duration `json:"timeout"`

@@ -38,19 +38,26 @@ func Recommend(in Input) (Recommendation, error) {
 // recommend is Recommend with the scan given: the fast one, or scanPlain,
 // its specification.
 func recommend(in Input, scan func(*recommender) error) (Recommendation, error) {
+	rec, _, err := recommendFinal(in, scan)
+	return rec, err
+}
+
+// recommendFinal is recommend with the outcome at the recommended replicas
+// (the pending Shoots placed): DecideFleet goes on from its landscape.
+func recommendFinal(in Input, scan func(*recommender) error) (Recommendation, *outcome, error) {
 	if in.Snapshot == nil || in.Spec == nil {
-		return Recommendation{}, errors.New("seedscale: no landscape or no spec")
+		return Recommendation{}, nil, errors.New("seedscale: no landscape or no spec")
 	}
 	ms, err := metrics(in.Spec.Metrics, in.Profiles, inlineShoots(&in))
 	if err != nil {
-		return Recommendation{}, err
+		return Recommendation{}, nil, err
 	}
 	minR, maxR := in.Spec.MinReplicasOrDefault(), in.Spec.MaxReplicas
 	if maxR < 1 || minR < 0 || minR > maxR {
-		return Recommendation{}, fmt.Errorf("spec.minReplicas %d and spec.maxReplicas %d: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1", minR, maxR)
+		return Recommendation{}, nil, fmt.Errorf("spec.minReplicas %d and spec.maxReplicas %d: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1", minR, maxR)
 	}
 	if maxR > autoscalingapi.MaxReplicasLimit {
-		return Recommendation{}, fmt.Errorf("spec.maxReplicas %d: at most %d", maxR, autoscalingapi.MaxReplicasLimit)
+		return Recommendation{}, nil, fmt.Errorf("spec.maxReplicas %d: at most %d", maxR, autoscalingapi.MaxReplicasLimit)
 	}
 	s := newSim(&in)
 	r := &recommender{in: &in, sim: s, metrics: ms}
@@ -89,17 +96,17 @@ type recommender struct {
 	takeable map[string]bool
 }
 
-func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, error) {
+func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, *outcome, error) {
 	rec := Recommendation{
 		Set: r.in.Set.Name, Current: r.in.Set.Replicas, Floor: r.sim.floor(),
 		Metrics: []MetricResult{}, ModelSource: r.in.Set.ModelSource,
 	}
 	// On error no part of a recommendation is returned.
 	if err := r.readCurrent(); err != nil {
-		return Recommendation{}, err
+		return Recommendation{}, nil, err
 	}
 	if err := scan(r); err != nil {
-		return Recommendation{}, err
+		return Recommendation{}, nil, err
 	}
 	rec.Metrics = r.results
 	rec.Desired = r.lo
@@ -115,14 +122,14 @@ func (r *recommender) recommend(scan func(*recommender) error) (Recommendation, 
 	}
 	final, err := r.run(rec.Desired, true)
 	if err != nil {
-		return Recommendation{}, err
+		return Recommendation{}, nil, err
 	}
 	rec.PendingPlaced, rec.PendingUnplaced = len(final.report.Placed), len(final.report.Unplaced)
 	if rec.ForPending, err = r.forPending(rec.Current, rec.Desired, final); err != nil {
-		return Recommendation{}, err
+		return Recommendation{}, nil, err
 	}
 	rec.Reason, rec.Message = r.explain(&rec, final)
-	return rec, nil
+	return rec, final, nil
 }
 
 // forPending is the least replicas above current, at most desired, at

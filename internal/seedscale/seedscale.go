@@ -39,6 +39,11 @@ type Set struct {
 	// for (the last scale-up); zero when unknown, and then they count as
 	// room however long they take.
 	AskedAt time.Time
+	// Failing is the reason of the ManagedSeedSet's status.pendingReplica
+	// when it says the replica fails (ShootReconcileFailed, ...), else "":
+	// the set is backed off (ReasonBackedOff): its replicas on the way are
+	// no room, and it is not asked for more.
+	Failing string
 }
 
 // Input is everything one recommendation reads.

@@ -42,6 +42,7 @@ func NewSet(mss *seedmanagement.ManagedSeedSet, snap *placement.Snapshot, protec
 		NextOrdinal: mss.Status.NextReplicaNumber,
 		Replicas:    defaultReplicas,
 		Protected:   map[string]bool{},
+		Failing:     mss.Status.Failing(),
 	}
 	if mss.Spec.Replicas != nil {
 		set.Replicas = *mss.Spec.Replicas

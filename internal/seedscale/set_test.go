@@ -169,3 +169,12 @@ func TestPendingOldestFirst(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a/first", "a/y", "b/x", "b/late"}, names)
 }
+
+// A ManagedSeedSet whose pending replica fails is a set backed off.
+func TestNewSetFailing(t *testing.T) {
+	m := set(nil, 0, nil)
+	m.Status.PendingReplica = &seedmanagement.PendingReplica{Name: "aws-1", Reason: seedmanagement.PendingReasonShootReconcileFailed}
+	s, err := seedscale.NewSet(m, snapshot(seed("aws-0", inSet, "30")), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "aws-1: ShootReconcileFailed", s.Failing)
+}

@@ -49,7 +49,7 @@ func newSim(in *Input) *sim {
 		used := in.Snapshot.Usage != nil && in.Snapshot.Usage(seed) > 0
 		switch {
 		case seed.Ready() || used:
-		case in.lateSeed(seed):
+		case in.Set.Failing != "" || in.lateSeed(seed):
 			s.late = append(s.late, seed.Name)
 		default:
 			s.starting = append(s.starting, s.readyLike(seed.Object))
@@ -61,7 +61,7 @@ func newSim(in *Input) *sim {
 	for _, r := range seedmanagement.ScaleInOrder(replicas) {
 		s.removable = append(s.removable, r.Name)
 	}
-	if asked := in.Set.Replicas - s.registered(); asked > 0 && in.late(in.Set.AskedAt) {
+	if asked := in.Set.Replicas - s.registered(); asked > 0 && (in.Set.Failing != "" || in.late(in.Set.AskedAt)) {
 		s.lateAsked = asked
 	}
 	return s
@@ -94,6 +94,9 @@ type outcome struct {
 	view   *plan.View
 	// seeds are the set's seed names at k.
 	seeds []string
+	// added are the seeds the simulation added: starting seeds as the
+	// ready seeds they will become (under their own names), new replicas.
+	added []*api.Seed
 }
 
 // run simulates k replicas (floor <= k; k above the registered ones only
@@ -129,7 +132,7 @@ func (s *sim) run(k int32, placePending bool) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &outcome{k: k, report: report, view: view, seeds: seeds}, nil
+	return &outcome{k: k, report: report, view: view, seeds: seeds, added: added}, nil
 }
 
 // usage sums the set's Shoots, and the allocatable of those of its seeds
