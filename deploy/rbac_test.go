@@ -126,6 +126,8 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseedsets"}, read, "")
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseedsets/scale"}, []string{"get", "update", "patch"}, "")
 	add(autoscalerRole, "", "seedmanagement.gardener.cloud", []string{"managedseeds"}, []string{"list"}, "")
+	// Scale-in by drain: the SeedDrains it creates, finds by label and deletes.
+	add(autoscalerRole, "", "operations.seedwarden.io", []string{"seeddrains"}, []string{"get", "list", "create", "delete"}, "")
 	// SeedDrains: every replica watches them (the cordon), the leader
 	// reports in their status.
 	const seedDrainRole = "ClusterRole/seedwarden-seeddrain"

@@ -15,6 +15,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/landscape"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
+	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
 
 // planAutoscale is `plan --autoscale FILE`: what each SeedAutoscaler of
@@ -51,6 +52,7 @@ func planAutoscale(ctx context.Context, c *cli, o *planOptions, live bool, fail 
 		in.Sets = append(in.Sets, sets...)
 	}
 	in.Budget = recommendationBudget(ctx, cfg.Autoscaler.SyncBudget.Duration)
+	in.Hold = seedscale.DrainHold(time.Now(), seedscale.NoMoveWindow)
 	report, err := autoscaleplan.Run(in)
 	if err != nil {
 		return fail("--autoscale %q: %v", *o.autoscale, err)

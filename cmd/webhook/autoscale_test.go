@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/seedwarden/seedwarden/internal/autoscaleplan"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/plan"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
@@ -72,6 +74,31 @@ func TestPlanAutoscaleScaleIn(t *testing.T) {
 	assert.Equal(t, seedscale.ScaleInPlan{Replica: "spread-1", Shoots: 1, Replicas: 2,
 		Moves: []plan.Placed{{Shoot: "garden-dev/one-0", From: "spread-1", To: "spread-2"}}}, *si.Plan)
 	assert.Equal(t, []seedscale.ScaleInCandidate{{Replica: "spread-1", Shoots: 1}, {Replica: "spread-2", Shoots: 3}, {Replica: "spread-0", Shoots: 4}}, si.Candidates)
+}
+
+// A replica holding a Shoot that opted out of drains, or that a drain
+// moved within the no-move window, is not chosen: the next one is.
+func TestPlanAutoscaleScaleInRespectsHeldShoots(t *testing.T) {
+	data, err := os.ReadFile(autoscaleDir + "scalein-landscape.yaml")
+	require.NoError(t, err)
+	moved := operationsapi.Move{Drain: "d", From: "spread-0", To: "spread-1", At: time.Now().Add(-time.Hour)}.Encode()
+	tests := []struct{ name, annotation string }{
+		{"opted out", operationsapi.AnnotationNoDrain + `: "true"`},
+		{"moved an hour ago", operationsapi.AnnotationLastDrainMove + ": '" + moved + "'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "landscape.yaml")
+			held := strings.Replace(string(data), "metadata: {name: one-0, namespace: garden-dev}",
+				"metadata: {name: one-0, namespace: garden-dev, annotations: {"+tt.annotation+"}}", 1)
+			require.NotEqual(t, string(data), held)
+			require.NoError(t, os.WriteFile(file, []byte(held), 0o600))
+			code, out, errOut := runCmd(t, "plan", "--landscape", file, "--autoscale", autoscaleDir+"scalein.yaml")
+			require.Equal(t, exitOK, code, errOut)
+			assert.Contains(t, out, "  scale-in: drain spread-2 (3 Shoots), then 3 -> 2 replicas\n")
+			assert.Contains(t, out, "    not spread-1 (1 Shoot): Shoot garden-dev/one-0 cannot move: ")
+		})
+	}
 }
 
 // Pending Shoots are placed in the simulation, oldest first; the set's

@@ -30,6 +30,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/leadership"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
@@ -52,9 +53,10 @@ type EventRecorder interface {
 }
 
 // AddToScheme adds what the controller reads and writes: SeedAutoscalers,
-// ManagedSeedSets and the autoscaling/v1 Scale.
+// ManagedSeedSets, the autoscaling/v1 Scale and the SeedDrains of its
+// scale-ins.
 func AddToScheme(s *runtime.Scheme) error {
-	return errors.Join(autoscalingapi.AddToScheme(s), seedmanagement.AddToScheme(s), autoscalingv1.AddToScheme(s))
+	return errors.Join(autoscalingapi.AddToScheme(s), seedmanagement.AddToScheme(s), autoscalingv1.AddToScheme(s), operationsapi.AddToScheme(s))
 }
 
 // Reconciler keeps SeedAutoscalers' ManagedSeedSets scaled. Set the
@@ -260,6 +262,8 @@ type outcome struct {
 	// reused says the recommendation is the last sync's: its inputs are
 	// unchanged.
 	reused bool
+	// scaleIn is the scale-in by drain planned or under way (scalein.go).
+	scaleIn *autoscalingapi.ScaleInStatus
 }
 
 // sync computes and, unless dry-run, writes the replicas. The reads and
@@ -299,9 +303,18 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	if out.err != nil {
 		return out
 	}
+	si, serr := r.planScaleIn(budget, sa, in, out.rec)
+	if serr != nil {
+		out.err = serr
+		return out
+	}
 	now := r.now()
-	out.decision = seedscale.Behave(sa.Spec.Behavior, &e.history, out.current, out.rec.Desired, now)
+	out.decision = seedscale.Behave(sa.Spec.Behavior, &e.history, out.current, si.recommended(out.rec), now)
 	out.decision = seedscale.WithPending(out.decision, out.current, out.rec)
+	if out.err = r.carryOut(ctx, sa, si, &out, snap, int32(len(set.Seeds))); out.err != nil {
+		return out
+	}
+	out.scaleIn = si.status
 	if out.dryRun || out.decision.Replicas == out.current {
 		return out
 	}

@@ -91,6 +91,10 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 	st.NewSeedModel = rec.ModelSource
 	st.CurrentMetrics = metricStatuses(rec.Metrics)
 	st.Reason, st.Message = decisionText(out)
+	st.ScaleIn = out.scaleIn
+	if si := out.scaleIn; si != nil && !out.scaled {
+		st.Reason, st.Message = scaleInReason(si.Phase), si.Message
+	}
 	if out.scaled {
 		st.LastScaleTime = &now
 	}
@@ -112,6 +116,11 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 		}
 		r.Metrics.CountAutoscalerScale(sa.Namespace, sa.Name, direction)
 		r.Recorder.Eventf(sa, nil, corev1.EventTypeNormal, reason, actionScale, "%s", st.Message)
+	case out.scaleIn != nil && out.scaleIn.Phase == autoscalingapi.ScaleInDryRun:
+		if key := ReasonDryRunScaleIn + "/" + out.scaleIn.Replica; key != e.lastDryRun {
+			e.lastDryRun = key
+			r.Recorder.Eventf(sa, nil, corev1.EventTypeNormal, ReasonDryRunScaleIn, actionRecommend, "%s", out.scaleIn.Message)
+		}
 	case out.dryRun && dec.Replicas != out.current:
 		if key := st.Reason + "/" + strconv.Itoa(int(dec.Replicas)); key != e.lastDryRun {
 			e.lastDryRun = key

@@ -301,6 +301,11 @@ type SeedAutoscalerStatus struct {
 	// ManagedSeedSet's template, or an existing seed of the set.
 	// +optional
 	NewSeedModel string `json:"newSeedModel,omitempty"`
+	// ScaleIn is the scale-in by drain planned or under way: the replica
+	// chosen to be emptied, where its Shoots go and where it stands. Unset
+	// when there is none.
+	// +optional
+	ScaleIn *ScaleInStatus `json:"scaleIn,omitempty"`
 	// CurrentMetrics is each metric's value and the replicas it asks for.
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`

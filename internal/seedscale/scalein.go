@@ -111,6 +111,13 @@ func ChooseScaleIn(in Input, rec Recommendation, si ScaleIn) (ScaleInChoice, err
 	return out, nil
 }
 
+// ScaleInBlocked says why the set is not one to scale in by draining
+// (ChooseScaleIn would choose nothing for it), or "": cheap, asked before
+// the Shoots a choice needs are read.
+func ScaleInBlocked(in Input, rec Recommendation) string {
+	return scaleInBlocked(&in, rec, newSim(&in))
+}
+
 // scaleInBlocked says why the set is not one to scale in by draining, or
 // "".
 func scaleInBlocked(in *Input, rec Recommendation, s *sim) string {

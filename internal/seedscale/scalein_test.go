@@ -3,12 +3,14 @@ package seedscale
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 )
 
 // withBackup gives a seed backup, with its bucket ready (Gardener's
@@ -155,4 +157,36 @@ func TestChooseScaleInMovesAreTheDrainsPlan(t *testing.T) {
 	// Least used first, one at a time: 4, 4, 5 become 5, 5, 6.
 	assert.Equal(t, map[string]int{"set-0": 1, "set-2": 1, "set-3": 1}, to)
 	assert.Equal(t, []ScaleInCandidate{{Replica: "set-1", Shoots: 3}, {Replica: "set-2", Shoots: 4}, {Replica: "set-3", Shoots: 4}, {Replica: "set-0", Shoots: 5}}, got.Candidates)
+}
+
+func TestDrainHold(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	move := func(at time.Time) string {
+		return operationsapi.Move{Drain: "d", From: "a", To: "b", At: at}.Encode()
+	}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        string // a part of the reason; "" for not held
+	}{
+		{"nothing", nil, ""},
+		{"opted out", map[string]string{operationsapi.AnnotationNoDrain: "true"}, "opted out of drains"},
+		{"opt-out other than true", map[string]string{operationsapi.AnnotationNoDrain: "yes"}, ""},
+		{"moved an hour ago", map[string]string{operationsapi.AnnotationLastDrainMove: move(now.Add(-time.Hour))}, "a drain moved it less than 24h0m0s ago"},
+		{"moved 25 hours ago", map[string]string{operationsapi.AnnotationLastDrainMove: move(now.Add(-25 * time.Hour))}, ""},
+		{"moved in the future (a clock ahead)", map[string]string{operationsapi.AnnotationLastDrainMove: move(now.Add(time.Hour))}, "a drain moved it"},
+	}
+	hold := DrainHold(now, NoMoveWindow)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := shoot("s", "eu-west-1", "a")
+			sh.Annotations = tt.annotations
+			got := hold(sh)
+			if tt.want == "" {
+				assert.Empty(t, got)
+			} else {
+				assert.Contains(t, got, tt.want)
+			}
+		})
+	}
 }
