@@ -113,6 +113,9 @@ type entry struct {
 	lastWarning, lastDryRun string
 	// computed is the last recommendation and what it was computed from.
 	computed *computed
+	// stuck are the replicas whose scale-in drain got stuck, and since
+	// when (scalein.go).
+	stuck map[string]time.Time
 }
 
 // SetupWithManager registers the controller with mgr, leader-only under
@@ -303,7 +306,7 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	if out.err != nil {
 		return out
 	}
-	si, serr := r.planScaleIn(budget, sa, in, out.rec)
+	si, serr := r.planScaleIn(budget, sa, e, in, out.rec)
 	if serr != nil {
 		out.err = serr
 		return out

@@ -62,6 +62,7 @@ const (
 	ReasonDryRunScaleIn      = dryRunPrefix + "ScaleIn"
 	ReasonScaleInCancelled   = "ScaleInCancelled"
 	ReasonFailedScaleInDrain = "FailedScaleInDrain"
+	ReasonScaleInDrainStuck  = "ScaleInDrainStuck"
 )
 
 // scaleIn is one sync's scale-in: the choice, the SeedDrains the
@@ -77,7 +78,7 @@ type scaleIn struct {
 
 // planScaleIn lists the SeedAutoscaler's SeedDrains and, when the
 // recommendation leaves room for one, chooses the replica to empty.
-func (r *Reconciler) planScaleIn(ctx context.Context, sa *autoscalingapi.SeedAutoscaler, in seedscale.Input, rec seedscale.Recommendation) (*scaleIn, *syncError) {
+func (r *Reconciler) planScaleIn(ctx context.Context, sa *autoscalingapi.SeedAutoscaler, e *entry, in seedscale.Input, rec seedscale.Recommendation) (*scaleIn, *syncError) {
 	si := &scaleIn{}
 	list := &operationsapi.SeedDrainList{}
 	err := r.APIReader.List(ctx, list, client.MatchingLabels{LabelScaleInOwner: string(sa.UID)})
@@ -89,6 +90,7 @@ func (r *Reconciler) planScaleIn(ctx context.Context, sa *autoscalingapi.SeedAut
 		return nil, apiError(ReasonFailedScaleInDrain, err, "listing the SeedDrains of SeedAutoscaler %s/%s (label %s)", sa.Namespace, sa.Name, LabelScaleInOwner)
 	}
 	si.drains = list.Items
+	avoid := r.avoidStuck(sa, e, si.drains)
 	if why := seedscale.ScaleInBlocked(in, rec); why != "" {
 		si.choice.Why = why
 		return si, nil
@@ -105,12 +107,46 @@ func (r *Reconciler) planScaleIn(ctx context.Context, sa *autoscalingapi.SeedAut
 	}
 	si.choice, err = seedscale.ChooseScaleIn(in, rec, seedscale.ScaleIn{
 		Shoots: ptrs(shoots.Items), Hold: seedscale.DrainHold(r.now(), seedscale.NoMoveWindow),
-		MaxShoots: scaleInMaxShoots, Draining: draining,
+		MaxShoots: scaleInMaxShoots, Draining: draining, Avoid: avoid,
 	})
 	if err != nil {
 		return nil, &syncError{reason: ReasonFailedComputeReplicas, message: "scale-in: " + err.Error()}
 	}
 	return si, nil
+}
+
+// avoidStuck remembers the replicas whose scale-in drain got stuck
+// (Blocked: a Shoot cannot move or its migration failed; or past its
+// deadline), warns once for each, and returns those still to be avoided:
+// for NoMoveWindow, so that the scale-in does not drain the same replica
+// over and over. The stuck SeedDrain is deleted as one no scale-in needs.
+func (r *Reconciler) avoidStuck(sa *autoscalingapi.SeedAutoscaler, e *entry, drains []operationsapi.SeedDrain) map[string]string {
+	now := r.now()
+	if e.stuck == nil {
+		e.stuck = map[string]time.Time{}
+	}
+	for _, d := range drains {
+		switch d.Status.Phase {
+		case operationsapi.PhaseBlocked, operationsapi.PhaseDeadlineExceeded:
+		default:
+			continue
+		}
+		if _, seen := e.stuck[d.Spec.SeedName]; !seen {
+			e.stuck[d.Spec.SeedName] = now
+			r.Recorder.Eventf(sa, nil, corev1.EventTypeWarning, ReasonScaleInDrainStuck, actionScale,
+				"SeedDrain %s of seed %s is %s (%s): the scale-in is called off, and the seed is not chosen again for %s",
+				d.Name, d.Spec.SeedName, d.Status.Phase, d.Status.Message, seedscale.NoMoveWindow)
+		}
+	}
+	avoid := map[string]string{}
+	for seed, at := range e.stuck {
+		if now.Sub(at) >= seedscale.NoMoveWindow {
+			delete(e.stuck, seed)
+			continue
+		}
+		avoid[seed] = fmt.Sprintf("its scale-in drain got stuck %s ago", now.Sub(at).Round(time.Second))
+	}
+	return avoid
 }
 
 // recommended is what behavior is asked for: the chosen scale-in's

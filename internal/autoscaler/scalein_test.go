@@ -236,6 +236,41 @@ func TestScaleInDryRun(t *testing.T) {
 	assert.Empty(t, f.events.take(), "a plan that lasts is recorded once")
 }
 
+// A scale-in whose SeedDrain is stuck (Blocked) is called off with a
+// warning, and the next replica is chosen instead of the same one again.
+func TestScaleInStuckDrainIsCalledOff(t *testing.T) {
+	s := newSpreadSet(4, 1, 3)
+	sa := seedAutoscaler(1, 5)
+	f := newScaleInFixture(t, s, sa)
+	_, _, err := f.sync(t)
+	require.NoError(t, err)
+	f.now = f.now.Add(31 * time.Minute)
+	_, _, err = f.sync(t)
+	require.NoError(t, err)
+	drains := f.drains(t)
+	require.Len(t, drains, 1)
+	d := drains[0]
+	d.Status.Phase, d.Status.Message = operationsapi.PhaseBlocked, "garden-dev/aws-1-shoot-0: migration failed"
+	require.NoError(t, f.c.Update(context.Background(), &d))
+	f.events.take()
+
+	f.now = f.now.Add(time.Minute)
+	got, _, err := f.sync(t)
+	require.NoError(t, err)
+	evs := f.events.take()
+	assert.Contains(t, reasons(evs), "Warning "+ReasonScaleInDrainStuck)
+	drains = f.drains(t)
+	require.Len(t, drains, 1, "the stuck one deleted, the next replica's created")
+	assert.Equal(t, "aws-2", drains[0].Spec.SeedName)
+	require.NotNil(t, got.Status.ScaleIn)
+	assert.Equal(t, "aws-2", got.Status.ScaleIn.Replica)
+
+	f.now = f.now.Add(time.Minute)
+	_, _, err = f.sync(t)
+	require.NoError(t, err)
+	assert.NotContains(t, reasons(f.events.take()), "Warning "+ReasonScaleInDrainStuck, "warned once")
+}
+
 // A scale-in the targets no longer allow is called off: its SeedDrain is
 // deleted (the seed takes Shoots again) and an event says why.
 func TestScaleInCancelledWhenTheTargetsNeedTheReplica(t *testing.T) {

@@ -34,6 +34,9 @@ type ScaleIn struct {
 	// MaxShoots is the most Shoots one scale-in drains (the drain's
 	// budget); 0 means no limit.
 	MaxShoots int
+	// Avoid are replicas not to choose, with why (a drain of theirs got
+	// stuck, say).
+	Avoid map[string]string
 	// Draining is the replica a scale-in drains already, "" for none: it
 	// is tried first, and its Shoots already migrating away from it do not
 	// count against it.
@@ -233,6 +236,9 @@ func (r *recommender) tryScaleIn(c candidate, si ScaleIn) (*ScaleInPlan, string,
 
 // held says why c cannot be drained at all, before any plan, or "".
 func held(c candidate, si ScaleIn) string {
+	if why := si.Avoid[c.name]; why != "" {
+		return why
+	}
 	switch {
 	case c.protected:
 		return "protected from deletion (" + seedmanagement.AnnotationProtectFromDeletion + ")"

@@ -62,6 +62,9 @@ func TestChooseScaleIn(t *testing.T) {
 		{name: "a replica holding a recently moved Shoot is not chosen", world: func() *world { return spread(4, 2, 3) }, target: 60,
 			si: ScaleIn{Hold: movedRecently}, want: "set-2", moves: 3,
 			blocked: map[string]string{"set-1": "Shoot garden-dev/set-1-000 cannot move: a drain moved it 2h ago"}},
+		{name: "avoided", world: func() *world { return spread(4, 2, 3) }, target: 60,
+			si: ScaleIn{Avoid: map[string]string{"set-1": "its last scale-in drain got stuck"}}, want: "set-2", moves: 3,
+			blocked: map[string]string{"set-1": "its last scale-in drain got stuck"}},
 		{name: "protected", world: func() *world {
 			w := spread(4, 2, 3)
 			w.protected = map[string]bool{"set-1": true}
