@@ -91,7 +91,7 @@ func (r *Reconciler) decideFleet(ctx context.Context, sa *autoscalingapi.SeedAut
 	stop := r.stopAt(budget, deadline)
 	d := &fleetDecision{at: now, keys: map[types.NamespacedName]fleetKey{}, entries: map[types.NamespacedName]seedscale.FleetEntry{}}
 	in.Stop = stop
-	sets := []seedscale.FleetSet{{Autoscaler: sa.Namespace + "/" + sa.Name, Priority: sa.Spec.Priority, Input: in}}
+	sets := []seedscale.FleetSet{{Autoscaler: sa.Namespace + "/" + sa.Name, Priority: sa.Spec.Priority, DryRun: r.DryRun || sa.Spec.DryRun, Input: in}}
 	keys := []types.NamespacedName{{Namespace: sa.Namespace, Name: sa.Name}}
 	d.keys[keys[0]] = keyOf(sa, &in)
 	for _, o := range others {
@@ -101,7 +101,7 @@ func (r *Reconciler) decideFleet(ctx context.Context, sa *autoscalingapi.SeedAut
 		}
 		oin.Stop = stop
 		k := types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
-		sets = append(sets, seedscale.FleetSet{Autoscaler: k.String(), Priority: o.Spec.Priority, Input: oin})
+		sets = append(sets, seedscale.FleetSet{Autoscaler: k.String(), Priority: o.Spec.Priority, DryRun: r.DryRun || o.Spec.DryRun, Input: oin})
 		keys = append(keys, k)
 		d.keys[k] = keyOf(o, &oin)
 	}

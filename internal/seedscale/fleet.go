@@ -25,8 +25,8 @@ import (
 // new seed in the simulation only where that seed scores best for it
 // among all seeds with room, so the count is of the Shoots the set serves
 // best), then the higher spec.priority, then the name. A set that is
-// backed off (its ManagedSeedSet's pending replica fails) comes last and
-// is not asked for more (ReasonBackedOff).
+// backed off (its ManagedSeedSet's pending replica fails) comes after the
+// others and is not asked for more (ReasonBackedOff); a dry-run set last.
 
 // FleetSet is one SeedAutoscaler of the garden.
 type FleetSet struct {
@@ -35,6 +35,10 @@ type FleetSet struct {
 	// Priority is its spec.priority: higher is tried first among sets
 	// whose new seeds take as many pending Shoots.
 	Priority int32
+	// DryRun says the set's replicas are never written (spec.dryRun): it
+	// is decided after every set that writes, so that its growth on paper
+	// takes no Shoots from a set that would grow for them.
+	DryRun bool
 	// Input is what Recommend reads for the set alone. Every set's
 	// Snapshot and Pending are the garden's, the same for all.
 	Input Input
@@ -186,7 +190,7 @@ func fleetOrder(sets []FleetSet, alone []decided) []int {
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		backedOff := func(i int) bool { return sets[i].Input.Set.Failing != "" || alone[i].err != nil }
-		if c := compareBool(backedOff(a), backedOff(b)); c != 0 {
+		if c := cmp.Or(compareBool(sets[a].DryRun, sets[b].DryRun), compareBool(backedOff(a), backedOff(b))); c != 0 {
 			return c
 		}
 		return cmp.Or(

@@ -150,6 +150,15 @@ func TestDecideFleetExpanderOrder(t *testing.T) {
 			assert.Equal(t, tc.want, desired(es))
 		})
 	}
+	// A dry-run set's growth on paper takes no Shoots from one that
+	// writes, whatever its rank.
+	dry := fleet([]fleetSet{
+		{name: "a", n: 1, alloc: 10, used: 10, priority: 9, spec: u()},
+		{name: "b", n: 1, alloc: 10, used: 10, spec: u()},
+	}, pending, nil)
+	dry[0].DryRun = true
+	assert.Equal(t, []int32{1, 2}, desired(DecideFleet(dry)), "b grows; a, decided after it, sees the new seed of b")
+
 	es := DecideFleet(fleet(tests[3].sets, pending, nil))
 	assert.Equal(t, ReasonBackedOff, es[0].Reason)
 	assert.Contains(t, es[0].Message, "ShootReconcileFailed")
