@@ -27,6 +27,7 @@ var shippedRBACFiles = []string{
 	"deploy/manifests/rbac-namespace.yaml",
 	"deploy/manifests/rbac-garden.yaml",
 	"deploy/manifests/rbac-autoscaler.yaml",
+	"deploy/manifests/rbac-seeddrain.yaml",
 }
 
 // applyShippedRBAC creates the shipped ServiceAccount, roles and bindings,

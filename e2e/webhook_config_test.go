@@ -150,6 +150,11 @@ log:
 		return "", nil, fmt.Errorf("internal/config refuses the autoscaler block %q", autoscalerConfig)
 	}
 	base += autoscalerConfig
+	// SeedDrains (their CRD: installSeedDrainCRD).
+	if !accepted(seedDrainConfig) {
+		return "", nil, fmt.Errorf("internal/config refuses the seedDrain block %q", seedDrainConfig)
+	}
+	base += seedDrainConfig
 	for _, c := range sizeLimitCandidates {
 		if accepted(c) {
 			logf("resource size limit configured: shoots %d bytes", shootSizeLimit)
