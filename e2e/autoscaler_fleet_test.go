@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 )
 
 // onSets makes a Shoot select the seeds of any of sets.
@@ -90,4 +92,65 @@ func TestAutoscalerFleetOneSetGrows(t *testing.T) {
 	grown := []int32{most[keyA], most[keyB]}
 	assert.ElementsMatch(t, []int32{6, 1}, grown, "exactly one set grows, by the 5 seeds 20 Shoots need: a %d, b %d", grown[0], grown[1])
 	assert.Len(t, append(playerA.Created(), playerB.Created()...), 7, "2 first seeds and 5 new")
+}
+
+// floodTwoSets creates sets a and b, one seed of room perSeed each, plays
+// their controllers, and creates flood Shoots either may take: it returns
+// once the seeds are full and the rest wait.
+func (st *suite) floodTwoSets(t *testing.T, a, b string, perSeed int64, flood int) ([2]types.NamespacedName, [2]*setPlayer, []types.NamespacedName) {
+	t.Helper()
+	ctx := context.Background()
+	keys := [2]types.NamespacedName{st.createManagedSeedSet(t, a, 1, perSeed), st.createManagedSeedSet(t, b, 1, perSeed)}
+	players := [2]*setPlayer{st.startSetPlayer(t, keys[0]), st.startSetPlayer(t, keys[1])}
+	st.waitSetSeeds(t, players[0], map[string]int64{a + "-0": perSeed})
+	st.waitSetSeeds(t, players[1], map[string]int64{b + "-0": perSeed})
+	shoots := make([]types.NamespacedName, 0, flood)
+	for i := range flood {
+		sh := newShoot(t.Name(), onSets(a, b), withName(fmt.Sprintf("%s-%02d", a, i)))
+		require.NoError(t, st.c.Create(ctx, sh))
+		shoots = append(shoots, client.ObjectKeyFromObject(sh))
+	}
+	eventually(t, 20*time.Second, func() error {
+		if n := len(unbound(t, shoots)); n != flood-2*int(perSeed) {
+			return fmt.Errorf("%d Shoots pending, want %d", n, flood-2*int(perSeed))
+		}
+		return nil
+	}, "the Shoots are not settled: the seeds full, the rest pending")
+	return keys, players, shoots
+}
+
+// TestAutoscalerFleetBacksOffAFailingSet: two sets in one region, 8
+// pending Shoots either may take. The set chosen first (a, by name) asks
+// for two seeds, and its new replica fails (status.pendingReplica
+// ShootReconcileFailed): it is backed off, with that reason in its status
+// and a warning, and the other set grows instead and takes every Shoot.
+func TestAutoscalerFleetBacksOffAFailingSet(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const a, b, perSeed, flood = "e2e-backoff-a", "e2e-backoff-b", 4, 16
+	keys, players, shoots := st.floodTwoSets(t, a, b, perSeed, flood)
+	players[0].FailNewReplicas("ShootReconcileFailed")
+	st.createSeedAutoscaler(t, seedAutoscaler(a, a, 1, 10, 100, time.Minute))
+	st.createSeedAutoscaler(t, seedAutoscaler(b, b, 1, 10, 100, time.Minute))
+	eventually(t, 45*time.Second, func() error {
+		if err := players[1].Err(); err != nil {
+			return err
+		}
+		return allBound(t, shoots)
+	}, "the pending Shoots are not all bound to the other set")
+	sa := st.waitAutoscalerStatus(t, a, func(s autoscalingapi.SeedAutoscalerStatus) error {
+		if s.Reason != "BackedOff" {
+			return fmt.Errorf("reason %s: %s", s.Reason, s.Message)
+		}
+		return nil
+	})
+	assert.Contains(t, sa.Status.Message, a+"-1: ShootReconcileFailed")
+	spec, _, err := st.scaleOf(ctx, keys[1])
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), spec, "the other set grows by the 2 seeds 8 Shoots need")
+	assert.Equal(t, []string{a + "-0"}, players[0].Created(), "the failing set registered nothing")
+	for seed := range st.setUsage(t, shoots) {
+		assert.Contains(t, []string{a + "-0", b + "-0", b + "-1", b + "-2"}, seed)
+	}
 }
