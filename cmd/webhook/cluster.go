@@ -105,6 +105,9 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := setupAutoscaler(ctx, mgr, cfg, autoscalerDeps{store: store, watched: watched, synced: synced, staleness: staleness}, leader, m, log); err != nil {
 		return err
 	}
+	if err := setupSeedDrain(mgr, cfg, seedDrainDeps{store: store, cluster: cluster, synced: synced, staleness: staleness}, leader, m, log); err != nil {
+		return err
+	}
 	if err := addChecks(mgr, synced, staleness, srv, drain); err != nil {
 		return err
 	}
@@ -275,6 +278,9 @@ func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
 	}
 	if cfg.Autoscaler.Enabled {
 		groups = append(groups, metrics.GroupAutoscaler)
+	}
+	if cfg.SeedDrain.Enabled {
+		groups = append(groups, metrics.GroupSeedDrain)
 	}
 	if needsLeader(cfg) {
 		groups = append(groups, metrics.GroupLeadership)

@@ -44,7 +44,7 @@ func leaderElection(cfg *config.Config, getenv func(string) string) election {
 
 // needsLeader reports whether some leader-only work runs.
 func needsLeader(cfg *config.Config) bool {
-	return cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled
+	return cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled || cfg.SeedDrain.Enabled
 }
 
 // leaderOnly runs the work only the leader may do.

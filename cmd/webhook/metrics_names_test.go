@@ -31,6 +31,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/testenv"
 )
 
@@ -60,6 +61,8 @@ var clusterOnlyMetrics = map[string]string{
 	metrics.AutoscalerDesiredReplicasName:  "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 	metrics.AutoscalerShortName:            "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 	metrics.AutoscalerReplicasNotReadyName: "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
+	metrics.SeedDrainShootsName:            "the SeedDrain controller (GroupSeedDrain), per SeedDrain",
+	metrics.SeedDrainLastProgressName:      "the SeedDrain controller (GroupSeedDrain), per SeedDrain",
 }
 
 // eventOnlyMetrics have no series until an event that these tests do not
@@ -295,7 +298,7 @@ func TestMetricNamesCluster(t *testing.T) {
 		return
 	}
 	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds",
-		"../../deploy/manifests/crd-seedautoscalers.yaml", "../../internal/autoscaler/testdata")
+		"../../deploy/manifests/crd-seedautoscalers.yaml", "../../internal/autoscaler/testdata", "../../deploy/manifests/crd-seeddrains.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	scheme := cache.NewScheme()
@@ -306,6 +309,10 @@ func TestMetricNamesCluster(t *testing.T) {
 	createLandscape(ctx, t, c, "garden", "garden-dev", "seedwarden")
 	_ = createReadyCertificate(ctx, t, c)
 	createSeedAutoscaler(ctx, t, c, "garden")
+	// A drain of a seed the landscape does not have: nothing to move and
+	// nothing cordoned, but its series.
+	require.NoError(t, c.Create(ctx, &operationsapi.SeedDrain{ObjectMeta: metav1.ObjectMeta{Name: "drain-gone"},
+		Spec: operationsapi.SeedDrainSpec{SeedName: "no-such-seed"}}))
 	// A Shoot no seed fits, for the retry controller.
 	pending := &unstructured.Unstructured{}
 	require.NoError(t, pending.UnmarshalJSON(yamlToJSON(t, "../../examples/shoot-unschedulable.yaml")))
@@ -324,6 +331,7 @@ capacity: {coordination: apiserver}
 pendingShoots: {bindMode: update}
 leaderElection: {namespace: seedwarden}
 autoscaler: {enabled: true, dryRun: true, syncPeriod: 1s}
+seedDrain: {enabled: true, syncPeriod: 1s}
 `, port, certDir, metricsPort, healthPort, placementKeyFile(t)))
 	t.Setenv(config.PodNamespaceEnv, "seedwarden")
 	srv := startCluster(ctx, t, cfg, adminKubeconfig(t, env), healthPort)

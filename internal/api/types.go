@@ -72,6 +72,22 @@ type ShootSpec struct {
 	AccessRestrictions []AccessRestrictionWithOptions `json:"accessRestrictions,omitempty"`
 	DNS                *DNS                           `json:"dns,omitempty"`
 	SchedulerName      *string                        `json:"schedulerName,omitempty"`
+	// Maintenance is read by the SeedDrain controller only (its time
+	// window, with respectMaintenanceWindow); placement ignores it.
+	Maintenance *Maintenance `json:"maintenance,omitempty"`
+}
+
+// Maintenance is the part of a Shoot's maintenance settings seedwarden
+// reads.
+type Maintenance struct {
+	TimeWindow *MaintenanceTimeWindow `json:"timeWindow,omitempty"`
+}
+
+// MaintenanceTimeWindow is Gardener's daily window, begin and end as
+// HHMMSS+ZONE (for example 220000+0100).
+type MaintenanceTimeWindow struct {
+	Begin string `json:"begin"`
+	End   string `json:"end"`
 }
 
 // CloudProfileReference names a CloudProfile or NamespacedCloudProfile.

@@ -102,6 +102,7 @@ type Recorder struct {
 	headroom     headroomCollectors
 	autoscaler   autoscalerCollectors
 	leadership   leadershipCollectors
+	seedDrain    seedDrainCollectors
 }
 
 // Group is the collectors of a part of seedwarden that may be off; they are
@@ -126,6 +127,8 @@ const (
 	// GroupLeadership is the election's of the leader-only work
 	// (internal/leadership).
 	GroupLeadership
+	// GroupSeedDrain is the SeedDrain controller's (internal/seeddrain).
+	GroupSeedDrain
 )
 
 // New creates the collectors and registers the webhooks' and those of
@@ -173,6 +176,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		headroom:     newHeadroomCollectors(),
 		autoscaler:   newAutoscalerCollectors(),
 		leadership:   newLeadershipCollectors(),
+		seedDrain:    newSeedDrainCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -200,6 +204,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			m.autoscaler.register(reg)
 		case GroupLeadership:
 			m.leadership.register(reg)
+		case GroupSeedDrain:
+			m.seedDrain.register(reg)
 		default:
 			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
 		}

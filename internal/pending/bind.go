@@ -122,24 +122,35 @@ func (r *Reconciler) bindFailed(shoot *api.Shoot, log logr.Logger, seed string, 
 	return reconcile.Result{RequeueAfter: wait}
 }
 
-// bind writes spec.seedName as the configured mode says, conditional on the
+// bind writes spec.seedName as the configured mode says (Bind).
+func (r *Reconciler) bind(ctx context.Context, shoot *api.Shoot, seed string) error {
+	return Bind(ctx, r.Client, r.Config.Mode, shoot, seed, nil)
+}
+
+// Bind writes a Shoot's spec.seedName as mode says, conditional on the
 // resourceVersion the decision was made from: a merge patch of the binding
 // subresource (its strategy keeps the status and takes the rest from the
 // patched Shoot, as a PUT of the whole Shoot would) or, for Shoots from a
-// CRD, of the Shoot.
-func (r *Reconciler) bind(ctx context.Context, shoot *api.Shoot, seed string) error {
+// CRD, of the Shoot. annotations, when any, are set in the same write (a
+// SeedDrain records its move so). The retry controller and the SeedDrain
+// controller bind through it.
+func Bind(ctx context.Context, c client.Client, mode Mode, shoot *api.Shoot, seed string, annotations map[string]string) error {
+	meta := map[string]any{"resourceVersion": shoot.ResourceVersion}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": shoot.ResourceVersion},
+		"metadata": meta,
 		"spec":     map[string]any{"seedName": seed},
 	})
 	if err != nil {
 		return err
 	}
 	ref := shootRef(types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name})
-	if r.Config.Mode == BindThroughUpdate {
-		return r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch))
+	if mode == BindThroughUpdate {
+		return c.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch))
 	}
-	return r.Client.SubResource(api.SubresourceBinding).Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch))
+	return c.SubResource(api.SubresourceBinding).Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch))
 }
 
 // clearPendingOperation removes the Create/Pending lastOperation this
