@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -153,4 +154,67 @@ func TestAutoscalerFleetBacksOffAFailingSet(t *testing.T) {
 	for seed := range st.setUsage(t, shoots) {
 		assert.Contains(t, []string{a + "-0", b + "-0", b + "-1", b + "-2"}, seed)
 	}
+}
+
+// TestAutoscalerFleetSharedHeadroomSettles: two sets in one region, their
+// seeds full, and one Headroom target on both (room for 4 more Shoots like
+// an inline template either set may take). Decided together one set grows
+// by the one seed the target needs, and over the following sync periods
+// neither set's replicas change again: no flapping.
+func TestAutoscalerFleetSharedHeadroomSettles(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const a, b, perSeed = "e2e-headroom-a", "e2e-headroom-b", 4
+	keys, players, _ := st.floodTwoSets(t, a, b, perSeed, 2*perSeed)
+	like := newShoot(t.Name(), onSets(a, b), withName("like"))
+	raw, err := like.MarshalJSON()
+	require.NoError(t, err)
+	for _, name := range []string{a, b} {
+		sa := seedAutoscaler(name, name, 1, 5, 100, time.Minute)
+		sa.Spec.Metrics = []autoscalingapi.MetricSpec{{Type: autoscalingapi.HeadroomMetricSourceType, Headroom: &autoscalingapi.HeadroomMetricSource{
+			Shoot: &k8sruntime.RawExtension{Raw: raw}, MinShoots: perSeed,
+		}}}
+		st.createSeedAutoscaler(t, sa)
+	}
+	var history [][2]int32
+	eventually(t, 30*time.Second, func() error {
+		var now [2]int32
+		for i, k := range keys {
+			spec, _, err := st.scaleOf(ctx, k)
+			if err != nil {
+				return err
+			}
+			now[i] = spec
+		}
+		if len(history) == 0 || history[len(history)-1] != now {
+			history = append(history, now)
+		}
+		if now[0]+now[1] != 3 {
+			return fmt.Errorf("replicas %v: want one set grown by one seed", now)
+		}
+		return nil
+	}, "the Headroom target is not met by one new seed")
+	// Five sync periods more: nothing moves.
+	settled := len(history)
+	deadline := time.Now().Add(5 * autoscalerSyncPeriod)
+	for time.Now().Before(deadline) {
+		var now [2]int32
+		for i, k := range keys {
+			spec, _, err := st.scaleOf(ctx, k)
+			require.NoError(t, err)
+			now[i] = spec
+		}
+		if history[len(history)-1] != now {
+			history = append(history, now)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Len(t, history, settled, "the replicas of (a, b) went %v: want one set at 2, and no change after", history)
+	for _, h := range history {
+		assert.LessOrEqual(t, h[0]+h[1], int32(3), "both sets grew at some point: %v", history)
+	}
+	require.NoError(t, players[0].Err())
+	require.NoError(t, players[1].Err())
+	assert.Len(t, append(players[0].Created(), players[1].Created()...), 3)
 }
