@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -217,4 +218,57 @@ func TestAutoscalerFleetSharedHeadroomSettles(t *testing.T) {
 	require.NoError(t, players[0].Err())
 	require.NoError(t, players[1].Err())
 	assert.Len(t, append(players[0].Created(), players[1].Created()...), 3)
+}
+
+// TestAutoscalerFleetReplicasNeverReady: two sets in one region, 8 pending
+// Shoots either may take, and the first set's new replicas register and
+// never become ready. They count as room for the provisioning time (1m,
+// the least spec.provisioningTimeout), then no longer: the status says
+// ReplicasNotReady with the set's counts, one warning, the alert's gauge
+// counts them, and the other set grows and takes the Shoots (the first
+// set's recommendation falls to 1: its late replicas are not needed).
+func TestAutoscalerFleetReplicasNeverReady(t *testing.T) {
+	st := need(t)
+	st.startTest(t, webhookPlace)
+	ctx := context.Background()
+	const a, b, perSeed, flood = "e2e-notready-a", "e2e-notready-b", 4, 16
+	keys, players, shoots := st.floodTwoSets(t, a, b, perSeed, flood)
+	players[0].NeverReady()
+	sa := seedAutoscaler(a, a, 1, 10, 100, time.Minute)
+	sa.Spec.ProvisioningTimeout = &metav1.Duration{Duration: autoscalingapi.MinProvisioningTimeout}
+	st.createSeedAutoscaler(t, sa)
+	eventually(t, 20*time.Second, func() error {
+		if spec, _, err := st.scaleOf(ctx, keys[0]); err != nil || spec != 3 {
+			return fmt.Errorf("replicas %d (%v), want 3", spec, err)
+		}
+		return nil
+	}, "set %s does not grow for the pending Shoots", a)
+	asked := time.Now()
+	st.createSeedAutoscaler(t, seedAutoscaler(b, b, 1, 10, 100, time.Minute))
+	// Within the provisioning time the replicas on their way are seats:
+	// the other set does not grow.
+	st.requireReplicasHeld(t, keys[1], 1, asked.Add(autoscalingapi.MinProvisioningTimeout-5*time.Second), "the replicas on their way are seats")
+
+	got := st.waitAutoscalerStatus(t, a, func(s autoscalingapi.SeedAutoscalerStatus) error {
+		if s.Reason != "ReplicasNotReady" {
+			return fmt.Errorf("reason %s: %s", s.Reason, s.Message)
+		}
+		return nil
+	})
+	assert.Contains(t, got.Status.Message, "(spec.provisioningTimeout; 3 asked, 3 registered, 1 ready)")
+	// Another set takes the Shoots, so the late replicas are not needed:
+	// the recommendation is 1 (behavior's scale-down window holds it).
+	st.requireScaleEvent(t, a, "ReplicasNotReady", 3, 1)
+	eventually(t, 10*time.Second, func() error {
+		return autoscalerGauges(st.metricsURL(), a, map[string]float64{"seedwarden_autoscaler_replicas_not_ready": 2})
+	})
+	eventually(t, 30*time.Second, func() error {
+		if err := players[1].Err(); err != nil {
+			return err
+		}
+		return allBound(t, shoots)
+	}, "the other set does not take the pending Shoots")
+	spec, _, err := st.scaleOf(ctx, keys[1])
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), spec)
 }

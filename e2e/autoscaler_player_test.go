@@ -51,7 +51,10 @@ type setPlayer struct {
 	blocked string // why the last scale-in waited ("" when it did not)
 	// failing, when set, is the reason every new replica fails with: the
 	// player registers none and reports status.pendingReplica instead.
-	failing  string
+	failing string
+	// notReady makes the Seeds of new replicas register and never
+	// become ready (no status written).
+	notReady bool
 	lastErr  error
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -192,6 +195,12 @@ func (p *setPlayer) register(ctx context.Context, name string) error {
 	p.mu.Lock()
 	p.created = append(p.created, name)
 	p.mu.Unlock()
+	p.mu.Lock()
+	notReady := p.notReady
+	p.mu.Unlock()
+	if notReady {
+		return nil
+	}
 	if err := p.st.c.Status().Patch(ctx, sd, client.RawPatch(types.MergePatchType, status)); err != nil {
 		return fmt.Errorf("status of seed %s: %w", name, err)
 	}
@@ -251,6 +260,14 @@ func (p *setPlayer) FailNewReplicas(reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failing = reason
+}
+
+// NeverReady makes the Seeds of new replicas register and never become
+// ready, as a gardenlet that never reports.
+func (p *setPlayer) NeverReady() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notReady = true
 }
 
 // failReplica reports the next replica pending with reason, once.
