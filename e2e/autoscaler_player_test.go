@@ -46,9 +46,15 @@ type setPlayer struct {
 	created []string
 	// ready is when each registered Seed's ready status was written: when
 	// its places came to exist.
-	ready    map[string]time.Time
-	removed  []removal
-	blocked  string // why the last scale-in waited ("" when it did not)
+	ready   map[string]time.Time
+	removed []removal
+	blocked string // why the last scale-in waited ("" when it did not)
+	// failing, when set, is the reason every new replica fails with: the
+	// player registers none and reports status.pendingReplica instead.
+	failing string
+	// notReady makes the Seeds of new replicas register and never
+	// become ready (no status written).
+	notReady bool
 	lastErr  error
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -131,7 +137,12 @@ func (p *setPlayer) tick(ctx context.Context) error {
 	for _, s := range seeds {
 		next = max(next, seedmanagement.Ordinal(s.Name)+1)
 	}
+	p.mu.Lock()
+	failing := p.failing
+	p.mu.Unlock()
 	switch have := int32(len(seeds)); {
+	case have < want && failing != "":
+		return p.failReplica(ctx, &mss, seedmanagement.ReplicaName(p.set.Name, next), failing)
 	case have < want:
 		for range want - have {
 			name := seedmanagement.ReplicaName(p.set.Name, next)
@@ -184,6 +195,12 @@ func (p *setPlayer) register(ctx context.Context, name string) error {
 	p.mu.Lock()
 	p.created = append(p.created, name)
 	p.mu.Unlock()
+	p.mu.Lock()
+	notReady := p.notReady
+	p.mu.Unlock()
+	if notReady {
+		return nil
+	}
 	if err := p.st.c.Status().Patch(ctx, sd, client.RawPatch(types.MergePatchType, status)); err != nil {
 		return fmt.Errorf("status of seed %s: %w", name, err)
 	}
@@ -230,6 +247,36 @@ func (p *setPlayer) writeStatus(ctx context.Context, mss *seedmanagement.Managed
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{
 		"replicas": replicas, "readyReplicas": replicas, "nextReplicaNumber": next,
+	}})
+	if err != nil {
+		return err
+	}
+	return p.st.c.Status().Patch(ctx, mss, client.RawPatch(types.MergePatchType, patch))
+}
+
+// FailNewReplicas makes every new replica fail with reason, as Gardener's
+// controller reports a replica whose Shoot does not reconcile.
+func (p *setPlayer) FailNewReplicas(reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failing = reason
+}
+
+// NeverReady makes the Seeds of new replicas register and never become
+// ready, as a gardenlet that never reports.
+func (p *setPlayer) NeverReady() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notReady = true
+}
+
+// failReplica reports the next replica pending with reason, once.
+func (p *setPlayer) failReplica(ctx context.Context, mss *seedmanagement.ManagedSeedSet, name, reason string) error {
+	if pr := mss.Status.PendingReplica; pr != nil && pr.Name == name && pr.Reason == reason {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{
+		"pendingReplica": map[string]any{"name": name, "reason": reason, "since": time.Now().UTC().Format(time.RFC3339), "retries": 1},
 	}})
 	if err != nil {
 		return err

@@ -56,8 +56,8 @@ type FleetEntry struct {
 	Alone Recommendation
 	// Order is the set's place in the expander's order, 0 first.
 	Order int
-	// Takes counts the pending Shoots the set's new replicas take in the
-	// fleet decision.
+	// Takes counts the pending Shoots the set's new replicas and its
+	// replicas on their way take in the fleet decision.
 	Takes int
 	// Err is the set's recommendation error; the set is then left as it
 	// is, and the others are decided without it.
@@ -121,7 +121,24 @@ func decide(in Input) decided {
 	if err != nil {
 		return decided{err: err}
 	}
-	return decided{rec: rec, final: final, takes: newSeedShoots(final, in.Snapshot)}
+	return decided{rec: rec, final: final, takes: seatedShoots(final)}
+}
+
+// seatedShoots counts the pending Shoots an outcome places on the seeds it
+// adds: new replicas, and replicas on their way (asked for, or registered
+// and not ready), which take their Shoots before any other set's new seed.
+func seatedShoots(o *outcome) int {
+	added := make(map[string]bool, len(o.added))
+	for _, s := range o.added {
+		added[s.Name] = true
+	}
+	n := 0
+	for _, p := range o.report.Placed {
+		if added[p.To] {
+			n++
+		}
+	}
+	return n
 }
 
 // seats is snap with a decided set's outcome applied as seats: the seeds

@@ -21,16 +21,17 @@ import (
 // fleetSet is one set of a test fleet: n seeds named <name>-<i> in
 // eu-west-1 with allocatable alloc, each holding used Shoots.
 type fleetSet struct {
-	name             string
-	n                int
-	alloc, used      int64
-	replicas         int32 // 0: n
-	priority         int32
-	failing          string
-	spec             *autoscalingapi.SeedAutoscalerSpec
-	region           string
-	seedsNotInFleet  bool
-	protectedReplica bool
+	name        string
+	n           int
+	alloc, used int64
+	replicas    int32 // 0: n
+	priority    int32
+	failing     string
+	spec        *autoscalingapi.SeedAutoscalerSpec
+	region      string
+	// notReady are the last seeds of the set registered and not ready,
+	// holding nothing (used is for the others).
+	notReady int
 }
 
 // fleet builds the garden's inputs: every set's seeds and Shoots in one
@@ -53,8 +54,12 @@ func fleet(sets []fleetSet, pending []*api.Shoot, profiles map[string]*api.Shoot
 	for i, fs := range sets {
 		for j := range fs.n {
 			name := fmt.Sprintf("%s-%d", fs.name, j)
-			objs = append(objs, seed(name, regionOf(fs), fs.alloc, false))
 			members[i] = append(members[i], name)
+			if j >= fs.n-fs.notReady {
+				objs = append(objs, seed(name, regionOf(fs), fs.alloc, false, notReady))
+				continue
+			}
+			objs = append(objs, seed(name, regionOf(fs), fs.alloc, false))
 			for _, s := range shoots(name, regionOf(fs), name, int(fs.used)) {
 				objs = append(objs, s)
 			}
@@ -164,6 +169,20 @@ func TestDecideFleetExpanderOrder(t *testing.T) {
 	assert.Contains(t, es[0].Message, "ShootReconcileFailed")
 	assert.Equal(t, 1, es[0].Order)
 	assert.Equal(t, 8, es[1].Takes)
+}
+
+// A set whose replicas are on their way (registered, not ready yet) keeps
+// the pending Shoots they will take: the other set does not grow for them,
+// though its name comes first.
+func TestDecideFleetStartingReplicasAreSeats(t *testing.T) {
+	es := DecideFleet(fleet([]fleetSet{
+		{name: "a", n: 1, alloc: 10, used: 10, spec: spec(1, 10, utilization(100))},
+		{name: "b", n: 3, notReady: 2, alloc: 10, used: 10, spec: spec(1, 10, utilization(100))},
+	}, shoots("new", "eu-west-1", "", 20), nil))
+	assert.Equal(t, int32(3), es[0].Alone.Desired, "alone, a grows for the Shoots")
+	assert.Equal(t, []int32{1, 3}, desired(es), "%s", es[0].Message)
+	assert.Equal(t, 0, es[1].Order)
+	assert.Equal(t, 20, es[1].Takes)
 }
 
 // Two sets with the same Headroom target: one grows; once its replica is
