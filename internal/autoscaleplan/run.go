@@ -83,8 +83,10 @@ type Input struct {
 	Budget func() func() error
 }
 
-// Run recommends replicas for each SeedAutoscaler. A SeedAutoscaler whose
-// ManagedSeedSet is not among the sets is an error naming both.
+// Run recommends replicas for each SeedAutoscaler, all decided together
+// as the controller decides them (seedscale.DecideFleet: one decision
+// across all sets). A SeedAutoscaler whose ManagedSeedSet is not among the
+// sets is an error naming both.
 func Run(in Input) (*Report, error) {
 	sets := map[string]*seedmanagement.ManagedSeedSet{}
 	for _, s := range in.Sets {
@@ -94,12 +96,24 @@ func Run(in Input) (*Report, error) {
 	autoscalers := slices.SortedFunc(slices.Values(in.Autoscalers), func(a, b *autoscalingapi.SeedAutoscaler) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	r := &Report{Behavior: BehaviorNotApplied, Autoscalers: []Entry{}}
+	fleet := make([]seedscale.FleetSet, 0, len(autoscalers))
 	for i, sa := range autoscalers {
 		if i > 0 && sa.Namespace == autoscalers[i-1].Namespace && sa.Name == autoscalers[i-1].Name {
 			return nil, fmt.Errorf("SeedAutoscaler %s/%s: given twice", sa.Namespace, sa.Name)
 		}
-		e, err := recommend(in, sa, sets, pending)
+		sin, err := input(in, sa, sets, pending)
+		if err != nil {
+			return nil, fmt.Errorf("SeedAutoscaler %s/%s: %w", sa.Namespace, sa.Name, err)
+		}
+		fleet = append(fleet, seedscale.FleetSet{Autoscaler: sa.Namespace + "/" + sa.Name, Priority: sa.Spec.Priority, DryRun: sa.Spec.DryRun, Input: sin})
+	}
+	r := &Report{Behavior: BehaviorNotApplied, Autoscalers: []Entry{}}
+	for i, fe := range seedscale.DecideFleet(fleet) {
+		sa := autoscalers[i]
+		if fe.Err != nil {
+			return nil, fmt.Errorf("SeedAutoscaler %s/%s: %w", sa.Namespace, sa.Name, fe.Err)
+		}
+		e, err := entry(in, sa, fleet[i].Input, fe.Recommendation)
 		if err != nil {
 			return nil, fmt.Errorf("SeedAutoscaler %s/%s: %w", sa.Namespace, sa.Name, err)
 		}
@@ -108,21 +122,22 @@ func Run(in Input) (*Report, error) {
 	return r, nil
 }
 
-func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*seedmanagement.ManagedSeedSet, pending []*api.Shoot) (Entry, error) {
+// input is what seedscale reads for one SeedAutoscaler.
+func input(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*seedmanagement.ManagedSeedSet, pending []*api.Shoot) (seedscale.Input, error) {
 	key := sa.Namespace + "/" + sa.Spec.ScaleTargetRef.Name
 	mss, ok := sets[key]
 	if !ok {
-		return Entry{}, fmt.Errorf("no ManagedSeedSet %s", key)
+		return seedscale.Input{}, fmt.Errorf("no ManagedSeedSet %s", key)
 	}
 	set, err := seedscale.NewSet(mss, in.Snapshot, seedscale.Protected(mss.Namespace, in.Shoots))
 	if err != nil {
-		return Entry{}, err
+		return seedscale.Input{}, err
 	}
 	var stop func() error
 	if in.Budget != nil {
 		stop = in.Budget()
 	}
-	sin := seedscale.Input{
+	return seedscale.Input{
 		Snapshot:    in.Snapshot,
 		Pending:     pending,
 		Options:     in.Options,
@@ -131,11 +146,12 @@ func recommend(in Input, sa *autoscalingapi.SeedAutoscaler, sets map[string]*see
 		Profiles:    in.Profiles,
 		DecodeShoot: landscape.DecodeShoot,
 		Stop:        stop,
-	}
-	rec, err := seedscale.Recommend(sin)
-	if err != nil {
-		return Entry{}, err
-	}
+	}, nil
+}
+
+// entry is one SeedAutoscaler's part of the report: its recommendation and
+// the scale-in it would choose.
+func entry(in Input, sa *autoscalingapi.SeedAutoscaler, sin seedscale.Input, rec seedscale.Recommendation) (Entry, error) {
 	choice, err := seedscale.ChooseScaleIn(sin, rec, seedscale.ScaleIn{Shoots: in.Shoots, Hold: in.Hold})
 	if err != nil {
 		return Entry{}, fmt.Errorf("scale-in: %w", err)

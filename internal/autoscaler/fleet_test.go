@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/cache"
+	"github.com/seedwarden/seedwarden/internal/metrics"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 	"github.com/seedwarden/seedwarden/internal/seedscale"
 )
@@ -110,4 +112,41 @@ func TestFleetBacksOffAFailingSet(t *testing.T) {
 	assert.Equal(t, int32(2), replicasOf(t, f, "b"), "the other set grows")
 	assert.Equal(t, int32(2), replicasOf(t, f, setName), "not asked for more")
 	assert.Contains(t, reasons(f.events.take()), "Warning "+seedscale.ReasonBackedOff)
+}
+
+// One decision per sync period: the first sync of a period decides every
+// set, and the others' syncs in that period take their part of it; a sync
+// a period later decides anew.
+func TestFleetDecidedOncePerPeriod(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	store, objs := twoSets(t)
+	f := newFixture(t, store, metrics.New(reg, metrics.GroupAutoscaler), objs...)
+	f.r.Pending = pendingShoots(4)
+	result := func(name, r string) float64 {
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() != metrics.AutoscalerRecommendationsTotalName {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				l := map[string]string{}
+				for _, p := range m.GetLabel() {
+					l[p.GetName()] = p.GetValue()
+				}
+				if l[metrics.AutoscalerNameLabel] == name && l[metrics.AutoscalerResultLabel] == r {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+		return 0
+	}
+	syncNamed(t, f, saName)
+	syncNamed(t, f, "b-eu")
+	assert.Equal(t, 1.0, result(saName, metrics.RecommendationComputed))
+	assert.Equal(t, 1.0, result("b-eu", metrics.RecommendationReused), "b takes its part of a's decision")
+
+	f.now = f.now.Add(f.r.SyncPeriod)
+	syncNamed(t, f, "b-eu")
+	assert.Equal(t, 1.0, result("b-eu", metrics.RecommendationComputed), "a period later, decided anew")
 }

@@ -182,6 +182,7 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 // forgetAll forgets every SeedAutoscaler, with its series.
 func (r *Reconciler) forgetAll() {
 	r.mu.Lock()
+	r.fleet = nil // the next term decides the fleet afresh
 	keys := make([]types.NamespacedName, 0, len(r.entries))
 	for k := range r.entries {
 		keys = append(keys, k)

@@ -72,10 +72,12 @@ type decided struct {
 	err   error
 }
 
-// DecideFleet decides every set together. It is pure; its cost is about
-// twice the sets' Recommend: each set is decided alone for the expander,
-// then every set but the first again, on the landscape the sets before it
-// leave.
+// DecideFleet decides every set together. It is pure. Each set is decided
+// alone for the expander, then every set but the first again, on the
+// landscape the sets before it leave: at most twice the sets' Recommend,
+// and near once in practice, since the sets after the first find the
+// pending Shoots seated and their targets met after few simulations
+// (BENCHMARKS.md §27).
 func DecideFleet(sets []FleetSet) []FleetEntry {
 	alone := make([]decided, len(sets))
 	for i := range sets {
