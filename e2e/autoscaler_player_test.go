@@ -373,18 +373,15 @@ func (st *suite) shootsPerSeed(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-// ownDomains gives Seed sd (named name) ingress, internal and default DNS
-// domains of its own, as createSeedLike does.
+// ownDomains gives Seed sd (named name) an ingress domain of its own. The
+// internal and default DNS domains stay the template's: every replica of a
+// ManagedSeedSet has the one seedConfig, and Gardener migrates a control
+// plane only to a seed of the same internal domain that serves the Shoot's
+// domain (under the old seed's default domain), so a scale-in's drain could
+// move no Shoot otherwise.
 func ownDomains(sd *unstructured.Unstructured, name string) {
 	if _, ok, _ := unstructured.NestedMap(sd.Object, "spec", "ingress"); ok {
 		must(unstructured.SetNestedField(sd.Object, "ingress."+name+".example.com", "spec", "ingress", "domain"))
-	}
-	if _, ok, _ := unstructured.NestedMap(sd.Object, "spec", "dns", "internal"); ok {
-		must(unstructured.SetNestedField(sd.Object, "internal."+name+".example.com", "spec", "dns", "internal", "domain"))
-	}
-	if defaults, _, _ := unstructured.NestedSlice(sd.Object, "spec", "dns", "defaults"); len(defaults) > 0 {
-		defaults[0].(map[string]any)["domain"] = name + ".dev.example.com"
-		must(unstructured.SetNestedSlice(sd.Object, defaults[:1], "spec", "dns", "defaults"))
 	}
 }
 

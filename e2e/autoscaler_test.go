@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
+	"github.com/seedwarden/seedwarden/internal/operationsapi"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/seedmanagement"
 )
@@ -124,7 +125,9 @@ func TestAutoscalerScaleUpIntoExactRoom(t *testing.T) {
 // Shoots each, all full; then the Shoots are deleted but one on the second
 // and one on the fourth seed. The replicas stay 4 for the scale-down
 // stabilization window (6 s), then drop to 2, not to the 1 the utilization
-// alone asks for: the two seeds that hold Shoots stay. The player removes
+// alone asks for: the two seeds that hold Shoots stay, past another window
+// (their Shoots opt out of drains; scale-in by drain is
+// TestAutoscalerScaleInDrainsOneReplica's). The player removes
 // the two empty seeds (the first and the third: Gardener's controller
 // removes the lowest ordinal without Shoots), and never has to wait for a
 // seed to empty: the autoscaler asked for no replica it could not remove.
@@ -167,8 +170,9 @@ func TestAutoscalerScalesDownAfterWindow(t *testing.T) {
 		return err
 	}, "the replicas do not drop to the 2 seeds that hold Shoots")
 	t.Logf("scaled down %s after the deletions (window %s)", time.Since(deleted).Round(100*time.Millisecond), window)
-	// Never below the seeds that hold Shoots: it stays at 2.
-	st.requireReplicasHeld(t, key, 2, time.Now().Add(3*time.Second), "scaled below the seeds that hold Shoots")
+	// Never below the seeds that hold Shoots: it stays at 2, past another
+	// window (their Shoots opt out of drains, so no scale-in drains one).
+	st.requireReplicasHeld(t, key, 2, time.Now().Add(window+3*time.Second), "scaled below the seeds that hold Shoots")
 	assert.Equal(t, []removal{{seed: set + "-0"}, {seed: set + "-2"}}, player.Removed(), "the removed seeds held no Shoots")
 	assert.Empty(t, player.Blocked(), "the autoscaler asked for fewer replicas than the seeds holding Shoots")
 	for name, seed := range keep {
@@ -284,9 +288,16 @@ func (st *suite) fillSetSeeds(t *testing.T, set string, seeds int32, perSeed int
 	for i := range seeds {
 		seed := seedmanagement.ReplicaName(set, i)
 		for j := range perSeed {
-			sh := newShoot(t.Name(), onSet(set), withSeed(seed), withName(fmt.Sprintf("%s-%d", seed, j)))
+			// The Shoots that stay opt out of drains: the seeds that hold
+			// them stay, and no scale-in by drain follows the scale-down.
+			stay := j == 0 && i%2 == 1
+			opts := []shootOpt{onSet(set), withSeed(seed), withName(fmt.Sprintf("%s-%d", seed, j))}
+			if stay {
+				opts = append(opts, withAnnotation(operationsapi.AnnotationNoDrain, "true"))
+			}
+			sh := newShoot(t.Name(), opts...)
 			require.NoError(t, operator.Create(context.Background(), sh), "Shoot on %s", seed)
-			if j == 0 && i%2 == 1 {
+			if stay {
 				keep[sh.GetName()] = seed
 			} else {
 				gone = append(gone, sh)
