@@ -268,6 +268,9 @@ type outcome struct {
 	reused bool
 	// scaleIn is the scale-in by drain planned or under way (scalein.go).
 	scaleIn *autoscalingapi.ScaleInStatus
+	// noScaleIn says why no replica could be emptied when the targets
+	// would hold with one fewer (whyNoScaleIn), or "".
+	noScaleIn string
 }
 
 // sync computes and, unless dry-run, writes the replicas. The reads and
@@ -318,7 +321,7 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	if out.err = r.carryOut(ctx, sa, si, &out, snap, int32(len(set.Seeds))); out.err != nil {
 		return out
 	}
-	out.scaleIn = si.status
+	out.scaleIn, out.noScaleIn = si.status, whyNoScaleIn(si.choice)
 	if out.dryRun || out.decision.Replicas == out.current {
 		return out
 	}

@@ -259,6 +259,28 @@ func (r *Reconciler) ensureDrain(ctx context.Context, sa *autoscalingapi.SeedAut
 	return name, err
 }
 
+// noScaleInListed is how many refused replicas the status names (plan
+// --autoscale lists them all).
+const noScaleInListed = 5
+
+// whyNoScaleIn says, when replicas were tried for a scale-in and none
+// can be emptied, why each was refused (an operator otherwise sees only
+// that every seed holds Shoots); "" when a replica was chosen or none was
+// tried (the set is not one to scale in).
+func whyNoScaleIn(c seedscale.ScaleInChoice) string {
+	if c.Plan != nil || len(c.Candidates) == 0 {
+		return ""
+	}
+	why := make([]string, 0, min(len(c.Candidates), noScaleInListed)+1)
+	for _, cand := range c.Candidates[:min(len(c.Candidates), noScaleInListed)] {
+		why = append(why, cand.Replica+": "+cand.Blocked)
+	}
+	if more := len(c.Candidates) - noScaleInListed; more > 0 {
+		why = append(why, fmt.Sprintf("and %d more replicas", more))
+	}
+	return "no scale-in by drain: " + strings.Join(why, "; ")
+}
+
 // drainName is the SeedDrain of a scale-in of seed: one per seed, so two
 // syncs never drain one seed twice.
 func drainName(seed string) string { return "scale-in-" + seed }

@@ -298,3 +298,26 @@ func TestScaleInCancelledWhenTheTargetsNeedTheReplica(t *testing.T) {
 	assert.Nil(t, got.Status.ScaleIn)
 	assert.Contains(t, reasons(f.events.take()), "Normal "+ReasonScaleInCancelled)
 }
+
+// When the targets would hold with one replica fewer but no replica can be
+// emptied, the status says why for each replica tried: without it an
+// operator sees only that every seed holds Shoots.
+func TestScaleInRefusedSaysWhyForEachReplica(t *testing.T) {
+	s := newSpreadSet(1, 1, 1)
+	for _, sh := range s.shoots {
+		sh.Annotations = map[string]string{operationsapi.AnnotationNoDrain: "true"}
+	}
+	sa := seedAutoscaler(1, 5)
+	sa.Spec.Metrics[0].Resource.Target.AverageUtilization = ptr.To[int32](90)
+	f := newScaleInFixture(t, s, sa)
+
+	got, _, err := f.sync(t)
+	require.NoError(t, err)
+	assert.Nil(t, got.Status.ScaleIn)
+	assert.Empty(t, f.drains(t))
+	for _, seed := range []string{"aws-0", "aws-1", "aws-2"} {
+		assert.Contains(t, got.Status.Message, seed+": ")
+	}
+	assert.Contains(t, got.Status.Message, "no scale-in by drain: ")
+	assert.Contains(t, got.Status.Message, "opted out")
+}

@@ -91,6 +91,9 @@ func (r *Reconciler) reportDecision(sa *autoscalingapi.SeedAutoscaler, e *entry,
 	st.NewSeedModel = rec.ModelSource
 	st.CurrentMetrics = metricStatuses(rec.Metrics)
 	st.Reason, st.Message = decisionText(out)
+	if out.noScaleIn != "" && !out.scaled {
+		st.Message += "; " + out.noScaleIn
+	}
 	st.ScaleIn = out.scaleIn
 	if si := out.scaleIn; si != nil && !out.scaled {
 		st.Reason, st.Message = scaleInReason(si.Phase), si.Message
