@@ -14,7 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/metrics"
@@ -27,18 +26,7 @@ import (
 // SeedAutoscalers aws-eu and b-eu, utilization 100%.
 func twoSets(t *testing.T) (*cache.Store, []client.Object) {
 	t.Helper()
-	objs := []client.Object{
-		&api.CloudProfile{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
-			ObjectMeta: metav1.ObjectMeta{Name: "aws", ResourceVersion: "1"},
-			Spec:       api.CloudProfileSpec{Type: "aws"},
-		},
-		&api.Project{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "Project"},
-			ObjectMeta: metav1.ObjectMeta{Name: "dev", ResourceVersion: "1"},
-			Spec:       api.ProjectSpec{Namespace: ptr.To("garden-dev")},
-		},
-	}
+	objs := landscapeBase()
 	for _, set := range []string{setName, "b"} {
 		seed := seedObj(set+"-0", 10, false)
 		seed.Labels[setLabel] = set

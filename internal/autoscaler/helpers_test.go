@@ -106,12 +106,10 @@ func shootObj(name, seed string) *api.Shoot {
 	return s
 }
 
-// newLandscape is a Store holding the set's n seeds aws-0 ... (allocatable 10,
-// used Shoots each) and the cloud profile and project they need.
-func newLandscape(t *testing.T, n int, used int) *cache.Store {
-	t.Helper()
-	store := cache.NewStore(cache.Options{})
-	objs := []client.Object{
+// landscapeBase is the cloud profile and project every test landscape's
+// seeds and Shoots need.
+func landscapeBase() []client.Object {
+	return []client.Object{
 		&api.CloudProfile{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
 			ObjectMeta: metav1.ObjectMeta{Name: "aws", ResourceVersion: "1"},
@@ -123,6 +121,14 @@ func newLandscape(t *testing.T, n int, used int) *cache.Store {
 			Spec:       api.ProjectSpec{Namespace: ptr.To("garden-dev")},
 		},
 	}
+}
+
+// newLandscape is a Store holding the set's n seeds aws-0 ... (allocatable 10,
+// used Shoots each) and the cloud profile and project they need.
+func newLandscape(t *testing.T, n int, used int) *cache.Store {
+	t.Helper()
+	store := cache.NewStore(cache.Options{})
+	objs := landscapeBase()
 	for i := range n {
 		seed := seedmanagement.ReplicaName(setName, int32(i))
 		objs = append(objs, seedObj(seed, 10, true))

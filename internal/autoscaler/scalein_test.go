@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,18 +44,7 @@ func newSpreadSet(used ...int) *spreadSet {
 // store is the landscape of the set's seeds and Shoots.
 func (s *spreadSet) store() *cache.Store {
 	store := cache.NewStore(cache.Options{})
-	objs := []client.Object{
-		&api.CloudProfile{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
-			ObjectMeta: metav1.ObjectMeta{Name: "aws", ResourceVersion: "1"},
-			Spec:       api.CloudProfileSpec{Type: "aws"},
-		},
-		&api.Project{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "Project"},
-			ObjectMeta: metav1.ObjectMeta{Name: "dev", ResourceVersion: "1"},
-			Spec:       api.ProjectSpec{Namespace: ptr.To("garden-dev")},
-		},
-	}
+	objs := landscapeBase()
 	for _, seed := range s.seeds {
 		objs = append(objs, seed)
 	}
