@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -18,7 +16,6 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 )
@@ -33,14 +30,7 @@ type crdValidator struct {
 
 func newCRDValidator(t *testing.T, name string) *crdValidator {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("../..", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	crd := readShippedCRD(t, name)
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
 		t.Fatalf("%s: %v", name, err)

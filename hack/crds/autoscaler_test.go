@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 )
@@ -22,40 +17,14 @@ var autoscalerCRDs = []string{
 // The committed SeedAutoscaler CRDs are what hack/crds/autoscaler.sh
 // generates from the current internal/autoscalingapi.
 func TestAutoscalerCRDUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen")
-	}
-	out := t.TempDir()
-	if b, err := exec.Command("bash", "autoscaler.sh", out).CombinedOutput(); err != nil {
-		t.Fatalf("autoscaler.sh: %v\n%s", err, b)
-	}
-	for _, name := range autoscalerCRDs {
-		got, err := os.ReadFile(filepath.Join(out, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := os.ReadFile(filepath.Join("../..", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, committed) {
-			t.Errorf("%s is out of date: run hack/crds/autoscaler.sh (make generate)", name)
-		}
-	}
+	checkGenerated(t, "autoscaler.sh", autoscalerCRDs)
 }
 
 // What the controller relies on: the status subresource, namespaced, the
 // short name operators type.
 func TestAutoscalerCRDShape(t *testing.T) {
 	for _, name := range autoscalerCRDs {
-		data, err := os.ReadFile(filepath.Join("../..", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		crd := readShippedCRD(t, name)
 		if crd.Name != "seedautoscalers.autoscaling.seedwarden.io" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
 			t.Errorf("%s: %s, scope %s", name, crd.Name, crd.Spec.Scope)
 		}
@@ -74,14 +43,7 @@ func TestAutoscalerCRDShape(t *testing.T) {
 // internal/autoscalingapi; the markers must repeat it).
 func TestAutoscalerCRDBounds(t *testing.T) {
 	for _, name := range autoscalerCRDs {
-		data, err := os.ReadFile(filepath.Join("../..", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		crd := readShippedCRD(t, name)
 		spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 		metrics := spec.Properties["metrics"]
 		if metrics.MaxItems == nil || *metrics.MaxItems != autoscalingapi.MaxMetrics {

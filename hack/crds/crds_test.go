@@ -63,15 +63,7 @@ var coreVersion = api.SchemeGroupVersion.Version
 
 func readCRD(t testing.TB, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(crdDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return crd
+	return decodeCRDFile(t, filepath.Join(crdDir, name))
 }
 
 func TestCRDFiles(t *testing.T) {

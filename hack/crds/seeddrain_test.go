@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/operationsapi"
 )
@@ -22,39 +17,7 @@ var seedDrainCRDs = []string{
 // The committed SeedDrain CRDs are what hack/crds/seeddrain.sh generates
 // from the current internal/operationsapi.
 func TestSeedDrainCRDUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen")
-	}
-	out := t.TempDir()
-	if b, err := exec.Command("bash", "seeddrain.sh", out).CombinedOutput(); err != nil {
-		t.Fatalf("seeddrain.sh: %v\n%s", err, b)
-	}
-	for _, name := range seedDrainCRDs {
-		got, err := os.ReadFile(filepath.Join(out, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := os.ReadFile(filepath.Join("../..", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, committed) {
-			t.Errorf("%s is out of date: run hack/crds/seeddrain.sh (make generate)", name)
-		}
-	}
-}
-
-func readSeedDrainCRD(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("../..", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return crd
+	checkGenerated(t, "seeddrain.sh", seedDrainCRDs)
 }
 
 // What the controller and the cordon rely on: cluster-scoped, a status
@@ -62,7 +25,7 @@ func readSeedDrainCRD(t *testing.T, name string) *apiextensionsv1.CustomResource
 // internal/operationsapi (the markers must repeat them).
 func TestSeedDrainCRDShape(t *testing.T) {
 	for _, name := range seedDrainCRDs {
-		crd := readSeedDrainCRD(t, name)
+		crd := readShippedCRD(t, name)
 		if crd.Name != "seeddrains.operations.seedwarden.io" || crd.Spec.Scope != apiextensionsv1.ClusterScoped {
 			t.Errorf("%s: %s, scope %s", name, crd.Name, crd.Spec.Scope)
 		}

@@ -21,10 +21,7 @@ import (
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -161,18 +158,8 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
 	}
-	ctl, err := leadership.NewTermController(mgr, ControllerName, controller.Options{
-		ReconciliationTimeout: syncTimeout,
-		Reconciler:            r,
-	})
+	ctl, err := leadership.NewSpecController(mgr, c, ControllerName, &autoscalingapi.SeedAutoscaler{}, r, syncTimeout)
 	if err != nil {
-		return nil, err
-	}
-	// Spec changes and deletions start a sync at once; the controller's own
-	// status writes do not (the sync period brings the next).
-	src := source.Kind(c, &autoscalingapi.SeedAutoscaler{}, &handler.TypedEnqueueRequestForObject[*autoscalingapi.SeedAutoscaler]{},
-		predicate.TypedGenerationChangedPredicate[*autoscalingapi.SeedAutoscaler]{})
-	if err := ctl.Watch(src); err != nil {
 		return nil, err
 	}
 	r.ctrl = ctl

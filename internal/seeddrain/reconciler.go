@@ -21,9 +21,6 @@ import (
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seedwarden/seedwarden/internal/cache"
 	"github.com/seedwarden/seedwarden/internal/leadership"
@@ -141,21 +138,7 @@ func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controlle
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(EventRecorderName)
 	}
-	ctl, err := leadership.NewTermController(mgr, ControllerName, controller.Options{
-		ReconciliationTimeout: syncTimeout,
-		Reconciler:            r,
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Spec changes and deletions start a sync at once; the status writes
-	// do not (the sync period brings the next).
-	src := source.Kind(c, &ops.SeedDrain{}, &handler.TypedEnqueueRequestForObject[*ops.SeedDrain]{},
-		predicate.TypedGenerationChangedPredicate[*ops.SeedDrain]{})
-	if err := ctl.Watch(src); err != nil {
-		return nil, err
-	}
-	return ctl, nil
+	return leadership.NewSpecController(mgr, c, ControllerName, &ops.SeedDrain{}, r, syncTimeout)
 }
 
 func (r *Reconciler) check() error {
