@@ -26,7 +26,8 @@ import (
 // are the 1229 recorded conformance scenarios under both strategies and every
 // network mode, and generated landscapes of 0 to 700 seeds whose seeds and
 // Shoots are mutated at random (unusable, deleting, other providers and
-// regions, labels, zones and zone modes, taints, capacity, ...), with random
+// regions, labels, zones and zone modes, taints, capacity, seedwarden's
+// cordon, ...), with random
 // region configs and scoring profiles (narrow_gen_test.go), decided on
 // alternately with a neighbouring snapshot that differs by one seed, so the
 // index is also rebuilt from its predecessor.
@@ -170,7 +171,7 @@ var (
 // probabilities drawn per landscape (so some landscapes are mostly unusable,
 // mostly of another provider, ...), with random usage and a random profile.
 func genSnapshot(r *rand.Rand, n int) (*placement.Snapshot, map[string]int64) {
-	p := make([]float64, 14)
+	p := make([]float64, 15)
 	for i := range p {
 		p[i] = []float64{0, 0, 0.02, 0.1, 0.3, 1}[r.IntN(6)]
 	}
@@ -250,7 +251,11 @@ func genSnapshot(r *rand.Rand, n int) (*placement.Snapshot, map[string]int64) {
 		if hit(13) {
 			s.Spec.Settings = nil
 		}
-		snap.Seeds = append(snap.Seeds, placement.NewSeed(s))
+		seed := placement.NewSeed(s)
+		if hit(14) {
+			seed = seed.WithCordon("seed is being drained (SeedDrain gen)")
+		}
+		snap.Seeds = append(snap.Seeds, seed)
 		usage[s.Name] = int64(r.IntN(300))
 	}
 	return snap, usage
