@@ -198,3 +198,34 @@ func (st *suite) seedwardenCounts(t *testing.T) map[string]float64 {
 	}
 	return out
 }
+
+// TestReadinessProbesAreNotClientRejections is issue 37's regression: with
+// client authentication on, /readyz's webhook check calls the webhook port
+// with its own certificate (server.SelfProbe), so 100 probes leave
+// seedwarden_webhook_client_rejections_total unchanged and log no TLS
+// handshake error. Before, each probe dialled without a certificate and
+// counted as reason "missing".
+func TestReadinessProbesAreNotClientRejections(t *testing.T) {
+	st := need(t)
+	st.logOnFailure(t)
+	var offset int64
+	if fi, err := os.Stat(st.logPath); err == nil {
+		offset = fi.Size()
+	}
+	before := st.seedwardenCounts(t)
+	for i := range 100 {
+		code, body := httpStatus(st.healthURL("/readyz?verbose"))
+		require.Equal(t, http.StatusOK, code, "probe %d: %s", i, body)
+		require.Contains(t, body, "[+]webhook ok", "probe %d", i)
+	}
+	after := st.seedwardenCounts(t)
+	for _, reason := range []string{"missing", "untrusted", "name_not_allowed"} {
+		key := "seedwarden_webhook_client_rejections_total/" + reason
+		assert.Equal(t, before[key], after[key], "%s moved across 100 readiness probes", key)
+	}
+	lines, err := readLines(st.logPath, offset)
+	require.NoError(t, err)
+	for _, l := range lines {
+		assert.NotContains(t, l, "TLS handshake error", "logged during the probes")
+	}
+}

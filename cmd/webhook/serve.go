@@ -207,7 +207,7 @@ func newWebhookServer(cfg *config.Config, limits server.Limits, drain *server.Dr
 		o.ClientAuth = v
 		log.Info("Webhook clients must present a certificate", "caFile", a.CAFile, "allowedNames", a.AllowedNames)
 	}
-	return server.NewWebhook(o, drain), nil
+	return server.NewWebhook(o, drain)
 }
 
 // newLimits are the request limits as configured, for every handler of one

@@ -51,6 +51,10 @@ type ClientVerifier struct {
 	allowed map[string]bool
 	now     func() time.Time
 
+	// probe is the readiness probe whose own certificate is accepted
+	// (NewWebhook sets it); nil: none.
+	probe *SelfProbe
+
 	mu    sync.Mutex
 	pool  *x509.CertPool
 	stamp fileStamp
@@ -134,6 +138,10 @@ func (v *ClientVerifier) verify(cs tls.ConnectionState, remote string) error {
 }
 
 func (v *ClientVerifier) check(certs []*x509.Certificate) (reason string, err error) {
+	if v.probe.presented(certs) {
+		// The process's own readiness probe: not a client, not counted.
+		return "", nil
+	}
 	if len(certs) == 0 {
 		return ClientCertMissing, errors.New("client certificate required")
 	}

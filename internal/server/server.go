@@ -24,7 +24,9 @@ type WebhookOptions struct {
 }
 
 // NewWebhook serves TLS from CertDir; controller-runtime's certwatcher
-// reloads the certificate and key when the files change.
+// reloads the certificate and key when the files change. Its
+// StartedChecker is a SelfProbe (see there why not controller-runtime's),
+// which ClientAuth, when set, accepts.
 //
 // Timeouts: webhook.Options (controller-runtime v0.25) has no field for
 // them. Its server is an http.Server with ReadHeaderTimeout 32s (which also
@@ -33,18 +35,28 @@ type WebhookOptions struct {
 // through (a catch-all answers unknown paths with 404), adds both per
 // request with an http.ResponseController: Limits.ReadTimeout for the body,
 // Limits.WriteTimeout for the answer. Register handlers wrapped in Guard.
-func NewWebhook(o WebhookOptions, drain *Drainer) webhook.Server {
+// The probe's path is the one exception: it reads no body and answers at
+// once.
+func NewWebhook(o WebhookOptions, drain *Drainer) (webhook.Server, error) {
+	probe, err := NewSelfProbe(o.Port)
+	if err != nil {
+		return nil, err
+	}
 	tlsOpts := []func(*tls.Config){HardenTLS}
 	if o.ClientAuth != nil {
+		o.ClientAuth.probe = probe
 		tlsOpts = append(tlsOpts, o.ClientAuth.Apply)
 	}
+	mux := http.NewServeMux()
+	mux.Handle(selfProbePath, probe)
 	srv := webhook.NewServer(webhook.Options{
-		Port:     o.Port,
-		CertDir:  o.CertDir,
-		CertName: o.CertName,
-		KeyName:  o.KeyName,
-		TLSOpts:  tlsOpts,
+		Port:       o.Port,
+		CertDir:    o.CertDir,
+		CertName:   o.CertName,
+		KeyName:    o.KeyName,
+		TLSOpts:    tlsOpts,
+		WebhookMux: mux,
 	})
 	srv.Register("/", Guard(o.Limits, drain, http.NotFoundHandler()))
-	return srv
+	return probedServer{Server: srv, probe: probe}, nil
 }
