@@ -63,9 +63,10 @@ demo: build certs ## Start a server on free ports (DEMO_PORT, DEMO_HEALTH_PORT; 
 
 test: tools unit-with-apiserver oracle-check chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver and Gardener's scheduler as oracle where they need them), conformance and differential counts, the oracle's own check, chart check, e2e on both gardens.
 
-tools: ## Build kube-apiserver, etcd and promtool from the Go module proxy, and Gardener's programs from its pinned source, into .cache (once per machine).
+tools: ## Build kube-apiserver, etcd, promtool and Prometheus from the Go module proxy, and Gardener's programs from its pinned source, into .cache (once per machine).
 	@bash hack/e2e-tools.sh >/dev/null
 	@bash hack/rules/promtool.sh >/dev/null
+	@bash hack/rules/promtool.sh prometheus >/dev/null
 	@bash hack/gardener-bins.sh >/dev/null
 
 # Unit tests that need an API server (CRD install, serve --kubeconfig, the
