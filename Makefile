@@ -69,9 +69,10 @@ test: sources tools unit-with-apiserver oracle-check chart-check e2e ## Everythi
 sources: ## Look up Gardener's pinned source (GARDENER_SRC, the tarball beside the clone, git) and cert-manager's (CERT_MANAGER_SRC, ../shared/cert-manager); builds nothing.
 	@ok=1; bash hack/gardener-src.sh --check || ok=; bash hack/cert-manager-bins.sh --check || ok=; test -n "$$ok"
 
-tools: sources ## Build kube-apiserver, etcd and promtool from the Go module proxy, and Gardener's and cert-manager's programs from their pinned sources, into .cache (once per machine).
+tools: sources ## Build kube-apiserver, etcd, promtool and Prometheus from the Go module proxy, and Gardener's and cert-manager's programs from their pinned sources, into .cache (once per machine).
 	@bash hack/e2e-tools.sh >/dev/null
 	@bash hack/rules/promtool.sh >/dev/null
+	@bash hack/rules/promtool.sh prometheus >/dev/null
 	@bash hack/gardener-bins.sh >/dev/null
 	@bash hack/cert-manager-bins.sh >/dev/null
 

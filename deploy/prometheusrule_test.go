@@ -2,6 +2,7 @@ package manifests_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -276,4 +277,54 @@ func runbookSections(doc string) map[string]string {
 		out[title] = doc[m[1]:end]
 	}
 	return out
+}
+
+// SeedwardenDown reads up of the job the ServiceMonitor's scrape produces:
+// the value of the Service's label that jobLabel names. Renaming either
+// would make the alert fire forever (absent) or never.
+func TestSeedwardenDownWatchesTheServiceMonitorsJob(t *testing.T) {
+	docs := manifests(t)
+	sm := findU(t, docs, "ServiceMonitor", namespace, "seedwarden")
+	jobLabel, _, _ := unstructured.NestedString(sm.Object, "spec", "jobLabel")
+	require.NotEmpty(t, jobLabel, "the ServiceMonitor sets no jobLabel: job would be the Service's name")
+	svc := findU(t, docs, "Service", namespace, serviceName)
+	job := svc.GetLabels()[jobLabel]
+	require.NotEmpty(t, job, "the Service has no label %s", jobLabel)
+	_, groups := shippedRuleSpec(t)
+	var down *alertingRule
+	for _, a := range alerts(groups) {
+		if a.Alert == "SeedwardenDown" {
+			down = &a
+		}
+	}
+	require.NotNil(t, down, "no alert SeedwardenDown")
+	assert.Equal(t, fmt.Sprintf("absent(up{job=%q} == 1)", job), strings.TrimSpace(down.Expr))
+	assert.Equal(t, "critical", down.Labels["severity"])
+}
+
+// docs/operations.md's alert table lists every shipped alert once, linked
+// to its section, with the rule's `for`.
+func TestOperationsAlertTable(t *testing.T) {
+	doc, err := os.ReadFile(runbookFile)
+	require.NoError(t, err)
+	row := regexp.MustCompile(`(?m)^\| \[(Seedwarden[A-Za-z]+)\]\(#([a-z]+)\) \| (warning|critical) \| (.*), for (\d+[smh]) \|$`)
+	type entry struct{ anchor, severity, forDur string }
+	table := map[string]entry{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		_, dup := table[m[1]]
+		assert.False(t, dup, "%s has two rows", m[1])
+		table[m[1]] = entry{m[2], m[3], m[5]}
+	}
+	_, groups := shippedRuleSpec(t)
+	for _, a := range alerts(groups) {
+		e, ok := table[a.Alert]
+		if !assert.True(t, ok, "%s: no row in %s's alert table", a.Alert, runbookFile) {
+			continue
+		}
+		assert.Equal(t, strings.ToLower(a.Alert), e.anchor, "%s: link", a.Alert)
+		assert.Equal(t, a.Labels["severity"], e.severity, "%s: severity", a.Alert)
+		assert.Equal(t, a.For, e.forDur, "%s: for", a.Alert)
+		delete(table, a.Alert)
+	}
+	assert.Empty(t, table, "rows for alerts that are not shipped")
 }
