@@ -4,8 +4,9 @@
 //
 //	go run ./cmd/render -out DIR
 //
-// Files: kustomize.yaml (the base), helm-default.yaml (default values),
-// helm-options.yaml (every optional part on: NetworkPolicy, client
+// Files: kustomize.yaml (the base), kustomize-components.yaml (the base with
+// every Component of deploy/, in name order), helm-default.yaml (default
+// values), helm-options.yaml (every optional part on: NetworkPolicy, client
 // authentication, an existing issuer, patch mode, labels).
 package main
 
@@ -43,6 +44,14 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
+	comps, err := chartcheck.Components(root)
+	if err != nil {
+		return err
+	}
+	all, err := chartcheck.RenderOverlay(root, chartcheck.ComponentInputs(comps), comps...)
+	if err != nil {
+		return err
+	}
 	ch, err := chartcheck.LoadChart(filepath.Join(root, chartcheck.ChartDir))
 	if err != nil {
 		return err
@@ -56,7 +65,7 @@ func run(out string) error {
 		return err
 	}
 	for name, objs := range map[string][]chartcheck.Object{
-		"kustomize.yaml": base, "helm-default.yaml": def, "helm-options.yaml": opt,
+		"kustomize.yaml": base, "kustomize-components.yaml": all, "helm-default.yaml": def, "helm-options.yaml": opt,
 	} {
 		if err := chartcheck.WriteYAML(filepath.Join(out, name), objs); err != nil {
 			return err
