@@ -26,7 +26,7 @@ DEMO_PORT        ?= 0
 DEMO_HEALTH_PORT ?= 0
 DEMO_URL         ?=
 
-.PHONY: help build certs run demo test tools unit unit-with-apiserver oracle-check difftest chart-check e2e bench lint golangci fuzz generate clean image set-version
+.PHONY: help build certs run demo test sources tools unit unit-with-apiserver oracle-check difftest chart-check e2e bench lint golangci fuzz generate clean image set-version
 
 # The name column is as wide as the longest target; descriptions wrap to
 # $COLUMNS (default 100) under their own column, clear of the names.
@@ -61,13 +61,20 @@ run: certs ## Run the webhook server on the example landscape (Ctrl-C stops it).
 demo: build certs ## Start a server on free ports (DEMO_PORT, DEMO_HEALTH_PORT; DEMO_URL: use a running one), send the example Shoots, stop it.
 	$(GO) run ./hack/demo $(if $(DEMO_URL),-url $(DEMO_URL),-server "bin/webhook serve --landscape $(DEV_LANDSCAPE)" -config $(DEV_CONFIG) -port $(DEMO_PORT) -health-port $(DEMO_HEALTH_PORT))
 
-test: tools unit-with-apiserver oracle-check chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver and Gardener's scheduler as oracle where they need them), conformance and differential counts, the oracle's own check, chart check, e2e on both gardens.
+test: sources tools unit-with-apiserver oracle-check chart-check e2e ## Everything CI runs: unit tests (with a real kube-apiserver and Gardener's scheduler as oracle where they need them), conformance and differential counts, the oracle's own check, chart check, e2e on both gardens.
 
-tools: ## Build kube-apiserver, etcd, promtool and Prometheus from the Go module proxy, and Gardener's programs from its pinned source, into .cache (once per machine).
+# The pinned sources the Go module proxy does not serve are looked up first, in
+# seconds, so a clone without them fails before any long build, naming where
+# each can come from (docs/testing.md).
+sources: ## Look up Gardener's pinned source (GARDENER_SRC, the tarball beside the clone, git) and cert-manager's (CERT_MANAGER_SRC, ../shared/cert-manager); builds nothing.
+	@ok=1; bash hack/gardener-src.sh --check || ok=; bash hack/cert-manager-bins.sh --check || ok=; test -n "$$ok"
+
+tools: sources ## Build kube-apiserver, etcd, promtool and Prometheus from the Go module proxy, and Gardener's and cert-manager's programs from their pinned sources, into .cache (once per machine).
 	@bash hack/e2e-tools.sh >/dev/null
 	@bash hack/rules/promtool.sh >/dev/null
 	@bash hack/rules/promtool.sh prometheus >/dev/null
 	@bash hack/gardener-bins.sh >/dev/null
+	@bash hack/cert-manager-bins.sh >/dev/null
 
 # Unit tests that need an API server (CRD install, serve --kubeconfig, the
 # pending controller, manifests dry-run) find it through KUBEBUILDER_ASSETS,
@@ -156,7 +163,7 @@ E2E_TARGETS ?= crd gardener
 # depends on the mode; the others mean the same in both (e2e/README.md).
 E2E_GARDENER_PATCH_RUN ?= TestPatchModeNeedsBindingPermission|TestPlacement$$|TestConcurrentCreatesNeverOverfill|TestRefusedCreate|TestOversizedBurstStoresNone|TestRecreatesOfPendingNamesHoldNoPlaces|TestDeletedShootsHoldNoPlacesOnAFollower
 
-e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode (e2e/README.md).
+e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode; then the install package with the real cert-manager once (e2e/README.md).
 	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
 	assets=$$(printf '%s\n' "$$assets" | tail -1); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
@@ -170,10 +177,15 @@ e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + et
 			if [ "$$target" = gardener ] && [ "$$mode" = patch ]; then run='$(E2E_GARDENER_PATCH_RUN)'; else run=.; fi; \
 			echo "== e2e suite, target $$target, placement mode $$mode (-run '$$run')"; \
 			KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_GARDEN=$$target SEEDWARDEN_E2E_PLACEMENT=$$mode \
-				$(GO) test -count=1 -v -timeout 20m -run "$$run" ./e2e/... || failed="$$failed $$target/$$mode"; \
+				$(GO) test -count=1 -v -timeout 20m -run "$$run" ./e2e/ || failed="$$failed $$target/$$mode"; \
 		done; \
 	done; \
-	if [ -n "$$failed" ]; then echo "e2e failed in (target/placement mode):$$failed"; exit 1; fi
+	cm=$$(bash hack/cert-manager-bins.sh) && crds=$$(bash hack/cert-manager-bins.sh --crds) || exit 1; \
+	echo "== e2e install package (cert-manager's controller and cainjector, once)"; \
+	KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_CERT_MANAGER_BIN="$$(printf '%s\n' "$$cm" | tail -1)" \
+		SEEDWARDEN_E2E_CERT_MANAGER_CRDS="$$(printf '%s\n' "$$crds" | tail -1)" \
+		$(GO) test -count=1 -v -timeout 20m ./e2e/install/ || failed="$$failed install"; \
+	if [ -n "$$failed" ]; then echo "e2e failed in (target/placement mode, or install):$$failed"; exit 1; fi
 
 BENCH_LARGE ?=
 BENCH_APISERVER ?=

@@ -15,6 +15,12 @@
 # exits 1.
 #
 # Usage: bash hack/gardener-src.sh   (prints the tree's path as its last line)
+#        bash hack/gardener-src.sh --check
+#          only looks the sources up, in seconds, before any long build: the
+#          tree already in place, or $GARDENER_SRC there (a git checkout at the
+#          pinned commit), or the offline tarball with the pinned sha256, or the
+#          git remote answering (within GARDENER_GIT_CHECK_TIMEOUT, default 15s);
+#          when none is, it names all three and exits 1.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,9 +38,56 @@ UPSTREAM="${GARDENER_GIT_URL:-https://github.com/gardener/gardener.git}"
 log() { printf '[gardener-src] %s\n' "$*" >&2; }
 
 if [[ -f "${STAMP}" && "$(cat "${STAMP}")" == "${GARDENER_COMMIT}" ]]; then
-  echo "${DEST}"
+  [[ "${1:-}" == "--check" ]] || echo "${DEST}"
   exit 0
 fi
+
+# check_sources: --check's quick look-up (nothing is unpacked or fetched).
+check_sources() {
+  local lacks=() head got
+  if [[ -z "${GARDENER_SRC:-}" ]]; then
+    lacks+=("GARDENER_SRC: not set")
+  elif [[ -f "${GARDENER_SRC}" ]]; then
+    log "Gardener's source: GARDENER_SRC=${GARDENER_SRC}"
+    return 0
+  elif [[ -d "${GARDENER_SRC}" ]]; then
+    head="$(git -C "${GARDENER_SRC}" rev-parse HEAD 2>/dev/null || echo "${GARDENER_COMMIT}")"
+    if [[ "${head}" == "${GARDENER_COMMIT}" ]]; then
+      log "Gardener's source: GARDENER_SRC=${GARDENER_SRC}"
+      return 0
+    fi
+    lacks+=("GARDENER_SRC=${GARDENER_SRC}: HEAD is ${head}, pinned ${GARDENER_COMMIT}")
+  else
+    lacks+=("GARDENER_SRC=${GARDENER_SRC}: no such file or folder")
+  fi
+  if [[ ! -f "${OFFLINE}" ]]; then
+    lacks+=("the tarball beside the clone, ${OFFLINE}: not there")
+  elif got="$(sha256sum "${OFFLINE}" | cut -d' ' -f1)" && [[ "${got}" != "${GARDENER_TARBALL_SHA256}" ]]; then
+    lacks+=("the tarball beside the clone, ${OFFLINE}: sha256 ${got}, pinned ${GARDENER_TARBALL_SHA256}")
+  else
+    log "Gardener's source: ${OFFLINE}"
+    return 0
+  fi
+  if ! command -v git >/dev/null; then
+    lacks+=("git fetch of ${GARDENER_COMMIT} from ${UPSTREAM}: git not installed")
+  elif timeout "${GARDENER_GIT_CHECK_TIMEOUT:-15}" git ls-remote --exit-code "${UPSTREAM}" HEAD >/dev/null 2>&1; then
+    log "Gardener's source: git fetch of ${GARDENER_COMMIT} from ${UPSTREAM}"
+    return 0
+  else
+    lacks+=("git fetch of ${GARDENER_COMMIT} from ${UPSTREAM}: the remote does not answer")
+  fi
+  log "no source of Gardener ${GARDENER_COMMIT} is reachable:"
+  local l
+  for l in "${lacks[@]}"; do log "  - ${l}"; done
+  log "set GARDENER_SRC to a checkout or tarball of that commit, or put gardener-${GARDENER_COMMIT:0:10}.tar.gz into ../shared/gardener beside the clone"
+  return 1
+}
+
+case "${1:-}" in
+--check) check_sources; exit ;;
+"") ;;
+*) log "usage: $0 [--check]"; exit 2 ;;
+esac
 
 mkdir -p "${CACHE}"
 if command -v flock >/dev/null 2>&1; then
