@@ -163,7 +163,7 @@ E2E_TARGETS ?= crd gardener
 # depends on the mode; the others mean the same in both (e2e/README.md).
 E2E_GARDENER_PATCH_RUN ?= TestPatchModeNeedsBindingPermission|TestPlacement$$|TestConcurrentCreatesNeverOverfill|TestRefusedCreate|TestOversizedBurstStoresNone|TestRecreatesOfPendingNamesHoldNoPlaces|TestDeletedShootsHoldNoPlacesOnAFollower
 
-e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode (e2e/README.md).
+e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode; then the install package with the real cert-manager once (e2e/README.md).
 	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
 	assets=$$(printf '%s\n' "$$assets" | tail -1); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
@@ -177,10 +177,15 @@ e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + et
 			if [ "$$target" = gardener ] && [ "$$mode" = patch ]; then run='$(E2E_GARDENER_PATCH_RUN)'; else run=.; fi; \
 			echo "== e2e suite, target $$target, placement mode $$mode (-run '$$run')"; \
 			KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_GARDEN=$$target SEEDWARDEN_E2E_PLACEMENT=$$mode \
-				$(GO) test -count=1 -v -timeout 20m -run "$$run" ./e2e/... || failed="$$failed $$target/$$mode"; \
+				$(GO) test -count=1 -v -timeout 20m -run "$$run" ./e2e/ || failed="$$failed $$target/$$mode"; \
 		done; \
 	done; \
-	if [ -n "$$failed" ]; then echo "e2e failed in (target/placement mode):$$failed"; exit 1; fi
+	cm=$$(bash hack/cert-manager-bins.sh) && crds=$$(bash hack/cert-manager-bins.sh --crds) || exit 1; \
+	echo "== e2e install package (cert-manager's controller and cainjector, once)"; \
+	KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_CERT_MANAGER_BIN="$$(printf '%s\n' "$$cm" | tail -1)" \
+		SEEDWARDEN_E2E_CERT_MANAGER_CRDS="$$(printf '%s\n' "$$crds" | tail -1)" \
+		$(GO) test -count=1 -v -timeout 20m ./e2e/install/ || failed="$$failed install"; \
+	if [ -n "$$failed" ]; then echo "e2e failed in (target/placement mode, or install):$$failed"; exit 1; fi
 
 BENCH_LARGE ?=
 BENCH_APISERVER ?=

@@ -118,3 +118,13 @@ func serial() *big.Int {
 	}
 	return n
 }
+
+// CAPair is the CA's own certificate and key, PEM-encoded: for a test that
+// hands the CA to another issuer (a cert-manager CA Issuer's Secret).
+func (a *Authority) CAPair() (Pair, error) {
+	keyDER, err := x509.MarshalPKCS8PrivateKey(a.key)
+	if err != nil {
+		return Pair{}, err
+	}
+	return Pair{CertPEM: a.CertPEM, KeyPEM: pemBlock("PRIVATE KEY", keyDER)}, nil
+}

@@ -47,3 +47,26 @@ func TestGenerateAndCheck(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, CAFile), ca, 0o644))
 	assert.Error(t, Check(dir, DefaultHosts, now))
 }
+
+// CAPair hands out the CA's own key: a certificate signed with it verifies
+// against the CA, as one the Authority issues does.
+func TestCAPairSignsForTheAuthority(t *testing.T) {
+	now := time.Now()
+	ca, err := NewAuthority("test CA", now)
+	require.NoError(t, err)
+	pair, err := ca.CAPair()
+	require.NoError(t, err)
+	assert.Equal(t, ca.CertPEM, pair.CertPEM)
+	caTLS, err := pair.TLS()
+	require.NoError(t, err, "the key is the certificate's")
+	caCert, err := x509.ParseCertificate(caTLS.Certificate[0])
+	require.NoError(t, err)
+	assert.True(t, caCert.IsCA)
+	leaf, err := ca.IssueServing([]string{"example.test"}, now)
+	require.NoError(t, err)
+	leafTLS, err := leaf.TLS()
+	require.NoError(t, err)
+	leafCert, err := x509.ParseCertificate(leafTLS.Certificate[0])
+	require.NoError(t, err)
+	assert.NoError(t, leafCert.CheckSignatureFrom(caCert))
+}
