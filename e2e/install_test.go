@@ -70,13 +70,13 @@ func TestInstallRenderingsAcceptedByAPIServer(t *testing.T) {
 	}
 }
 
-// renderInstalls writes hack/chartcheck's renderings (cmd/render) into a
-// temporary directory and returns it.
-func renderInstalls(ctx context.Context, t *testing.T, st *suite) string {
+// renderInstalls writes hack/chartcheck's renderings (cmd/render, with
+// args) into a temporary directory and returns it.
+func renderInstalls(ctx context.Context, t *testing.T, st *suite, args ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, goTool(), "run", "./cmd/render", "-out", dir)
+	cmd := exec.CommandContext(ctx, goTool(), append([]string{"run", "./cmd/render", "-out", dir}, args...)...)
 	cmd.Dir = filepath.Join(st.root, chartcheckDir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: go run ./cmd/render: %v\n%s", chartcheckDir, err, out)

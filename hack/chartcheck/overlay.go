@@ -96,8 +96,40 @@ func RenderOverlay(root string, extra map[string][]byte, components ...string) (
 	return RenderKustomize(dir)
 }
 
+// VirtualGarden is the Component for gardener-operator's virtual garden;
+// VirtualGardenInput names the ConfigMap an overlay with it must add (kustomize
+// reads it and never applies it, config.kubernetes.io/local-config), whose
+// WebhookHostKey is the webhook URLs' host. DefaultWebhookHost is the one
+// install.md suggests: the Service in the runtime cluster.
+const (
+	VirtualGarden      = "virtual-garden"
+	VirtualGardenInput = "seedwarden-virtual-garden"
+	WebhookHostKey     = "webhookHost"
+	DefaultWebhookHost = "seedwarden.seedwarden.svc"
+	// ClusterLabel says which cluster an object of the virtual-garden
+	// Component goes to: ClusterRuntime, ClusterVirtualGarden or ClusterBoth.
+	ClusterLabel         = "seedwarden.io/cluster"
+	ClusterRuntime       = "runtime"
+	ClusterVirtualGarden = "virtual-garden"
+	ClusterBoth          = "both"
+)
+
 // ComponentInputs are the files an overlay must add for the given
-// Components (none so far).
-func ComponentInputs(components []string) map[string][]byte {
+// Components: for VirtualGarden, the ConfigMap with host as webhookHost.
+func ComponentInputs(components []string, host string) map[string][]byte {
+	for _, c := range components {
+		if c == VirtualGarden {
+			return map[string][]byte{"webhook-host.yaml": []byte(fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: %s
+  annotations:
+    config.kubernetes.io/local-config: "true"
+data:
+  %s: %q
+`, VirtualGardenInput, ReleaseNamespace, WebhookHostKey, host))}
+		}
+	}
 	return nil
 }

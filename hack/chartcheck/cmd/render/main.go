@@ -5,7 +5,8 @@
 //	go run ./cmd/render -out DIR
 //
 // Files: kustomize.yaml (the base), kustomize-components.yaml (the base with
-// every Component of deploy/, in name order), helm-default.yaml (default
+// every Component of deploy/, in name order, the virtual-garden one with
+// -webhook-host), helm-default.yaml (default
 // values), helm-options.yaml (every optional part on: NetworkPolicy, client
 // authentication, an existing issuer, patch mode, labels).
 package main
@@ -21,18 +22,19 @@ import (
 
 func main() {
 	out := flag.String("out", "", "directory to write the rendered YAML to (created)")
+	host := flag.String("webhook-host", chartcheck.DefaultWebhookHost, "the virtual-garden Component's webhook host[:port] in kustomize-components.yaml")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "render: -out is required")
 		os.Exit(2)
 	}
-	if err := run(*out); err != nil {
+	if err := run(*out, *host); err != nil {
 		fmt.Fprintln(os.Stderr, "render:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string) error {
+func run(out, host string) error {
 	root, err := chartcheck.RepoRoot()
 	if err != nil {
 		return err
@@ -48,7 +50,7 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	all, err := chartcheck.RenderOverlay(root, chartcheck.ComponentInputs(comps), comps...)
+	all, err := chartcheck.RenderOverlay(root, chartcheck.ComponentInputs(comps, host), comps...)
 	if err != nil {
 		return err
 	}
