@@ -55,15 +55,7 @@ func TestInstallRenderingsAcceptedByAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	dir := t.TempDir()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, goTool(), "run", "./cmd/render", "-out", dir)
-	cmd.Dir = filepath.Join(st.root, chartcheckDir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: go run ./cmd/render: %v\n%s", chartcheckDir, err, out)
-	}
-	t.Logf("rendered in %s (%s)", time.Since(start).Round(time.Millisecond), chartcheckDir)
-
+	dir := renderInstalls(ctx, t, st)
 	installMinimalCRDs(ctx, t, st.c)
 	for _, name := range installRenderings {
 		t.Run(name, func(t *testing.T) {
@@ -76,6 +68,21 @@ func TestInstallRenderingsAcceptedByAPIServer(t *testing.T) {
 			t.Logf("%d objects accepted (dry run)", len(objs))
 		})
 	}
+}
+
+// renderInstalls writes hack/chartcheck's renderings (cmd/render, with
+// args) into a temporary directory and returns it.
+func renderInstalls(ctx context.Context, t *testing.T, st *suite, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, goTool(), append([]string{"run", "./cmd/render", "-out", dir}, args...)...)
+	cmd.Dir = filepath.Join(st.root, chartcheckDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: go run ./cmd/render: %v\n%s", chartcheckDir, err, out)
+	}
+	t.Logf("rendered in %s (%s)", time.Since(start).Round(time.Millisecond), chartcheckDir)
+	return dir
 }
 
 // dryRunCreate creates o with dry run; under another name if it exists.

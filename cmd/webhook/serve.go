@@ -193,6 +193,8 @@ func newWebhookServer(cfg *config.Config, limits server.Limits, drain *server.Dr
 		CertName: cfg.Server.CertName,
 		KeyName:  cfg.Server.KeyName,
 		Limits:   limits,
+		// What the port serves, seen by every readiness probe.
+		ServedCertificate: m.SetServingCertificateExpiry,
 	}
 	if a := cfg.Server.ClientAuth; a.Enabled() {
 		v, err := server.NewClientVerifier(server.ClientAuth{

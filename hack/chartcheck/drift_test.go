@@ -1,14 +1,12 @@
 package chartcheck
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
 )
 
 // root is the repository root, two levels up from this module.
@@ -32,29 +30,7 @@ func renderChart(t *testing.T, values map[string]any) []Object {
 // under deploy/), from an overlay in a temporary directory.
 func kustomizeOverlay(t *testing.T, components ...string) []Object {
 	t.Helper()
-	dir := t.TempDir()
-	// kustomize takes only relative paths to other kustomizations.
-	rel := func(p string) string {
-		r, err := filepath.Rel(dir, filepath.Join(root(t), p))
-		require.NoError(t, err)
-		return r
-	}
-	k := map[string]any{
-		"apiVersion": "kustomize.config.k8s.io/v1beta1",
-		"kind":       "Kustomization",
-		"resources":  []string{rel(ManifestsDir)},
-	}
-	var comps []string
-	for _, c := range components {
-		comps = append(comps, rel(filepath.Join("deploy", c)))
-	}
-	if len(comps) > 0 {
-		k["components"] = comps
-	}
-	data, err := yaml.Marshal(k)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), data, 0o600))
-	objs, err := RenderKustomize(dir)
+	objs, err := RenderOverlay(root(t), nil, components...)
 	require.NoError(t, err)
 	return objs
 }

@@ -32,10 +32,12 @@ const (
 	ReleaseNamespace = "seedwarden"
 )
 
-// Paths of the chart and the kustomize base, relative to the repository root.
+// Paths of the chart and the kustomize base, relative to the repository root;
+// the kustomize Components sit in directories of DeployDir beside the base.
 const (
 	ChartDir     = "charts/seedwarden"
 	ManifestsDir = "deploy/manifests"
+	DeployDir    = "deploy"
 )
 
 // RepoRoot finds the repository root from the working directory (the

@@ -49,6 +49,7 @@ const (
 	CacheMaxStalenessName      = "seedwarden_cache_max_staleness_seconds"
 	ClusterConflictsTotalName  = "seedwarden_scheduling_cluster_capacity_conflicts_total"
 	ClientRejectionsTotalName  = "seedwarden_webhook_client_rejections_total"
+	ServingCertExpiryName      = "seedwarden_webhook_serving_certificate_expiry_timestamp_seconds"
 )
 
 // Label names that are not obvious. None is a target label Prometheus adds
@@ -91,6 +92,7 @@ type Recorder struct {
 	rejectedKinds, rejectedNamespaces *boundedValues
 	conflicts                         prometheus.Counter
 	clientRejections                  *prometheus.CounterVec
+	servingCertExpiry                 *prometheus.GaugeVec   // no labels: nothing exported until set
 	refused                           *prometheus.CounterVec // refused.go
 	lifecycle                         reservationLifecycle   // refused.go
 	requestBudgetWaits                *prometheus.CounterVec // requestbudget.go
@@ -168,6 +170,10 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Name: ClientRejectionsTotalName,
 			Help: "TLS handshakes on the webhook port refused by client authentication (server.clientAuth), by reason (missing, untrusted, name_not_allowed).",
 		}, []string{"reason"}),
+		servingCertExpiry: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: ServingCertExpiryName,
+			Help: "notAfter of the certificate the webhook port served to the last readiness probe, in Unix seconds: what this replica really serves, after the kubelet's Secret sync and the server's reload.",
+		}, nil),
 		refused:      newRefusedCollector(),
 		lifecycle:    newReservationLifecycle(),
 		pending:      newPendingCollectors(),
@@ -187,6 +193,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.rejected = Register(reg, m.rejected)
 	m.conflicts = Register(reg, m.conflicts)
 	m.clientRejections = Register(reg, m.clientRejections)
+	m.servingCertExpiry = Register(reg, m.servingCertExpiry)
 	m.refused = Register(reg, m.refused)
 	m.lifecycle.confirmation = Register(reg, m.lifecycle.confirmation)
 	m.lifecycle.expired = Register(reg, m.lifecycle.expired)
@@ -237,6 +244,15 @@ func (m *Recorder) ObserveClientRejection(reason string) {
 		return
 	}
 	m.clientRejections.WithLabelValues(reason).Inc()
+}
+
+// SetServingCertificateExpiry records the notAfter of the certificate the
+// webhook port served (server.SelfProbe's handshake).
+func (m *Recorder) SetServingCertificateExpiry(notAfter time.Time) {
+	if m == nil {
+		return
+	}
+	m.servingCertExpiry.WithLabelValues().Set(float64(notAfter.Unix()))
 }
 
 // ObserveDecision counts one handled admission and records how long it took.

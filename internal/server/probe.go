@@ -46,10 +46,17 @@ const selfProbeTimeout = 10 * time.Second
 // probes do not count in controller_runtime_webhook_requests_total; the
 // answer proves that the port's TLS, its client verification and its HTTP
 // server all work.
+//
+// Each probe also sees the certificate the port serves: served, when set,
+// gets its notAfter (seedwarden_webhook_serving_certificate_expiry_timestamp_seconds),
+// the one report of what this replica really serves after the kubelet's
+// Secret sync and the server's reload, which cert-manager's series and
+// internal/certwatch (the Certificate's status) cannot show.
 type SelfProbe struct {
-	url  string
-	der  []byte
-	http *http.Client
+	url    string
+	der    []byte
+	http   *http.Client
+	served func(notAfter time.Time)
 }
 
 // selfProbePath is the path the probe asks for; no handler serves it.
@@ -117,6 +124,9 @@ func (p *SelfProbe) Check(r *http.Request) error {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	if p.served != nil && resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		p.served(resp.TLS.PeerCertificates[0].NotAfter)
+	}
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("webhook server answered the readiness probe with %s, not 204 No Content", resp.Status)
 	}

@@ -70,6 +70,9 @@ type probedWebhook struct {
 	serverCA *certgen.Authority
 	rejected *[]string
 	mu       *sync.Mutex
+	// notAfter is the served certificate's, as the probe reported it, and
+	// want the serving certificate's.
+	notAfter, want *time.Time
 }
 
 func startProbedWebhook(t *testing.T, clientCA *certgen.Authority) probedWebhook {
@@ -81,9 +84,17 @@ func startProbedWebhook(t *testing.T, clientCA *certgen.Authority) probedWebhook
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, certgen.WriteServing(dir, serverCA, serving))
-	w := probedWebhook{port: freeLocalPort(t), serverCA: serverCA, rejected: &[]string{}, mu: &sync.Mutex{}}
+	w := probedWebhook{port: freeLocalPort(t), serverCA: serverCA, rejected: &[]string{}, mu: &sync.Mutex{}, notAfter: &time.Time{}, want: &time.Time{}}
+	leaf, err := serving.TLS()
+	require.NoError(t, err)
+	*w.want = leaf.Leaf.NotAfter
 	o := WebhookOptions{Port: w.port, CertDir: dir, CertName: certgen.CertFile, KeyName: certgen.KeyFile,
-		Limits: Limits{MaxRequestBytes: 1 << 20, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}}
+		Limits: Limits{MaxRequestBytes: 1 << 20, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second},
+		ServedCertificate: func(notAfter time.Time) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			*w.notAfter = notAfter
+		}}
 	if clientCA != nil {
 		caFile := filepath.Join(dir, "client-ca.crt")
 		require.NoError(t, os.WriteFile(caFile, clientCA.CertPEM, 0o600))
@@ -177,5 +188,13 @@ func TestSelfProbe(t *testing.T) {
 	t.Run("without client authentication", func(t *testing.T) {
 		w := startProbedWebhook(t, nil)
 		require.NoError(t, w.srv.StartedChecker()(req))
+	})
+	t.Run("reports the certificate served", func(t *testing.T) {
+		w := startProbedWebhook(t, nil)
+		require.NoError(t, w.srv.StartedChecker()(req))
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.False(t, w.want.IsZero())
+		assert.True(t, w.notAfter.Equal(*w.want), "served notAfter %s, serving certificate's %s", w.notAfter, w.want)
 	})
 }

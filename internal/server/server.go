@@ -8,6 +8,7 @@ package server
 import (
 	"crypto/tls"
 	"net/http"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -21,6 +22,9 @@ type WebhookOptions struct {
 	// ClientAuth, when set, accepts only clients whose certificate it
 	// verifies (the API server's); nil accepts any client.
 	ClientAuth *ClientVerifier
+	// ServedCertificate, when set, gets the notAfter of the certificate the
+	// port served to each readiness probe (SelfProbe).
+	ServedCertificate func(notAfter time.Time)
 }
 
 // NewWebhook serves TLS from CertDir; controller-runtime's certwatcher
@@ -42,6 +46,7 @@ func NewWebhook(o WebhookOptions, drain *Drainer) (webhook.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	probe.served = o.ServedCertificate
 	tlsOpts := []func(*tls.Config){HardenTLS}
 	if o.ClientAuth != nil {
 		o.ClientAuth.probe = probe

@@ -4,8 +4,10 @@
 //
 //	go run ./cmd/render -out DIR
 //
-// Files: kustomize.yaml (the base), helm-default.yaml (default values),
-// helm-options.yaml (every optional part on: NetworkPolicy, client
+// Files: kustomize.yaml (the base), kustomize-components.yaml (the base with
+// every Component of deploy/, in name order, the virtual-garden one with
+// -webhook-host), helm-default.yaml (default
+// values), helm-options.yaml (every optional part on: NetworkPolicy, client
 // authentication, an existing issuer, patch mode, labels).
 package main
 
@@ -20,18 +22,19 @@ import (
 
 func main() {
 	out := flag.String("out", "", "directory to write the rendered YAML to (created)")
+	host := flag.String("webhook-host", chartcheck.DefaultWebhookHost, "the virtual-garden Component's webhook host[:port] in kustomize-components.yaml")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "render: -out is required")
 		os.Exit(2)
 	}
-	if err := run(*out); err != nil {
+	if err := run(*out, *host); err != nil {
 		fmt.Fprintln(os.Stderr, "render:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string) error {
+func run(out, host string) error {
 	root, err := chartcheck.RepoRoot()
 	if err != nil {
 		return err
@@ -40,6 +43,14 @@ func run(out string) error {
 		return err
 	}
 	base, err := chartcheck.RenderKustomize(filepath.Join(root, chartcheck.ManifestsDir))
+	if err != nil {
+		return err
+	}
+	comps, err := chartcheck.Components(root)
+	if err != nil {
+		return err
+	}
+	all, err := chartcheck.RenderOverlay(root, chartcheck.ComponentInputs(comps, host), comps...)
 	if err != nil {
 		return err
 	}
@@ -56,7 +67,7 @@ func run(out string) error {
 		return err
 	}
 	for name, objs := range map[string][]chartcheck.Object{
-		"kustomize.yaml": base, "helm-default.yaml": def, "helm-options.yaml": opt,
+		"kustomize.yaml": base, "kustomize-components.yaml": all, "helm-default.yaml": def, "helm-options.yaml": opt,
 	} {
 		if err := chartcheck.WriteYAML(filepath.Join(out, name), objs); err != nil {
 			return err
