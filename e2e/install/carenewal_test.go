@@ -154,7 +154,7 @@ func equalSets(a, b map[string]bool) bool {
 
 // seedwardenWebhookConfigurations is the label selector
 // docs/troubleshooting.md lists the webhook configurations with.
-const seedwardenWebhookConfigurations = "app.kubernetes.io/name=seedwarden,app.kubernetes.io/component=webhook-configuration"
+const seedwardenWebhookConfigurations = "app.kubernetes.io/part-of=seedwarden,app.kubernetes.io/component=webhook-configuration"
 
 // replaceCABundles does what docs/troubleshooting.md says to stop trusting
 // an old CA: for every webhook configuration its selector lists, one JSON
