@@ -65,10 +65,10 @@ func (sb *sideBySide) activate(b binder) {
 
 func (sb *sideBySide) stopSeedwarden() error {
 	p := sb.st.process()
-	if p == nil || p.exited() {
+	if p == nil || p.Exited() {
 		return nil
 	}
-	code, _, err := p.terminate(20 * time.Second)
+	code, _, err := p.Stop(20 * time.Second)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (sb *sideBySide) stopSeedwarden() error {
 // and waits until its retry controller leads.
 func (sb *sideBySide) startSeedwarden(ctx context.Context, reg *webhookRegistration) error {
 	st := sb.st
-	if p := st.process(); p == nil || p.exited() {
+	if p := st.process(); p == nil || p.Exited() {
 		if err := st.startWebhook(); err != nil {
 			return err
 		}
@@ -290,17 +290,17 @@ func (sb *sideBySide) cpu() map[string]time.Duration {
 		}
 	}
 	g := sb.st.garden
-	add(compGardenerAPIServer, g.cmd.Process.Pid)
+	add(compGardenerAPIServer, g.proc.Pid())
 	for _, pid := range g.children {
 		if comm, _, c, err := procStat(pid); err == nil && (comm == compKubeAPIServer || comm == compEtcd) {
 			out[comm] += c
 		}
 	}
 	if sb.gs != nil {
-		add(compGardenerScheduler, sb.gs.cmd.Process.Pid)
+		add(compGardenerScheduler, sb.gs.proc.Pid())
 	}
-	if p := sb.st.process(); p != nil && !p.exited() {
-		add(compSeedwarden, p.cmd.Process.Pid)
+	if p := sb.st.process(); p != nil && !p.Exited() {
+		add(compSeedwarden, p.Pid())
 	}
 	return out
 }

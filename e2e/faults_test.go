@@ -290,7 +290,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the server has the headers
 
 	sigterm := time.Now()
-	require.NoError(t, a.proc.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, a.proc.Signal(syscall.SIGTERM))
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", a.ports.health)
 	require.NoError(t, poll(context.Background(), 5*time.Second, 5*time.Millisecond, func() error {
 		if code, _ := httpStatus(readyz); code == http.StatusOK {
@@ -304,7 +304,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	// Past the delay A's server is shutting down; the request is still
 	// in flight and gets its answer.
 	time.Sleep(time.Until(sigterm.Add(delay + 500*time.Millisecond)))
-	require.False(t, a.proc.exited(), "A exited with a request in flight")
+	require.False(t, a.proc.Exited(), "A exited with a request in flight")
 	_, err = conn.Write(body[len(body)/2:])
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
@@ -316,12 +316,12 @@ func TestShutdownUnderLoad(t *testing.T) {
 	resp.Body.Close()
 
 	select {
-	case <-a.proc.done:
+	case <-a.proc.Done():
 	case <-time.After(30 * time.Second):
 		t.Fatal("A did not exit within 30s of SIGTERM")
 	}
 	exited := time.Since(sigterm)
-	assert.Equal(t, 0, a.proc.exitCode(), "A's exit code")
+	assert.Equal(t, 0, a.proc.ExitCode(), "A's exit code")
 
 	// The load goes on, on B.
 	servedAtExit := served.Load()

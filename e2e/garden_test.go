@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/seedwarden/seedwarden/e2e/proc"
 )
 
 // The gardener target: instead of envtest's kube-apiserver serving the
@@ -91,9 +91,8 @@ const gardenerPrerequisites = "e2e/testdata/gardener/prerequisites.yaml"
 
 // garden is the running garden process.
 type garden struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	out    string // its stderr: gardener-apiserver's log
+	proc *proc.Process
+	out  string // its stdout and stderr: "ready", gardener-apiserver's log
 	// children are etcd and kube-apiserver, read once the garden is ready:
 	// envtest starts each in a process group of its own, so only they can
 	// be signalled should the garden die without stopping them.
@@ -103,6 +102,9 @@ type garden struct {
 // gardenStartTimeout bounds the garden's start (etcd, kube-apiserver,
 // gardener-apiserver and its APIServices available).
 const gardenStartTimeout = 3 * time.Minute
+
+// gardenReadyLine starts the line the garden prints once it serves.
+const gardenReadyLine = "ready "
 
 // startGarden starts the garden with kube-apiserver and gardener-apiserver
 // presenting the suite's client certificate to webhooks (the admission
@@ -118,53 +120,29 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 	}
 	kubeconfig := st.gardenKubeconfig()
 	admission := admissionConfigFile(st.work)
-	g := &garden{exited: make(chan struct{}), out: filepath.Join(st.work, "garden.out")}
-	errFile, err := os.Create(g.out)
-	if err != nil {
-		return nil, err
-	}
-	defer errFile.Close()
-	g.cmd = exec.Command(bin, "-kubeconfig", kubeconfig,
-		"-kube-apiserver-arg", "admission-control-config-file="+admission,
-		"-gardener-apiserver-arg", "--admission-control-config-file="+admission)
-	g.cmd.Env = append(os.Environ(), "KUBEBUILDER_ASSETS="+assets)
-	g.cmd.Stderr = errFile
+	g := &garden{out: filepath.Join(st.work, "garden.out")}
 	// If this test binary dies without its teardown, the garden gets
 	// SIGTERM and stops etcd and kube-apiserver itself.
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	stdout, err := g.cmd.StdoutPipe()
+	p, err := proc.Start(proc.Options{Name: "garden", Path: bin, Log: g.out, DeathSignal: syscall.SIGTERM,
+		Env: []string{"KUBEBUILDER_ASSETS=" + assets},
+		Args: []string{"-kubeconfig", kubeconfig,
+			"-kube-apiserver-arg", "admission-control-config-file=" + admission,
+			"-gardener-apiserver-arg", "--admission-control-config-file=" + admission}})
 	if err != nil {
 		return nil, err
 	}
-	if err := g.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
-	}
+	g.proc = p
 	st.garden = g
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		said := false
-		for sc.Scan() {
-			if !said && strings.HasPrefix(sc.Text(), "ready ") {
-				said = true
-				ready <- true
-			}
+	err = p.WaitFor(context.Background(), gardenStartTimeout, 200*time.Millisecond, func() error {
+		if p.LogHas(gardenReadyLine) {
+			return nil
 		}
-		if !said {
-			ready <- false
-		}
-		_ = g.cmd.Wait()
-		close(g.exited)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			return nil, fmt.Errorf("the garden exited before it was ready:\n%s", tail(g.out, 30))
-		}
-		g.children = childPIDs(g.cmd.Process.Pid)
-	case <-time.After(gardenStartTimeout):
-		return nil, fmt.Errorf("the garden is not ready within %s:\n%s", gardenStartTimeout, tail(g.out, 30))
+		return errors.New("no line " + strings.TrimSpace(gardenReadyLine) + " yet")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the garden: %w", err)
 	}
+	g.children = childPIDs(p.Pid())
 	return clientcmd.BuildConfigFromFlags("", kubeconfig)
 }
 
@@ -172,26 +150,16 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 // kube-apiserver and etcd); after a minute SIGKILL to it and to the process
 // groups of etcd and kube-apiserver.
 func (g *garden) stop() error {
-	if g == nil || g.cmd.Process == nil {
+	if g == nil || g.proc == nil {
 		return nil
 	}
-	select {
-	case <-g.exited:
-		return nil
-	default:
-	}
-	_ = g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.exited:
-		return nil
-	case <-time.After(time.Minute):
-		_ = g.cmd.Process.Kill()
+	if _, _, err := g.proc.Stop(time.Minute); err != nil {
 		for _, pid := range g.children {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
-		<-g.exited
-		return errors.New("the garden did not stop within a minute of SIGTERM: killed")
+		return fmt.Errorf("the garden: %w", err)
 	}
+	return nil
 }
 
 // childPIDs lists the child processes of pid (of all its threads), from

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/e2e/proc"
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/pending"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
@@ -46,8 +45,7 @@ func (st *suite) restartWebhook() error {
 
 // gardenerScheduler is a running gardener-scheduler process.
 type gardenerScheduler struct {
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	proc    *proc.Process
 	out     string
 	metrics string // its /metrics URL
 }
@@ -102,29 +100,15 @@ func (st *suite) startGardenerScheduler(t *testing.T, concurrentSyncs int) *gard
 	cfgPath := filepath.Join(st.work, "gardener-scheduler.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, gardenerSchedulerConfig, st.gardenKubeconfig(), health, metrics, concurrentSyncs), 0o600))
 	// Not *.log: the RBAC check of the suite reads those as seedwarden's.
-	g := &gardenerScheduler{exited: make(chan struct{}), out: filepath.Join(st.work, "gardener-scheduler.out"),
-		metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)}
 	// Appended: a benchmark starts it once per phase.
-	f, err := os.OpenFile(g.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	g := &gardenerScheduler{out: filepath.Join(st.work, "gardener-scheduler.out"),
+		metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)}
+	g.proc, err = proc.Start(proc.Options{Name: "gardener-scheduler", Path: bin, Args: []string{"--config", cfgPath}, Log: g.out,
+		Env: []string{"KUBECONFIG=" + st.gardenKubeconfig()}})
 	require.NoError(t, err)
-	g.cmd = exec.Command(bin, "--config", cfgPath)
-	g.cmd.Env = append(os.Environ(), "KUBECONFIG="+st.gardenKubeconfig())
-	g.cmd.Stdout, g.cmd.Stderr = f, f
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, g.cmd.Start())
-	go func() {
-		_ = g.cmd.Wait()
-		f.Close()
-		close(g.exited)
-	}()
 	t.Cleanup(func() { g.stop(t) })
 	started := time.Now()
-	eventually(t, time.Minute, func() error {
-		select {
-		case <-g.exited:
-			return fmt.Errorf("gardener-scheduler exited:\n%s", tail(g.out, 20))
-		default:
-		}
+	require.NoError(t, g.proc.WaitFor(context.Background(), time.Minute, 100*time.Millisecond, func() error {
 		resp, err := probeClient.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
 		if err != nil {
 			return err
@@ -134,7 +118,7 @@ func (st *suite) startGardenerScheduler(t *testing.T, concurrentSyncs int) *gard
 			return fmt.Errorf("readyz: %s", resp.Status)
 		}
 		return nil
-	}, "gardener-scheduler not ready")
+	}), "gardener-scheduler not ready")
 	t.Logf("gardener-scheduler ready in %s", time.Since(started).Round(time.Millisecond))
 	return g
 }
@@ -143,18 +127,8 @@ func (st *suite) startGardenerScheduler(t *testing.T, concurrentSyncs int) *gard
 // it does nothing.
 func (g *gardenerScheduler) stop(t *testing.T) {
 	t.Helper()
-	select {
-	case <-g.exited:
-		return
-	default:
-	}
-	_ = g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.exited:
-	case <-time.After(20 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.exited
-		t.Errorf("gardener-scheduler did not stop within 20s of SIGTERM (killed)")
+	if _, _, err := g.proc.Stop(20 * time.Second); err != nil {
+		t.Errorf("gardener-scheduler: %v", err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/e2e/proc"
 	"github.com/seedwarden/seedwarden/internal/leadership"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
@@ -61,7 +62,7 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	require.NoError(t, waitReplicaReady(b, 60*time.Second))
 	require.NoError(t, leads(b, false))
 	holderA := cutLeaseHolder(ctx, t, st)
-	pid := a.proc.cmd.Process.Pid
+	pid := a.proc.Pid()
 	st.routeWebhooks(t, a.webhookAddr(), ca.CertPEM, nil)
 
 	apiBefore, err := st.apiserverMetrics(ctx)
@@ -92,8 +93,8 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	require.NoError(t, leads(a, false))
 	stopHealth()
 	assert.Empty(t, *healthFailures, "A's /healthz was not answered")
-	require.False(t, a.proc.exited(), "A exited: %s", describeExit(a.proc.err))
-	assert.Equal(t, pid, a.proc.cmd.Process.Pid, "A was restarted")
+	require.False(t, a.proc.Exited(), "A exited: %s", proc.DescribeExit(a.proc.Err()))
+	assert.Equal(t, pid, a.proc.Pid(), "A was restarted")
 	aAfter, err := scrape(a.metricsURL())
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, counterSum(aAfter, metrics.LeadershipEndedName, func(l map[string]string) bool { return l["reason"] == leadership.EndLeaseLost }),
@@ -117,7 +118,7 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	answeredByA(t, aBefore, aAfter, load)
 
 	// B stops and releases the Lease: A leads again, in a new term.
-	code, _, err := b.proc.terminate(15 * time.Second)
+	code, _, err := b.proc.Stop(15 * time.Second)
 	require.NoError(t, err)
 	assert.Zero(t, code, "B's exit code")
 	eventually(t, 15*time.Second, func() error { return leads(a, true) }, "A does not lead again after B released the Lease")
@@ -126,7 +127,7 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	// the cut client-go's informers may sleep out a watch backoff of up to
 	// 30 s before they stop (the watch-list retry ignores the shutdown),
 	// and the manager waits for them up to its graceful shutdown timeout.
-	_, took, err := a.proc.terminate(gracefulShutdown + 10*time.Second)
+	_, took, err := a.proc.Stop(gracefulShutdown + 10*time.Second)
 	require.NoError(t, err)
 	t.Logf("A stopped %s after SIGTERM", took.Round(time.Millisecond))
 }

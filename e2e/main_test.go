@@ -461,7 +461,7 @@ func (st *suite) teardown() {
 	var errs []error
 	st.procMu.Lock()
 	if p := st.proc; p != nil {
-		if err := p.kill(); err != nil {
+		if err := p.Kill(); err != nil {
 			errs = append(errs, err)
 		}
 	}

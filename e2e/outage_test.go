@@ -106,7 +106,7 @@ func requireFailedClosed(t *testing.T, err error, what string, args ...any) {
 // reaches it.
 func (st *suite) stopWebhook(t *testing.T) {
 	t.Helper()
-	code, took, err := st.process().terminate(15 * time.Second)
+	code, took, err := st.process().Stop(15 * time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 0, code, "webhook exit code")
 	t.Logf("webhook stopped in %s", took.Round(time.Millisecond))
@@ -168,7 +168,7 @@ func (st *suite) onlySchedulerPlaces(t *testing.T, key types.NamespacedName) {
 	st.proc = p
 	st.procMu.Unlock()
 	t.Cleanup(func() {
-		if _, _, err := st.process().terminate(15 * time.Second); err != nil {
+		if _, _, err := st.process().Stop(15 * time.Second); err != nil {
 			t.Errorf("stopping the webhook with schedulerName %s: %v", api.DefaultSchedulerName, err)
 		}
 		if err := st.restartWebhook(); err != nil {

@@ -230,8 +230,9 @@ func (st *suite) waitWebhooksEffective(ctx context.Context) error {
 	return nil
 }
 
-// setCABundle replaces caBundle on every registered webhook, as cert-manager's
-// CA injector does.
+// setCABundle sets caBundle on every registered webhook: what cert-manager's
+// cainjector writes (it merges a new CA in next to the old one), or an
+// operator's replacement of the bundle.
 func (st *suite) setCABundle(ctx context.Context, bundle []byte) error {
 	var mwc admissionregistrationv1.MutatingWebhookConfiguration
 	if err := st.c.Get(ctx, keyOf("", "seedwarden"), &mwc); err != nil {

@@ -21,6 +21,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/seedwarden/seedwarden/e2e/proc"
 	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 )
 
@@ -113,8 +114,8 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authori
 	r.proc, err = st.startProcessWith(cfgPath, o.kubeconfig, r.logPath)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if !r.proc.exited() {
-			if _, _, err := r.proc.terminate(15 * time.Second); err != nil {
+		if !r.proc.Exited() {
+			if _, _, err := r.proc.Stop(15 * time.Second); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -133,8 +134,8 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authori
 // waitReplicaReady polls the replica's /readyz.
 func waitReplicaReady(r *replica, timeout time.Duration) error {
 	return poll(context.Background(), timeout, 100*time.Millisecond, func() error {
-		if r.proc.exited() {
-			return fmt.Errorf("%s exited: %s", r.name, describeExit(r.proc.err))
+		if r.proc.Exited() {
+			return fmt.Errorf("%s exited: %s", r.name, proc.DescribeExit(r.proc.Err()))
 		}
 		if code, body := httpStatus(fmt.Sprintf("http://127.0.0.1:%d/readyz", r.ports.health)); code != http.StatusOK {
 			return fmt.Errorf("%s /readyz: %d %s", r.name, code, strings.TrimSpace(body))

@@ -21,6 +21,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seedwarden/seedwarden/e2e/proc"
 	"github.com/seedwarden/seedwarden/internal/api"
 )
 
@@ -62,11 +63,11 @@ func TestSecondReplica(t *testing.T) {
 	cfgPath := filepath.Join(st.work, "config-replica-2.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
 	logPath := filepath.Join(st.work, "webhook-replica-2.log")
-	proc, err := st.startProcess(cfgPath, logPath)
+	replica, err := st.startProcess(cfgPath, logPath)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if !proc.exited() {
-			_ = proc.kill()
+		if !replica.Exited() {
+			_ = replica.Kill()
 		}
 		if t.Failed() {
 			if lines, err := readLines(logPath, 0); err == nil {
@@ -76,8 +77,8 @@ func TestSecondReplica(t *testing.T) {
 	})
 	health := fmt.Sprintf("http://127.0.0.1:%d", p.health)
 	eventually(t, 60*time.Second, func() error {
-		if proc.exited() {
-			return fmt.Errorf("second replica exited: %v", describeExit(proc.err))
+		if replica.Exited() {
+			return fmt.Errorf("second replica exited: %v", proc.DescribeExit(replica.Err()))
 		}
 		if code, body := httpStatus(health + "/readyz"); code != http.StatusOK {
 			return fmt.Errorf("/readyz: %d %s", code, body)
@@ -113,7 +114,7 @@ func TestSecondReplica(t *testing.T) {
 	assert.Zero(t, leaderStatus(second), "the second replica reports itself leader")
 	assert.Zero(t, counterSum(second, "seedwarden_pending_shoots", nil), "the second replica tracks pending Shoots")
 
-	code, took, err := proc.terminate(15 * time.Second)
+	code, took, err := replica.Stop(15 * time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 0, code, "exit code of the second replica")
 	t.Logf("second replica: ready, served, not leader; stopped in %s", took.Round(time.Millisecond))

@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// virtualGardenHooks are the webhook configurations of the virtual-garden
+// virtualGardenHooks are the webhook configurations of a virtual-garden
 // rendering (the kustomize base with every Component, the virtual-garden one
-// last), in the test's own.
+// last; the chart with its virtualGarden values).
 type virtualGardenHooks struct {
 	mutating   []admissionregistrationv1.MutatingWebhookConfiguration
 	validating []admissionregistrationv1.ValidatingWebhookConfiguration
@@ -38,7 +38,8 @@ type virtualGardenHooks struct {
 // no token controller, so the token comes from a TokenRequest instead of a
 // token Secret), and the API server reaches it only by the URLs that the
 // deploy/virtual-garden Component renders (hack/chartcheck, with the
-// process's address as webhookHost). Through those registrations, replacing
+// process's address as webhookHost), and that the chart renders with its
+// virtualGarden values. Through each set of registrations, replacing
 // the suite's for the test, a Shoot is placed, and the process counts the
 // call: nothing but the URL leads there.
 func TestVirtualGardenURLRegistration(t *testing.T) {
@@ -53,9 +54,19 @@ func TestVirtualGardenURLRegistration(t *testing.T) {
 	require.NoError(t, waitReplicaReady(r, time.Minute))
 
 	dir := renderInstalls(ctx, t, st, "-webhook-host", r.webhookAddr())
-	hooks := virtualGardenRegistrations(t, readObjects(t, filepath.Join(dir, "kustomize-components.yaml")), r.webhookAddr(), ca.CertPEM, st.skipped)
-	st.registerForTest(ctx, t, hooks)
+	for _, name := range []string{"kustomize-components.yaml", "helm-virtual-garden.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			hooks := virtualGardenRegistrations(t, readObjects(t, filepath.Join(dir, name)), r.webhookAddr(), ca.CertPEM, st.skipped)
+			st.registerForTest(ctx, t, hooks)
+			st.placeThroughReplica(ctx, t, r)
+		})
+	}
+}
 
+// placeThroughReplica places a dry-run and a real Shoot through the
+// registrations in place and checks that r answered the placement calls.
+func (st *suite) placeThroughReplica(ctx context.Context, t *testing.T, r *replica) {
+	t.Helper()
 	before, err := scrape(r.metricsURL())
 	require.NoError(t, err)
 	probe := func() *unstructured.Unstructured {

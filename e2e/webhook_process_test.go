@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,23 +8,19 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seedwarden/seedwarden/e2e/proc"
 )
 
 // The webhook as a separate process: start, stop, probes, its log, ports.
 
-// webhookProcess is one run of `webhook serve`.
-type webhookProcess struct {
-	cmd     *exec.Cmd
-	started time.Time
-	done    chan struct{} // closed when the process has exited
-	err     error         // of cmd.Wait, valid after done
-}
+// webhookProcess is one run of `webhook serve` (e2e/proc starts, waits
+// for and stops it, as every process of the e2e tests).
+type webhookProcess = proc.Process
 
 // startWebhook starts `webhook serve --config --kubeconfig` as a separate
 // process; its output is appended to logPath.
@@ -46,89 +41,12 @@ func (st *suite) startProcess(configPath, logPath string) (*webhookProcess, erro
 	return st.startProcessWith(configPath, st.kubeconfig, logPath)
 }
 
-// startProcessWith is startProcess with another kubeconfig.
+// startProcessWith is startProcess with another kubeconfig. If this test
+// binary dies without its teardown (a panic, the -timeout of go test), the
+// kernel kills the webhook too.
 func (st *suite) startProcessWith(configPath, kubeconfig, logPath string) (*webhookProcess, error) {
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(f, "===== e2e: webhook serve started at %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(st.bin, "serve", "--config", configPath, "--kubeconfig", kubeconfig)
-	cmd.Dir = st.work
-	cmd.Stdout, cmd.Stderr = f, f
-	// If this test binary dies without its teardown (a panic, the -timeout
-	// of go test), the kernel kills the webhook too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("starting %s: %w", st.bin, err)
-	}
-	p := &webhookProcess{cmd: cmd, started: time.Now(), done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		fmt.Fprintf(f, "===== e2e: webhook serve exited at %s: %v\n", time.Now().Format(time.RFC3339Nano), describeExit(p.err))
-		f.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func describeExit(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
-}
-
-// exitCode is the process's exit code (-1 if killed by a signal); call after done.
-func (p *webhookProcess) exitCode() int {
-	if p.cmd.ProcessState == nil {
-		return -1
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
-
-// exited reports whether the process has ended.
-func (p *webhookProcess) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// terminate sends SIGTERM and waits up to timeout for the exit. It returns
-// the exit code and how long the shutdown took; after timeout it kills the
-// process and returns an error.
-func (p *webhookProcess) terminate(timeout time.Duration) (int, time.Duration, error) {
-	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !p.exited() {
-		return -1, 0, err
-	}
-	select {
-	case <-p.done:
-		return p.exitCode(), time.Since(start), nil
-	case <-time.After(timeout):
-		_ = p.kill()
-		return -1, time.Since(start), fmt.Errorf("webhook did not exit within %s of SIGTERM (killed)", timeout)
-	}
-}
-
-// kill ends the process at once (teardown).
-func (p *webhookProcess) kill() error {
-	if p.exited() {
-		return nil
-	}
-	if err := p.cmd.Process.Kill(); err != nil && !p.exited() {
-		return err
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(10 * time.Second):
-		return errors.New("webhook process did not end after SIGKILL")
-	}
+	return proc.Start(proc.Options{Name: "webhook serve", Path: st.bin, Dir: st.work, Log: logPath,
+		Args: []string{"serve", "--config", configPath, "--kubeconfig", kubeconfig}})
 }
 
 func (st *suite) process() *webhookProcess {
@@ -165,24 +83,13 @@ func httpStatus(url string) (int, string) {
 
 // waitReady polls /readyz until it answers 200, the process exits, or timeout.
 func (st *suite) waitReady(ctx context.Context, timeout time.Duration) error {
-	p := st.process()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	last := ""
-	for {
+	return st.process().WaitFor(ctx, timeout, 100*time.Millisecond, func() error {
 		code, body := httpStatus(st.healthURL("/readyz"))
 		if code == http.StatusOK {
 			return nil
 		}
-		last = fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
-		select {
-		case <-p.done:
-			return fmt.Errorf("webhook exited before it was ready: %s", describeExit(p.err))
-		case <-ctx.Done():
-			return fmt.Errorf("webhook not ready within %s; /readyz: %s", timeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return fmt.Errorf("/readyz: %d %s", code, strings.TrimSpace(body))
+	})
 }
 
 // dumpLog writes the last n lines of the webhook's log to w.
@@ -205,23 +112,7 @@ func (st *suite) dumpLog(w io.Writer, n int) {
 	}
 }
 
-func readLines(path string, offset int64) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, err
-	}
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines, sc.Err()
-}
+func readLines(path string, offset int64) ([]string, error) { return proc.ReadLines(path, offset) }
 
 // logOnFailure shows what the webhook logged during t if t fails.
 func (st *suite) logOnFailure(t *testing.T) {

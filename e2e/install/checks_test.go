@@ -155,7 +155,24 @@ func (e *env) servedCertificate(in *installation, caBundle []byte) (*x509.Certif
 // placement mode binding, spec.seedName in mode patch) or the API server's
 // error.
 func (e *env) createShoot(ctx context.Context, name string) (string, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{
+	u := shootObject(name)
+	if err := e.c.Create(ctx, u); err != nil {
+		return "", err
+	}
+	if seed := u.GetAnnotations()[placementtoken.SeedAnnotation]; seed != "" {
+		return seed, nil
+	}
+	seed, _, _ := unstructured.NestedString(u.Object, "spec", "seedName")
+	if seed == "" {
+		return "", fmt.Errorf("shoot %s was created without a seed chosen", name)
+	}
+	return seed, nil
+}
+
+// shootObject is a Shoot without a seed in the project's namespace that the
+// example landscape has room for.
+func shootObject(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
 		"metadata": map[string]any{"name": name, "namespace": projectNamespace},
 		"spec": map[string]any{
@@ -168,15 +185,4 @@ func (e *env) createShoot(ctx context.Context, name string) (string, error) {
 				"zones": []any{"eu-central-1a"}}}},
 		},
 	}}
-	if err := e.c.Create(ctx, u); err != nil {
-		return "", err
-	}
-	if seed := u.GetAnnotations()[placementtoken.SeedAnnotation]; seed != "" {
-		return seed, nil
-	}
-	seed, _, _ := unstructured.NestedString(u.Object, "spec", "seedName")
-	if seed == "" {
-		return "", fmt.Errorf("shoot %s was created without a seed chosen", name)
-	}
-	return seed, nil
 }

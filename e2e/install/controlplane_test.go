@@ -164,7 +164,7 @@ func (cp *controlPlane) restartAPIServer(t *testing.T) {
 }
 
 // apiServerStopGrace is how long kube-apiserver gets to end on SIGTERM.
-const apiServerStopGrace = 5 * time.Second
+const apiServerStopGrace = 2 * time.Second
 
 func (cp *controlPlane) stop() {
 	for _, p := range []*proc.Process{cp.apiServer, cp.etcd} {

@@ -32,6 +32,18 @@
 //   - checks_test.go reads what the API server holds and what the webhook
 //     serves (servedCertificate dials the Service's name through the proxy).
 //
-// Every process (e2e/proc) logs into the test's temporary folder, named in
-// the test's log when it fails.
+// A test of its own starts with need(t), then e := newEnv(t) and
+// in := e.install(t, rendering, readRendering(t, rendering)); it has e.c
+// and e.cs (the admin's clients), e.cp (restartAPIServer), e.cm (the
+// metrics URLs of cert-manager's controller and cainjector), e.proxy, and
+// in.pod (the seedwarden process, its local ports by container port name:
+// webhook, metrics, health; its serving Secret). Every process (e2e/proc)
+// logs into the env's folder, kept and named in the test's log when it fails.
+//
+// The tests: install_test.go (TestInstall: the base and both chart value
+// sets), broken_test.go (a wrong SAN, a missing inject-ca-from),
+// renewal_test.go (the serving certificate renewed under load),
+// carenewal_test.go (the CA renewed, and the old CA dropped as
+// docs/troubleshooting.md says). Prometheus' tests live in
+// prometheus_*_test.go.
 package install

@@ -47,6 +47,7 @@ type installation struct {
 	// clientCert is kube-apiserver's webhook client certificate (nil:
 	// client authentication is off).
 	clientCert *tls.Certificate
+	registered time.Time // when the webhook configurations were applied
 }
 
 // readRendering reads one of the renderings.
@@ -55,12 +56,12 @@ func readRendering(t *testing.T, name string) []*unstructured.Unstructured {
 	return readObjects(t, filepath.Join(tools.renderings, name))
 }
 
-// install installs objs (a rendering, maybe edited by the test) in the order
-// docs/install.md gives: the namespace and the placement key, everything but
-// the webhook configurations, the Certificates Ready, the replica ready, the
-// API server's webhook client certificate, then the webhook configurations;
-// it waits until the cainjector has filled in every caBundle.
-func (e *env) install(t *testing.T, rendering string, objs []*unstructured.Unstructured) *installation {
+// installUnchecked installs objs (a rendering, maybe edited by the test) in
+// the order docs/install.md gives: the namespace and the placement key,
+// everything but the webhook configurations, the Certificates Ready, the
+// replica ready, the API server's webhook client certificate, then the
+// webhook configurations.
+func (e *env) installUnchecked(t *testing.T, rendering string, objs []*unstructured.Unstructured) *installation {
 	t.Helper()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -87,9 +88,18 @@ func (e *env) install(t *testing.T, rendering string, objs []*unstructured.Unstr
 
 	// The webhook configurations, and the CA in each.
 	must(t, apply(ctx, e.c, selectObjects(objs, isWebhookConfiguration)))
-	injected := time.Now()
-	eventually(t, caInjectTimeout, 200*time.Millisecond, func() error { return e.caInjected(ctx, in) }, "caBundle injected")
-	t.Logf("%s: installed in %s; CA injected %s after the webhook configurations", rendering, time.Since(start).Round(time.Millisecond), time.Since(injected).Round(time.Millisecond))
+	in.registered = time.Now()
+	return in
+}
+
+// install is installUnchecked and the wait for the cainjector to have put
+// the serving Secret's ca.crt into every caBundle.
+func (e *env) install(t *testing.T, rendering string, objs []*unstructured.Unstructured) *installation {
+	t.Helper()
+	start := time.Now()
+	in := e.installUnchecked(t, rendering, objs)
+	eventually(t, caInjectTimeout, 200*time.Millisecond, func() error { return e.caInjected(context.Background(), in) }, "caBundle injected")
+	t.Logf("%s: installed in %s; CA injected %s after the webhook configurations", rendering, time.Since(start).Round(time.Millisecond), time.Since(in.registered).Round(time.Millisecond))
 	return in
 }
 

@@ -26,5 +26,17 @@ func OptionValues() map[string]any {
 		"networkPolicy":        map[string]any{"enabled": true},
 		"resourceSizeWebhooks": map[string]any{"enabled": true},
 		"podDisruptionBudget":  map[string]any{"minAvailable": 2},
+		"virtualGarden":        map[string]any{"enabled": true, "webhookHost": "seedwarden.garden.example.com"},
+	}
+}
+
+// VirtualGardenValues are the values for gardener-operator's virtual garden
+// with host as the webhook URLs' host, both clusters' parts, and the
+// resource-size webhooks: the chart's counterpart of the kustomize base with
+// the resource-size and virtual-garden Components.
+func VirtualGardenValues(host string) map[string]any {
+	return map[string]any{
+		"virtualGarden":        map[string]any{"enabled": true, "webhookHost": host, "cluster": "all"},
+		"resourceSizeWebhooks": map[string]any{"enabled": true},
 	}
 }

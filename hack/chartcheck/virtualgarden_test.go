@@ -115,3 +115,64 @@ func TestVirtualGardenComponentNeedsItsInput(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), VirtualGardenInput)
 }
+
+// virtualGardenValues are VirtualGardenValues rendering one cluster's part.
+func virtualGardenValues(host, cluster string) map[string]any {
+	v := VirtualGardenValues(host)
+	v["virtualGarden"].(map[string]any)["cluster"] = cluster
+	return v
+}
+
+// The chart's virtualGarden values render what the kustomize overlay with
+// the resource-size and virtual-garden Components builds (the CRDs aside by
+// their seedwarden.io/cluster label: Helm installs crds/ untemplated), with
+// the configuration's certificate section left out, as install.md has the
+// overlay do.
+func TestChartVirtualGardenMatchesComponent(t *testing.T) {
+	const host = "seedwarden.garden.example.com:8443"
+	helm, err := Normalize(renderChart(t, virtualGardenValues(host, "all")))
+	require.NoError(t, err)
+	comps := []string{"resource-size", VirtualGarden}
+	built, err := RenderOverlay(root(t), ComponentInputs(comps, host), comps...)
+	require.NoError(t, err)
+	kust, err := Normalize(built)
+	require.NoError(t, err)
+	// The overlay replaces config.yaml with one without its certificate
+	// section (install.md); the chart leaves it out itself.
+	cfg := path(kust["ConfigMap/"+ReleaseNamespace+"/"+ConfigName], "data", ConfigFile)
+	require.Contains(t, cfg, "certificate")
+	delete(cfg, "certificate")
+	for k, o := range kust {
+		if Kind(o) == "CustomResourceDefinition" {
+			assert.Equal(t, ClusterVirtualGarden, path(o, "metadata", "labels")[ClusterLabel], k)
+			delete(path(o, "metadata", "labels"), ClusterLabel)
+		}
+	}
+	compare(t, helm, withoutNamespace(t, kust))
+}
+
+// virtualGarden.cluster renders one cluster's part: together the two parts
+// are everything (the objects of both in each), and nothing is in the wrong
+// one.
+func TestChartVirtualGardenParts(t *testing.T) {
+	const host = "seedwarden.seedwarden.svc"
+	all, err := Normalize(renderChart(t, virtualGardenValues(host, "all")))
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, cluster := range []string{ClusterRuntime, ClusterVirtualGarden} {
+		part, err := Normalize(renderChart(t, virtualGardenValues(host, cluster)))
+		require.NoError(t, err)
+		for k, o := range part {
+			seen[k] = true
+			if Kind(o) == "CustomResourceDefinition" {
+				continue // crds/: Helm installs them wherever the chart goes (--skip-crds)
+			}
+			got := path(o, "metadata", "labels")[ClusterLabel]
+			assert.Contains(t, []any{cluster, ClusterBoth}, got, "%s rendered for %s", k, cluster)
+		}
+	}
+	for k := range all {
+		assert.True(t, seen[k], "%s is in neither part", k)
+	}
+	assert.Len(t, seen, len(all))
+}

@@ -36,10 +36,15 @@ other values or with the release namespace set from them.
 {{- $_ = set $placement "mode" .Values.placementMode -}}
 {{- $_ = set $placement "keyFile" "/etc/seedwarden/placement-key/key" -}}
 {{- $_ = set $cfg "placement" $placement -}}
+{{- if .Values.virtualGarden.enabled -}}
+{{- /* seedwarden's API is the virtual garden's, where the Certificate is not: not watched */ -}}
+{{- $_ = unset $cfg "certificate" -}}
+{{- else -}}
 {{- $cert := get $cfg "certificate" | default dict -}}
 {{- $_ = set $cert "namespace" .Release.Namespace -}}
 {{- $_ = set $cert "name" "seedwarden-webhook" -}}
 {{- $_ = set $cfg "certificate" $cert -}}
+{{- end -}}
 {{- $capacity := get $cfg "capacity" | default dict -}}
 {{- $_ = set $capacity "reservationNamespace" .Release.Namespace -}}
 {{- $_ = set $cfg "capacity" $capacity -}}
@@ -84,9 +89,46 @@ timeoutSeconds: {{ $w.timeoutSeconds }}
 
 {{- define "seedwarden.clientConfig" -}}
 clientConfig:
+{{- if .root.Values.virtualGarden.enabled }}
+  url: https://{{ include "seedwarden.webhookHost" .root }}{{ .path }}
+{{- else }}
   service:
     name: seedwarden
     namespace: {{ .root.Release.Namespace }}
     path: {{ .path }}
     port: 443
+{{- end }}
+{{- end }}
+
+{{/*
+gardener-operator's virtual garden (virtualGarden.enabled; the kustomize
+Component deploy/virtual-garden): the webhook URLs' host[:port], by default
+the Service in the runtime cluster, whose names the virtual garden's API
+servers resolve.
+*/}}
+{{- define "seedwarden.webhookHost" -}}
+{{- .Values.virtualGarden.webhookHost | default (printf "seedwarden.%s.svc" .Release.Namespace) -}}
+{{- end }}
+
+{{/*
+The label that says which cluster an object goes to with virtualGarden
+(runtime, virtual-garden or both), as the Component sets it; nothing without.
+Call with (dict "root" $ "cluster" "runtime").
+*/}}
+{{- define "seedwarden.clusterLabel" -}}
+{{- if .root.Values.virtualGarden.enabled -}}
+seedwarden.io/cluster: {{ .cluster }}
+{{- end -}}
+{{- end }}
+
+{{/*
+Whether an object of that cluster is rendered: always without virtualGarden
+and with virtualGarden.cluster all; else only in its cluster (both: in
+each). Call with (dict "root" $ "cluster" "runtime").
+*/}}
+{{- define "seedwarden.renders" -}}
+{{- $vg := .root.Values.virtualGarden -}}
+{{- if or (not $vg.enabled) (eq $vg.cluster "all") (eq .cluster "both") (eq .cluster $vg.cluster) -}}
+true
+{{- end -}}
 {{- end }}

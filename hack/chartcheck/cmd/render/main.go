@@ -8,7 +8,10 @@
 // every Component of deploy/, in name order, the virtual-garden one with
 // -webhook-host), helm-default.yaml (default
 // values), helm-options.yaml (every optional part on: NetworkPolicy, client
-// authentication, an existing issuer, patch mode, labels).
+// authentication, an existing issuer, patch mode, labels, the virtual
+// garden), helm-virtual-garden.yaml (the virtual garden's values with
+// -webhook-host and the resource-size webhooks: what kustomize-components.yaml
+// registers).
 package main
 
 import (
@@ -66,8 +69,13 @@ func run(out, host string) error {
 	if err != nil {
 		return err
 	}
+	vg, err := chartcheck.RenderChart(ch, chartcheck.VirtualGardenValues(host))
+	if err != nil {
+		return err
+	}
 	for name, objs := range map[string][]chartcheck.Object{
-		"kustomize.yaml": base, "kustomize-components.yaml": all, "helm-default.yaml": def, "helm-options.yaml": opt,
+		"helm-virtual-garden.yaml": vg,
+		"kustomize.yaml":           base, "kustomize-components.yaml": all, "helm-default.yaml": def, "helm-options.yaml": opt,
 	} {
 		if err := chartcheck.WriteYAML(filepath.Join(out, name), objs); err != nil {
 			return err
