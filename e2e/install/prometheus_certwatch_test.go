@@ -2,6 +2,7 @@ package install
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -60,6 +61,48 @@ func (pi *promInstall) certificateSeries(t *testing.T) {
 	}
 	if math.Abs(float64(served.Unix())-swExpiry) > 1 {
 		t.Errorf("the process serves a certificate expiring %s, the Certificate says %s", served.UTC().Format(time.RFC3339), unix(swExpiry))
+	}
+	pi.renewalSeries(t, swExpiry)
+}
+
+// renewalSeries renews the serving Certificate (as cmctl renew does) and
+// measures when each series shows the new notAfter: cert-manager's,
+// certwatch's, and the served one (seedwarden_webhook_serving_certificate_expiry_timestamp_seconds,
+// set by the readiness probe, which the test calls every 500ms as a
+// kubelet would call it every few seconds), all through Prometheus.
+func (pi *promInstall) renewalSeries(t *testing.T, before float64) {
+	ns := pi.pod.namespace
+	series := map[string]string{
+		"cert-manager": fmt.Sprintf(`certmanager_certificate_expiration_timestamp_seconds{job=%q, namespace=%q, name=%q}`, jobCertManager, ns, servingCertificate),
+		"certwatch":    fmt.Sprintf(`seedwarden_certificate_expiry_timestamp_seconds{job=%q, certificate_namespace=%q, certificate=%q}`, pi.job, ns, servingCertificate),
+		"served":       fmt.Sprintf(`seedwarden_webhook_serving_certificate_expiry_timestamp_seconds{job=%q}`, pi.job),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	renewed := time.Now()
+	pi.e.renew(ctx, t, ns, servingCertificate)
+	seen, values := map[string]time.Duration{}, map[string]float64{}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", pi.pod.ports["health"])
+	eventually(t, 90*time.Second, 500*time.Millisecond, func() error {
+		_ = httpOK(probeClient, readyz)
+		for name, expr := range series {
+			if _, ok := seen[name]; ok {
+				continue
+			}
+			res, err := pi.prom.query(expr)
+			if err == nil && len(res) == 1 && res[0].float() > before {
+				seen[name], values[name] = time.Since(renewed), res[0].float()
+			}
+		}
+		if len(seen) < len(series) {
+			return fmt.Errorf("new notAfter seen so far: %v", seen)
+		}
+		return nil
+	}, "the renewed certificate in every series")
+	t.Logf("measured: after the renewal the new notAfter %s was in cert-manager's series after %s, certwatch's after %s, the served one after %s (scrape interval %s)",
+		unix(values["cert-manager"]), seen["cert-manager"].Round(100*time.Millisecond), seen["certwatch"].Round(100*time.Millisecond), seen["served"].Round(100*time.Millisecond), promInterval)
+	if values["cert-manager"] != values["certwatch"] || values["certwatch"] != values["served"] {
+		t.Errorf("after the renewal the series disagree: %v", values)
 	}
 }
 
