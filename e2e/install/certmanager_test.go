@@ -36,17 +36,19 @@ func startCertManager(t *testing.T, e *env) *certManager {
 		waitEstablished(t, e.c, crd.GetName())
 	}
 	cm := &certManager{}
-	start := func(name string, port int) *proc.Process {
+	start := func(name string, port int, extra ...string) *proc.Process {
 		p, err := proc.Start(proc.Options{Name: name, Path: filepath.Join(tools.certManager, name), Log: filepath.Join(e.dir, name+".log"),
 			// The cainjector reads KUBECONFIG, not only its flag.
 			Env:  []string{"KUBECONFIG=" + e.cp.kubeconfig},
-			Args: []string{"--kubeconfig", e.cp.kubeconfig, "--leader-elect=false", fmt.Sprintf("--metrics-listen-address=127.0.0.1:%d", port), "--v=2"}})
+			Args: append([]string{"--kubeconfig", e.cp.kubeconfig, "--leader-elect=false", fmt.Sprintf("--metrics-listen-address=127.0.0.1:%d", port), "--v=2"}, extra...)})
 		must(t, err)
 		t.Cleanup(func() { _, _, _ = p.Stop(15 * time.Second) })
 		return p
 	}
 	cport, iport := freePort(t), freePort(t)
-	cm.controller = start("cert-manager-controller", cport)
+	// Its health port too is a free one: the default (0.0.0.0:9403) is taken
+	// by a second env's controller (tests or packages running at once).
+	cm.controller = start("cert-manager-controller", cport, fmt.Sprintf("--internal-healthz-listen-address=127.0.0.1:%d", freePort(t)))
 	cm.cainjector = start("cert-manager-cainjector", iport)
 	cm.controllerMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", cport)
 	cm.cainjectorMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", iport)
