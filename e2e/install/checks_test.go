@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,34 @@ func (in *installation) serviceHost() string {
 
 func (in *installation) serviceNames() []string {
 	return []string{in.serviceHost(), in.serviceHost() + ".cluster.local"}
+}
+
+// urlHosts are the hosts of webhooks registered by URL (a virtual garden's
+// registrations), without the port.
+func (in *installation) urlHosts() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, cfg := range selectObjects(in.objs, isWebhookConfiguration) {
+		hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+		for _, h := range hooks {
+			m, _ := h.(map[string]any)
+			raw, _, _ := unstructured.NestedString(m, "clientConfig", "url")
+			if u, err := url.Parse(raw); err == nil && raw != "" && !seen[u.Hostname()] {
+				seen[u.Hostname()] = true
+				out = append(out, u.Hostname())
+			}
+		}
+	}
+	return out
+}
+
+// webhookHosts are the hosts kube-apiserver calls the webhooks at: the
+// Service's, or the URLs'.
+func (in *installation) webhookHosts() []string {
+	if hosts := in.urlHosts(); len(hosts) > 0 {
+		return hosts
+	}
+	return []string{in.serviceHost()}
 }
 
 // webhookConfigurations are the installation's webhook configurations as
@@ -121,13 +150,18 @@ func certificates(pemData []byte) []*x509.Certificate {
 // TLS with the Service host as server name, verified against caBundle, the
 // API server's client certificate when the install has one).
 func (e *env) servedCertificate(in *installation, caBundle []byte) (*x509.Certificate, error) {
+	return e.servedCertificateAt(in, in.webhookHosts()[0], caBundle)
+}
+
+// servedCertificateAt is servedCertificate at host (port 443).
+func (e *env) servedCertificateAt(in *installation, host string, caBundle []byte) (*x509.Certificate, error) {
 	conn, err := net.DialTimeout("unix", e.proxy.socket(), 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	target := in.serviceHost() + ":443"
+	target := host + ":443"
 	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
@@ -139,7 +173,7 @@ func (e *env) servedCertificate(in *installation, caBundle []byte) (*x509.Certif
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caBundle)
-	cfg := &tls.Config{ServerName: in.serviceHost(), RootCAs: pool, MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{ServerName: host, RootCAs: pool, MinVersion: tls.VersionTLS12}
 	if in.clientCert != nil {
 		cfg.Certificates = []tls.Certificate{*in.clientCert}
 	}

@@ -101,8 +101,9 @@ func (cp *controlPlane) writeFiles(t *testing.T) {
 }
 
 // egressSelectorConfig sends the cluster egress (webhook calls to Services,
-// among others) through an HTTP CONNECT proxy on a unix socket; the control
-// plane's own and etcd's traffic goes direct.
+// among others) and the control-plane egress (webhook calls by URL, as a
+// virtual garden registers them) through an HTTP CONNECT proxy on a unix
+// socket; etcd's traffic goes direct.
 const egressSelectorConfig = `apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
 egressSelections:
@@ -111,7 +112,13 @@ egressSelections:
     proxyProtocol: HTTPConnect
     transport:
       uds:
-        udsName: %s
+        udsName: %[1]s
+- name: controlplane
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds:
+        udsName: %[1]s
 `
 
 func (cp *controlPlane) apiServerArgs() []string {

@@ -17,11 +17,12 @@
 //     loads Gardener's CRDs (e2e/crds) and examples/landscape.yaml, the
 //     Prometheus Operator's kinds as CRDs that take any spec, and starts
 //     cert-manager (certmanager_test.go).
-//   - kube-apiserver's cluster egress (webhook calls to Services) goes
-//     through an HTTP CONNECT proxy (egress_test.go) that maps
-//     <service>.<namespace>.svc:<port> to the local port of the process that
-//     plays the pod: the API server verifies the serving certificate for the
-//     Service's name, as in a cluster.
+//   - kube-apiserver's cluster egress (webhook calls to Services) and
+//     control-plane egress (webhook calls by URL) go through an HTTP CONNECT
+//     proxy on a unix socket (egress_test.go) that maps
+//     <service>.<namespace>.svc:<port>, the Service's cluster IP and a URL's
+//     host to the local port of the process that plays the pod: the API
+//     server verifies the serving certificate for that name, as in a cluster.
 //   - env.install (steps_test.go) follows docs/install.md: namespace and
 //     placement key, all but the webhook configurations, every Certificate
 //     Ready, the replica (startPod, pod_test.go: seedwarden as a process with

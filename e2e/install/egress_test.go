@@ -10,11 +10,12 @@ import (
 	"testing"
 )
 
-// egressProxy is the cluster egress of kube-apiserver: an HTTP CONNECT proxy
+// egressProxy is the cluster and control-plane egress of kube-apiserver
+// (webhooks by Service and by URL): an HTTP CONNECT proxy
 // on a unix socket (kube-apiserver 1.36 dials a TCP one only with TLS and a
 // client certificate; with none configured it panics at start) that maps the Service names webhook
-// configurations name (seedwarden.seedwarden.svc:443) to the local ports of
-// the processes that play their pods. kube-apiserver dials through it with
+// configurations name (seedwarden.seedwarden.svc:443, or a URL's host) to
+// the local ports of the processes that play their pods. kube-apiserver dials through it with
 // the Service's name as TLS server name, so the serving certificate's names
 // are checked as in a cluster. An unknown name is refused (502).
 type egressProxy struct {

@@ -37,7 +37,8 @@ func (e *env) checkInstalled(ctx context.Context, t *testing.T, in *installation
 	require.NoError(t, err)
 	issued := certificates(sec["tls.crt"])
 	require.NotEmpty(t, issued, "serving Secret %s has no certificate", in.pod.servingSecret)
-	assert.ElementsMatch(t, in.serviceNames(), issued[0].DNSNames, "DNS names of the serving certificate against the Service's names")
+	assert.ElementsMatch(t, append(in.serviceNames(), in.urlHosts()...), issued[0].DNSNames,
+		"DNS names of the serving certificate against the Service's names (and the webhook URLs' hosts)")
 
 	bundles, err := e.caBundles(ctx, in)
 	require.NoError(t, err)
@@ -47,19 +48,18 @@ func (e *env) checkInstalled(ctx context.Context, t *testing.T, in *installation
 	}
 
 	for name, ca := range bundles {
-		served, err := e.servedCertificate(in, ca)
-		if assert.NoError(t, err, "TLS to %s verified with the caBundle of %s", in.serviceHost(), name) {
-			assert.Equal(t, issued[0].SerialNumber, served.SerialNumber, "the webhook serves the issued certificate")
+		for _, host := range in.webhookHosts() {
+			served, err := e.servedCertificateAt(in, host, ca)
+			if assert.NoError(t, err, "TLS to %s verified with the caBundle of %s", host, name) {
+				assert.Equal(t, issued[0].SerialNumber, served.SerialNumber, "the webhook serves the issued certificate")
+			}
 		}
 	}
 
+	before := e.proxy.served()
 	seed, err := e.createShoot(ctx, "install-"+fmt.Sprint(time.Now().UnixNano()%1e6))
 	require.NoError(t, err, "a Shoot created through the webhooks")
-	t.Logf("%s: the Shoot was placed on %s; %d connections reached %s through the egress", in.rendering, seed, e.tunnels(in), in.serviceHost())
-	assert.Positive(t, e.tunnels(in), "no connection went through the egress proxy")
-}
-
-// tunnels counts the CONNECTs to the webhook Service so far.
-func (e *env) tunnels(in *installation) int {
-	return e.proxy.served()
+	calls := e.proxy.served() - before
+	t.Logf("%s: the Shoot was placed on %s; its CREATE made %d connections to %v through the egress", in.rendering, seed, calls, in.webhookHosts())
+	assert.Positive(t, calls, "the Shoot's CREATE reached no webhook through the egress proxy")
 }

@@ -50,8 +50,9 @@ const volumeSyncPeriod = 250 * time.Millisecond
 
 // startPod starts seedwarden as the Deployment of objs runs it and waits
 // until it is ready; it stops when t ends.
-func startPod(t *testing.T, e *env, objs []*unstructured.Unstructured) *pod {
+func startPod(t *testing.T, e *env, in *installation) *pod {
 	t.Helper()
+	objs := in.objs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dep := &appsv1.Deployment{}
@@ -61,6 +62,10 @@ func startPod(t *testing.T, e *env, objs []*unstructured.Unstructured) *pod {
 	p := &pod{namespace: dep.Namespace, root: filepath.Join(e.dir, "pod"), ports: map[string]int{}}
 	for _, port := range container.Ports {
 		p.ports[port.Name] = freePort(t)
+	}
+	kubeconfigArg := argAfter(container.Args, "--kubeconfig")
+	if kubeconfigArg != "" {
+		p.provideKubeconfigSecret(ctx, t, e, tmpl, container, kubeconfigArg)
 	}
 	for _, m := range container.VolumeMounts {
 		vol := volumeNamed(tmpl.Volumes, m.Name)
@@ -80,20 +85,29 @@ func startPod(t *testing.T, e *env, objs []*unstructured.Unstructured) *pod {
 	t.Cleanup(func() { close(stop); wg.Wait() })
 
 	configPath, health := p.writeConfig(t, container)
-	kubeconfig := p.writeKubeconfig(ctx, t, e, tmpl.ServiceAccountName)
 	args := slices.Clone(container.Args)
 	for i := range args {
-		if i > 0 && args[i-1] == "--config" {
+		switch {
+		case i > 0 && args[i-1] == "--config":
 			args[i] = configPath
+		case i > 0 && args[i-1] == "--kubeconfig":
+			args[i] = p.rebasePath(args[i], container.VolumeMounts)
 		}
 	}
-	args = append(args, "--kubeconfig", kubeconfig)
+	if kubeconfigArg == "" {
+		// In the cluster it would be the in-cluster config of the pod's
+		// ServiceAccount.
+		args = append(args, "--kubeconfig", p.writeKubeconfig(ctx, t, e, tmpl.ServiceAccountName))
+	}
 	var err error
 	p.proc, err = proc.Start(proc.Options{Name: "seedwarden", Path: tools.webhook, Args: args, Dir: e.dir, Log: filepath.Join(e.dir, "seedwarden.log"),
 		Env: []string{"POD_NAME=" + dep.Name + "-0", "POD_NAMESPACE=" + dep.Namespace}})
 	must(t, err)
 	t.Cleanup(func() { _, _, _ = p.proc.Stop(30 * time.Second) })
 	p.routeService(ctx, t, e, objs)
+	for _, host := range in.urlHosts() {
+		e.proxy.route(host+":443", fmt.Sprintf("127.0.0.1:%d", p.ports["webhook"]))
+	}
 	must(t, p.proc.WaitFor(ctx, time.Minute, 200*time.Millisecond, func() error {
 		return httpOK(probeClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
 	}))
@@ -191,13 +205,57 @@ func (p *pod) rebasePath(s string, mounts []corev1.VolumeMount) string {
 // writeKubeconfig writes a kubeconfig with a token of the ServiceAccount.
 func (p *pod) writeKubeconfig(ctx context.Context, t *testing.T, e *env, sa string) string {
 	t.Helper()
+	path := filepath.Join(p.root, "kubeconfig")
+	must(t, writeKubeconfig(path, e.cp.admin.Host, e.cp.caPEM, p.token(ctx, t, e, sa)))
+	return path
+}
+
+// token is a token of the ServiceAccount sa, an hour long.
+func (p *pod) token(ctx context.Context, t *testing.T, e *env, sa string) string {
+	t.Helper()
 	hour := int64(3600)
 	tr, err := e.cs.CoreV1().ServiceAccounts(p.namespace).CreateToken(ctx, sa,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
 	must(t, err)
-	path := filepath.Join(p.root, "kubeconfig")
-	must(t, writeKubeconfig(path, e.cp.admin.Host, e.cp.caPEM, tr.Status.Token))
-	return path
+	return tr.Status.Token
+}
+
+// provideKubeconfigSecret creates the Secret behind the Deployment's own
+// --kubeconfig (a virtual garden's, which the operator creates,
+// docs/install.md): a kubeconfig for this API server with a token of the
+// pod's ServiceAccount, under the key the volume mounts at that path.
+func (p *pod) provideKubeconfigSecret(ctx context.Context, t *testing.T, e *env, tmpl corev1.PodSpec, c corev1.Container, path string) {
+	t.Helper()
+	for _, m := range c.VolumeMounts {
+		vol := volumeNamed(tmpl.Volumes, m.Name)
+		if vol == nil || vol.Secret == nil || !strings.HasPrefix(path, m.MountPath+"/") {
+			continue
+		}
+		key := strings.TrimPrefix(path, m.MountPath+"/")
+		for _, it := range vol.Secret.Items {
+			if it.Path == key {
+				key = it.Key
+			}
+		}
+		kc := filepath.Join(p.root, "provided.kubeconfig")
+		must(t, writeKubeconfig(kc, e.cp.admin.Host, e.cp.caPEM, p.token(ctx, t, e, tmpl.ServiceAccountName)))
+		data, err := os.ReadFile(kc)
+		must(t, err)
+		must(t, e.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: vol.Secret.SecretName},
+			Data: map[string][]byte{key: data}}))
+		return
+	}
+	t.Fatalf("--kubeconfig %s is in no Secret volume of the pod", path)
+}
+
+// argAfter is the argument after flag in args ("" without it).
+func argAfter(args []string, flag string) string {
+	for i := 1; i < len(args); i++ {
+		if args[i-1] == flag {
+			return args[i]
+		}
+	}
+	return ""
 }
 
 // routeService maps every port of the Deployment's Service to the local port

@@ -83,8 +83,8 @@ func (e *env) installUnchecked(t *testing.T, rendering string, objs []*unstructu
 	t.Logf("%s: every Certificate Ready %s after the apply", rendering, time.Since(start).Round(time.Millisecond))
 
 	// The replica (rollout status), then the API server's client certificate.
-	in.pod = startPod(t, e, objs)
-	in.clientCert = e.giveAPIServerClientCert(ctx, t, objs)
+	in.pod = startPod(t, e, in)
+	in.clientCert = e.giveAPIServerClientCert(ctx, t, in)
 
 	// The webhook configurations, and the CA in each.
 	must(t, apply(ctx, e.c, selectObjects(objs, isWebhookConfiguration)))
@@ -173,10 +173,10 @@ const apiServerClientName = "kube-apiserver"
 // kubeconfig with kube-apiserver's client certificate for the webhook's
 // Service host, an AdmissionConfiguration naming it, and kube-apiserver
 // restarted with it.
-func (e *env) giveAPIServerClientCert(ctx context.Context, t *testing.T, objs []*unstructured.Unstructured) *tls.Certificate {
+func (e *env) giveAPIServerClientCert(ctx context.Context, t *testing.T, in *installation) *tls.Certificate {
 	t.Helper()
 	var secretName, namespace string
-	for _, crt := range selectObjects(objs, ofKind("Certificate")) {
+	for _, crt := range selectObjects(in.objs, ofKind("Certificate")) {
 		if cn, _, _ := unstructured.NestedString(crt.Object, "spec", "commonName"); cn == apiServerClientName {
 			secretName, _, _ = unstructured.NestedString(crt.Object, "spec", "secretName")
 			namespace = crt.GetNamespace()
@@ -187,10 +187,10 @@ func (e *env) giveAPIServerClientCert(ctx context.Context, t *testing.T, objs []
 	}
 	s, err := e.cs.CoreV1().Secrets(namespace).Get(ctx, secretName, metav1.GetOptions{})
 	must(t, err)
-	svc := selectObjects(objs, ofKind("Service"))[0]
 	kc := clientcmdapi.NewConfig()
-	kc.AuthInfos[svc.GetName()+"."+svc.GetNamespace()+".svc"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: s.Data["tls.crt"], ClientKeyData: s.Data["tls.key"]}
+	for _, host := range in.webhookHosts() {
+		kc.AuthInfos[host] = &clientcmdapi.AuthInfo{ClientCertificateData: s.Data["tls.crt"], ClientKeyData: s.Data["tls.key"]}
+	}
 	path := filepath.Join(e.dir, "webhook-client.kubeconfig")
 	must(t, clientcmd.WriteToFile(*kc, path))
 	admission := filepath.Join(e.dir, "admission.yaml")
