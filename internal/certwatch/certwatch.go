@@ -11,9 +11,9 @@
 // cert-manager's controller v1.21.2 and Prometheus scraping both, holds them
 // equal for the serving Certificate (the same notAfter to the second, both
 // ready), and after a renewal all of them and the served certificate showed
-// the new notAfter within one 2s scrape (1.5s, 2s, 2s; the test's played
-// kubelet syncs volumes every 250ms, a real one within a minute or so). They
-// are kept (issue 37) for the
+// the new notAfter within 0.5-2.5s, about one 2s scrape (two runs; the
+// test's played kubelet syncs volumes every 250ms, a real one within a
+// minute or so). They are kept (issue 37) for the
 // shipped alerts: with them, every seedwarden alert needs only seedwarden's
 // own scrape, which SeedwardenDown watches, whereas cert-manager's series
 // come from a second scrape (its controller's metrics port; cert-manager's
