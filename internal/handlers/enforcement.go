@@ -27,8 +27,10 @@ const (
 	EnforceDryRun = "dryrun"
 )
 
-// The event a guard in warn mode records on the object it admitted.
+// The event a guard in warn mode records on the object it admitted, and the
+// reporting controller it names.
 const (
+	EventRecorderName   = "seedwarden-webhook"
 	ReasonWouldBeDenied = "WouldBeDenied"
 	actionAdmit         = "Admit"
 )
