@@ -96,6 +96,7 @@ type Recorder struct {
 	refused                           *prometheus.CounterVec // refused.go
 	lifecycle                         reservationLifecycle   // refused.go
 	requestBudgetWaits                *prometheus.CounterVec // requestbudget.go
+	guardRefusals                     *prometheus.CounterVec // guards.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -160,7 +161,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		}, []string{"webhook", "result"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RejectedResourcesTotalName,
-			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
+			Help: "Writes the resource-size webhook rejected, or would have rejected under enforcement warn or dryrun (operationMode log), by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
 		}, []string{"operation", "kind", RejectedNamespaceLabel, "reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: ClusterConflictsTotalName,
@@ -174,15 +175,16 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Name: ServingCertExpiryName,
 			Help: "notAfter of the certificate the webhook port served to the last readiness probe, in Unix seconds: what this replica really serves, after the kubelet's Secret sync and the server's reload.",
 		}, nil),
-		refused:      newRefusedCollector(),
-		lifecycle:    newReservationLifecycle(),
-		pending:      newPendingCollectors(),
-		reservations: newReservationCollectors(),
-		certificates: newCertificateCollectors(),
-		headroom:     newHeadroomCollectors(),
-		autoscaler:   newAutoscalerCollectors(),
-		leadership:   newLeadershipCollectors(),
-		seedDrain:    newSeedDrainCollectors(),
+		refused:       newRefusedCollector(),
+		guardRefusals: newGuardRefusals(),
+		lifecycle:     newReservationLifecycle(),
+		pending:       newPendingCollectors(),
+		reservations:  newReservationCollectors(),
+		certificates:  newCertificateCollectors(),
+		headroom:      newHeadroomCollectors(),
+		autoscaler:    newAutoscalerCollectors(),
+		leadership:    newLeadershipCollectors(),
+		seedDrain:     newSeedDrainCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -195,6 +197,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.clientRejections = Register(reg, m.clientRejections)
 	m.servingCertExpiry = Register(reg, m.servingCertExpiry)
 	m.refused = Register(reg, m.refused)
+	m.guardRefusals = Register(reg, m.guardRefusals)
 	m.lifecycle.confirmation = Register(reg, m.lifecycle.confirmation)
 	m.lifecycle.expired = Register(reg, m.lifecycle.expired)
 	for _, g := range groups {
@@ -273,7 +276,7 @@ func (m *Recorder) ObserveValidation(webhook, result string) {
 }
 
 // ObserveRejectedResource counts one write the resource-size webhook rejected
-// (or, in operationMode log, would have rejected). The request's kind and
+// (or, under enforcement warn or dryrun, would have rejected). The request's kind and
 // namespace are bounded (bounded.go); the operation is CREATE or UPDATE.
 func (m *Recorder) ObserveRejectedResource(operation, kind, namespace, reason string) {
 	if m == nil {
