@@ -67,3 +67,4 @@ func (m *Recorder) SetAudit(violating map[AuditKey]int, done time.Time, took tim
 	c.lastRun.Set(float64(done.Unix()))
 	c.duration.Set(took.Seconds())
 }
+
