@@ -63,6 +63,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	if err := r.adopt(ctx); err != nil {
 		return err
 	}
+	defer r.Metrics.ForgetAudit()
 	wait := time.Duration(0)
 	for {
 		select {

@@ -12,9 +12,9 @@ import (
 )
 
 // The audit writes OpenReports Reports (openreports.io/v1alpha1), the
-// successor of the Policy WG's wgpolicyk8s.io PolicyReport that Kyverno
-// writes since 1.15 and Policy Reporter reads (docs/operations.md, "Placement
-// audit", says why this one). The types below are the subset of the
+// successor of the Policy WG's wgpolicyk8s.io PolicyReport, which Kyverno
+// writes since 1.15 (docs/operations.md, "Placement audit", says why this
+// one). The types below are the subset of the
 // upstream API the audit writes, declared here rather than imported (the
 // module pins other k8s.io versions); report_schema_test.go validates what
 // they produce against the upstream CRD in testdata.

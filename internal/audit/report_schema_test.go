@@ -24,9 +24,9 @@ import (
 const CRDPath = "testdata/openreports.io_reports.yaml"
 
 // The reports the audit writes are what the upstream CRD (the one Kyverno
-// and Policy Reporter install) accepts: valid by its schema, and nothing
-// pruned, so a reader sees every field written. The e2e test
-// (TestAuditReports) creates them on a real kube-apiserver too.
+// installs for OpenReports) accepts: valid by its schema, and nothing
+// pruned, so a reader sees every field written. TestEnvtestReports
+// creates them on a real kube-apiserver too.
 func TestReportsMatchTheOpenReportsCRD(t *testing.T) {
 	data, err := os.ReadFile(CRDPath)
 	require.NoError(t, err)

@@ -22,8 +22,8 @@ const (
 // auditCollectors are GroupAudit's.
 type auditCollectors struct {
 	violating *prometheus.GaugeVec
-	lastRun   prometheus.Gauge
-	duration  prometheus.Gauge
+	lastRun   *prometheus.GaugeVec // no labels: nothing exported until set
+	duration  *prometheus.GaugeVec // no labels: nothing exported until set
 }
 
 func newAuditCollectors() auditCollectors {
@@ -32,14 +32,14 @@ func newAuditCollectors() auditCollectors {
 			Name: AuditViolatingShootsName,
 			Help: "Shoots whose seed breaks a placement rule today, by seed and rule (a placement reason code), as of the last audit.",
 		}, []string{AuditSeedLabel, AuditRuleLabel}),
-		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{
+		lastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: AuditLastRunName,
-			Help: "When the last placement audit completed, reports written (Unix seconds).",
-		}),
-		duration: prometheus.NewGauge(prometheus.GaugeOpts{
+			Help: "When the last placement audit completed, reports written (Unix seconds); only the leader exports it.",
+		}, nil),
+		duration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: AuditDurationName,
 			Help: "How long the last placement audit took: the scan of the cache and the report writes.",
-		}),
+		}, nil),
 	}
 }
 
@@ -64,7 +64,18 @@ func (m *Recorder) SetAudit(violating map[AuditKey]int, done time.Time, took tim
 	for k, n := range violating {
 		c.violating.WithLabelValues(k.Seed, k.Rule).Set(float64(n))
 	}
-	c.lastRun.Set(float64(done.Unix()))
-	c.duration.Set(took.Seconds())
+	c.lastRun.WithLabelValues().Set(float64(done.Unix()))
+	c.duration.WithLabelValues().Set(took.Seconds())
 }
 
+
+// ForgetAudit drops the audit's series when a term ends: only the leader
+// audits, and a replica that no longer does must not export old findings.
+func (m *Recorder) ForgetAudit() {
+	if m == nil {
+		return
+	}
+	m.audit.violating.Reset()
+	m.audit.lastRun.Reset()
+	m.audit.duration.Reset()
+}
