@@ -68,7 +68,6 @@ func (m *Recorder) SetAudit(violating map[AuditKey]int, done time.Time, took tim
 	c.duration.WithLabelValues().Set(took.Seconds())
 }
 
-
 // ForgetAudit drops the audit's series when a term ends: only the leader
 // audits, and a replica that no longer does must not export old findings.
 func (m *Recorder) ForgetAudit() {
