@@ -26,8 +26,10 @@ func setupAudit(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, synced
 	if !cfg.Audit.Enabled {
 		return
 	}
-	leader.runner.Add(audit.ControllerName, func(ctx context.Context, c crcache.Cache) error {
-		shoots, err := cachedShoots(ctx, c)
+	leader.runner.Add(audit.ControllerName, func(ctx context.Context, _ crcache.Cache) error {
+		// The manager's cache, not the term's: the audit adds no event
+		// handler to remove, it only walks the informer's store.
+		shoots, err := cachedShoots(ctx, mgr.GetCache())
 		if err != nil {
 			return err
 		}
@@ -51,11 +53,11 @@ func setupAudit(mgr ctrl.Manager, cfg *config.Config, store *cache.Store, synced
 func cachedShoots(ctx context.Context, c crcache.Cache) (func() iter.Seq[*cache.ReducedShoot], error) {
 	inf, err := c.GetInformer(ctx, &api.Shoot{})
 	if err != nil {
-		return nil, fmt.Errorf("audit: the Shoot informer: %w", err)
+		return nil, fmt.Errorf("the Shoot informer: %w", err)
 	}
 	withStore, ok := inf.(interface{ GetStore() toolscache.Store })
 	if !ok {
-		return nil, fmt.Errorf("audit: the Shoot informer (%T) has no store to read", inf)
+		return nil, fmt.Errorf("the Shoot informer (%T) has no store to read", inf)
 	}
 	return func() iter.Seq[*cache.ReducedShoot] {
 		return func(yield func(*cache.ReducedShoot) bool) {

@@ -67,6 +67,24 @@ has no history); exit code 3 when some target is not met at maxReplicas.`,
 			run:   planCommand,
 		},
 		{
+			name:    "audit",
+			summary: "Check every Shoot on a seed against the placement rules of today",
+			usage:   []string{"(--landscape FILE | --kubeconfig PATH) [--config FILE] [--seed NAME]... [-o text|json]"},
+			about: `Check every Shoot with a seed against the rules of staying on it, as the
+leader's audit (audit.enabled) does: taints it does not tolerate, seed
+selectors and providers that no longer match, access restrictions, zones, a
+seed deleting or gone, a seed over its allocatable. Print one line per Shoot
+and rule (the rule is a placement reason code), or -o json. Writes nothing
+(with --kubeconfig it lists the cluster's landscape once). Exit code 3 when
+some Shoot breaks a rule.`,
+			examples: []example{
+				{"audit --landscape examples/landscape.yaml", "which Shoots break a placement rule now"},
+				{"audit --kubeconfig ~/.kube/garden --seed aws-eu1 -o json", "the Shoots of aws-eu1 after tainting it"},
+			},
+			flags: func(fs *flag.FlagSet) { auditFlagSet(fs) },
+			run:   auditCommand,
+		},
+		{
 			name:    "validate",
 			aliases: []string{"check-config"},
 			summary: "Check a configuration file as the server would, and print every problem",

@@ -58,7 +58,7 @@ type Reconciler struct {
 // cache is ready, then each Interval after the previous audit ended.
 func (r *Reconciler) Run(ctx context.Context) error {
 	if r.Interval <= 0 || r.Limit <= 0 {
-		return fmt.Errorf("audit: interval %s and results limit %d must be positive", r.Interval, r.Limit)
+		return fmt.Errorf("interval %s and results limit %d must be positive", r.Interval, r.Limit)
 	}
 	if err := r.adopt(ctx); err != nil {
 		return err
@@ -87,7 +87,7 @@ func (r *Reconciler) adopt(ctx context.Context) error {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(ReportGVK.GroupVersion().WithKind(ReportGVK.Kind + "List"))
 	if err := r.Reader.List(ctx, list, client.MatchingLabels{LabelManagedBy: Source}); err != nil {
-		return fmt.Errorf("audit: listing the reports labelled %s=%s: %w", LabelManagedBy, Source, err)
+		return fmt.Errorf("listing the reports labelled %s=%s: %w", LabelManagedBy, Source, err)
 	}
 	r.written = map[string]*Report{}
 	for i := range list.Items {
