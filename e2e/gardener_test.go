@@ -25,6 +25,7 @@ var gardenerSkips = map[string]string{
 	"TestDocumentedUninstallLeavesNoWebhookConfiguration": "it starts API servers of its own; mode-independent, the CRD target runs it",
 	"TestLiveExplainMatchesDump":                          "it builds a landscape of its own from api types (Seeds without ingress and DNS); the CRD target runs it",
 	"TestBinPackingProfile":                               "it creates Seeds from api types (no ingress and DNS, refused by gardener-apiserver); the CRD target runs it",
+	"TestEnforcementWarnAndDeny":                          "it creates a Seed from api types (no ingress and DNS, refused by gardener-apiserver); the guards' enforcement does not depend on which API server serves Shoots, the CRD target runs it",
 	"TestDeletingSeedNeverChosen":                         "it creates a Seed from api types (no ingress and DNS, refused by gardener-apiserver); the CRD target runs it",
 	"TestSelfHostedShootNeverBound":                       "its Shoot lives in the project namespace with a control-plane pool of 1-3; TestGardenerSelfHostedShootNeverBound uses namespace garden and min = max = 1, as gardener-apiserver requires",
 	"TestNamespaceDeletion":                               "its Shoot lives in a namespace of its own, which is no Project's; gardener-apiserver admits Shoots only in a Project's namespace",

@@ -193,6 +193,19 @@ func (st *suite) servedCertificate(addr string) (*x509.Certificate, error) {
 	return certs[0], nil
 }
 
+// shutdownBound is how long a SIGTERM may take with server.shutdownDelay
+// 0 (this suite's configuration). net/http's Server.Shutdown closes idle
+// connections at once but waits up to 5 s for one that has not sent its
+// first request yet, since a request may be on its way on it (and a POST
+// failing on a connection never used is not retried by the client). The API
+// server's connection pool leaves such connections behind whenever two
+// webhook calls race for a new one (ss showed one that had carried only its
+// TLS handshake): in 3 of 5 runs the stop took 5.8-6.0 s, in the others
+// 33-45 ms. Shutdown's poll interval (up to 0.5 s) and the rest of the stop
+// come on top of the 5 s. With the shipped shutdownDelay (5s) every
+// such connection is older than that when Shutdown begins.
+const shutdownBound = 5*time.Second + 2*time.Second
+
 // TestRestart: SIGTERM stops the webhook gracefully (exit 0 within seconds);
 // started again, it reports ready only once its caches have synced, and
 // places Shoots again.
@@ -207,7 +220,7 @@ func TestRestart(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("SIGTERM: exited with %d after %s", code, took.Round(time.Millisecond))
 	assert.Equal(t, 0, code, "exit code after SIGTERM")
-	assert.Less(t, took, 5*time.Second, "graceful shutdown took too long")
+	assert.Less(t, took, shutdownBound, "graceful shutdown took too long")
 
 	// While it is down, a Shoot that chooses no seed is admitted unplaced:
 	// no fail-closed webhook is sent it (TestOutageAdmitsShootsThatChooseNoSeed

@@ -45,6 +45,7 @@ func TestOutageAdmitsShootsThatChooseNoSeed(t *testing.T) {
 	require.NoError(t, st.c.Create(ctx, seeded))
 	seed := st.placedSeed(t, seeded)
 	seededKey := client.ObjectKeyFromObject(seeded)
+	apiBefore := st.outageSeries(ctx, t)
 
 	st.stopWebhook(t)
 	restarted := false
@@ -79,6 +80,7 @@ func TestOutageAdmitsShootsThatChooseNoSeed(t *testing.T) {
 	selector := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"seedSelector":{"matchLabels":{"seed.gardener.cloud/provider":"aws"}}}}`))
 	err = st.c.Patch(ctx, shootRef(seededKey), selector)
 	requireFailedClosed(t, err, "a seedSelector change of a Shoot on %s", seed)
+	st.outageCounted(ctx, t, apiBefore)
 
 	require.NoError(t, st.restartWebhook())
 	restarted = true
@@ -88,6 +90,44 @@ func TestOutageAdmitsShootsThatChooseNoSeed(t *testing.T) {
 	}
 	st.unclaimedLeftAlone(t, createdKey)
 	st.onlySchedulerPlaces(t, createdKey)
+}
+
+// outageSeries is the API server's own metrics, where the suite can read
+// them: kube-apiserver's on the CRD target. On the gardener target
+// gardener-apiserver calls the Shoot webhooks and its metrics are out of
+// reach (the garden serves no /metrics of it): nil.
+func (st *suite) outageSeries(ctx context.Context, t *testing.T) []sample {
+	t.Helper()
+	if onGardener() {
+		return nil
+	}
+	samples, err := st.apiserverMetrics(ctx)
+	require.NoError(t, err)
+	return samples
+}
+
+// outageCounted: the outage shows in the series the alerts of the group
+// seedwarden.apiserver (deploy/manifests/prometheusrule.yaml) read, with the
+// names and label values they select: a fail-open of the placing webhook
+// (SeedwardenWebhookFailingOpen) and refusals for a failed call of a
+// fail-closed guard, error_type other than no_error
+// (SeedwardenWebhookCallsFailing).
+func (st *suite) outageCounted(ctx context.Context, t *testing.T, before []sample) {
+	t.Helper()
+	after := st.outageSeries(ctx, t)
+	if after == nil {
+		return
+	}
+	rose := func(name string, match func(map[string]string) bool) float64 {
+		return counterSum(after, name, match) - counterSum(before, name, match)
+	}
+	failOpen := rose("apiserver_admission_webhook_fail_open_count", func(l map[string]string) bool { return l["name"] == webhookPlace })
+	assert.Positive(t, failOpen, "apiserver_admission_webhook_fail_open_count{name=%q} did not rise during the outage", webhookPlace)
+	failedCalls := rose("apiserver_admission_webhook_rejection_count", func(l map[string]string) bool {
+		return (l["name"] == webhookBinding || l["name"] == webhookCapacity) && l["error_type"] != "no_error" && l["error_type"] != ""
+	})
+	assert.Positive(t, failedCalls, "apiserver_admission_webhook_rejection_count of a fail-closed guard with error_type other than no_error did not rise")
+	t.Logf("outage at the API server: %.0f fail-opens of %s, %.0f refusals for failed calls", failOpen, webhookPlace, failedCalls)
 }
 
 // requireFailedClosed: err is a refusal because a fail-closed Shoot guard

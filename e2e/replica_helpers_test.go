@@ -80,6 +80,9 @@ type replicaOptions struct {
 	lease      string // "": the suite's Lease (leaderElection.id)
 	// reservationTTL replaces the suite's (5s); "": the suite's.
 	reservationTTL string
+	// replace replaces text of the suite's configuration ({old, new}; old
+	// must be in it), e.g. to add a field to a section.
+	replace [][2]string
 }
 
 // startReplicaWith is startReplica with options.
@@ -106,6 +109,10 @@ func (st *suite) startReplicaWith(t *testing.T, name string, ca *certgen.Authori
 		const suiteTTL = "\nreservationTTL: 5s\n"
 		require.Contains(t, cfg, suiteTTL)
 		cfg = strings.Replace(cfg, suiteTTL, "\nreservationTTL: "+o.reservationTTL+"\n", 1)
+	}
+	for _, r := range o.replace {
+		require.Contains(t, cfg, r[0])
+		cfg = strings.Replace(cfg, r[0], r[1], 1)
 	}
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg+o.config), 0o644))
 	if o.kubeconfig == "" {

@@ -88,7 +88,8 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	}
 	staleness := handlers.StalenessGuard{Freshness: freshness, MaxStaleness: cfg.Cache.MaxStaleness.Duration}
 	m.RegisterCacheStaleness(cfg.Cache.MaxStaleness.Duration, func() time.Duration { return freshness.StaleFor(time.Now()) })
-	deps := placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits}
+	deps := placementDeps{signer: signer, authorizer: authorizer, synced: synced, cluster: cluster, staleness: staleness, drain: drain, limits: limits,
+		events: mgr.GetEventRecorder(handlers.EventRecorderName)}
 	registerWebhooks(srv, cfg, store, deps, m, log)
 	if err := registerSeedAutoscalerWebhook(srv, cfg, restCfg, mgr.GetAPIReader(), deps, m, log); err != nil {
 		return err

@@ -98,6 +98,10 @@ func TestOptionsAcceptConfigValues(t *testing.T) {
 	// The resource-size validator takes operationMode as it is written.
 	assert.Equal(t, handlers.OperationModeBlock, config.OperationModeBlock)
 	assert.Equal(t, handlers.OperationModeLog, config.OperationModeLog)
+	// The guards take enforcement as it is written.
+	assert.Equal(t, handlers.EnforceDeny, config.EnforcementDeny)
+	assert.Equal(t, handlers.EnforceWarn, config.EnforcementWarn)
+	assert.Equal(t, handlers.EnforceDryRun, config.EnforcementDryRun)
 
 }
 

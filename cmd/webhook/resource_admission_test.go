@@ -36,11 +36,12 @@ resourceAdmission:
   - {kind: ServiceAccount, name: gardenlet, namespace: garden}
 `))
 	require.NoError(t, err)
-	v := newResourceAdmissionValidator(cfg.ResourceAdmission, cache.NewStore(cache.Options{}), nil, logr.Discard())
+	enforce := handlers.NewEnforcer(handlers.WebhookResourceSize, cfg.ResourceAdmission.Enforcement(), nil, nil, logr.Discard())
+	v := newResourceAdmissionValidator(cfg.ResourceAdmission, cache.NewStore(cache.Options{}), nil, enforce, logr.Discard())
 
 	shoots := handlers.ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots"}}
 	projects := handlers.ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"projects"}}
-	assert.Equal(t, "log", v.Mode)
+	assert.Equal(t, handlers.EnforceWarn, v.Enforce.Action(), "operationMode log is enforcement warn")
 	assert.Equal(t, []handlers.SizeLimit{
 		// managedFields: twice the size by default, or as configured.
 		{ResourceRule: shoots, Size: "100k", Bytes: 100000, ManagedFieldsSize: "200000", ManagedFieldsBytes: 200000},
@@ -63,11 +64,17 @@ func TestNewResourceSizeValidatorManagedFields(t *testing.T) {
 resourceSize:
   limits:
   - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], size: 8Ki}
-  - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], size: 1Mi, managedFieldsSize: 64Ki}
+  - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], size: 1Mi, managedFieldsSize: 64Ki, enforcement: warn}
+  counts:
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [projects], count: 5, enforcement: dryrun}
 `))
 	require.NoError(t, err)
-	v := newResourceSizeValidator(cfg.ResourceSize, cache.NewStore(cache.Options{}), nil, logr.Discard())
+	v := newResourceSizeValidator(cfg.ResourceSize, cache.NewStore(cache.Options{}), nil, nil, logr.Discard())
 	require.Len(t, v.Limits, 2)
+	// A limit's own enforcement is carried over; "" leaves it to the guard's.
+	assert.Equal(t, []string{"", handlers.EnforceWarn}, []string{v.Limits[0].Enforcement, v.Limits[1].Enforcement})
+	require.Len(t, v.Counts, 1)
+	assert.Equal(t, handlers.EnforceDryRun, v.Counts[0].Enforcement)
 	assert.Equal(t, []string{"16Ki", "64Ki"}, []string{v.Limits[0].ManagedFieldsSize, v.Limits[1].ManagedFieldsSize})
 	assert.Equal(t, []int64{16 << 10, 64 << 10}, []int64{v.Limits[0].ManagedFieldsBytes, v.Limits[1].ManagedFieldsBytes})
 }

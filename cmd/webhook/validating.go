@@ -44,6 +44,8 @@ type placementDeps struct {
 	drain *server.Drainer
 	// limits guard every handler; they share one budget (newLimits).
 	limits server.Limits
+	// events records the guards' warn events (cluster mode); nil: none.
+	events handlers.EventRecorder
 }
 
 // newPlacementSigner returns the signer of placement tokens: from
@@ -98,6 +100,9 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 // budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(name, path string, h webhook.AdmissionHandler) { registerValidating(srv, deps, m, name, path, h) }
+	enforce := func(guard, action string) *handlers.Enforcer {
+		return handlers.NewEnforcer(guard, action, m, deps.events, log.WithName("enforcement").WithValues("guard", guard))
+	}
 	// The size webhook answers every review with a verdict, never with the
 	// budget's 429 (its Shoot entry fails open): what the budget does not
 	// hold is measured as it arrives.
@@ -117,6 +122,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			Log:               log.WithName("validate-shoot-binding"),
 			Projects:          store,
 			StalenessGuard:    deps.staleness,
+			Enforce:           enforce(handlers.WebhookBinding, cfg.Binding.Enforcement),
 		})
 	}
 	if cfg.CapacityEnabled() {
@@ -128,25 +134,28 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
 			Log:                  log.WithName("validate-shoot-capacity"),
 			StalenessGuard:       deps.staleness,
+			Enforce:              enforce(handlers.WebhookCapacity, cfg.Capacity.Enforcement),
 		})
 	}
 	rsLog := log.WithName("validate-resource-size")
 	if ra := cfg.ResourceAdmission; ra != nil {
-		registerSize(newResourceAdmissionValidator(ra, store, m, rsLog))
+		registerSize(newResourceAdmissionValidator(ra, store, m, enforce(handlers.WebhookResourceSize, ra.Enforcement()), rsLog))
 	} else {
-		registerSize(newResourceSizeValidator(cfg.ResourceSize, store, m, rsLog))
+		registerSize(newResourceSizeValidator(cfg.ResourceSize, store, m, enforce(handlers.WebhookResourceSize, cfg.ResourceSize.Enforcement), rsLog))
 	}
 	register(handlers.WebhookKubeconfigSecret, handlers.WebhookKubeconfigSecretPath, &handlers.KubeconfigSecretValidator{
 		AllowedFields: cfg.KubeconfigSecret.AllowedFields,
 		Log:           log.WithName("validate-kubeconfig-secret"),
+		Enforce:       enforce(handlers.WebhookKubeconfigSecret, cfg.KubeconfigSecret.Enforcement),
 	})
 	register(handlers.WebhookNamespaceDeletion, handlers.WebhookNamespaceDeletionPath, &handlers.NamespaceDeletionValidator{
 		Shoots:   store,
 		Projects: store,
 		// Until the informers have synced, deletions are refused (503)
 		// rather than judged on an empty cache.
-		Synced: deps.synced,
-		Log:    log.WithName("validate-namespace-deletion"),
+		Synced:  deps.synced,
+		Log:     log.WithName("validate-namespace-deletion"),
+		Enforce: enforce(handlers.WebhookNamespaceDeletion, cfg.NamespaceDeletion.Enforcement),
 	})
 }
 
@@ -163,9 +172,9 @@ func validatingChain(m *metrics.Recorder, name string, h webhook.AdmissionHandle
 	return handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(handlers.Observed(name, m, h)))
 }
 
-func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {
+func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *metrics.Recorder, enforce *handlers.Enforcer, log logr.Logger) *handlers.ResourceSizeValidator {
 	v := &handlers.ResourceSizeValidator{
-		Mode:                 rs.OperationMode,
+		Enforce:              enforce,
 		UnrestrictedSubjects: subjects(rs.UnrestrictedSubjects),
 		Counter:              store,
 		Metrics:              m,
@@ -182,10 +191,10 @@ func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *met
 			panic(fmt.Sprintf("resourceSize managedFieldsSize %q: %v", l.ManagedFieldsSize, err))
 		}
 		v.Limits = append(v.Limits, handlers.SizeLimit{ResourceRule: rule(l.Resources), Size: l.Size, Bytes: n,
-			ManagedFieldsSize: quantityText(l.ManagedFieldsSize, mf), ManagedFieldsBytes: mf})
+			ManagedFieldsSize: quantityText(l.ManagedFieldsSize, mf), ManagedFieldsBytes: mf, Enforcement: l.Enforcement})
 	}
 	for _, c := range rs.Counts {
-		v.Counts = append(v.Counts, handlers.CountLimit{ResourceRule: rule(c.Resources), Count: *c.Count})
+		v.Counts = append(v.Counts, handlers.CountLimit{ResourceRule: rule(c.Resources), Count: *c.Count, Enforcement: c.Enforcement})
 	}
 	return v
 }
@@ -194,9 +203,9 @@ func newResourceSizeValidator(rs config.ResourceSize, store *cache.Store, m *met
 // Gardener's resourceAdmission section. Each entry becomes a size and a count
 // rule; the half it does not set limits nothing but still ends the search, so
 // the first matching entry decides both, as in Gardener.
-func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.Store, m *metrics.Recorder, log logr.Logger) *handlers.ResourceSizeValidator {
+func newResourceAdmissionValidator(ra *config.ResourceAdmission, store *cache.Store, m *metrics.Recorder, enforce *handlers.Enforcer, log logr.Logger) *handlers.ResourceSizeValidator {
 	v := &handlers.ResourceSizeValidator{
-		Mode:    ra.Mode(),
+		Enforce: enforce,
 		Counter: store,
 		Metrics: m,
 		Log:     log,

@@ -32,9 +32,19 @@ var enums = map[field][]string{
 	fieldOf[config.ResourceSize]("operationMode"):      {config.OperationModeBlock, config.OperationModeLog},
 	fieldOf[config.ResourceAdmission]("operationMode"): {config.OperationModeBlock, config.OperationModeLog},
 	fieldOf[config.PendingShoots]("bindMode"):          {config.BindThroughSubresource, config.BindThroughUpdate},
+	fieldOf[config.Binding]("enforcement"):             enforcements,
+	fieldOf[config.Capacity]("enforcement"):            enforcements,
+	fieldOf[config.ResourceSize]("enforcement"):        enforcements,
+	fieldOf[config.SizeLimit]("enforcement"):           enforcements,
+	fieldOf[config.CountLimit]("enforcement"):          enforcements,
+	fieldOf[config.KubeconfigSecret]("enforcement"):    enforcements,
+	fieldOf[config.NamespaceDeletion]("enforcement"):   enforcements,
 	fieldOf[config.Subject]("kind"):                    {config.SubjectUser, config.SubjectGroup, config.SubjectServiceAccount},
 	fieldOf[rbacv1.Subject]("kind"):                    {rbacv1.UserKind, rbacv1.GroupKind, rbacv1.ServiceAccountKind},
 }
+
+// enforcements are the values of every guard's enforcement.
+var enforcements = []string{config.EnforcementDeny, config.EnforcementWarn, config.EnforcementDryRun}
 
 // bound is an integer range. An omitted number is 0, which takes the
 // default: the schema allows 0 where Validate's lower bound is above it.

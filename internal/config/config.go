@@ -162,6 +162,9 @@ type Config struct {
 	// KubeconfigSecret configures the kubeconfig Secret webhook
 	// (/validate-kubeconfig-secret).
 	KubeconfigSecret KubeconfigSecret `json:"kubeconfigSecret,omitempty"`
+	// NamespaceDeletion configures the namespace-deletion webhook
+	// (/validate-namespace-deletion).
+	NamespaceDeletion NamespaceDeletion `json:"namespaceDeletion,omitempty"`
 
 	// PendingShoots configures the retry controller for Shoots admitted
 	// without a seed (cluster mode only).

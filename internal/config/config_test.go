@@ -48,9 +48,12 @@ func TestDefault(t *testing.T) {
 			Enabled:               ptr.To(true),
 			AuthorizationCacheTTL: NewDuration(10 * time.Second),
 			AuthorizationTimeout:  NewDuration(3 * time.Second),
+			Enforcement:           EnforcementDeny,
 		},
-		Capacity:     Capacity{Enabled: ptr.To(true), Coordination: CoordinationLocal},
-		ResourceSize: ResourceSize{OperationMode: "block"},
+		Capacity:          Capacity{Enabled: ptr.To(true), Coordination: CoordinationLocal, Enforcement: EnforcementDeny},
+		ResourceSize:      ResourceSize{OperationMode: "block", Enforcement: EnforcementDeny},
+		KubeconfigSecret:  KubeconfigSecret{Enforcement: EnforcementDeny},
+		NamespaceDeletion: NamespaceDeletion{Enforcement: EnforcementDeny},
 		PendingShoots: PendingShoots{
 			Enabled:            ptr.To(true),
 			BindMode:           "binding",
@@ -133,6 +136,7 @@ binding:
   authorizationTimeout: 1500ms
   landscapeAllowedSubjects:
   - {kind: User, name: admin}
+  enforcement: warn
 capacity:
   enabled: false
   unrestrictedSubjects:
@@ -140,20 +144,24 @@ capacity:
   - {kind: ServiceAccount, namespace: garden, name: "*"}
   coordination: apiserver
   reservationNamespace: seedwarden
+  enforcement: dryrun
 resourceSize:
   operationMode: log
   limits:
-  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], size: 100Ki}
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [shoots], size: 100Ki, enforcement: deny}
   - apiGroups: [""]
     apiVersions: [v1]
     resources: ["*"]
     size: 1M
   counts:
-  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [projects, seeds], count: 100}
+  - {apiGroups: [core.gardener.cloud], apiVersions: ["*"], resources: [projects, seeds], count: 100, enforcement: dryrun}
   unrestrictedSubjects:
   - {kind: User, name: "system:serviceaccount:garden:*"}
 kubeconfigSecret:
   allowedFields: [tokenFile, exec]
+  enforcement: warn
+namespaceDeletion:
+  enforcement: dryrun
 pendingShoots:
   enabled: false
   bindMode: update
@@ -207,23 +215,26 @@ scoring:
 			AuthorizationCacheTTL:    NewDuration(0),
 			AuthorizationTimeout:     NewDuration(1500 * time.Millisecond),
 			LandscapeAllowedSubjects: []Subject{{Kind: "User", Name: "admin"}},
+			Enforcement:              EnforcementWarn,
 		},
 		Capacity: Capacity{Enabled: ptr.To(false), UnrestrictedSubjects: []Subject{
 			{Kind: "Group", Name: "garden:operators"},
 			{Kind: "ServiceAccount", Namespace: "garden", Name: "*"},
-		}, Coordination: CoordinationAPIServer, ReservationNamespace: "seedwarden"},
+		}, Coordination: CoordinationAPIServer, ReservationNamespace: "seedwarden", Enforcement: EnforcementDryRun},
 		ResourceSize: ResourceSize{
 			OperationMode: "log",
+			Enforcement:   EnforcementWarn,
 			Limits: []SizeLimit{
-				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots"}}, Size: "100Ki"},
+				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots"}}, Size: "100Ki", Enforcement: EnforcementDeny},
 				{Resources: Resources{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"*"}}, Size: "1M"},
 			},
 			Counts: []CountLimit{
-				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects", "seeds"}}, Count: ptr.To(int64(100))},
+				{Resources: Resources{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"projects", "seeds"}}, Count: ptr.To(int64(100)), Enforcement: EnforcementDryRun},
 			},
 			UnrestrictedSubjects: []Subject{{Kind: "User", Name: "system:serviceaccount:garden:*"}},
 		},
-		KubeconfigSecret: KubeconfigSecret{AllowedFields: []string{"tokenFile", "exec"}},
+		KubeconfigSecret:  KubeconfigSecret{AllowedFields: []string{"tokenFile", "exec"}, Enforcement: EnforcementWarn},
+		NamespaceDeletion: NamespaceDeletion{Enforcement: EnforcementDryRun},
 		PendingShoots: PendingShoots{
 			Enabled:            ptr.To(false),
 			BindMode:           "update",
@@ -264,6 +275,22 @@ func TestFieldRules(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"gardenNamespace ok", "gardenNamespace: garden-x", ""},
+
+		{"binding.enforcement warn", "binding: {enforcement: warn}", ""},
+		{"binding.enforcement unknown", "binding: {enforcement: audit}", `binding.enforcement: unsupported value "audit" (want deny, warn or dryrun)`},
+		{"capacity.enforcement dryrun", "capacity: {enforcement: dryrun}", ""},
+		{"capacity.enforcement wrong case", "capacity: {enforcement: Warn}", `capacity.enforcement: unsupported value "Warn" (want deny, warn or dryrun)`},
+		{"kubeconfigSecret.enforcement unknown", "kubeconfigSecret: {enforcement: log}", `kubeconfigSecret.enforcement: unsupported value "log" (want deny, warn or dryrun)`},
+		{"namespaceDeletion.enforcement warn", "namespaceDeletion: {enforcement: warn}", ""},
+		{"namespaceDeletion.enforcement unknown", "namespaceDeletion: {enforcement: block}", `namespaceDeletion.enforcement: unsupported value "block" (want deny, warn or dryrun)`},
+		{"resourceSize.enforcement warn", "resourceSize: {enforcement: warn}", ""},
+		{"resourceSize.enforcement with operationMode log", "resourceSize: {operationMode: log, enforcement: warn}", ""},
+		{"resourceSize.enforcement contradicts operationMode log", "resourceSize: {operationMode: log, enforcement: dryrun}", `resourceSize.enforcement: "dryrun" contradicts resourceSize.operationMode "log" (which is enforcement warn); set one of them`},
+		{"resourceSize.enforcement unknown", "resourceSize: {enforcement: block}", `resourceSize.enforcement: unsupported value "block" (want deny, warn or dryrun)`},
+		{"resourceSize.limits[].enforcement", "resourceSize: {limits: [{apiGroups: [''], apiVersions: ['*'], resources: [configmaps], size: 1Mi, enforcement: warn}]}", ""},
+		{"resourceSize.limits[].enforcement unknown", "resourceSize: {limits: [{apiGroups: [''], apiVersions: ['*'], resources: [configmaps], size: 1Mi, enforcement: Deny}]}", `resourceSize.limits[0].enforcement: unsupported value "Deny" (want deny, warn or dryrun)`},
+		{"resourceSize.counts[].enforcement unknown", "resourceSize: {counts: [{apiGroups: [core.gardener.cloud], apiVersions: ['*'], resources: [projects], count: 1, enforcement: never}]}", `resourceSize.counts[0].enforcement: unsupported value "never" (want deny, warn or dryrun)`},
+		{"resourceSize.enforcement with resourceAdmission", "resourceSize: {enforcement: warn}\nresourceAdmission: {limits: [{resources: [shoots], size: 1Mi}]}", "resourceAdmission: cannot be combined with resourceSize"},
 		{"gardenNamespace uppercase", "gardenNamespace: Garden", `gardenNamespace: invalid value "Garden": a lowercase RFC 1123 label must consist of`},
 		{"gardenNamespace too long", "gardenNamespace: " + strings.Repeat("a", 64), `gardenNamespace: invalid value "aaaa`},
 

@@ -80,6 +80,8 @@ type KubeconfigSecret struct {
 	// by their kubeconfig names (handlers.KubeconfigRestrictedFields, e.g.
 	// "tokenFile"). Default: none.
 	AllowedFields []string `json:"allowedFields,omitempty"`
+	// Enforcement: deny, warn or dryrun. Default: deny.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // PendingShootsEnabled reports whether the retry controller runs (against

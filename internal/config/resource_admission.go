@@ -103,7 +103,8 @@ func (r *ResourceAdmission) Mode() string {
 func (c *Config) resourceSizeSet() bool {
 	rs := c.ResourceSize
 	return len(rs.Limits) > 0 || len(rs.Counts) > 0 || len(rs.UnrestrictedSubjects) > 0 ||
-		(rs.OperationMode != "" && rs.OperationMode != OperationModeBlock)
+		(rs.OperationMode != "" && rs.OperationMode != OperationModeBlock) ||
+		(rs.Enforcement != "" && rs.Enforcement != DefaultEnforcement)
 }
 
 func (c *Config) validateResourceAdmission(p *problems) {

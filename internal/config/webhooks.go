@@ -48,6 +48,9 @@ type Binding struct {
 	// there is no API server to ask. Default: nobody. Ignored against a
 	// cluster (RBAC decides there).
 	LandscapeAllowedSubjects []Subject `json:"landscapeAllowedSubjects,omitempty"`
+	// Enforcement of the binding rules (permission, the seed's fit, the
+	// ways a seed may change): deny, warn or dryrun. Default: deny.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Capacity configures the capacity webhook (/validate-shoot-capacity).
@@ -67,6 +70,10 @@ type Capacity struct {
 	// (apiserver only). Default: the pod's namespace ($POD_NAMESPACE, else
 	// the service account's namespace file), resolved when serving.
 	ReservationNamespace string `json:"reservationNamespace,omitempty"`
+	// Enforcement of a full seed (and of the reservation limits): deny,
+	// warn or dryrun. Default: deny. A request admitted by warn or dryrun
+	// that deny would have refused takes no place.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Values of capacity.coordination.
@@ -96,6 +103,9 @@ type ResourceSize struct {
 	Counts []CountLimit `json:"counts,omitempty"`
 	// UnrestrictedSubjects are never limited.
 	UnrestrictedSubjects []Subject `json:"unrestrictedSubjects,omitempty"`
+	// Enforcement of the limits that set none of their own: deny, warn or
+	// dryrun. Default: deny (warn with operationMode log).
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Resources selects resources like an admission webhook rule: each list
@@ -114,6 +124,9 @@ type SizeLimit struct {
 	// ManagedFieldsSize bounds metadata.managedFields, a quantity of bytes.
 	// Default: DefaultManagedFieldsSize(Size).
 	ManagedFieldsSize string `json:"managedFieldsSize,omitempty"`
+	// Enforcement of this limit (its size and managedFields): deny, warn
+	// or dryrun. Default: resourceSize.enforcement.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Bytes returns the limit in bytes (rounded up).
@@ -148,6 +161,9 @@ type CountLimit struct {
 	// Count is required: no CREATE is admitted while this many objects
 	// exist (0 allows none).
 	Count *int64 `json:"count"`
+	// Enforcement of this limit: deny, warn or dryrun. Default:
+	// resourceSize.enforcement.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Subject names users exempted from a limit. Name (and Namespace for a
@@ -182,6 +198,7 @@ func (c *Config) applyWebhookDefaults() {
 		c.Capacity.Enabled = ptr.To(true)
 	}
 	setDefault(&c.Capacity.Coordination, DefaultCoordination)
+	c.applyEnforcementDefaults()
 }
 
 func (c *Config) validateWebhooks(p *problems) {
@@ -200,6 +217,7 @@ func (c *Config) validateWebhooks(p *problems) {
 		}
 	}
 	c.validateResourceSize(p)
+	c.validateEnforcement(p)
 }
 
 func (c *Config) validateResourceSize(p *problems) {

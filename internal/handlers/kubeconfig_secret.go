@@ -101,6 +101,9 @@ type KubeconfigSecretValidator struct {
 	// KubeconfigRestrictedFields).
 	AllowedFields []string
 	Log           logr.Logger
+	// Enforce answers a Secret whose kubeconfig is refused: deny, warn or
+	// dryrun. An unreadable request is refused whatever it says. nil: deny.
+	Enforce *Enforcer
 }
 
 var _ admission.Handler = (*KubeconfigSecretValidator)(nil)
@@ -136,8 +139,8 @@ func (v *KubeconfigSecretValidator) Handle(_ context.Context, req admission.Requ
 	}
 	for _, kc := range sources {
 		if msg := v.validate(kc); msg != "" {
-			log.Info("Denying Secret with a disallowed kubeconfig", "user", req.UserInfo.Username, "reason", msg)
-			return admission.Denied(msg)
+			log.Info("Secret with a disallowed kubeconfig refused", "user", req.UserInfo.Username, "reason", msg, "enforcement", v.Enforce.Action())
+			return v.Enforce.refuse(req, requestObject(req, req.Namespace, req.Name, ""), msg)
 		}
 	}
 	return admission.Allowed("seedwarden: kubeconfig uses only allowed fields")

@@ -41,6 +41,10 @@ type NamespaceDeletionValidator struct {
 	// Synced reports whether the cache is complete; nil means always.
 	Synced func() bool
 	Log    logr.Logger
+	// Enforce answers a deletion the rules refuse: deny, warn or dryrun.
+	// A deletion judged on an unsynced cache is refused whatever it says.
+	// nil: deny.
+	Enforce *Enforcer
 }
 
 var _ admission.Handler = (*NamespaceDeletionValidator)(nil)
@@ -82,8 +86,8 @@ func (v *NamespaceDeletionValidator) Handle(_ context.Context, req admission.Req
 	}
 	if len(reasons) > 0 {
 		msg := fmt.Sprintf("deletion of namespace %q is not permitted: %s", ns, strings.Join(reasons, "; "))
-		log.Info("Denying namespace deletion", "user", req.UserInfo.Username, "reason", msg)
-		return admission.Denied(msg)
+		log.Info("Namespace deletion refused", "user", req.UserInfo.Username, "reason", msg, "enforcement", v.Enforce.Action())
+		return v.Enforce.refuse(req, requestObject(req, "", ns, ""), msg)
 	}
 	return admission.Allowed(fmt.Sprintf("seedwarden: namespace %q holds no Shoots and belongs to no live project", ns))
 }

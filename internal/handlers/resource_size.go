@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -15,7 +16,8 @@ import (
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// Operation modes of the resource-size webhook.
+// Operation modes of the resource-size webhook in Gardener's words: block is
+// enforcement deny, log is warn.
 const (
 	OperationModeBlock = "block"
 	OperationModeLog   = "log"
@@ -49,6 +51,9 @@ type SizeLimit struct {
 	// None: the rule matches but limits nothing. A Gardener limit entry
 	// with a count but no size still ends the search for a size limit.
 	None bool
+	// Enforcement of this limit (EnforceDeny, EnforceWarn, EnforceDryRun);
+	// "": the validator's.
+	Enforcement string
 }
 
 // CountLimit bounds how many objects of the selected resources may exist.
@@ -57,6 +62,8 @@ type CountLimit struct {
 	Count int64
 	// None: as for SizeLimit (an entry with a size but no count).
 	None bool
+	// Enforcement: as for SizeLimit.
+	Enforcement string
 }
 
 func (l SizeLimit) limitsNothing() bool  { return l.None }
@@ -80,13 +87,17 @@ type ObjectCounter interface {
 // CREATE, the first matching CountLimit applies: the request is refused when
 // Counter already holds Count objects of the resource.
 //
-// Mode block denies; mode log admits with an admission warning and a log
-// line. seedwarden_rejected_resources_total counts both: what was and what
-// would have been rejected. UnrestrictedSubjects are never limited
+// Enforce answers a request over a limit: deny, warn (admitted with an
+// admission warning, a log line and an event) or dryrun (admitted with a log
+// line); a limit with an enforcement of its own overrides it, and of the
+// limits a request breaks the strictest decides (deny, then warn, then
+// dryrun). seedwarden_rejected_resources_total counts every violation,
+// whatever became of it. UnrestrictedSubjects are never limited
 // (Subjects.MatchAsGardener). Limits match the resource and version the
 // client requested (RequestResource), as Gardener's do.
 type ResourceSizeValidator struct {
-	Mode                 string
+	// Enforce is the guard's enforcement (nil: deny).
+	Enforce              *Enforcer
 	Limits               []SizeLimit
 	Counts               []CountLimit
 	UnrestrictedSubjects Subjects
@@ -101,6 +112,8 @@ var _ admission.Handler = (*ResourceSizeValidator)(nil)
 // violation is one limit a request breaks.
 type violation struct {
 	reason, message string
+	// enforcement is the limit's own ("": the validator's).
+	enforcement string
 }
 
 // Handle implements admission.Handler.
@@ -125,7 +138,8 @@ func (v *ResourceSizeValidator) Handle(ctx context.Context, req admission.Reques
 		return admission.Allowed("seedwarden: unrestricted subject")
 	}
 
-	found, err := v.violations(req, objectsOf(streamed, req), limit, count)
+	objs := objectsOf(streamed, req)
+	found, err := v.violations(req, objs, limit, count)
 	if err != nil {
 		logRejected(v.logger(req), err, "Rejecting admission request")
 		return invalidRequest(err)
@@ -135,19 +149,35 @@ func (v *ResourceSizeValidator) Handle(ctx context.Context, req admission.Reques
 	}
 
 	messages := make([]string, len(found))
+	action := ""
 	for i, f := range found {
 		messages[i] = f.message
 		v.Metrics.ObserveRejectedResource(string(req.Operation), req.Kind.Kind, req.Namespace, f.reason)
+		action = stricter(action, cmp.Or(f.enforcement, v.Enforce.Action()))
 	}
-	msg := "seedwarden: " + strings.Join(messages, "; ")
-	log := v.logger(req)
-	if v.Mode == OperationModeLog {
-		log.Info("Limit exceeded; admitted because operationMode is log, block would deny it", "problems", messages)
-		return admission.Allowed("seedwarden: limit exceeded (operationMode log)").
-			WithWarnings(warning(msg + " (admitted: operationMode is log)"))
+	v.logger(req).Info("Limit exceeded", "problems", messages, "enforcement", action)
+	return v.Enforce.refuseAs(action, req, requestObject(req, req.Namespace, describedName(req, objs.object), ""),
+		"seedwarden: "+strings.Join(messages, "; "))
+}
+
+// stricter is the stricter of two enforcement actions ("" is none yet).
+func stricter(a, b string) string {
+	rank := func(e string) int {
+		switch e {
+		case EnforceDeny:
+			return 3
+		case EnforceWarn:
+			return 2
+		case EnforceDryRun:
+			return 1
+		default:
+			return 0
+		}
 	}
-	log.Info("Limit exceeded; denied", "problems", messages)
-	return admission.Denied(msg)
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }
 
 // limitsFor returns the size limit and, on CREATE, the count limit that
@@ -178,14 +208,16 @@ func (v *ResourceSizeValidator) violations(req admission.Request, objs requestOb
 		}
 		if sizes.Object > limit.Bytes {
 			found = append(found, violation{metrics.RejectReasonSize, fmt.Sprintf("resource size %d bytes exceeds the limit of %s (%d bytes) for %s",
-				sizes.Object, limit.Size, limit.Bytes, describeObject(req, objs.object))})
+				sizes.Object, limit.Size, limit.Bytes, describeObject(req, objs.object)), limit.Enforcement})
 		}
 		if vi, ok := v.checkManagedFields(req, objs, limit, sizes.ManagedFields); ok {
+			vi.enforcement = limit.Enforcement
 			found = append(found, vi)
 		}
 	}
 	if count != nil {
 		if vi, ok := v.checkCount(req, objs.object, count); ok {
+			vi.enforcement = count.Enforcement
 			found = append(found, vi)
 		}
 	}
@@ -240,7 +272,7 @@ func (v *ResourceSizeValidator) checkCount(req admission.Request, obj admissionj
 	if int64(n) < count.Count {
 		return violation{}, false
 	}
-	return violation{metrics.RejectReasonCount, fmt.Sprintf("%d %s exist, the limit is %d; %s cannot be created",
+	return violation{reason: metrics.RejectReasonCount, message: fmt.Sprintf("%d %s exist, the limit is %d; %s cannot be created",
 		n, qualifiedResource(req.Resource), count.Count, describeObject(req, obj))}, true
 }
 
@@ -254,14 +286,19 @@ func qualifiedResource(gvr metav1.GroupVersionResource) string {
 
 // describeObject names the object of a request: shoots.core.gardener.cloud/v1beta1 "garden-dev/crazy-botany".
 func describeObject(req admission.Request, obj admissionjson.MeasuredObject) string {
-	name := req.Name
-	if name == "" {
-		name = objectNameOf(obj)
-	}
+	name := describedName(req, obj)
 	if req.Namespace != "" {
 		name = req.Namespace + "/" + name
 	}
 	return fmt.Sprintf("%s/%s %q", qualifiedResource(req.Resource), req.Resource.Version, name)
+}
+
+// describedName is the request's name, else the object's.
+func describedName(req admission.Request, obj admissionjson.MeasuredObject) string {
+	if req.Name != "" {
+		return req.Name
+	}
+	return objectNameOf(obj)
 }
 
 // objectNameOf reads metadata.name, else metadata.generateName, of an

@@ -54,5 +54,5 @@ func (v *ResourceSizeValidator) checkManagedFields(req admission.Request, objs r
 		}
 		msg += fmt.Sprintf(" (stored: %d bytes; an update may keep managedFields over the limit, not grow them)", old.ManagedFields)
 	}
-	return violation{metrics.RejectReasonManagedFields, msg}, true
+	return violation{reason: metrics.RejectReasonManagedFields, message: msg}, true
 }

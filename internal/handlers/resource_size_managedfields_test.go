@@ -29,7 +29,7 @@ func shootLimit8Ki() SizeLimit {
 
 func managedFieldsValidator(t *testing.T, mode string, reg prometheus.Registerer) *ResourceSizeValidator {
 	return &ResourceSizeValidator{
-		Mode:                 mode,
+		Enforce:              modeEnforcer(mode),
 		Limits:               []SizeLimit{shootLimit8Ki()},
 		UnrestrictedSubjects: Subjects{{Kind: SubjectUser, Name: "admin@example.com"}},
 		Metrics:              metrics.New(reg),
@@ -174,7 +174,7 @@ func TestManagedFieldsLimit(t *testing.T) {
 		{name: "their object size is still limited", review: create(shootWithSizes(t, 9000, 500), gardenlet), wantMessage: "resource size 9000 bytes exceeds", sizeOnly: true},
 
 		{name: "log mode admits with a warning", mode: OperationModeLog, review: create(over, tenant),
-			wantWarning: "metadata.managedFields of 16385 bytes exceed the limit of 16Ki (16384 bytes) for shoots.core.gardener.cloud/v1beta1 \"garden-dev/obj\" (admitted: operationMode is log)"},
+			wantWarning: "metadata.managedFields of 16385 bytes exceed the limit of 16Ki (16384 bytes) for shoots.core.gardener.cloud/v1beta1 \"garden-dev/obj\" (admitted: resource-size enforcement is warn; deny would refuse this request)"},
 		{name: "no managedFields limit", limitless: true, review: create(wayOver, tenant)},
 		{name: "status subresource", review: func() vReview {
 			r := update(small, wayOver, tenant)

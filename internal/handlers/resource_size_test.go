@@ -34,9 +34,18 @@ func gvkFor(gvr metav1.GroupVersionResource, kind string) metav1.GroupVersionKin
 	return metaGVK(gvr.Group, gvr.Version, kind)
 }
 
+// modeEnforcer is Gardener's operationMode as the resource-size guard's
+// enforcement: block denies, log warns.
+func modeEnforcer(mode string) *Enforcer {
+	if mode == OperationModeLog {
+		return NewEnforcer(WebhookResourceSize, EnforceWarn, nil, nil, logr.Discard())
+	}
+	return NewEnforcer(WebhookResourceSize, EnforceDeny, nil, nil, logr.Discard())
+}
+
 func newSizeValidator(log logr.Logger, mode string, reg prometheus.Registerer) *ResourceSizeValidator {
 	return &ResourceSizeValidator{
-		Mode: mode,
+		Enforce: modeEnforcer(mode),
 		Limits: []SizeLimit{
 			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"projects"}}, Size: "512", Bytes: 512},
 			{ResourceRule: ResourceRule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"*"}, Resources: []string{"shoots", "seeds"}}, Size: "1Ki", Bytes: 1024},
@@ -132,7 +141,7 @@ func TestResourceSizeValidator(t *testing.T) {
 
 		// Modes
 		{name: "log mode admits with a warning", mode: "log", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 1025)),
-			wantAllowed: true, wantWarning: `seedwarden: resource size 1025 bytes exceeds the limit of 1Ki (1024 bytes) for shoots.core.gardener.cloud/v1beta1 "garden-dev/obj" (admitted: operationMode is log)`,
+			wantAllowed: true, wantWarning: `seedwarden: resource size 1025 bytes exceeds the limit of 1Ki (1024 bytes) for shoots.core.gardener.cloud/v1beta1 "garden-dev/obj" (admitted: resource-size enforcement is warn; deny would refuse this request)`,
 			wantMetrics: map[string]float64{"CREATE/Shoot/garden-dev/size": 1}},
 		{name: "log mode within limits", mode: "log", review: req(gvrShoots, "Shoot", admissionv1.Create, sized(t, "Shoot", "obj", 100)), wantAllowed: true},
 

@@ -88,6 +88,11 @@ type ShootBindingValidator struct {
 	// (see StalenessGuard); the webhook's own placement (verified token)
 	// needs no cache and is still admitted. Zero: always check.
 	StalenessGuard
+	// Enforce answers a request the binding rules refuse (the way the
+	// seed changes, the user's permission, the seed's fit): deny, warn or
+	// dryrun. A request the webhook cannot judge (stale cache, no answer
+	// from the authorizer) is denied whatever it says. nil: deny.
+	Enforce *Enforcer
 }
 
 var _ admission.Handler = (*ShootBindingValidator)(nil)
@@ -108,14 +113,18 @@ func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Reques
 
 	needsCheck, denial := classifySeedChange(c)
 	if denial == "" {
-		denial = bindingSpecChange(c)
+		var err error
+		if denial, err = bindingSpecChange(c); err != nil {
+			logRejected(log, err, "Rejecting admission request")
+			return denied("seedwarden: %v", err)
+		}
 	}
 	if denial != "" {
-		log.Info("Denied seed change", "from", c.oldSeed, "to", c.newSeed, "reason", denial)
-		return denied("seedwarden: %s", denial)
+		log.Info("Seed change refused", "from", c.oldSeed, "to", c.newSeed, "reason", denial, "enforcement", v.Enforce.Action())
+		return v.refuse(req, c, "seedwarden: "+denial)
 	}
 	if !needsCheck {
-		return v.judgeSeedKept(c, log)
+		return v.judgeSeedKept(req, c, log)
 	}
 	return v.judgeSeedChoice(ctx, req, c, log)
 }
@@ -123,7 +132,7 @@ func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Reques
 // judgeSeedKept: a request that keeps the seed (or sets none) passes,
 // unless it changes the Shoot's own seed constraints, which the current seed
 // must then still meet.
-func (v *ShootBindingValidator) judgeSeedKept(c *shootChange, log logr.Logger) admission.Response {
+func (v *ShootBindingValidator) judgeSeedKept(req admission.Request, c *shootChange, log logr.Logger) admission.Response {
 	problems, checked := placement.CheckSeedKept(v.Landscape.Snapshot(), c.old, c.shoot)
 	if !checked {
 		return admission.Allowed("seedwarden: spec.seedName unchanged")
@@ -133,8 +142,8 @@ func (v *ShootBindingValidator) judgeSeedKept(c *shootChange, log logr.Logger) a
 		return admission.Denied(staleDenial(c.newSeed, d, v.MaxStaleness))
 	}
 	if len(problems) > 0 {
-		log.Info("Denied change on the current seed", "seed", c.newSeed, "problems", problems)
-		return denied("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+		log.Info("Change on the current seed refused", "seed", c.newSeed, "problems", problems, "enforcement", v.Enforce.Action())
+		return v.refuse(req, c, fmt.Sprintf("seedwarden: Shoot %q cannot stay on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; ")))
 	}
 	return admission.Allowed("seedwarden: spec.seedName unchanged")
 }
@@ -146,8 +155,8 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 	if pool, ok := api.SelfHostedPool(c.shoot); ok {
 		// Gardener's API refuses this too; no token or permission makes
 		// a seed right for a Shoot whose control plane runs in itself.
-		log.Info("Denied seed choice for a self-hosted Shoot", "to", c.newSeed, "pool", pool)
-		return denied("seedwarden: spec.seedName: Invalid value: %q: %s (worker pool %q has controlPlane)", c.newSeed, selfHostedSeedName, pool)
+		log.Info("Seed choice for a self-hosted Shoot refused", "to", c.newSeed, "pool", pool, "enforcement", v.Enforce.Action())
+		return v.refuse(req, c, fmt.Sprintf("seedwarden: spec.seedName: Invalid value: %q: %s (worker pool %q has controlPlane)", c.newSeed, selfHostedSeedName, pool))
 	}
 
 	// The webhook's own placement (a verified token) needs no binding
@@ -169,8 +178,8 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 		}
 	}
 	if problems := placement.CheckSeedChange(v.Landscape.Snapshot(), c.old, c.shoot, by, v.NetworkMode); len(problems) > 0 {
-		log.Info("Denied seed choice: the Shoot does not suit the seed", "from", c.oldSeed, "to", c.newSeed, "ownPlacement", by == placement.ChosenByPlacement, "problems", problems)
-		return denied("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; "))
+		log.Info("Seed choice refused: the Shoot does not suit the seed", "from", c.oldSeed, "to", c.newSeed, "ownPlacement", by == placement.ChosenByPlacement, "problems", problems, "enforcement", v.Enforce.Action())
+		return v.refuse(req, c, fmt.Sprintf("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; ")))
 	}
 	if by == placement.ChosenByPlacement {
 		log.V(1).Info("Own placement", "seed", c.newSeed)
@@ -198,8 +207,8 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 		// can be allowed a seed here: answered without asking the API
 		// server, which a flood of forged reviews would otherwise do.
 		err := fmt.Errorf("user %q may not set spec.seedName to %q: namespace %q belongs to no Project", user.Username, c.newSeed, c.namespace)
-		logRejected(log, err, "Denied seed choice outside any Project")
-		return denied("seedwarden: %v; Shoots are placed in Project namespaces only", err), false
+		logRejected(log, err, "Seed choice outside any Project refused")
+		return v.refuse(req, c, fmt.Sprintf("seedwarden: %v; Shoots are placed in Project namespaces only", err)), false
 	}
 	if authorizedByAPIServer(req) {
 		return admission.Response{}, true
@@ -226,6 +235,11 @@ func (v *ShootBindingValidator) authorize(ctx context.Context, req admission.Req
 	if c.op == admissionv1.Create && !c.binding && !errors.Is(tokenErr, errNoToken) {
 		fmt.Fprintf(&b, "; the %s annotation was not accepted: %v", placementtoken.Annotation, tokenErr)
 	}
-	log.Info("Denied seed choice without binding permission", "user", user.Username, "to", c.newSeed, "reason", reason, "token", tokenErr)
-	return admission.Denied(b.String()), false
+	log.Info("Seed choice without binding permission refused", "user", user.Username, "to", c.newSeed, "reason", reason, "token", tokenErr, "enforcement", v.Enforce.Action())
+	return v.refuse(req, c, b.String()), false
+}
+
+// refuse answers a request the binding rules refuse, as Enforce says.
+func (v *ShootBindingValidator) refuse(req admission.Request, c *shootChange, message string) admission.Response {
+	return v.Enforce.refuse(req, c.object(req), message)
 }

@@ -46,19 +46,21 @@ func classifySeedChange(c *shootChange) (needsCheck bool, denial string) {
 // change spec.seedName only (the control plane is restored from backup on
 // the new seed; other changes would ride along unreviewed). Setting the
 // first seed through a binding may change more, as in Gardener.
-func bindingSpecChange(c *shootChange) string {
+// An error means the specs could not be compared: no verdict, denied
+// whatever the enforcement.
+func bindingSpecChange(c *shootChange) (string, error) {
 	if !c.binding || c.op != admissionv1.Update || c.oldSeed == "" || c.newSeed == "" || c.oldSeed == c.newSeed {
-		return ""
+		return "", nil
 	}
 	changed, err := specFieldsChanged(c.oldRaw, c.raw)
 	if err != nil {
-		return fmt.Sprintf("cannot compare the old and new spec: %v", err)
+		return "", fmt.Errorf("cannot compare the old and new spec: %w", err)
 	}
 	if len(changed) == 0 {
-		return ""
+		return "", nil
 	}
 	return fmt.Sprintf("a binding that moves the Shoot from seed %q to %q may change only spec.seedName, but it also changes %s",
-		c.oldSeed, c.newSeed, strings.Join(changed, ", "))
+		c.oldSeed, c.newSeed, strings.Join(changed, ", ")), nil
 }
 
 // specFieldsChanged lists the top-level spec fields other than seedName that

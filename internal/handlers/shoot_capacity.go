@@ -89,6 +89,11 @@ type ShootCapacityValidator struct {
 	// StalenessGuard: beyond its bound requests that set or change a seed
 	// are denied (see StalenessGuard). Zero: always check.
 	StalenessGuard
+	// Enforce answers a placement the guard refuses (a full seed, a
+	// reservation limit): deny, warn or dryrun. It is asked after the
+	// failed reservation, so a request it admits holds no place; a place
+	// held for it already is given back, as deny does. nil: deny.
+	Enforce *Enforcer
 }
 
 var _ admission.Handler = (*ShootCapacityValidator)(nil)
@@ -125,10 +130,10 @@ func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Reque
 
 	key, held := v.reservationKey(c, string(req.UID))
 	if v.Cluster != nil {
-		return v.admitCluster(ctx, c, key, held, string(req.UID), log)
+		return v.admitCluster(ctx, req, c, key, held, log)
 	}
 	if held {
-		return v.admitHeld(c, key, log)
+		return v.admitHeld(req, c, key, log)
 	}
 	var err error
 	if c.checkOnly {
@@ -136,9 +141,9 @@ func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Reque
 	} else {
 		err = v.Store.Reserve(c.newSeed, c.claim(key))
 	}
-	if resp, ok := capacityDenial(c, err); !ok {
-		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun)
-		return resp
+	if msg, verdict := capacityRefusal(c, err); msg != "" {
+		log.Info("Placement on seed refused", "seed", c.newSeed, "reason", msg, "dryRun", c.dryRun, "enforcement", v.enforcement(verdict))
+		return v.refuse(req, c, msg, verdict)
 	}
 	log.V(1).Info("Reserved a place on seed", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
 	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q has room", c.newSeed))
@@ -172,7 +177,7 @@ func (v *ShootCapacityValidator) reservationKey(c *shootChange, uid string) (key
 // admitHeld admits a placement whose reservation is counted already, unless
 // the seed filled up since (Shoots created past the webhook, a lowered
 // allocatable); then the reservation is given back.
-func (v *ShootCapacityValidator) admitHeld(c *shootChange, key string, log logr.Logger) admission.Response {
+func (v *ShootCapacityValidator) admitHeld(req admission.Request, c *shootChange, key string, log logr.Logger) admission.Response {
 	seed, ok := v.Store.Seed(c.newSeed)
 	if !ok {
 		v.release(c, key)
@@ -184,16 +189,17 @@ func (v *ShootCapacityValidator) admitHeld(c *shootChange, key string, log logr.
 	}
 	if usage := v.Store.Usage(c.newSeed); usage > alloc {
 		v.release(c, key)
-		log.Info("Denied own placement on a seed that filled up", "seed", c.newSeed, "usage", usage, "allocatable", alloc)
-		return denied("seedwarden: seed %q is full: usage %d (including the place reserved for this Shoot) exceeds allocatable shoots %d",
-			c.newSeed, usage, alloc)
+		log.Info("Own placement on a seed that filled up refused", "seed", c.newSeed, "usage", usage, "allocatable", alloc, "enforcement", v.enforcement(true))
+		return v.refuse(req, c, fmt.Sprintf("seedwarden: seed %q is full: usage %d (including the place reserved for this Shoot) exceeds allocatable shoots %d",
+			c.newSeed, usage, alloc), true)
 	}
 	return admission.Allowed(fmt.Sprintf("seedwarden: seed %q holds a place for this Shoot", c.newSeed))
 }
 
 // admitCluster decides with the cluster-wide reservation. localKey is the
 // Store's reservation key (held: this replica holds it on the new seed).
-func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChange, localKey string, held bool, uid string, log logr.Logger) admission.Response {
+func (v *ShootCapacityValidator) admitCluster(ctx context.Context, req admission.Request, c *shootChange, localKey string, held bool, log logr.Logger) admission.Response {
+	uid := string(req.UID)
 	seed, ok := v.Store.Seed(c.newSeed)
 	if !ok {
 		if held {
@@ -213,12 +219,12 @@ func (v *ShootCapacityValidator) admitCluster(ctx context.Context, c *shootChang
 	} else {
 		err = v.Cluster.ReserveFor(ctx, c.newSeed, c.holder(key, localKey, uid), alloc)
 	}
-	if resp, ok := capacityDenial(c, err); !ok {
+	if msg, verdict := capacityRefusal(c, err); msg != "" {
 		if held {
 			v.release(c, localKey)
 		}
-		log.Info("Denied placement on seed", "seed", c.newSeed, "reason", statusMessage(resp), "dryRun", c.dryRun, "coordination", "apiserver")
-		return resp
+		log.Info("Placement on seed refused", "seed", c.newSeed, "reason", msg, "dryRun", c.dryRun, "coordination", "apiserver", "enforcement", v.enforcement(verdict))
+		return v.refuse(req, c, msg, verdict)
 	}
 	v.reserveLocally(c, localKey, held, log)
 	log.V(1).Info("Reserved a place on seed across replicas", "seed", c.newSeed, "key", key, "dryRun", c.dryRun)
@@ -284,22 +290,43 @@ func (v *ShootCapacityValidator) release(c *shootChange, key string) {
 	}
 }
 
-// capacityDenial turns a Reserve/CheckCapacity error into a denial.
-func capacityDenial(c *shootChange, err error) (admission.Response, bool) {
+// capacityRefusal turns a Reserve/CheckCapacity error into the message of
+// its denial ("" for none). verdict: the guard's rules refuse the placement
+// (the seed is full, a reservation limit); otherwise it could not decide (an
+// unknown seed, the API server's error), which is denied whatever the
+// enforcement.
+func capacityRefusal(c *shootChange, err error) (message string, verdict bool) {
 	var (
 		full  *cache.CapacityError
 		limit *cache.LimitError
 	)
 	switch {
 	case err == nil:
-		return admission.Response{}, true
+		return "", false
 	case errors.As(err, &full):
-		return denied("seedwarden: cannot place Shoot %q: %v", c.key(), full), false
+		return fmt.Sprintf("seedwarden: cannot place Shoot %q: %v", c.key(), full), true
 	case errors.As(err, &limit):
-		return denied("seedwarden: cannot place Shoot %q on seed %q: %v", c.key(), c.newSeed, limit), false
+		return fmt.Sprintf("seedwarden: cannot place Shoot %q on seed %q: %v", c.key(), c.newSeed, limit), true
 	case errors.Is(err, cache.ErrUnknownSeed):
-		return denied("seedwarden: seed %q not found; its capacity cannot be checked", c.newSeed), false
+		return fmt.Sprintf("seedwarden: seed %q not found; its capacity cannot be checked", c.newSeed), false
 	default:
-		return denied("seedwarden: cannot check the capacity of seed %q: %v", c.newSeed, err), false
+		return fmt.Sprintf("seedwarden: cannot check the capacity of seed %q: %v", c.newSeed, err), false
 	}
+}
+
+// refuse answers a refused placement: a verdict as the enforcement says,
+// anything else denied.
+func (v *ShootCapacityValidator) refuse(req admission.Request, c *shootChange, message string, verdict bool) admission.Response {
+	if !verdict {
+		return admission.Denied(message)
+	}
+	return v.Enforce.refuse(req, c.object(req), message)
+}
+
+// enforcement is what becomes of a refusal, for logs.
+func (v *ShootCapacityValidator) enforcement(verdict bool) string {
+	if !verdict {
+		return EnforceDeny
+	}
+	return v.Enforce.Action()
 }

@@ -211,8 +211,11 @@ func vSeed(name string, alloc int64, mods ...func(*api.Seed)) *api.Seed {
 
 // vStore is a Store with the aws CloudProfile, project dev for garden-dev
 // and the seeds.
-func vStore(seeds ...*api.Seed) *cache.Store {
-	s := cache.NewStore(cache.Options{})
+func vStore(seeds ...*api.Seed) *cache.Store { return vStoreWith(cache.Options{}, seeds...) }
+
+// vStoreWith is vStore with the Store's options.
+func vStoreWith(opts cache.Options, seeds ...*api.Seed) *cache.Store {
+	s := cache.NewStore(opts)
 	s.Apply(&api.CloudProfile{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "CloudProfile"},
 		ObjectMeta: metav1.ObjectMeta{Name: "aws"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -111,6 +112,11 @@ func decodeShootChange(req admission.Request) (*shootChange, error) {
 }
 
 func (c *shootChange) key() string { return c.namespace + "/" + c.name }
+
+// object is the Shoot as an event's regarding object.
+func (c *shootChange) object(req admission.Request) runtime.Object {
+	return requestObject(req, c.namespace, c.name, c.shoot.UID)
+}
 
 // objectName is the object's name, else the request's. Both are empty only
 // for a CREATE with generateName before the name is generated, which a

@@ -96,6 +96,7 @@ type Recorder struct {
 	refused                           *prometheus.CounterVec // refused.go
 	lifecycle                         reservationLifecycle   // refused.go
 	requestBudgetWaits                *prometheus.CounterVec // requestbudget.go
+	guardRefusals                     *prometheus.CounterVec // guards.go
 
 	// The optional parts' (Group).
 	pending      pendingCollectors
@@ -177,16 +178,17 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			Name: ServingCertExpiryName,
 			Help: "notAfter of the certificate the webhook port served to the last readiness probe, in Unix seconds: what this replica really serves, after the kubelet's Secret sync and the server's reload.",
 		}, nil),
-		refused:      newRefusedCollector(),
-		lifecycle:    newReservationLifecycle(),
-		pending:      newPendingCollectors(),
-		reservations: newReservationCollectors(),
-		certificates: newCertificateCollectors(),
-		headroom:     newHeadroomCollectors(),
-		autoscaler:   newAutoscalerCollectors(),
-		leadership:   newLeadershipCollectors(),
-		seedDrain:    newSeedDrainCollectors(),
-		audit:        newAuditCollectors(),
+		refused:       newRefusedCollector(),
+		guardRefusals: newGuardRefusals(),
+		lifecycle:     newReservationLifecycle(),
+		pending:       newPendingCollectors(),
+		reservations:  newReservationCollectors(),
+		certificates:  newCertificateCollectors(),
+		headroom:      newHeadroomCollectors(),
+		autoscaler:    newAutoscalerCollectors(),
+		leadership:    newLeadershipCollectors(),
+		seedDrain:     newSeedDrainCollectors(),
+		audit:         newAuditCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -199,6 +201,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 	m.clientRejections = Register(reg, m.clientRejections)
 	m.servingCertExpiry = Register(reg, m.servingCertExpiry)
 	m.refused = Register(reg, m.refused)
+	m.guardRefusals = Register(reg, m.guardRefusals)
 	m.lifecycle.confirmation = Register(reg, m.lifecycle.confirmation)
 	m.lifecycle.expired = Register(reg, m.lifecycle.expired)
 	for _, g := range groups {
