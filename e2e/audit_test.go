@@ -163,8 +163,11 @@ func (st *suite) setSeedTaint(ctx context.Context, t *testing.T, name string, on
 		if slices.Equal(taints, seed.Spec.Taints) {
 			return nil
 		}
+		// A merge patch of the taints only: an Update of the typed Seed
+		// would drop what internal/api does not model.
+		patch := client.MergeFrom(seed.DeepCopy())
 		seed.Spec.Taints = taints
-		return st.c.Update(ctx, &seed)
+		return st.c.Patch(ctx, &seed, patch)
 	})
 }
 
