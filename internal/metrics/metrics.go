@@ -164,7 +164,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		}, []string{"webhook", "result"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RejectedResourcesTotalName,
-			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
+			Help: "Writes the resource-size webhook rejected, or would have rejected under enforcement warn or dryrun (operationMode log), by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
 		}, []string{"operation", "kind", RejectedNamespaceLabel, "reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: ClusterConflictsTotalName,
@@ -282,7 +282,7 @@ func (m *Recorder) ObserveValidation(webhook, result string) {
 }
 
 // ObserveRejectedResource counts one write the resource-size webhook rejected
-// (or, in operationMode log, would have rejected). The request's kind and
+// (or, under enforcement warn or dryrun, would have rejected). The request's kind and
 // namespace are bounded (bounded.go); the operation is CREATE or UPDATE.
 func (m *Recorder) ObserveRejectedResource(operation, kind, namespace, reason string) {
 	if m == nil {

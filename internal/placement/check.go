@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -62,6 +63,15 @@ func Messages(vs []Violation) []string {
 		out[i] = v.Message
 	}
 	return out
+}
+
+// cloudProfileCode is the code of resolveCloudProfile's error: its own,
+// else CloudProfileNotFound (the only uncoded failure).
+func cloudProfileCode(err error) ReasonCode {
+	if ce, ok := errors.AsType[*codedError](err); ok {
+		return ce.code
+	}
+	return CloudProfileNotFound
 }
 
 // seedRules are CheckSeedForShoot's rules but the networks' (which cannot

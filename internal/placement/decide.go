@@ -82,7 +82,7 @@ func (d *decider) chooser() func(*Snapshot, []*Seed) Decision {
 func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
 	if p := d.opts.Scoring; p != nil {
 		if err := p.Validate(); err != nil {
-			return d.fail(StepScoring, "%v", err)
+			return d.fail(StepScoring, ScoringProfileInvalid, "%v", err)
 		}
 	}
 	if failed, ok := d.prepare(); !ok {
@@ -138,15 +138,15 @@ func (d *decider) perSeedSteps() ([]*Seed, Decision) {
 // track them) counts every namespace as owned.
 func (d *decider) prepare() (Decision, bool) {
 	if pool, ok := api.SelfHostedPool(d.shoot); ok {
-		return d.fail(StepSelfHosted, "shoot is self-hosted (worker pool %q has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed", pool), false
+		return d.fail(StepSelfHosted, ShootSelfHosted, "shoot is self-hosted (worker pool %q has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed", pool), false
 	}
 	profile, err := resolveCloudProfile(d.snap, d.shoot)
 	if err != nil {
-		return d.fail(StepCloudProfile, "%v", err), false
+		return d.failErr(StepCloudProfile, CloudProfileNotFound, err), false
 	}
 	d.profile = profile
 	if d.snap.Projects != nil && d.snap.Projects[d.shoot.Namespace] == nil {
-		return d.fail(StepProject, "no Project owns namespace %q (spec.namespace)", d.shoot.Namespace), false
+		return d.fail(StepProject, ProjectNotFound, "no Project owns namespace %q (spec.namespace)", d.shoot.Namespace), false
 	}
 	return Decision{}, true
 }
@@ -163,7 +163,7 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 		}
 	}
 	if name == "" {
-		return nil, fmt.Errorf("spec.cloudProfile.name: the shoot names no cloud profile")
+		return nil, &codedError{CloudProfileUnset, fmt.Errorf("spec.cloudProfile.name: the shoot names no cloud profile")}
 	}
 	switch kind {
 	case api.KindCloudProfile:
@@ -177,7 +177,7 @@ func resolveCloudProfile(snap *Snapshot, shoot *api.Shoot) (*CloudProfile, error
 		}
 		return nil, fmt.Errorf("spec.cloudProfile: NamespacedCloudProfile %q not found in namespace %q", name, shoot.Namespace)
 	default:
-		return nil, fmt.Errorf("spec.cloudProfile.kind: unsupported value %q (want %s or %s)", kind, api.KindCloudProfile, api.KindNamespacedCloudProfile)
+		return nil, &codedError{CloudProfileKindUnsupported, fmt.Errorf("spec.cloudProfile.kind: unsupported value %q (want %s or %s)", kind, api.KindCloudProfile, api.KindNamespacedCloudProfile)}
 	}
 }
 

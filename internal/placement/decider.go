@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -17,6 +18,7 @@ type decider struct {
 	path    path
 	explain bool
 	reasons map[string]string
+	codes   map[string]ReasonCode
 
 	// indexFrom is the number of seeds from which the fast path goes
 	// through the seed index: minIndexed, except in tests, which also take
@@ -65,6 +67,7 @@ func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider
 	}
 	if d.explain {
 		d.reasons = make(map[string]string, len(snap.Seeds))
+		d.codes = make(map[string]ReasonCode, len(snap.Seeds))
 	}
 	if opts.NetworkMode == "" {
 		d.opts.NetworkMode = Disjoint
@@ -105,9 +108,10 @@ func (d *decider) release() {
 	deciderPool.Put(d)
 }
 
-func (d *decider) drop(s *Seed, reason string) {
+func (d *decider) drop(s *Seed, code ReasonCode, reason string) {
 	if d.explain {
 		d.reasons[s.Name] = reason
+		d.codes[s.Name] = code
 	}
 }
 
@@ -115,7 +119,7 @@ func (d *decider) drop(s *Seed, reason string) {
 // and is only called when explaining, so the fast path formats nothing. It
 // fills a fresh slice so earlier step results stay intact for steps that need
 // them (zone selection falls back to them).
-func (d *decider) filter(seeds []*Seed, keep func(*Seed) bool, why func(*Seed) string) []*Seed {
+func (d *decider) filter(seeds []*Seed, keep func(*Seed) bool, why func(*Seed) (ReasonCode, string)) []*Seed {
 	out := d.scratch()
 	for _, s := range seeds {
 		if keep(s) {
@@ -123,23 +127,36 @@ func (d *decider) filter(seeds []*Seed, keep func(*Seed) bool, why func(*Seed) s
 			continue
 		}
 		if d.explain {
-			d.drop(s, why(s))
+			code, reason := why(s)
+			d.drop(s, code, reason)
 		}
 	}
 	return out
 }
 
-// filterBy filters with a check that returns a reason ("" to keep) for filter;
-// only for checks whose reason costs nothing in the fast path.
-func (d *decider) filterBy(seeds []*Seed, check func(*Seed) string) []*Seed {
-	return d.filter(seeds, func(s *Seed) bool { return check(s) == "" }, check)
+// filterBy filters with a check that returns a code and reason ("" to keep)
+// for filter; only for checks whose reason costs nothing in the fast path.
+func (d *decider) filterBy(seeds []*Seed, check func(*Seed) (ReasonCode, string)) []*Seed {
+	return d.filter(seeds, func(s *Seed) bool { code, _ := check(s); return code == "" }, check)
 }
 
-func (d *decider) fail(step Step, format string, args ...any) Decision {
+// fail is the unschedulable Decision of step; code is the decision's own
+// (Decision.Code), "" when the seeds' codes say why.
+func (d *decider) fail(step Step, code ReasonCode, format string, args ...any) Decision {
 	return Decision{
 		Step:    step,
 		Message: fmt.Sprintf(format, args...),
 		Reasons: d.reasons,
+		Codes:   d.codes,
+		Code:    code,
 		Total:   len(d.snap.Seeds),
 	}
+}
+
+// failErr is fail with err's message and code (a codedError's, else code).
+func (d *decider) failErr(step Step, code ReasonCode, err error) Decision {
+	if ce, ok := errors.AsType[*codedError](err); ok {
+		code = ce.code
+	}
+	return d.fail(step, code, "%v", err)
 }

@@ -95,6 +95,43 @@ type stats struct {
 	excluded                    int // decisions with Options.Exclude
 	narrowed                    int // schedulable on the first, narrowed attempt (fast_narrow.go)
 	failed                      map[placement.Step]int
+	codes                       map[placement.ReasonCode]int // seeds and decisions per code
+}
+
+func (st *stats) countCodes(d placement.Decision) {
+	if st.codes == nil {
+		st.codes = map[placement.ReasonCode]int{}
+	}
+	for _, c := range d.Codes {
+		st.codes[c]++
+	}
+	if d.Code != "" {
+		st.codes[d.Code]++
+	}
+}
+
+// checkCodes: an explained unschedulable decision gives every seed with a
+// reason a code, and the decision itself one when no seed carries one;
+// every code is one ReasonCodes lists (a seed's per seed, the decision's
+// for its step). A schedulable decision carries none.
+func checkCodes(t *testing.T, name string, d placement.Decision) {
+	t.Helper()
+	if d.Schedulable() {
+		require.Empty(t, d.Codes, name)
+		require.Empty(t, d.Code, name)
+		return
+	}
+	require.Len(t, d.Codes, len(d.Reasons), "%s: seeds with a reason and seeds with a code differ", name)
+	for seed := range d.Reasons {
+		code := d.Codes[seed]
+		require.True(t, slices.ContainsFunc(placement.ReasonCodes, func(i placement.ReasonCodeInfo) bool { return i.Code == code && i.PerSeed }),
+			"%s: seed %s: code %q is no seed code (reason %q)", name, seed, code, d.Reasons[seed])
+	}
+	if d.Code != "" {
+		require.True(t, slices.ContainsFunc(placement.ReasonCodes, func(i placement.ReasonCodeInfo) bool { return i.Code == d.Code && i.Step == d.Step && !i.PerSeed }),
+			"%s: decision code %q is not listed for step %s", name, d.Code, d.Step)
+	}
+	require.True(t, d.Code != "" || len(d.Codes) > 0, "%s: unschedulable at %s without any code: %s", name, d.Step, d.Message)
 }
 
 func (st *stats) check(t *testing.T, name string, snap *placement.Snapshot, shoot *api.Shoot, opts placement.Options) {
@@ -141,9 +178,11 @@ func (st *stats) compare(t *testing.T, name string, snap *placement.Snapshot, sh
 	if st.failed == nil {
 		st.failed = map[placement.Step]int{}
 	}
+	checkCodes(t, name, want)
 	switch {
 	case !want.Schedulable():
 		st.failed[want.Step]++
+		st.countCodes(want)
 		require.False(t, placement.NarrowedFirst(snap, shoot, opts), "%s: narrowed seeds left for an unschedulable Shoot", name)
 	case len(snap.Seeds) >= placement.MinIndexed:
 		st.scheduled++
@@ -158,8 +197,8 @@ func (st *stats) compare(t *testing.T, name string, snap *placement.Snapshot, sh
 }
 
 func (st *stats) report(t *testing.T) {
-	t.Logf("compared: %d schedulable (%d on landscapes using the index, %d on narrowed seeds), unschedulable by step: %v; %d with excluded seeds",
-		st.scheduled, st.scheduledIndexed, st.narrowed, st.failed, st.excluded)
+	t.Logf("compared: %d schedulable (%d on landscapes using the index, %d on narrowed seeds), unschedulable by step: %v; %d with excluded seeds; codes: %v",
+		st.scheduled, st.scheduledIndexed, st.narrowed, st.failed, st.excluded, st.codes)
 }
 
 var (

@@ -13,7 +13,7 @@ func (d *decider) filterAccessRestrictions(seeds []*Seed) ([]*Seed, Decision) {
 	keep, why := supportsAccessRestrictions(d.shoot.Spec.AccessRestrictions)
 	kept := d.filter(seeds, keep, why)
 	if len(kept) == 0 {
-		return nil, d.fail(StepAccessRestrictions, "none of the %d seeds supports the access restrictions configured in the shoot specification", len(seeds))
+		return nil, d.fail(StepAccessRestrictions, "", "none of the %d seeds supports the access restrictions configured in the shoot specification", len(seeds))
 	}
 	return kept, Decision{}
 }
@@ -22,7 +22,7 @@ func (d *decider) filterAccessRestrictions(seeds []*Seed) ([]*Seed, Decision) {
 // every wanted name among the seed's, and, before that, no more entries
 // wanted than the seed lists. Entries are counted as written, so a Shoot
 // that repeats a restriction needs a seed listing as many entries.
-func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func(*Seed) bool, func(*Seed) string) {
+func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func(*Seed) bool, func(*Seed) (ReasonCode, string)) {
 	missing := func(s *Seed) string {
 		for _, w := range wanted {
 			if !slices.Contains(s.access, w.Name) {
@@ -32,11 +32,11 @@ func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func
 		return ""
 	}
 	return func(s *Seed) bool { return !tooManyAccessRestrictions(s, wanted) && missing(s) == "" },
-		func(s *Seed) string {
+		func(s *Seed) (ReasonCode, string) {
 			if m := missing(s); m != "" {
-				return fmt.Sprintf("seed does not support access restriction %q", m)
+				return AccessRestrictionUnsupported, fmt.Sprintf("seed does not support access restriction %q", m)
 			}
-			return fmt.Sprintf("shoot lists %d access restrictions, the seed only %d", len(wanted), len(s.access))
+			return AccessRestrictionsTooMany, fmt.Sprintf("shoot lists %d access restrictions, the seed only %d", len(wanted), len(s.access))
 		}
 }
 

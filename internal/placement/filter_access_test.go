@@ -17,5 +17,7 @@ func TestAccessRestrictions(t *testing.T) {
 	keep, why := supportsAccessRestrictions(want)
 	assert.True(t, keep(NewSeed(eu)))
 	assert.False(t, keep(NewSeed(plain)))
-	assert.Contains(t, why(NewSeed(plain)), "eu-access-only")
+	code, text := why(NewSeed(plain))
+	assert.Contains(t, text, "eu-access-only")
+	assert.Equal(t, AccessRestrictionUnsupported, code)
 }

@@ -13,7 +13,7 @@ func (d *decider) filterCandidates(seeds []*Seed) ([]*Seed, Decision) {
 	c := candidateCheck{shoot: d.shoot, nets: newShootNetworks(d.shoot), mode: d.opts.NetworkMode, d: d, exclude: d.opts.Exclude}
 	kept := d.filter(seeds, c.ok, c.why)
 	if len(kept) == 0 {
-		return nil, d.fail(StepCandidates, "0/%d seed cluster candidate(s) are eligible for scheduling", len(seeds))
+		return nil, d.fail(StepCandidates, "", "0/%d seed cluster candidate(s) are eligible for scheduling", len(seeds))
 	}
 	return kept, Decision{}
 }
@@ -43,17 +43,17 @@ func (c *candidateCheck) ok(s *Seed) bool {
 	return !s.hasAllocatable || c.d.usage(s) < s.allocatable
 }
 
-func (c *candidateCheck) why(s *Seed) string {
+func (c *candidateCheck) why(s *Seed) (ReasonCode, string) {
 	if slices.Contains(c.exclude, s.Name) {
-		return ExcludedReason
+		return SeedFullAcrossReplicas, ExcludedReason
 	}
 	if c.nets != nil {
 		if nc := c.nets.conflict(s, c.mode); nc.found() {
-			return nc.String()
+			return nc.code(), nc.String()
 		}
 	}
 	if !taintsTolerated(s.taints, c.shoot.Spec.Tolerations) {
-		return "shoot does not tolerate the seed's taints"
+		return TaintNotTolerated, "shoot does not tolerate the seed's taints"
 	}
-	return fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", c.d.usage(s), s.allocatable)
+	return SeedFull, fmt.Sprintf("seed does not have available capacity for shoots (usage %d, allocatable %d)", c.d.usage(s), s.allocatable)
 }

@@ -12,10 +12,10 @@ import (
 func (d *decider) filterDomain(seeds []*Seed) ([]*Seed, Decision) {
 	kept, err := d.matchDomain(seeds)
 	if err != nil {
-		return nil, d.fail(StepDomain, "%v", err)
+		return nil, d.failErr(StepDomain, "", err)
 	}
 	if len(kept) == 0 {
-		return nil, d.fail(StepDomain, "none of the %d seeds support the domain %q configured in the shoot specification", len(seeds), ptr.Deref(d.shoot.Spec.DNS.Domain, ""))
+		return nil, d.fail(StepDomain, "", "none of the %d seeds support the domain %q configured in the shoot specification", len(seeds), ptr.Deref(d.shoot.Spec.DNS.Domain, ""))
 	}
 	return kept, Decision{}
 }
@@ -42,15 +42,15 @@ func (d *decider) matchDomain(seeds []*Seed) ([]*Seed, error) {
 	}
 	project, ok := d.snap.Projects[d.shoot.Namespace]
 	if !ok {
-		return nil, fmt.Errorf("spec.dns.domain %q is under a seed default domain, but no Project owns namespace %q", domain, d.shoot.Namespace)
+		return nil, &codedError{ProjectNotFound, fmt.Errorf("spec.dns.domain %q is under a seed default domain, but no Project owns namespace %q", domain, d.shoot.Namespace)}
 	}
 	prefix := d.shoot.Name + "." + project.Name + "."
-	return d.filterBy(seeds, func(s *Seed) string {
+	return d.filterBy(seeds, func(s *Seed) (ReasonCode, string) {
 		for _, def := range s.defaultDomains {
 			if domain == prefix+def {
-				return ""
+				return "", ""
 			}
 		}
-		return "no default domain of the seed gives the shoot's domain"
+		return DomainMismatch, "no default domain of the seed gives the shoot's domain"
 	}), nil
 }

@@ -7,14 +7,14 @@ import "github.com/seedwarden/seedwarden/internal/api"
 func (d *decider) filterEmergencyStop(seeds []*Seed) ([]*Seed, Decision) {
 	kept := d.filterBy(seeds, notEmergencyStopped)
 	if len(kept) == 0 {
-		return nil, d.fail(StepEmergencyStop, "all of the %d seeds have reconciliations stopped by emergency annotation %s", len(seeds), api.AnnotationEmergencyStop)
+		return nil, d.fail(StepEmergencyStop, "", "all of the %d seeds have reconciliations stopped by emergency annotation %s", len(seeds), api.AnnotationEmergencyStop)
 	}
 	return kept, Decision{}
 }
 
-func notEmergencyStopped(s *Seed) string {
+func notEmergencyStopped(s *Seed) (ReasonCode, string) {
 	if s.emergencyStop {
-		return "reconciliations stopped by emergency annotation"
+		return EmergencyStopped, "reconciliations stopped by emergency annotation"
 	}
-	return ""
+	return "", ""
 }

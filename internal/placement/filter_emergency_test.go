@@ -12,6 +12,9 @@ func TestEmergencyStop(t *testing.T) {
 	stopped := readySeed("s", func(s *api.Seed) {
 		s.Annotations = map[string]string{api.AnnotationEmergencyStop: "true"}
 	})
-	assert.NotEmpty(t, notEmergencyStopped(NewSeed(stopped)))
-	assert.Empty(t, notEmergencyStopped(NewSeed(readySeed("s"))))
+	code, text := notEmergencyStopped(NewSeed(stopped))
+	assert.Equal(t, EmergencyStopped, code)
+	assert.NotEmpty(t, text)
+	code, _ = notEmergencyStopped(NewSeed(readySeed("s")))
+	assert.Empty(t, code)
 }

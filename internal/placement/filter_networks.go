@@ -127,6 +127,19 @@ type netConflict struct {
 
 func (c netConflict) found() bool { return c.kind != "" }
 
+func (c netConflict) code() ReasonCode {
+	switch {
+	case c.missing:
+		return StatusNetworkMissing
+	case c.with == withReserved:
+		return NetworkReservedRange
+	}
+	return NetworkOverlap
+}
+
+// withReserved is what a network hitting a reserved range hits.
+const withReserved = "reserved range"
+
 func (c netConflict) String() string {
 	if c.missing {
 		return fmt.Sprintf("status.networking: %ss are required", c.kind)
@@ -298,7 +311,7 @@ func checkNetwork(s *Seed, kind string, n namedCIDR, allowIPv4 bool) netConflict
 	}
 	for i := range reservedRanges {
 		if r := &reservedRanges[i]; r.intersects(&n.cidr) {
-			return hit("reserved range", r.net.String())
+			return hit(withReserved, r.net.String())
 		}
 	}
 	return netConflict{}

@@ -11,7 +11,7 @@ func (d *decider) filterProvider(seeds []*Seed) ([]*Seed, Decision) {
 	keep, why := providerMatches(shootType, d.profile.ProviderTypes())
 	kept := d.filter(seeds, keep, why)
 	if len(kept) == 0 {
-		return nil, d.fail(StepProvider, "none out of the %d seeds has a matching provider for %q", len(seeds), shootType)
+		return nil, d.fail(StepProvider, "", "none out of the %d seeds has a matching provider for %q", len(seeds), shootType)
 	}
 	return kept, Decision{}
 }
@@ -20,7 +20,7 @@ func (d *decider) filterProvider(seeds []*Seed) ([]*Seed, Decision) {
 // seed's provider must equal the Shoot's; otherwise it must be listed ("*"
 // lists all). The Shoot's own seedSelector.providerTypes plays no part, as in
 // the reference.
-func providerMatches(shootType string, enabled []string) (func(*Seed) bool, func(*Seed) string) {
+func providerMatches(shootType string, enabled []string) (func(*Seed) bool, func(*Seed) (ReasonCode, string)) {
 	wildcard := slices.Contains(enabled, "*")
 	keep := func(s *Seed) bool {
 		if len(enabled) == 0 {
@@ -28,11 +28,11 @@ func providerMatches(shootType string, enabled []string) (func(*Seed) bool, func
 		}
 		return wildcard || slices.Contains(enabled, s.providerType)
 	}
-	why := func(s *Seed) string {
+	why := func(s *Seed) (ReasonCode, string) {
 		if len(enabled) == 0 {
-			return fmt.Sprintf("provider %q differs from the shoot's %q", s.providerType, shootType)
+			return ProviderMismatch, fmt.Sprintf("provider %q differs from the shoot's %q", s.providerType, shootType)
 		}
-		return fmt.Sprintf("provider %q is not among the cloud profile's providerTypes", s.providerType)
+		return ProviderNotEnabled, fmt.Sprintf("provider %q is not among the cloud profile's providerTypes", s.providerType)
 	}
 	return keep, why
 }

@@ -26,7 +26,9 @@ func TestProviderMatches(t *testing.T) {
 			keep, why := providerMatches(tt.shootType, tt.enabled)
 			assert.Equal(t, tt.ok, keep(s))
 			if !tt.ok {
-				assert.Contains(t, why(s), tt.seedType)
+				code, text := why(s)
+				assert.Contains(t, text, tt.seedType)
+				assert.Contains(t, []ReasonCode{ProviderMismatch, ProviderNotEnabled}, code)
 			}
 		})
 	}

@@ -17,15 +17,15 @@ func (d *decider) filterCloudProfileSelector(seeds []*Seed) ([]*Seed, Decision) 
 		return seeds, Decision{}
 	}
 	if profile.selectorErr != nil {
-		return nil, d.fail(StepCloudProfileSelector, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
+		return nil, d.fail(StepCloudProfileSelector, CloudProfileSelectorInvalid, "cloudProfile %q: spec.seedSelector: %v", profile.Name, profile.selectorErr)
 	}
 	kept := seeds
 	if !profile.selector.Empty() { // a selector with only providerTypes matches every seed
-		keep, why := matchesSelector(profile.selector, "CloudProfile")
+		keep, why := matchesSelector(profile.selector, "CloudProfile", CloudProfileSelectorMismatch)
 		kept = d.filter(seeds, keep, why)
 	}
 	if len(kept) == 0 {
-		return nil, d.fail(StepCloudProfileSelector, "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", len(seeds), profile.selector)
+		return nil, d.fail(StepCloudProfileSelector, "", "none out of the %d seeds has the matching labels required by seed selector of 'CloudProfile' (selector: '%s')", len(seeds), profile.selector)
 	}
 	return kept, Decision{}
 }
@@ -39,22 +39,22 @@ func (d *decider) filterShootSelector(seeds []*Seed) ([]*Seed, Decision) {
 	}
 	selector, err := shootSelector(sel)
 	if err != nil {
-		return nil, d.fail(StepShootSelector, "%v", err)
+		return nil, d.fail(StepShootSelector, ShootSelectorInvalid, "%v", err)
 	}
 	kept := seeds
 	if !selector.Empty() {
-		keep, why := matchesSelector(selector, "Shoot")
+		keep, why := matchesSelector(selector, "Shoot", ShootSelectorMismatch)
 		kept = d.filter(seeds, keep, why)
 	}
 	if len(kept) == 0 {
-		return nil, d.fail(StepShootSelector, "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", len(seeds), selector)
+		return nil, d.fail(StepShootSelector, "", "none out of the %d seeds has the matching labels required by seed selector of 'Shoot' (selector: '%s')", len(seeds), selector)
 	}
 	return kept, Decision{}
 }
 
-func matchesSelector(sel labels.Selector, kind string) (func(*Seed) bool, func(*Seed) string) {
+func matchesSelector(sel labels.Selector, kind string, code ReasonCode) (func(*Seed) bool, func(*Seed) (ReasonCode, string)) {
 	return func(s *Seed) bool { return sel.Matches(s.labels) },
-		func(*Seed) string { return "labels do not match the " + kind + "'s seed selector" }
+		func(*Seed) (ReasonCode, string) { return code, "labels do not match the " + kind + "'s seed selector" }
 }
 
 func shootSelector(sel *api.SeedSelector) (labels.Selector, error) {

@@ -4,7 +4,11 @@ package placement
 func (d *decider) filterUsable(seeds []*Seed) ([]*Seed, Decision) {
 	kept := d.filter(seeds, isUsable, usable)
 	if len(kept) == 0 {
-		return nil, d.fail(StepUsable, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(seeds))
+		code := ReasonCode("")
+		if len(seeds) == 0 {
+			code = NoSeeds
+		}
+		return nil, d.fail(StepUsable, code, "none of the %d seeds is valid for scheduling (not deleting, visible and ready)", len(seeds))
 	}
 	return kept, Decision{}
 }
@@ -14,18 +18,18 @@ func isUsable(s *Seed) bool { return !s.deleting && s.visible && s.ready && s.co
 // usable: not being deleted, visible to the scheduler and ready, like the
 // reference's usable seeds: a seed that is going away takes no new Shoots.
 // seedwarden's cordon (a SeedDrain; never in Gardener) drops it too.
-func usable(s *Seed) string {
+func usable(s *Seed) (ReasonCode, string) {
 	switch {
 	case s.deleting:
-		return reasonDeleting
+		return SeedDeleting, reasonDeleting
 	case !s.visible:
-		return "seed is not visible for scheduling"
+		return SeedNotVisible, "seed is not visible for scheduling"
 	case !s.ready:
-		return "seed is not ready (lastOperation, GardenletReady or BackupBucketsReady)"
+		return SeedNotReady, "seed is not ready (lastOperation, GardenletReady or BackupBucketsReady)"
 	case s.cordoned != "":
-		return s.cordoned
+		return SeedCordoned, s.cordoned
 	}
-	return ""
+	return "", ""
 }
 
 // reasonDeleting explains why a seed with a deletionTimestamp is dropped (and

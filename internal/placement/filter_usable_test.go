@@ -37,7 +37,9 @@ func TestUsable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewSeed(tt.seed)
-			assert.Equal(t, tt.ok, usable(s) == "")
+			code, text := usable(s)
+			assert.Equal(t, tt.ok, code == "")
+			assert.Equal(t, tt.ok, text == "")
 			assert.Equal(t, tt.ok, isUsable(s))
 		})
 	}

@@ -14,13 +14,13 @@ func (d *decider) filterZones(seeds []*Seed) ([]*Seed, Decision) {
 	if failureToleranceZone(d.shoot) {
 		kept := d.filterBy(seeds, hasThreeZones)
 		if len(kept) == 0 {
-			return nil, d.fail(StepFailureTolerance, "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", len(seeds))
+			return nil, d.fail(StepFailureTolerance, "", "none of the %d seeds has at least 3 zones for hosting a shoot control plane with failure tolerance type 'zone'", len(seeds))
 		}
 		return kept, Decision{}
 	}
 	kept := d.selectZones(seeds)
 	if len(kept) == 0 {
-		return nil, d.fail(StepZones, "none of the %d seeds offers the zones the shoot asks for", len(seeds))
+		return nil, d.fail(StepZones, "", "none of the %d seeds offers the zones the shoot asks for", len(seeds))
 	}
 	return kept, Decision{}
 }
@@ -30,11 +30,11 @@ func failureToleranceZone(shoot *api.Shoot) bool {
 	return cp != nil && cp.HighAvailability != nil && cp.HighAvailability.FailureTolerance.Type == api.FailureToleranceZone
 }
 
-func hasThreeZones(s *Seed) string {
+func hasThreeZones(s *Seed) (ReasonCode, string) {
 	if len(s.zones) >= 3 {
-		return ""
+		return "", ""
 	}
-	return "seed has fewer than 3 zones, failure tolerance 'zone' needs 3"
+	return TooFewZones, "seed has fewer than 3 zones, failure tolerance 'zone' needs 3"
 }
 
 // selectZones applies zone selection. Control-plane zones, when set, must all
@@ -44,13 +44,16 @@ func hasThreeZones(s *Seed) string {
 // when no other Prefer seed shares a zone; see case-1-00466.)
 func (d *decider) selectZones(seeds []*Seed) []*Seed {
 	if want := d.shoot.Spec.ControlPlane; want != nil && len(want.Zones) > 0 {
-		return d.filterBy(seeds, func(s *Seed) string {
+		return d.filterBy(seeds, func(s *Seed) (ReasonCode, string) {
 			for _, z := range want.Zones {
 				if !slices.Contains(s.zones, z) {
-					return fmt.Sprintf("seed does not offer control-plane zone %q", z)
+					if !d.explain {
+						return ControlPlaneZoneMissing, "" // formatted only when explaining
+					}
+					return ControlPlaneZoneMissing, fmt.Sprintf("seed does not offer control-plane zone %q", z)
 				}
 			}
-			return ""
+			return "", ""
 		})
 	}
 	var workerZones []string
@@ -68,11 +71,11 @@ func (d *decider) selectZones(seeds []*Seed) []*Seed {
 		}
 		return false
 	}
-	seeds = d.filterBy(seeds, func(s *Seed) string {
+	seeds = d.filterBy(seeds, func(s *Seed) (ReasonCode, string) {
 		if s.zoneMode == api.ZoneSelectionEnforce && !shares(s) {
-			return "zone selection Enforce: seed shares no zone with the worker pools"
+			return ZoneEnforceMismatch, "zone selection Enforce: seed shares no zone with the worker pools"
 		}
-		return ""
+		return "", ""
 	})
 	return d.preferZones(seeds, shares)
 }
@@ -81,11 +84,11 @@ func (d *decider) selectZones(seeds []*Seed) []*Seed {
 // leaves nothing; then it keeps seeds, and records nothing.
 func (d *decider) preferZones(seeds []*Seed, shares func(*Seed) bool) []*Seed {
 	const preferReason = "zone selection Prefer: seed shares no zone with the worker pools"
-	dropPrefer := func(s *Seed) string {
+	dropPrefer := func(s *Seed) (ReasonCode, string) {
 		if s.zoneMode == api.ZoneSelectionPrefer && !shares(s) {
-			return preferReason
+			return ZonePreferMismatch, preferReason
 		}
-		return ""
+		return "", ""
 	}
 	// Record nothing until we know the second pass sticks.
 	explain := d.explain
@@ -97,8 +100,8 @@ func (d *decider) preferZones(seeds []*Seed, shares func(*Seed) bool) []*Seed {
 	}
 	if explain && len(second) < len(seeds) {
 		for _, s := range seeds {
-			if dropPrefer(s) != "" {
-				d.drop(s, preferReason)
+			if code, _ := dropPrefer(s); code != "" {
+				d.drop(s, code, preferReason)
 			}
 		}
 	}

@@ -102,7 +102,9 @@ func TestAccessRestrictionsCountEntries(t *testing.T) {
 				assert.Empty(t, violations)
 				return
 			}
-			assert.Contains(t, why(seed), "access restrictions")
+			code, text := why(seed)
+			assert.Contains(t, text, "access restrictions")
+			assert.Equal(t, AccessRestrictionsTooMany, code)
 			require.Len(t, violations, 1)
 			assert.Contains(t, violations[0], "spec.accessRestrictions")
 		})

@@ -15,10 +15,10 @@ import (
 func (d *decider) filterStrategy(seeds []*Seed) ([]*Seed, Decision) {
 	kept, err := d.applyStrategy(seeds)
 	if err != nil {
-		return nil, d.fail(StepStrategy, "%v", err)
+		return nil, d.failErr(StepStrategy, RegionConfigInvalid, err)
 	}
 	if len(kept) == 0 {
-		return nil, d.fail(StepStrategy, "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", d.profile.Name, d.shoot.Spec.Region, d.opts.Strategy)
+		return nil, d.fail(StepStrategy, "", "no matching seed candidate found for Configuration (Cloud Profile '%s', Region '%s', SeedDeterminationStrategy '%s')", d.profile.Name, d.shoot.Spec.Region, d.opts.Strategy)
 	}
 	return kept, Decision{}
 }
@@ -39,11 +39,15 @@ func (d *decider) applyStrategy(seeds []*Seed) ([]*Seed, error) {
 	switch {
 	case testingShoot(shoot):
 		return d.filter(seeds, func(s *Seed) bool { return s.providerType == shoot.Spec.Provider.Type },
-			func(*Seed) string { return "testing shoots stay on seeds of their provider type" }), nil
+			func(*Seed) (ReasonCode, string) {
+				return TestingProviderMismatch, "testing shoots stay on seeds of their provider type"
+			}), nil
 	case d.opts.Strategy == SameRegion:
 		return d.filter(seeds, func(s *Seed) bool {
 			return s.providerType == shoot.Spec.Provider.Type && s.region == shoot.Spec.Region
-		}, func(*Seed) string { return "SameRegion: provider type or region differs from the shoot's" }), nil
+		}, func(*Seed) (ReasonCode, string) {
+			return RegionMismatch, "SameRegion: provider type or region differs from the shoot's"
+		}), nil
 	default:
 		return d.minimalDistance(seeds)
 	}
@@ -73,7 +77,7 @@ func (d *decider) minimalDistance(seeds []*Seed) ([]*Seed, error) {
 				v, ok := tableDistance(table, region, s)
 				return v, ok && v <= maxTableDistance
 			}
-			if kept := d.keepMinimal(seeds, dist, "farther than the nearest seed by the region config"); len(kept) > 0 {
+			if kept := d.keepMinimal(seeds, dist, RegionFartherByConfig, "farther than the nearest seed by the region config"); len(kept) > 0 {
 				return kept, nil
 			}
 		}
@@ -81,7 +85,7 @@ func (d *decider) minimalDistance(seeds []*Seed) ([]*Seed, error) {
 	return d.keepMinimal(seeds, func(s *Seed) (int, bool) {
 		v := d.nameDistance(s)
 		return v, v <= maxNameDistance
-	}, "farther than the nearest seed by region name distance"), nil
+	}, RegionFartherByName, "farther than the nearest seed by region name distance"), nil
 }
 
 // Gardener's searches for the least distance start from these values
@@ -133,7 +137,7 @@ func testingShoot(shoot *api.Shoot) bool {
 
 // keepMinimal keeps the seeds with the smallest distance; seeds without a
 // distance drop out.
-func (d *decider) keepMinimal(seeds []*Seed, dist func(*Seed) (int, bool), reason string) []*Seed {
+func (d *decider) keepMinimal(seeds []*Seed, dist func(*Seed) (int, bool), code ReasonCode, reason string) []*Seed {
 	best := math.MaxInt
 	for _, s := range seeds {
 		if v, ok := dist(s); ok && v < best {
@@ -143,7 +147,7 @@ func (d *decider) keepMinimal(seeds []*Seed, dist func(*Seed) (int, bool), reaso
 	return d.filter(seeds, func(s *Seed) bool {
 		v, ok := dist(s)
 		return ok && v == best
-	}, func(*Seed) string { return reason })
+	}, func(*Seed) (ReasonCode, string) { return code, reason })
 }
 
 var orientations = []string{"north", "south", "east", "west", "central"}

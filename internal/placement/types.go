@@ -121,6 +121,13 @@ type Decision struct {
 	// (seed name -> reason). Seeds dropped before the failing step carry the
 	// reason of the step that dropped them.
 	Reasons map[string]string
+	// Codes gives each seed of Reasons its ReasonCode (same keys): what
+	// programs count and compare, where Reasons is for people.
+	Codes map[string]ReasonCode
+	// Code is the failure's own code when no seed is to blame (no
+	// CloudProfile, no Project, a selector or region config that does not
+	// parse, no seeds at all, ...); empty when Codes says why.
+	Code ReasonCode
 	// Total is the number of seeds in the snapshot.
 	Total int
 }

@@ -1,0 +1,129 @@
+package placement
+
+// ReasonCode names, for programs, why a seed was dropped or why a Shoot
+// could not be placed at all: one CamelCase word per distinct reason, finer
+// than Step where a step drops seeds for several reasons. The texts of
+// Decision.Reasons and Decision.Message stay what they are (conformance and
+// Gardener's messages depend on them); codes are stable across releases: a
+// code is never renamed or reused, only added (docs/placement.md, "Reason
+// codes", documents each one; TestReasonCodesDocumented holds the table to
+// this list).
+type ReasonCode string
+
+// The codes of seeds dropped one by one (Decision.Codes), in step order.
+const (
+	// Step 1, Usable.
+	SeedDeleting   ReasonCode = "SeedDeleting"
+	SeedNotVisible ReasonCode = "SeedNotVisible"
+	SeedNotReady   ReasonCode = "SeedNotReady"
+	SeedCordoned   ReasonCode = "SeedCordoned" // a SeedDrain (seedwarden only)
+	// SeedNotFound: the seed a Shoot is bound to does not exist
+	// (CheckStaying, the audit); Decide only sees seeds that do.
+	SeedNotFound ReasonCode = "SeedNotFound"
+	// Steps 2 and 3, the CloudProfile's and the Shoot's seed selector.
+	CloudProfileSelectorMismatch ReasonCode = "CloudProfileSelectorMismatch"
+	ShootSelectorMismatch        ReasonCode = "ShootSelectorMismatch"
+	// Step 4, provider.
+	ProviderMismatch   ReasonCode = "ProviderMismatch"
+	ProviderNotEnabled ReasonCode = "ProviderNotEnabled" // not in the CloudProfile's providerTypes
+	// Step 5, failure tolerance "zone"; step 6, zones.
+	TooFewZones             ReasonCode = "TooFewZones"
+	ControlPlaneZoneMissing ReasonCode = "ControlPlaneZoneMissing"
+	ZoneEnforceMismatch     ReasonCode = "ZoneEnforceMismatch"
+	ZonePreferMismatch      ReasonCode = "ZonePreferMismatch"
+	// Step 7, access restrictions.
+	AccessRestrictionUnsupported ReasonCode = "AccessRestrictionUnsupported"
+	AccessRestrictionsTooMany    ReasonCode = "AccessRestrictionsTooMany"
+	// Step 8, domain; step 9, emergency stop.
+	DomainMismatch   ReasonCode = "DomainMismatch"
+	EmergencyStopped ReasonCode = "EmergencyStopped"
+	// Step 10, candidates: networks, taints, capacity.
+	NetworkOverlap         ReasonCode = "NetworkOverlap"
+	NetworkReservedRange   ReasonCode = "NetworkReservedRange"
+	StatusNetworkMissing   ReasonCode = "StatusNetworkMissing"
+	TaintNotTolerated      ReasonCode = "TaintNotTolerated"
+	SeedFull               ReasonCode = "SeedFull"
+	SeedFullAcrossReplicas ReasonCode = "SeedFullAcrossReplicas" // Options.Exclude
+	// Step 11, strategy.
+	TestingProviderMismatch ReasonCode = "TestingProviderMismatch"
+	RegionMismatch          ReasonCode = "RegionMismatch"
+	RegionFartherByConfig   ReasonCode = "RegionFartherByConfig"
+	RegionFartherByName     ReasonCode = "RegionFartherByName"
+)
+
+// The codes of a decision that failed as a whole (Decision.Code): before
+// any seed was looked at, or on something no seed is to blame for.
+const (
+	ShootSelfHosted             ReasonCode = "ShootSelfHosted"
+	CloudProfileUnset           ReasonCode = "CloudProfileUnset"
+	CloudProfileNotFound        ReasonCode = "CloudProfileNotFound"
+	CloudProfileKindUnsupported ReasonCode = "CloudProfileKindUnsupported"
+	ProjectNotFound             ReasonCode = "ProjectNotFound"
+	NoSeeds                     ReasonCode = "NoSeeds"
+	CloudProfileSelectorInvalid ReasonCode = "CloudProfileSelectorInvalid"
+	ShootSelectorInvalid        ReasonCode = "ShootSelectorInvalid"
+	RegionConfigInvalid         ReasonCode = "RegionConfigInvalid"
+	ScoringProfileInvalid       ReasonCode = "ScoringProfileInvalid"
+)
+
+// ReasonCodeInfo is one row of the table of codes.
+type ReasonCodeInfo struct {
+	Code ReasonCode
+	Step Step
+	// PerSeed: the code is a seed's (Decision.Codes), not the decision's
+	// (Decision.Code).
+	PerSeed bool
+}
+
+// ReasonCodes lists every code placement gives, with the step that gives
+// it, in step order: the one list docs, tests and tools walk.
+var ReasonCodes = []ReasonCodeInfo{
+	{ShootSelfHosted, StepSelfHosted, false},
+	{CloudProfileUnset, StepCloudProfile, false},
+	{CloudProfileNotFound, StepCloudProfile, false},
+	{CloudProfileKindUnsupported, StepCloudProfile, false},
+	{ProjectNotFound, StepProject, false},
+	{NoSeeds, StepUsable, false},
+	{SeedDeleting, StepUsable, true},
+	{SeedNotVisible, StepUsable, true},
+	{SeedNotReady, StepUsable, true},
+	{SeedCordoned, StepUsable, true},
+	{SeedNotFound, StepUsable, true},
+	{CloudProfileSelectorInvalid, StepCloudProfileSelector, false},
+	{CloudProfileSelectorMismatch, StepCloudProfileSelector, true},
+	{ShootSelectorInvalid, StepShootSelector, false},
+	{ShootSelectorMismatch, StepShootSelector, true},
+	{ProviderMismatch, StepProvider, true},
+	{ProviderNotEnabled, StepProvider, true},
+	{TooFewZones, StepFailureTolerance, true},
+	{ControlPlaneZoneMissing, StepZones, true},
+	{ZoneEnforceMismatch, StepZones, true},
+	{ZonePreferMismatch, StepZones, true},
+	{AccessRestrictionUnsupported, StepAccessRestrictions, true},
+	{AccessRestrictionsTooMany, StepAccessRestrictions, true},
+	{ProjectNotFound, StepDomain, false},
+	{DomainMismatch, StepDomain, true},
+	{EmergencyStopped, StepEmergencyStop, true},
+	{SeedFullAcrossReplicas, StepCandidates, true},
+	{NetworkOverlap, StepCandidates, true},
+	{NetworkReservedRange, StepCandidates, true},
+	{StatusNetworkMissing, StepCandidates, true},
+	{TaintNotTolerated, StepCandidates, true},
+	{SeedFull, StepCandidates, true},
+	{RegionConfigInvalid, StepStrategy, false},
+	{TestingProviderMismatch, StepStrategy, true},
+	{RegionMismatch, StepStrategy, true},
+	{RegionFartherByConfig, StepStrategy, true},
+	{RegionFartherByName, StepStrategy, true},
+	{ScoringProfileInvalid, StepScoring, false},
+}
+
+// codedError is an error that carries its code, so a failing step reports
+// both without parsing text.
+type codedError struct {
+	code ReasonCode
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
