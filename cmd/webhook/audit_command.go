@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -32,35 +33,52 @@ type auditOptions struct {
 	format string
 }
 
-// auditFlagSet defines audit's flags on fs; parsed, opts() reads them.
-func auditFlagSet(fs *flag.FlagSet) func() auditOptions {
+// auditFlagSet defines audit's flags on fs; parsed, the function it
+// returns reads them.
+func auditFlagSet(fs *pflag.FlagSet) func() auditOptions {
 	landscapeFile := fs.String("landscape", "", "landscape `FILE` (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml)")
 	configPath := fs.String("config", "", "configuration `FILE`: gardenNamespace, as the webhook uses it")
 	kubeconfig := fs.String("kubeconfig", "", "instead of --landscape: the landscape of the cluster of kubeconfig `PATH`, listed once (current context; \"\" is $KUBECONFIG, in-cluster or ~/.kube/config)")
 	var seeds stringsFlag
 	fs.Var(&seeds, "seed", "only the Shoots on seed `NAME` (repeatable)")
-	format := fs.String("o", outputText, "output `FORMAT`: text (a line per result) or json (the results and counts)")
+	format := fs.StringP("output", "o", outputText, "output `FORMAT`: text (a line per result) or json (the results and counts)")
+	fs.SetNormalizeFunc(shortNames)
 	return func() auditOptions {
 		return auditOptions{landscapeFile: *landscapeFile, configPath: *configPath, kubeconfig: *kubeconfig,
-			live: flagSet(fs, "kubeconfig"), seeds: seeds, format: *format}
+			live: fs.Changed("kubeconfig"), seeds: seeds, format: *format}
 	}
 }
 
-func auditCommand(ctx context.Context, c *cli, args []string) int {
-	fs := c.newFlagSet("audit")
-	opts := auditFlagSet(fs)
-	if code, done := c.parseFlags(fs, args); done {
+func (c *cli) newAuditCommand() *cobra.Command {
+	var opts func() auditOptions
+	cmd := c.command(commandText{
+		use:     []string{"audit (--landscape FILE | --kubeconfig PATH) [--config FILE] [--seed NAME]... [-o text|json]"},
+		summary: "Check every Shoot on a seed against the placement rules of today",
+		about: `Check every Shoot with a seed against the rules of staying on it, as the
+leader's audit (audit.enabled) does: taints it does not tolerate, seed
+selectors and providers that no longer match, access restrictions, zones, a
+seed deleting or gone, a seed over its allocatable. Print one line per Shoot
+and rule (the rule is a placement reason code), or -o json. Writes nothing
+(with --kubeconfig it lists the cluster's landscape once). Exit code 3 when
+some Shoot breaks a rule.`,
+		examples: []example{
+			{"audit --landscape examples/landscape.yaml", "which Shoots break a placement rule now"},
+			{"audit --kubeconfig ~/.kube/garden --seed aws-eu1 -o json", "the Shoots of aws-eu1 after tainting it"},
+		},
+	}, func(ctx context.Context, _ *cobra.Command, args []string) int {
+		if len(args) > 0 {
+			fmt.Fprintf(c.stderr, "%s audit: unexpected argument %q\n", c.prog, args[0])
+			return exitUsage
+		}
+		code, err := runAudit(ctx, opts(), c.stdout)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "%s audit: %v\n", c.prog, err)
+		}
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "%s audit: unexpected argument %q\n", c.prog, fs.Arg(0))
-		return exitUsage
-	}
-	code, err := runAudit(ctx, opts(), c.stdout)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "%s audit: %v\n", c.prog, err)
-	}
-	return code
+	})
+	opts = auditFlagSet(cmd.Flags())
+	completeValues(cmd, "output", outputText, outputJSON)
+	return cmd
 }
 
 // runAudit checks every bound Shoot of the landscape (a file, or the
