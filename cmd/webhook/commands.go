@@ -60,7 +60,8 @@ func (c *cli) newRoot() *cobra.Command {
 		long += "\n\nWithout a command (or with serve's flags only), webhook serves."
 	}
 	long += "\n\nExit codes: 0 success, 1 failure while running, 2 bad usage or invalid configuration,\n" +
-		"3 (plan) some Shoot found no seed, or some SeedAutoscaler target is not met at maxReplicas."
+		"3 (plan) some Shoot found no seed, or some SeedAutoscaler target is not met at maxReplicas;\n" +
+		"  (audit) some Shoot breaks a placement rule."
 	root := &cobra.Command{
 		Use:               c.binary(),
 		Short:             "Shoot placement for Gardener",
@@ -86,7 +87,7 @@ func (c *cli) newRoot() *cobra.Command {
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(c.newServeCommand(), c.newSimulateCommand(), c.newPlanCommand(), c.newValidateCommand(),
+	root.AddCommand(c.newServeCommand(), c.newSimulateCommand(), c.newPlanCommand(), c.newAuditCommand(), c.newValidateCommand(),
 		c.newTestCommand(), c.newCompletionCommand(), c.newVersionCommand())
 	root.SetHelpCommand(c.newHelpCommand(root))
 	root.ValidArgsFunction = completeAliases
