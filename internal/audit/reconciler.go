@@ -57,6 +57,7 @@ type Reconciler struct {
 
 	// written are the reports as last written or read, by namespace.
 	written map[string]*Report
+	scanner Scanner
 }
 
 // Run audits every Interval until ctx ends (the term): first once the
@@ -120,7 +121,7 @@ func (r *Reconciler) adopt(ctx context.Context) error {
 func (r *Reconciler) Audit(ctx context.Context) (Findings, error) {
 	now := r.now()
 	start := now
-	f := Scan(r.Snapshot(), r.Shoots())
+	f := r.scanner.Scan(r.Snapshot(), r.Shoots())
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	if r.written == nil {
