@@ -87,8 +87,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if _, err := r.Audit(ctx); err != nil && ctx.Err() == nil {
 			r.Log.Error(err, "Placement audit: some reports were not written; the next audit tries again")
 		}
-		// At most 5 % of a core whatever the landscape and the interval.
-		wait = max(wait, budgetFactor*time.Since(start))
+		wait = nextWait(r.Interval, time.Since(start))
 	}
 }
 
@@ -204,6 +203,13 @@ func (r *Reconciler) delete(ctx context.Context, prev *Report) error {
 	}
 	delete(r.written, prev.Namespace)
 	return nil
+}
+
+// nextWait is the time from an audit that took took to the next: the
+// interval, or budgetFactor times took when longer (at most 5 % of a core
+// whatever the landscape and the interval).
+func nextWait(interval, took time.Duration) time.Duration {
+	return max(interval, budgetFactor*took)
 }
 
 func (r *Reconciler) now() time.Time {

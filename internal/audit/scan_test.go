@@ -96,3 +96,8 @@ func TestScannerReusesKeys(t *testing.T) {
 	assert.Len(t, sc.Scan(snap, reduced(t, shoots[0])).Results, 1)
 	assert.Len(t, sc.specs, 1, "keys no Shoot has are dropped")
 }
+
+func TestNextWait(t *testing.T) {
+	assert.Equal(t, 5*time.Minute, nextWait(5*time.Minute, time.Second))
+	assert.Equal(t, 20*time.Second, nextWait(10*time.Second, time.Second), "an audit of 1s waits 20s at least")
+}
