@@ -65,6 +65,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		metrics.HeadroomDurationName + "_bucket",
 		metrics.HeadroomLastSuccessName,
 		"seedwarden_rejected_resources_total",
+		metrics.GuardRefusalsTotalName,
 		"seedwarden_certificate_expiry_timestamp_seconds",
 		"seedwarden_certificate_ready",
 		"seedwarden_pending_shoots",

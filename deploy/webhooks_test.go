@@ -110,7 +110,7 @@ var webhooks = map[string]webhookWant{
 	},
 	"binding.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootBinding,
-		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
 		rules: shootRules, conditions: []string{"may-affect-seed", "not-seedwardens-own-bind"},
 	},
 	"capacity.shoots.seedwarden.io": {
@@ -122,14 +122,14 @@ var webhooks = map[string]webhookWant{
 	// chooses no seed.
 	"size.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathResourceSize,
-		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
 		rules:        []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
 		projectsOnly: true,
 		conditions:   []string{"not-seedwardens-own-bind"},
 	},
 	"size.seedwarden.io": {
 		config: validatingConfiguration, path: pathResourceSize,
-		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
 		rules: []rule{
 			{gardenerGroup, gardenerVersion, "projects", "CREATE,UPDATE", admissionregistrationv1.AllScopes},
 			{gardenerGroup, gardenerVersion, "seeds", "CREATE,UPDATE", admissionregistrationv1.AllScopes},
@@ -140,7 +140,7 @@ var webhooks = map[string]webhookWant{
 	},
 	"kubeconfig.secrets.seedwarden.io": {
 		config: validatingConfiguration, path: pathKubeconfigSecret,
-		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
 		rules:        []rule{{"", "v1", "secrets", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
 		excludedAlso: []string{"kube-system", "cert-manager"},
 		conditions:   []string{"has-kubeconfig"},
@@ -153,7 +153,7 @@ var webhooks = map[string]webhookWant{
 	},
 	"namespaces.seedwarden.io": {
 		config: validatingConfiguration, path: pathNamespaceDeletion,
-		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		failure: admissionregistrationv1.Fail, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
 		rules: []rule{{"", "v1", "namespaces", "DELETE", admissionregistrationv1.ClusterScope}},
 	},
 }

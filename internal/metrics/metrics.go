@@ -106,6 +106,7 @@ type Recorder struct {
 	autoscaler   autoscalerCollectors
 	leadership   leadershipCollectors
 	seedDrain    seedDrainCollectors
+	audit        auditCollectors
 }
 
 // Group is the collectors of a part of seedwarden that may be off; they are
@@ -132,6 +133,8 @@ const (
 	GroupLeadership
 	// GroupSeedDrain is the SeedDrain controller's (internal/seeddrain).
 	GroupSeedDrain
+	// GroupAudit is the placement audit's (internal/audit).
+	GroupAudit
 )
 
 // New creates the collectors and registers the webhooks' and those of
@@ -161,7 +164,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		}, []string{"webhook", "result"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RejectedResourcesTotalName,
-			Help: "Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
+			Help: "Writes the resource-size webhook rejected, or would have rejected under enforcement warn or dryrun (operationMode log), by operation, kind, resource_namespace (the object's namespace) and reason (size, count).",
 		}, []string{"operation", "kind", RejectedNamespaceLabel, "reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: ClusterConflictsTotalName,
@@ -185,6 +188,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		autoscaler:    newAutoscalerCollectors(),
 		leadership:    newLeadershipCollectors(),
 		seedDrain:     newSeedDrainCollectors(),
+		audit:         newAuditCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -216,6 +220,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			m.leadership.register(reg)
 		case GroupSeedDrain:
 			m.seedDrain.register(reg)
+		case GroupAudit:
+			m.audit.register(reg)
 		default:
 			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
 		}
@@ -276,7 +282,7 @@ func (m *Recorder) ObserveValidation(webhook, result string) {
 }
 
 // ObserveRejectedResource counts one write the resource-size webhook rejected
-// (or, in operationMode log, would have rejected). The request's kind and
+// (or, under enforcement warn or dryrun, would have rejected). The request's kind and
 // namespace are bounded (bounded.go); the operation is CREATE or UPDATE.
 func (m *Recorder) ObserveRejectedResource(operation, kind, namespace, reason string) {
 	if m == nil {

@@ -26,7 +26,7 @@ func TestObserveValidationAndRejections(t *testing.T) {
 seedwarden_validations_total{result="allowed",webhook="binding"} 1
 seedwarden_validations_total{result="denied",webhook="binding"} 2
 seedwarden_validations_total{result="error",webhook="capacity"} 1
-# HELP seedwarden_rejected_resources_total Writes the resource-size webhook rejected, or would have rejected in operationMode log, by operation, kind, resource_namespace (the object's namespace) and reason (size, count).
+# HELP seedwarden_rejected_resources_total Writes the resource-size webhook rejected, or would have rejected under enforcement warn or dryrun (operationMode log), by operation, kind, resource_namespace (the object's namespace) and reason (size, count).
 # TYPE seedwarden_rejected_resources_total counter
 seedwarden_rejected_resources_total{kind="Seed",operation="CREATE",reason="count",resource_namespace=""} 1
 seedwarden_rejected_resources_total{kind="Shoot",operation="CREATE",reason="size",resource_namespace="garden-dev"} 1

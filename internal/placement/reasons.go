@@ -22,6 +22,9 @@ const (
 	SeedNotVisible ReasonCode = "SeedNotVisible"
 	SeedNotReady   ReasonCode = "SeedNotReady"
 	SeedCordoned   ReasonCode = "SeedCordoned" // a SeedDrain (seedwarden only)
+	// SeedNotFound: the seed a Shoot is bound to does not exist
+	// (CheckStaying, the audit); Decide only sees seeds that do.
+	SeedNotFound ReasonCode = "SeedNotFound"
 	// Steps 2 and 3, the CloudProfile's and the Shoot's seed selector.
 	CloudProfileSelectorMismatch ReasonCode = "CloudProfileSelectorMismatch"
 	ShootSelectorMismatch        ReasonCode = "ShootSelectorMismatch"
@@ -90,6 +93,7 @@ var ReasonCodes = []ReasonCodeInfo{
 	{SeedNotVisible, StepUsable, true},
 	{SeedNotReady, StepUsable, true},
 	{SeedCordoned, StepUsable, true},
+	{SeedNotFound, StepUsable, true},
 	{CloudProfileSelectorInvalid, StepCloudProfileSelector, false},
 	{CloudProfileSelectorMismatch, StepCloudProfileSelector, true},
 	{ShootSelectorInvalid, StepShootSelector, false},
