@@ -121,7 +121,11 @@ func TestReasonCodesReached(t *testing.T) {
 		})},
 		{code: ScoringProfileInvalid, seeds: []*api.Seed{readySeed("x")}, shoot: basicShoot(), opts: Options{Strategy: SameRegion, Scoring: &Profile{}}},
 	}
-	reached := map[ReasonCode]bool{RegionFartherByConfig: farthestByConfigRecorded(t)}
+	reached := map[ReasonCode]bool{
+		RegionFartherByConfig: farthestByConfigRecorded(t),
+		// Only the audit's check of a bound Shoot meets a seed that is gone.
+		SeedNotFound: assert.Equal(t, SeedNotFound, CheckStaying(snapshotOf(nil), "gone", basicShoot())[0].Code),
+	}
 	for _, tt := range tests {
 		t.Run(string(tt.code), func(t *testing.T) {
 			snap := snapshotOf(nil, tt.seeds...)
