@@ -39,7 +39,13 @@ type result struct {
 	Step          placement.Step    `json:"step,omitempty"`
 	Message       string            `json:"message,omitempty"`
 	Reasons       map[string]string `json:"reasons,omitempty"`
-	Error         string            `json:"error,omitempty"`
+	// Code, Codes and Counts are the reasons for programs (docs/placement.md,
+	// "Reason codes"): the decision's own code, each seed's, and the seeds
+	// per code.
+	Code   placement.ReasonCode            `json:"code,omitempty"`
+	Codes  map[string]placement.ReasonCode `json:"codes,omitempty"`
+	Counts map[placement.ReasonCode]int    `json:"counts,omitempty"`
+	Error  string                          `json:"error,omitempty"`
 	// Scores is a scored decision's breakdown (scoring configured): the
 	// chosen seed, then the runners-up, each scorer's score and weight.
 	// Scored is how many seeds the profile ranked. Both absent without a
@@ -52,7 +58,8 @@ func newResult(name string, d placement.Decision) result {
 	if d.Schedulable() {
 		return result{Name: name, Seed: d.Seed, Scores: d.Scores, Scored: d.Scored}
 	}
-	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons}
+	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons,
+		Code: d.Code, Codes: d.Codes, Counts: d.CodeSummary().Counts}
 }
 
 // stringsFlag collects a repeatable flag.

@@ -57,6 +57,7 @@ type Reconciler struct {
 
 	// written are the reports as last written or read, by namespace.
 	written map[string]*Report
+	scanner Scanner
 }
 
 // Run audits every Interval until ctx ends (the term): first once the
@@ -86,8 +87,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if _, err := r.Audit(ctx); err != nil && ctx.Err() == nil {
 			r.Log.Error(err, "Placement audit: some reports were not written; the next audit tries again")
 		}
-		// At most 5 % of a core whatever the landscape and the interval.
-		wait = max(wait, budgetFactor*time.Since(start))
+		wait = nextWait(r.Interval, time.Since(start))
 	}
 }
 
@@ -120,7 +120,7 @@ func (r *Reconciler) adopt(ctx context.Context) error {
 func (r *Reconciler) Audit(ctx context.Context) (Findings, error) {
 	now := r.now()
 	start := now
-	f := Scan(r.Snapshot(), r.Shoots())
+	f := r.scanner.Scan(r.Snapshot(), r.Shoots())
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	if r.written == nil {
@@ -203,6 +203,13 @@ func (r *Reconciler) delete(ctx context.Context, prev *Report) error {
 	}
 	delete(r.written, prev.Namespace)
 	return nil
+}
+
+// nextWait is the time from an audit that took took to the next: the
+// interval, or budgetFactor times took when longer (at most 5 % of a core
+// whatever the landscape and the interval).
+func nextWait(interval, took time.Duration) time.Duration {
+	return max(interval, budgetFactor*took)
 }
 
 func (r *Reconciler) now() time.Time {

@@ -52,7 +52,21 @@ type spec struct {
 // Scan checks every Shoot with a seed (spec.seedName) that is not being
 // deleted. The snapshot and the Shoots come from the cache: no API call.
 func Scan(snap *placement.Snapshot, shoots iter.Seq[*cache.ReducedShoot]) Findings {
-	specs := map[cache.StayingKey]*spec{}
+	return new(Scanner).Scan(snap, shoots)
+}
+
+// Scanner is Scan with the decoded keys kept from one scan to the next
+// (the Reconciler's): a landscape of Shoots that share little decodes each
+// key once, not once per audit. Keys no Shoot has any more are dropped at
+// the end of a scan. Not safe for concurrent use.
+type Scanner struct {
+	specs map[cache.StayingKey]*spec
+}
+
+// Scan is the package's Scan, reusing the keys the last one decoded.
+func (sc *Scanner) Scan(snap *placement.Snapshot, shoots iter.Seq[*cache.ReducedShoot]) Findings {
+	prev := sc.specs
+	specs := make(map[cache.StayingKey]*spec, len(prev))
 	checks := map[check][]placement.Violation{}
 	var f Findings
 	for s := range shoots {
@@ -63,9 +77,11 @@ func Scan(snap *placement.Snapshot, shoots iter.Seq[*cache.ReducedShoot]) Findin
 		f.Checked++
 		sp := specs[key]
 		if sp == nil {
-			sp = &spec{}
-			sp.spec, sp.err = key.Spec()
-			sp.namespaced = sp.spec.CloudProfile != nil && sp.spec.CloudProfile.Kind == api.KindNamespacedCloudProfile
+			if sp = prev[key]; sp == nil {
+				sp = &spec{}
+				sp.spec, sp.err = key.Spec()
+				sp.namespaced = sp.spec.CloudProfile != nil && sp.spec.CloudProfile.Kind == api.KindNamespacedCloudProfile
+			}
 			specs[key] = sp
 		}
 		if sp.err != nil {
@@ -85,6 +101,7 @@ func Scan(snap *placement.Snapshot, shoots iter.Seq[*cache.ReducedShoot]) Findin
 		f.Results = appendResults(f.Results, s, seed, vs)
 	}
 	slices.SortFunc(f.Results, compareResults)
+	sc.specs = specs
 	return f
 }
 

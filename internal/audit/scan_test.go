@@ -81,3 +81,23 @@ func TestScanAgreesWithCheckStaying(t *testing.T) {
 	assert.ElementsMatch(t, want, f.Results)
 	assert.NotEmpty(t, want)
 }
+
+// A Scanner that kept the keys of an earlier scan finds what a fresh scan
+// finds, also after the landscape and the Shoots changed.
+func TestScannerReusesKeys(t *testing.T) {
+	var sc Scanner
+	shoots := []*api.Shoot{shoot("garden-a", "x", "s"), shoot("garden-a", "y", "s", "t")}
+	snap := snapshot(seed("s"))
+	assert.Empty(t, sc.Scan(snap, reduced(t, shoots...)).Results)
+	assert.Len(t, sc.specs, 2)
+	snap = snapshot(seed("s", "t"))
+	shoots = append(shoots, shoot("garden-a", "z", "s", "u"))
+	assert.Equal(t, Scan(snap, reduced(t, shoots...)), sc.Scan(snap, reduced(t, shoots...)))
+	assert.Len(t, sc.Scan(snap, reduced(t, shoots[0])).Results, 1)
+	assert.Len(t, sc.specs, 1, "keys no Shoot has are dropped")
+}
+
+func TestNextWait(t *testing.T) {
+	assert.Equal(t, 5*time.Minute, nextWait(5*time.Minute, time.Second))
+	assert.Equal(t, 20*time.Second, nextWait(10*time.Second, time.Second), "an audit of 1s waits 20s at least")
+}

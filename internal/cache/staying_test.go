@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
+	"github.com/seedwarden/seedwarden/internal/landscapegen"
 )
 
 // The reduced Shoot gives back exactly the spec fields CheckStaying reads,
@@ -50,4 +51,22 @@ func TestStayingKey(t *testing.T) {
 	assert.True(t, reduceShoot(other).StayingKey().IsZero(), "no seed, nothing kept")
 	_, err = reduceShoot(other).StayingKey().Spec()
 	assert.Error(t, err)
+}
+
+// What the StayingKey adds to each Shoot event the watch delivers
+// (BENCHMARKS.md §28): the whole transform, and the key alone.
+func BenchmarkTransformShoot(b *testing.B) {
+	in := landscapegen.ExistingShoot(1, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = TransformShoot(in)
+	}
+}
+
+func BenchmarkStayingKey(b *testing.B) {
+	in := landscapegen.ExistingShoot(1, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = stayingKeyOf(in)
+	}
 }
