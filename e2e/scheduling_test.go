@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/pending"
+	"github.com/seedwarden/seedwarden/internal/placement"
 	"github.com/seedwarden/seedwarden/internal/placementtoken"
 )
 
@@ -372,6 +374,12 @@ func TestPendingShootRetried(t *testing.T) {
 		if len(evs) == 0 {
 			return fmt.Errorf("no %s event yet", pending.ReasonSchedulingFailed)
 		}
+		// The reasons for programs: the seed is full.
+		var reasons placement.CodeSummary
+		raw := s.Annotations[api.AnnotationUnschedulableReasons]
+		if err := json.Unmarshal([]byte(raw), &reasons); err != nil || reasons.Counts[placement.SeedFull] < 1 {
+			return fmt.Errorf("annotation %s = %q, want a count of %s", api.AnnotationUnschedulableReasons, raw, placement.SeedFull)
+		}
 		pendingSince = time.Now()
 		t.Logf("pending: lastOperation %q; event %s: %q", op.Description, evs[0].Reason, evs[0].Note)
 		return nil
@@ -412,6 +420,9 @@ func TestPendingShootRetried(t *testing.T) {
 		}
 		if s.Status.LastOperation != nil {
 			return fmt.Errorf("status.lastOperation %+v: the controller removes its Create/Pending after binding", s.Status.LastOperation)
+		}
+		if v, ok := s.Annotations[api.AnnotationUnschedulableReasons]; ok {
+			return fmt.Errorf("annotation %s = %q after binding: the bind removes it", api.AnnotationUnschedulableReasons, v)
 		}
 		return nil
 	})

@@ -29,39 +29,47 @@ func reasonsAnnotation(d *placement.Decision) string {
 }
 
 // writeReasons sets the Shoot's reasons annotation when its summary
-// changed, conditional on the version decided from, and returns the
-// resourceVersion the status write is to be conditional on; false when the
-// Shoot changed meanwhile (nothing more is written this attempt). The
+// changed. Through the binding subresource (gardener-apiserver) the
+// annotation goes with the status write, whose strategy keeps the
+// metadata of the patch: the returned annotations, for that write; seedwarden
+// needs no right on shoots for it. Through updates (Shoots from a CRD, whose
+// status subresource drops metadata) it is a patch of the Shoot, which that
+// mode may write anyway, conditional on the version decided from. It returns
+// the resourceVersion the status write is to be conditional on; false when
+// the Shoot changed meanwhile (nothing more is written this attempt). The
 // summary has counts, not texts (which name usages), so it changes far
 // less often than the lastOperation description.
-func (r *Reconciler) writeReasons(ctx context.Context, log logr.Logger, shoot *api.Shoot, d *placement.Decision) (string, bool) {
+func (r *Reconciler) writeReasons(ctx context.Context, log logr.Logger, shoot *api.Shoot, d *placement.Decision) (string, map[string]string, bool) {
 	value := reasonsAnnotation(d)
 	if value == "" || shoot.Annotations[api.AnnotationUnschedulableReasons] == value {
-		return shoot.ResourceVersion, true
+		return shoot.ResourceVersion, nil, true
+	}
+	if r.Config.Mode != BindThroughUpdate {
+		return shoot.ResourceVersion, map[string]string{api.AnnotationUnschedulableReasons: value}, true
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": shoot.ResourceVersion,
 		"annotations":     map[string]string{api.AnnotationUnschedulableReasons: value},
 	}})
 	if err != nil {
-		return shoot.ResourceVersion, true
+		return shoot.ResourceVersion, nil, true
 	}
 	ref := shootRef(types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name})
 	switch err := r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch)); {
 	case err == nil:
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		log.V(1).Info("Shoot changed; reasons not written", "reason", err.Error())
-		return "", false
+		return "", nil, false
 	default:
 		// The status write may still succeed: the reasons wait for the
 		// next attempt.
 		log.Error(err, "Writing the unschedulable-reasons annotation failed")
-		return shoot.ResourceVersion, true
+		return shoot.ResourceVersion, nil, true
 	}
 	if ref.ResourceVersion != "" {
-		return ref.ResourceVersion, true
+		return ref.ResourceVersion, nil, true
 	}
-	return shoot.ResourceVersion, true
+	return shoot.ResourceVersion, nil, true
 }
 
 // reasonsRemoval is the annotation change a bind makes: the reasons go

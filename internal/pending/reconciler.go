@@ -354,26 +354,30 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)
 	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, ActionSchedule, "%s", msg)
 
-	rv, ok := r.writeReasons(ctx, log, shoot, d)
+	rv, reasons, ok := r.writeReasons(ctx, log, shoot, d)
 	if !ok {
 		return reconcile.Result{RequeueAfter: wait}
 	}
-	if op := shoot.Status.LastOperation; op != nil && op.Type == lastOperationTypeCreate &&
-		op.State == lastOperationStatePending && op.Description == msg {
-		return reconcile.Result{RequeueAfter: wait}
+	// The resourceVersion makes the patch conditional: a Shoot bound in
+	// the meantime must not be marked pending.
+	meta := map[string]any{"resourceVersion": rv}
+	body := map[string]any{"metadata": meta}
+	if reasons != nil {
+		meta["annotations"] = reasons
 	}
-	patch, err := json.Marshal(map[string]any{
-		// The resourceVersion makes the patch conditional: a Shoot bound in
-		// the meantime must not be marked pending.
-		"metadata": map[string]any{"resourceVersion": rv},
-		"status": map[string]any{"lastOperation": map[string]any{
+	if op := shoot.Status.LastOperation; op == nil || op.Type != lastOperationTypeCreate ||
+		op.State != lastOperationStatePending || op.Description != msg {
+		body["status"] = map[string]any{"lastOperation": map[string]any{
 			"type":           lastOperationTypeCreate,
 			"state":          lastOperationStatePending,
 			"description":    msg,
 			"lastUpdateTime": r.Now().UTC().Format(time.RFC3339),
 			"progress":       0,
-		}},
-	})
+		}}
+	} else if reasons == nil {
+		return reconcile.Result{RequeueAfter: wait}
+	}
+	patch, err := json.Marshal(body)
 	if err == nil {
 		err = r.Client.Status().Patch(ctx, shootRef(key), client.RawPatch(types.MergePatchType, patch))
 	}

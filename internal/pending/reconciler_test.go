@@ -357,23 +357,21 @@ func TestReconcileUnschedulable(t *testing.T) {
 		note: unschedulableSummary, regarding: "garden-dev/s1",
 	}}, f.recorder.Events())
 
+	// One status write: the text for people in lastOperation, the reasons
+	// for programs in the annotation (gardener-apiserver's status strategy
+	// keeps a status write's metadata).
 	writes := f.writes.Writes()
-	require.Len(t, writes, 2)
-	// First the reasons for programs, on the Shoot...
-	assert.Equal(t, write{verb: "patch", patchType: types.MergePatchType, body: map[string]any{"metadata": map[string]any{
-		"resourceVersion": "41", "annotations": map[string]any{api.AnnotationUnschedulableReasons: unschedulableReasons},
-	}}}, writes[0])
-	// ... then the text for people, in the status.
-	assert.Equal(t, "patch", writes[1].verb)
-	assert.Equal(t, "status", writes[1].subResource)
-	assert.Equal(t, types.MergePatchType, writes[1].patchType)
+	require.Len(t, writes, 1)
+	assert.Equal(t, "patch", writes[0].verb)
+	assert.Equal(t, "status", writes[0].subResource)
+	assert.Equal(t, types.MergePatchType, writes[0].patchType)
 	assert.Equal(t, map[string]any{
-		"metadata": map[string]any{"resourceVersion": "41"},
+		"metadata": map[string]any{"resourceVersion": "41", "annotations": map[string]any{api.AnnotationUnschedulableReasons: unschedulableReasons}},
 		"status": map[string]any{"lastOperation": map[string]any{
 			"type": "Create", "state": "Pending", "description": unschedulableSummary,
 			"lastUpdateTime": "2026-03-04T05:06:07Z", "progress": float64(0),
 		}},
-	}, writes[1].body)
+	}, writes[0].body)
 	assert.Equal(t, map[metrics.PendingReasonKey]int{
 		{Reason: "SeedFull", Provider: "aws", Region: "eu-west-1"}:          1,
 		{Reason: "TaintNotTolerated", Provider: "aws", Region: "eu-west-1"}: 1,
@@ -400,13 +398,25 @@ func TestReconcileUnschedulableKeepsSameLastOperation(t *testing.T) {
 	f.reconcile(t, "s1")
 	require.Len(t, f.writes.Writes(), 1)
 	assert.Equal(t, "status", f.writes.Writes()[0].subResource)
+	assert.NotContains(t, f.writes.Writes()[0].body["metadata"], "annotations")
 
 	// Other reasons are written, the same description is not.
 	lastOp["description"] = unschedulableSummary
-	f = newFixture(t, BindThroughSubresource, withReasons(fullShoot("s1", lastOp), `{"step":"Candidates","seeds":2,"counts":{"SeedFull":2}}`))
+	other := `{"step":"Candidates","seeds":2,"counts":{"SeedFull":2}}`
+	f = newFixture(t, BindThroughSubresource, withReasons(fullShoot("s1", lastOp), other))
 	f.reconcile(t, "s1")
 	require.Len(t, f.writes.Writes(), 1)
-	assert.Equal(t, "", f.writes.Writes()[0].subResource)
+	assert.Equal(t, map[string]any{"metadata": map[string]any{"resourceVersion": "41",
+		"annotations": map[string]any{api.AnnotationUnschedulableReasons: unschedulableReasons}}}, f.writes.Writes()[0].body)
+
+	// Shoots from a CRD (mode update): the status subresource drops
+	// metadata, so the reasons are a patch of the Shoot.
+	f = newFixture(t, BindThroughUpdate, withReasons(fullShoot("s1", lastOp), other))
+	f.reconcile(t, "s1")
+	require.Len(t, f.writes.Writes(), 1)
+	assert.Equal(t, write{verb: "patch", patchType: types.MergePatchType, body: map[string]any{"metadata": map[string]any{
+		"resourceVersion": "41", "annotations": map[string]any{api.AnnotationUnschedulableReasons: unschedulableReasons},
+	}}}, f.writes.Writes()[0])
 }
 
 // A failing status write does not fail the attempt.
@@ -627,7 +637,7 @@ func TestTruncate(t *testing.T) {
 	note := f.recorder.Events()[0].note
 	assert.Equal(t, truncate(many.Summary()), note)
 	assert.LessOrEqual(t, len(note), MaxMessageBytes)
-	desc := f.writes.Writes()[1].body["status"].(map[string]any)["lastOperation"].(map[string]any)["description"]
+	desc := f.writes.Writes()[0].body["status"].(map[string]any)["lastOperation"].(map[string]any)["description"]
 	assert.Equal(t, note, desc)
 }
 
@@ -697,7 +707,7 @@ func TestReconcileBindRemovesReasons(t *testing.T) {
 // A Shoot changed since it was read gets neither reasons nor lastOperation
 // from that attempt: both would describe an older version.
 func TestReconcileReasonsConflict(t *testing.T) {
-	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
+	f := newFixture(t, BindThroughUpdate, fullShoot("s1", nil))
 	f.writes.fail = func(write) error {
 		return apierrors.NewConflict(schema.GroupResource{Group: api.GroupName, Resource: "shoots"}, "s1", errors.New("stale"))
 	}
