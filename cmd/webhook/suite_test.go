@@ -113,6 +113,17 @@ func TestSuiteMutationFailsNamedCase(t *testing.T) {
 	}
 }
 
+// A JUnit file that cannot be written is output that failed (exit code 1),
+// after the table, with the flag and its value; nothing is left behind.
+func TestSuiteJUnitNotWritten(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "missing", "suite.xml")
+	code, out, errOut := runCmd(t, "test", exampleSuite, "--junit", junit)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, out, "6 of 6 cases passed\n")
+	assert.Contains(t, errOut, `webhook test: --junit "`+junit+`": `)
+	assert.NoDirExists(t, filepath.Dir(junit))
+}
+
 // Bad input is exit code 2, nothing on stdout, no JUnit file, and each
 // problem with the file's position, the field and its value.
 func TestSuiteBadInput(t *testing.T) {
