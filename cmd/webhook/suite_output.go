@@ -102,7 +102,11 @@ func runSuite(ctx context.Context, path string, o *testOptions) (suiteResults, e
 	if err != nil {
 		return suiteResults{}, err
 	}
-	results, err := (&suiteRun{ctx: ctx, cfg: cfg, objs: objs, ls: ls}).run()
+	run := &suiteRun{ctx: ctx, cfg: cfg, objs: objs, ls: ls}
+	if live {
+		run.kubeconfig = o.kubeconfig
+	}
+	results, err := run.run()
 	return suiteResults{path: path, results: results}, err
 }
 

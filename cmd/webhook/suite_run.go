@@ -48,6 +48,10 @@ type suiteRun struct {
 	cfg  *config.Config
 	objs []client.Object
 	ls   *loadedSuite
+	// kubeconfig is the cluster the landscape was listed from; nil for a
+	// file. A ManagedSeedSet the autoscalers file lacks is read from it,
+	// as plan --autoscale does.
+	kubeconfig *string
 	// autoscale is plan --autoscale's report, computed once when a case
 	// needs it.
 	autoscale *autoscaleplan.Report
@@ -216,6 +220,13 @@ func (r *suiteRun) autoscalerCase(c *suiteCase, res *caseResult) error {
 		in, err := autoscaleInput(r.cfg, r.objs, file)
 		if err != nil {
 			return err
+		}
+		if r.kubeconfig != nil {
+			sets, err := liveManagedSeedSets(r.ctx, *r.kubeconfig, missingSets(in))
+			if err != nil {
+				return err
+			}
+			in.Sets = append(in.Sets, sets...)
 		}
 		in.Budget = recommendationBudget(r.ctx, r.cfg.Autoscaler.SyncBudget.Duration)
 		in.Hold = seedscale.DrainHold(time.Now(), seedscale.NoMoveWindow)
