@@ -101,6 +101,8 @@ func TestDocumentsDecode(t *testing.T) {
 		{"ClusterRoleBinding", "", "seedwarden-autoscaler"},
 		{"ClusterRole", "", "seedwarden-seeddrain"},
 		{"ClusterRoleBinding", "", "seedwarden-seeddrain"},
+		{"ClusterRole", "", "seedwarden-audit"},
+		{"ClusterRoleBinding", "", "seedwarden-audit"},
 		{"Role", namespace, "seedwarden"},
 		{"RoleBinding", namespace, "seedwarden"},
 		{"Role", gardenNS, "seedwarden-region-config"},

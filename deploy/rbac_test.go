@@ -133,6 +133,9 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	const seedDrainRole = "ClusterRole/seedwarden-seeddrain"
 	add(seedDrainRole, "", "operations.seedwarden.io", []string{"seeddrains"}, read, "")
 	add(seedDrainRole, "", "operations.seedwarden.io", []string{"seeddrains/status"}, []string{"update", "patch"}, "")
+	// The audit's reports: listed once a term, written on change, deleted
+	// when their violations clear.
+	add("ClusterRole/seedwarden-audit", "", "openreports.io", []string{"reports"}, []string{"get", "list", "create", "update", "delete"}, "")
 
 	sortGrants := func(g []grant) {
 		sort.Slice(g, func(i, j int) bool {

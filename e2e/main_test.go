@@ -275,6 +275,9 @@ func (st *suite) setup() error {
 	if err := st.installSeedDrainCRD(ctx); err != nil {
 		return err
 	}
+	if err := st.installReportCRD(ctx); err != nil {
+		return err
+	}
 	// Real Gardener has ShootValidator itself.
 	if !onGardener() {
 		if err := st.applyShootValidatorPolicy(ctx); err != nil {

@@ -28,6 +28,7 @@ var shippedRBACFiles = []string{
 	"deploy/manifests/rbac-garden.yaml",
 	"deploy/manifests/rbac-autoscaler.yaml",
 	"deploy/manifests/rbac-seeddrain.yaml",
+	"deploy/manifests/rbac-audit.yaml",
 }
 
 // applyShippedRBAC creates the shipped ServiceAccount, roles and bindings,

@@ -155,6 +155,11 @@ log:
 		return "", nil, fmt.Errorf("internal/config refuses the seedDrain block %q", seedDrainConfig)
 	}
 	base += seedDrainConfig
+	// The placement audit (its CRD: installReportCRD).
+	if !accepted(auditConfig) {
+		return "", nil, fmt.Errorf("internal/config refuses the audit block %q", auditConfig)
+	}
+	base += auditConfig
 	for _, c := range sizeLimitCandidates {
 		if accepted(c) {
 			logf("resource size limit configured: shoots %d bytes", shootSizeLimit)

@@ -43,7 +43,7 @@ func writeAutoscaleEntry(w io.Writer, e autoscaleplan.Entry) {
 	_ = tw.Flush()
 	for _, m := range e.Metrics {
 		if m.WouldNotHelp != "" {
-			fmt.Fprintf(w, "  %s %s: more seeds would not help: %s\n", m.Type, m.Name, m.WouldNotHelp)
+			fmt.Fprintf(w, "  %s %s: more seeds would not help (%s): %s\n", m.Type, m.Name, m.WouldNotHelpCode, m.WouldNotHelp)
 		}
 	}
 	fmt.Fprintf(w, "  pending Shoots at %d replicas: %d placed, %d without a seed\n", e.Desired, e.PendingPlaced, e.PendingUnplaced)

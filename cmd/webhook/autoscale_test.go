@@ -140,6 +140,7 @@ func TestPlanAutoscaleJSONShape(t *testing.T) {
 	entry := doc["autoscalers"].([]any)[0].(map[string]any)
 	assert.Equal(t, "NewSeedsWouldNotHelp", entry["reason"])
 	assert.Equal(t, "shoot does not tolerate the seed's taints", entry["metrics"].([]any)[0].(map[string]any)["wouldNotHelp"])
+	assert.Equal(t, "TaintNotTolerated", entry["metrics"].([]any)[0].(map[string]any)["wouldNotHelpCode"])
 	for _, k := range []string{"autoscaler", "minReplicas", "maxReplicas", "set", "current", "desired", "floor", "metrics",
 		"pendingPlaced", "pendingUnplaced", "short", "reason", "message", "modelSource"} {
 		assert.Contains(t, entry, k)
@@ -157,7 +158,7 @@ func TestPlanAutoscaleWouldNotScale(t *testing.T) {
 			"set garden/restricted: 1 -> 1: new seeds of the set would not take Shoots like small: shoot does not tolerate the seed's taints\n",
 			"  SeedAutoscaler garden/restricted: 1 to 4 replicas, floor 0 (seeds holding Shoots or protected); reason NewSeedsWouldNotHelp\n",
 			"  Headroom small  at least 20 more Shoots like small placeable  1 more Shoot placeable  0         no\n",
-			"  Headroom small: more seeds would not help: shoot does not tolerate the seed's taints\n",
+			"  Headroom small: more seeds would not help (TaintNotTolerated): shoot does not tolerate the seed's taints\n",
 			"  pending Shoots at 1 replicas: 1 placed, 2 without a seed\n",
 		}},
 		{"short.yaml", []string{

@@ -109,6 +109,7 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 	if err := setupSeedDrain(mgr, cfg, seedDrainDeps{store: store, cluster: cluster, synced: synced, staleness: staleness}, leader, m, log); err != nil {
 		return err
 	}
+	setupAudit(mgr, cfg, store, synced, staleness, leader, m, log)
 	if err := addChecks(mgr, synced, staleness, srv, drain); err != nil {
 		return err
 	}
@@ -282,6 +283,9 @@ func metricGroups(cfg *config.Config, reservationNS string) []metrics.Group {
 	}
 	if cfg.SeedDrain.Enabled {
 		groups = append(groups, metrics.GroupSeedDrain)
+	}
+	if cfg.Audit.Enabled {
+		groups = append(groups, metrics.GroupAudit)
 	}
 	if needsLeader(cfg) {
 		groups = append(groups, metrics.GroupLeadership)

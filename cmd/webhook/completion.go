@@ -2,206 +2,86 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// Shell completion scripts, generated from the command table and each
-// command's flags (help.go), so they list what the binary accepts.
+// Shell completion is cobra's: the scripts ask the binary (its hidden
+// __complete command) for the candidates of the command line, so they
+// complete what the binary accepts. kubectl (1.26 and later) completes
+// `kubectl seedwarden …` by running kubectl_complete-seedwarden with the
+// words after the plugin's name and reads the same protocol; the binary
+// answers so when invoked by that name (a symlink).
 
 // shells are the shells `completion` writes scripts for.
-var shells = []string{"bash", "zsh"}
+var shells = []string{"bash", "zsh", "fish", "powershell"}
 
-func completionCommand(_ context.Context, c *cli, args []string) int {
-	fs := c.newFlagSet("completion")
-	if code, done := c.parseFlags(fs, args); done {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(c.stderr, "%s completion: name one shell: %s\n", c.prog, strings.Join(shells, " or "))
-		fs.Usage()
-		return exitUsage
-	}
-	spec := completionSpecFor(c)
-	switch fs.Arg(0) {
-	case "bash":
-		return c.write(bashCompletion(spec))
-	case "zsh":
-		return c.write(zshCompletion(spec))
-	default:
-		fmt.Fprintf(c.stderr, "%s completion: unsupported shell %q (want %s)\n", c.prog, fs.Arg(0), strings.Join(shells, " or "))
-		return exitUsage
-	}
-}
-
-// completionSpec is what a script completes.
-type completionSpec struct {
-	// binary is the executable's name the script registers for; fn is
-	// the shell function's name (a valid identifier).
-	binary, fn string
-	// defaultCmd is the command when the first word is a flag ("" none).
-	defaultCmd string
-	commands   []completionCommandSpec
-}
-
-type completionCommandSpec struct {
-	names   []string // name, then aliases
-	summary string
-	flags   []completionFlag
-	words   []string // values of the first argument
-}
-
-type completionFlag struct {
-	name, usage string // name as typed: -f, --config
-	value       bool   // takes a value
-}
-
-func completionSpecFor(c *cli) completionSpec {
-	s := completionSpec{binary: defaultProg, defaultCmd: "serve"}
-	if c.plugin() {
-		// The file kubectl runs; completing `kubectl seedwarden` itself
-		// is kubectl's business.
-		s.binary, s.defaultCmd = strings.ReplaceAll(strings.ReplaceAll(strings.TrimPrefix(c.prog, "kubectl "), "-", "_"), " ", "-"), ""
-		s.binary = pluginPrefix + s.binary
-	}
-	s.fn = "_" + strings.NewReplacer("-", "_", ".", "_").Replace(s.binary)
-	for _, cmd := range commands() {
-		cs := completionCommandSpec{names: append([]string{cmd.name}, cmd.aliases...), summary: cmd.summary}
-		if cmd.flags != nil {
-			fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-			cmd.flags(fs)
-			fs.VisitAll(func(f *flag.Flag) {
-				_, usage := flag.UnquoteUsage(f)
-				cs.flags = append(cs.flags, completionFlag{name: flagName(f.Name), usage: usage, value: !isBoolFlag(f)})
-			})
+func (c *cli) newCompletionCommand() *cobra.Command {
+	cmd := c.command(commandText{
+		use:     []string{"completion " + strings.Join(shells, "|")},
+		summary: "Print a shell completion script (" + strings.Join(shells, ", ") + ")",
+		about: `Print a script that completes commands, flags, their values and file names.
+Load it in the current shell, or install it where the shell finds completions.
+The bash script needs the bash-completion package.`,
+		examples: []example{
+			{"completion bash > /etc/bash_completion.d/webhook", "bash, for every session (or: source <(webhook completion bash))"},
+			{`completion zsh > "${fpath[1]}/_webhook"`, "zsh, for every session (then restart zsh)"},
+			{"completion fish > ~/.config/fish/completions/webhook.fish", "fish, for every session"},
+		},
+	}, func(_ context.Context, cmd *cobra.Command, args []string) int {
+		if len(args) != 1 {
+			fmt.Fprintf(c.stderr, "%s completion: name one shell: %s\n", c.prog, orList(shells))
+			c.printSynopsis(cmd)
+			return exitUsage
 		}
-		cs.flags = append(cs.flags, completionFlag{name: "--help", usage: "show this command's help"})
-		if cmd.words != nil {
-			cs.words = cmd.words()
-		}
-		s.commands = append(s.commands, cs)
-	}
-	return s
-}
-
-// bashCompletion is a bash script: command names in first position, a
-// command's flags after a dash, the first argument's values where the
-// command has some, and file names otherwise (complete -o default).
-func bashCompletion(s completionSpec) string {
-	var names []string
-	var cases strings.Builder
-	for _, cmd := range s.commands {
-		names = append(names, cmd.names...)
-		var flags, values []string
-		for _, f := range cmd.flags {
-			flags = append(flags, f.name)
-			if f.value {
-				// The flag package takes one dash or two.
-				n := strings.TrimLeft(f.name, "-")
-				values = append(values, "-"+n, "--"+n)
-			}
-		}
-		fmt.Fprintf(&cases, "    %s)\n        flags=%q\n        valueflags=%q\n        words=%q\n        ;;\n",
-			strings.Join(cmd.names, "|"), strings.Join(flags, " "), " "+strings.Join(values, " ")+" ", strings.Join(cmd.words, " "))
-	}
-	return fmt.Sprintf(`# bash completion for %[1]s (generated by "%[1]s completion bash").
-# Load it with: source <(%[1]s completion bash)
-
-%[2]s() {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmd=%[3]q flags="" valueflags=" " words=""
-    if [[ ${COMP_CWORD} -eq 1 && ${cur} != -* ]]; then
-        COMPREPLY=($(compgen -W %[4]q -- "${cur}"))
-        return
-    fi
-    if [[ ${COMP_WORDS[1]} != -* ]]; then
-        cmd=${COMP_WORDS[1]}
-    fi
-    case "${cmd}" in
-%[5]s    esac
-    # A flag's value: file names (complete -o default).
-    [[ ${valueflags} == *" ${prev} "* ]] && return
-    if [[ ${cur} == -* ]]; then
-        COMPREPLY=($(compgen -W "${flags}" -- "${cur}"))
-    elif [[ -n ${words} && ${COMP_CWORD} -eq 2 ]]; then
-        COMPREPLY=($(compgen -W "${words}" -- "${cur}"))
-    fi
-}
-complete -o default -F %[2]s %[1]s
-`, s.binary, s.fn, s.defaultCmd, strings.Join(names, " "), cases.String())
-}
-
-// zshCompletion is a zsh script for compinit: it works from a directory
-// of $fpath (as a file named like its function) and when sourced.
-func zshCompletion(s completionSpec) string {
-	var list, cases strings.Builder
-	for _, cmd := range s.commands {
-		for _, n := range cmd.names {
-			fmt.Fprintf(&list, "        %s\n", zshQuote(n+":"+strings.ReplaceAll(cmd.summary, ":", `\:`)))
-		}
-		fmt.Fprintf(&cases, "    %s)\n        _arguments -s", strings.Join(cmd.names, "|"))
-		for _, f := range cmd.flags {
-			spec := f.name + "[" + zshDescription(f.usage) + "]"
-			if f.value {
-				spec += ":value:_files"
-			}
-			fmt.Fprintf(&cases, " \\\n            %s", zshQuote(spec))
-		}
-		switch {
-		case len(cmd.words) > 0:
-			fmt.Fprintf(&cases, " \\\n            %s", zshQuote("1:argument:("+strings.Join(cmd.words, " ")+")"))
+		root, out := cmd.Root(), cmd.OutOrStdout()
+		switch args[0] {
+		case "bash":
+			return c.writeErr(root.GenBashCompletionV2(out, true))
+		case "zsh":
+			return c.writeErr(root.GenZshCompletion(out))
+		case "fish":
+			return c.writeErr(root.GenFishCompletion(out, true))
+		case "powershell":
+			return c.writeErr(root.GenPowerShellCompletionWithDesc(out))
 		default:
-			fmt.Fprintf(&cases, " \\\n            %s", zshQuote("*:file:_files"))
+			fmt.Fprintf(c.stderr, "%s completion: unsupported shell %q (want %s)\n", c.prog, args[0], orList(shells))
+			return exitUsage
 		}
-		cases.WriteString("\n        ;;\n")
+	})
+	cmd.ValidArgs = shells
+	return cmd
+}
+
+// orList is "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
 	}
-	return fmt.Sprintf(`#compdef %[1]s
-# zsh completion for %[1]s (generated by "%[1]s completion zsh").
-# Install it as %[2]s in a directory of $fpath, or: source <(%[1]s completion zsh)
-
-%[2]s() {
-    local -a commands
-    commands=(
-%[3]s    )
-    local cmd=%[4]q
-    if (( CURRENT == 2 )) && [[ ${words[2]} != -* ]]; then
-        _describe -t commands command commands
-        return
-    fi
-    if [[ ${words[2]} != -* ]]; then
-        cmd=${words[2]}
-        shift words
-        (( CURRENT-- ))
-    fi
-    case ${cmd} in
-%[5]s    esac
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-if [[ ${funcstack[1]} == %[2]s ]]; then
-    %[2]s "$@"
-else
-    compdef %[2]s %[1]s
-fi
-`, s.binary, s.fn, list.String(), s.defaultCmd, cases.String())
-}
+// completePrefix starts the name kubectl runs to complete a plugin.
+const completePrefix = "kubectl_complete-"
 
-// zshDescription is shortUsage with the characters _arguments treats
-// specially escaped.
-func zshDescription(usage string) string {
-	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, ":", `\:`).Replace(shortUsage(usage))
-}
-
-// shortUsage is a flag's usage up to the first colon, semicolon or
-// parenthesis: a description that fits a completion menu.
-func shortUsage(usage string) string {
-	if i := strings.IndexAny(usage, ";:("); i > 0 {
-		usage = usage[:i]
+// kubectlCompleteName is the plugin's name ("kubectl seedwarden") when arg0
+// is its completion name; ok is false otherwise.
+func kubectlCompleteName(arg0 string) (prog string, ok bool) {
+	rest, ok := strings.CutPrefix(filepath.Base(arg0), completePrefix)
+	if !ok || rest == "" {
+		return "", false
 	}
-	return strings.TrimSpace(usage)
+	return programName(pluginPrefix + rest), true
 }
 
-// zshQuote single-quotes s for zsh.
-func zshQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// kubectlComplete writes the candidates for the last of words, as the
+// plugin's `__complete` does.
+func kubectlComplete(c *cli, words []string) int {
+	if len(words) == 0 {
+		words = []string{""}
+	}
+	return c.execute(context.Background(), append([]string{cobra.ShellCompRequestCmd}, words...))
 }

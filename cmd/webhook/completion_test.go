@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -22,77 +21,86 @@ func completionScript(t *testing.T, prog, shell string) (string, string) {
 	return out, path
 }
 
-// Both scripts name every command and alias and every flag of each, and
-// are valid for their shell.
+// Every script registers for the binary's file name, asks the binary for
+// the candidates (cobra's __complete, tested below) and is valid for its
+// shell where the shell is installed.
 func TestCompletionScripts(t *testing.T) {
+	syntax := map[string][]string{"bash": {"-n"}, "zsh": {"-n"}, "fish": {"--no-execute"}}
 	for _, shell := range shells {
-		t.Run(shell, func(t *testing.T) {
-			out, path := completionScript(t, defaultProg, shell)
-			for _, cmd := range commands() {
-				for _, n := range append([]string{cmd.name}, cmd.aliases...) {
-					assert.Contains(t, out, n, "command %s", n)
+		for prog, registers := range map[string]string{defaultProg: defaultProg, pluginProg: "kubectl-seedwarden"} {
+			t.Run(shell+" "+prog, func(t *testing.T) {
+				out, path := completionScript(t, prog, shell)
+				assert.Contains(t, out, registers)
+				assert.Contains(t, out, "__complete")
+				if prog != defaultProg {
+					assert.NotRegexp(t, `\bwebhook\b`, out, "the plugin's script does not name the binary")
 				}
-				for _, f := range flagNames(cmd) {
-					assert.Regexp(t, `[ "']`+f+`[ "\[]`, out, "flag %s of %s", f, cmd.name)
+				flags, ok := syntax[shell]
+				if !ok {
+					return
 				}
-			}
-			bin, err := exec.LookPath(shell)
-			if err != nil {
-				t.Skipf("%s is not installed: syntax not checked", shell)
-			}
-			res, err := exec.Command(bin, "-n", path).CombinedOutput()
-			assert.NoError(t, err, "%s -n: %s", shell, res)
-		})
+				bin, err := exec.LookPath(shell)
+				if err != nil {
+					t.Logf("%s is not installed: syntax not checked", shell)
+					return
+				}
+				res, err := exec.Command(bin, append(flags, path)...).CombinedOutput()
+				assert.NoError(t, err, "%s %s: %s", shell, flags, res)
+			})
+		}
 	}
 }
 
-// bashComplete loads the bash script and completes the words, the last one
-// being completed; it returns the candidates, one per line.
-func bashComplete(t *testing.T, script string, words ...string) []string {
+// completed parses cobra's completion protocol: candidates (the part
+// before a TAB), then ":DIRECTIVE".
+func completed(t *testing.T, out string) ([]string, string) {
 	t.Helper()
-	quoted := make([]string, len(words))
-	for i, w := range words {
-		quoted[i] = "'" + w + "'"
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	last := lines[len(lines)-1]
+	require.True(t, strings.HasPrefix(last, ":"), "the directive ends the answer: %q", out)
+	var cands []string
+	for _, l := range lines[:len(lines)-1] {
+		name, _, _ := strings.Cut(l, "\t")
+		cands = append(cands, name)
 	}
-	fn := "_webhook"
-	if strings.HasPrefix(words[0], pluginPrefix) {
-		fn = "_kubectl_seedwarden"
-	}
-	prog := "source " + script + "\nCOMP_WORDS=(" + strings.Join(quoted, " ") + ")\nCOMP_CWORD=" +
-		strconv.Itoa(len(words)-1) + "\n" + fn + "\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-	out, err := exec.Command("bash", "-c", prog).CombinedOutput()
-	require.NoError(t, err, string(out))
-	return strings.Fields(string(out))
+	return cands, last
 }
 
-// The bash script completes as a user expects.
-func TestBashCompletionCompletes(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash is not installed")
-	}
-	_, script := completionScript(t, defaultProg, "bash")
-	_, plugin := completionScript(t, pluginProg, "bash")
+// The candidates the scripts and kubectl get for a command line, the last
+// word being completed: directive 4 is no file names, 0 the shell's file
+// names.
+func TestCompletionCandidates(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		script string
-		words  []string
-		want   []string
+		name      string
+		prog      string
+		words     []string
+		want      []string
+		directive string
 	}{
-		{"commands", script, []string{"webhook", "s"}, []string{"serve", "simulate"}},
-		{"alias", script, []string{"webhook", "check"}, []string{"check-config"}},
-		{"a command's flags", script, []string{"webhook", "plan", "--dr"}, []string{"--drain"}},
-		{"flags after other flags", script, []string{"webhook", "validate", "--config", "x.yaml", "--"}, []string{"--config", "--mode", "--help"}},
-		{"serve's flags without the command", script, []string{"webhook", "--kube"}, []string{"--kubeconfig"}},
-		{"a flag's value is a file name", script, []string{"webhook", "simulate", "--shoot", ""}, nil},
-		{"a single-dash flag's value too", script, []string{"webhook", "plan", "-like", ""}, nil},
-		{"shells", script, []string{"webhook", "completion", ""}, []string{"bash", "zsh"}},
-		{"help's commands", script, []string{"webhook", "help", "pl"}, []string{"plan"}},
-		{"plugin commands", plugin, []string{"kubectl-seedwarden", "v"}, []string{"validate", "version"}},
-		{"plugin flags", plugin, []string{"kubectl-seedwarden", "simulate", "--land"}, []string{"--landscape"}},
-		{"plugin has no default command", plugin, []string{"kubectl-seedwarden", "--con"}, nil},
+		{"commands", defaultProg, []string{"s"}, []string{"serve", "simulate"}, ":4"},
+		{"alias", defaultProg, []string{"check"}, []string{"check-config"}, ":4"},
+		{"a command's flags", defaultProg, []string{"plan", "--dr"}, []string{"--drain"}, ":4"},
+		{"flags after other flags", defaultProg, []string{"validate", "--config", "x.yaml", "--"}, []string{"--mode", "--help"}, ":4"},
+		{"serve's flags without the command", defaultProg, []string{"--kube"}, []string{"--kubeconfig"}, ":4"},
+		{"a flag's value is a file name", defaultProg, []string{"simulate", "--shoot", ""}, nil, ":0"},
+		{"a single-dash flag's value too", defaultProg, []string{"plan", "-like", ""}, nil, ":0"},
+		{"an argument: files", defaultProg, []string{"simulate", "-f", "a.json", ""}, nil, ":0"},
+		{"output formats", defaultProg, []string{"simulate", "-o", ""}, []string{"json", "text"}, ":4"},
+		{"modes", defaultProg, []string{"check-config", "--mode", "l"}, []string{"landscape"}, ":4"},
+		{"shells", defaultProg, []string{"completion", ""}, shells, ":4"},
+		{"help's commands", defaultProg, []string{"help", "pl"}, []string{"plan"}, ":4"},
+		{"unknown command", defaultProg, []string{"nope", ""}, nil, ":4"},
+		{"plugin commands", pluginProg, []string{"v"}, []string{"validate", "version"}, ":4"},
+		{"plugin flags", pluginProg, []string{"simulate", "--land"}, []string{"--landscape"}, ":4"},
+		{"plugin has no default command", pluginProg, []string{"--con"}, nil, ":4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.ElementsMatch(t, tc.want, bashComplete(t, tc.script, tc.words...))
+			code, out, errOut := runAsCmd(t, tc.prog, append([]string{"__complete"}, tc.words...)...)
+			require.Equal(t, exitOK, code, errOut)
+			cands, directive := completed(t, out)
+			assert.ElementsMatch(t, tc.want, cands, out)
+			assert.Equal(t, tc.directive, directive)
 		})
 	}
 }
@@ -102,9 +110,9 @@ func TestCompletionUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"completion"}, "name one shell: bash or zsh"},
+		{[]string{"completion"}, "name one shell: bash, zsh, fish or powershell"},
 		{[]string{"completion", "bash", "zsh"}, "name one shell"},
-		{[]string{"completion", "fish"}, `unsupported shell "fish" (want bash or zsh)`},
+		{[]string{"completion", "tcsh"}, `unsupported shell "tcsh" (want bash, zsh, fish or powershell)`},
 	} {
 		code, out, errOut := runCmd(t, tc.args...)
 		assert.Equal(t, exitUsage, code, "%q", tc.args)
@@ -131,35 +139,41 @@ func TestKubectlCompleteName(t *testing.T) {
 }
 
 // As kubectl_complete-seedwarden the binary answers kubectl's completion
-// requests in cobra's protocol: candidates, then ":DIRECTIVE".
+// requests in cobra's protocol (the words after the plugin's name, the
+// last being completed): what the plugin's __complete answers.
 func TestKubectlComplete(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		words []string
 		want  string
 	}{
-		{"commands", []string{"s"}, "serve\tRun the admission webhook server\nsimulate\tDecide Shoots offline\n:4\n"},
-		{"no word yet", nil, "serve\t"},
-		{"flags", []string{"plan", "--add"}, "--add-seed\tadd the Seeds of FILE\n--add-shoots\tplace N copies of the --like Shoot in sequence\n:4\n"},
+		{"commands", []string{"s"}, "serve\tRun the admission webhook server\n" +
+			"simulate\tDecide Shoots offline: scenario files, a landscape file, or an existing Shoot of a cluster\n:4\n"},
+		{"flags", []string{"plan", "--add"}, "--add-seed\tadd the Seeds of `FILE` (YAML or JSON manifests) (repeatable)\n" +
+			"--add-shoots\tplace `N` copies of the --like Shoot in sequence (repeatable, each with its --like)\n:4\n"},
 		{"a flag's value: files", []string{"validate", "--config", ""}, ":0\n"},
-		{"single-dash value flag", []string{"simulate", "-o", ""}, ":0\n"},
-		{"an argument: files", []string{"simulate", "-f", "a.json", ""}, ":0\n"},
-		{"first argument's values", []string{"completion", ""}, "bash\nzsh\n:4\n"},
+		{"first argument's values", []string{"completion", "b"}, "bash\n:4\n"},
 		{"help's commands", []string{"help", "ve"}, "version\n:4\n"},
-		{"unknown command", []string{"nope", "--"}, ":4\n"},
 		{"no default command for the plugin", []string{"--con"}, ":4\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr syncBuffer
 			code := kubectlComplete(&cli{prog: pluginProg, stdout: &stdout, stderr: &stderr}, tc.words)
 			assert.Equal(t, exitOK, code)
-			if tc.name == "no word yet" {
-				// Every command, each with its summary.
-				assert.Equal(t, len(commandNames()), strings.Count(stdout.String(), "\t"))
-				assert.True(t, strings.HasPrefix(stdout.String(), tc.want) && strings.HasSuffix(stdout.String(), "\n:4\n"), stdout.String())
-				return
-			}
 			assert.Equal(t, tc.want, stdout.String())
 		})
 	}
+	t.Run("no word yet", func(t *testing.T) {
+		var stdout, stderr syncBuffer
+		code := kubectlComplete(&cli{prog: pluginProg, stdout: &stdout, stderr: &stderr}, nil)
+		assert.Equal(t, exitOK, code)
+		cands, directive := completed(t, stdout.String())
+		var names []string
+		for _, cmd := range commands() {
+			names = append(append(names, cmd.name), cmd.aliases...)
+		}
+		assert.ElementsMatch(t, names, cands)
+		assert.Equal(t, ":4", directive)
+		assert.Equal(t, len(cands), strings.Count(stdout.String(), "\t"), "each with its summary")
+	})
 }

@@ -77,6 +77,8 @@ namespaceDeletion: {enforcement: warn}
 	// namespace deletion warn: garden-dev belongs to Project dev.
 	warned(sendNamespaceDelete(t, client, url(handlers.WebhookNamespaceDeletionPath), "garden-dev", jane), `deletion of namespace "garden-dev" is not permitted`)
 
+	// The registry is the process's (other tests count denials there); no
+	// other test softens a guard.
 	m := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	for guard, action := range map[string]string{
 		handlers.WebhookBinding:           handlers.EnforceWarn,
@@ -87,6 +89,5 @@ namespaceDeletion: {enforcement: warn}
 	} {
 		assert.Contains(t, m, fmt.Sprintf(`seedwarden_guard_refusals_total{action=%q,guard=%q} 1`, action, guard))
 	}
-	assert.NotContains(t, m, `seedwarden_guard_refusals_total{action="deny"`)
 	srv.stopAndWait(t, 30*time.Second)
 }

@@ -2,19 +2,22 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agnivade/levenshtein"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// The command table: every subcommand's name, one-line summary, synopsis,
-// description, examples and flags. Help, the unknown-command message and
-// shell completion are all generated from it, so a flag is defined once (in
-// its command's flags function).
+// What cobra leaves to the program: the name it is called by (webhook or a
+// kubectl plugin), serve as the default command, flags with one dash as
+// Go's flag package took them, the exit codes, and error messages that
+// name the command and suggest the nearest command or flag.
 
 // cli is one invocation: the name the binary was called by and its output.
 type cli struct {
@@ -22,6 +25,8 @@ type cli struct {
 	// "kubectl seedwarden" for the kubectl plugin.
 	prog           string
 	stdout, stderr io.Writer
+	// code is the exit code the command that ran returned.
+	code int
 }
 
 // defaultProg is the program's name unless it runs as a kubectl plugin.
@@ -45,244 +50,154 @@ func programName(arg0 string) string {
 // plugin reports whether the program runs as a kubectl plugin.
 func (c *cli) plugin() bool { return c.prog != defaultProg }
 
-type command struct {
-	name    string
-	aliases []string
-	// summary is the command's line in the command list.
-	summary string
-	// usage holds synopsis lines without the program and command names.
-	usage []string
-	// about says what the command does, for its --help.
-	about string
-	// examples are command lines (after the program name) with what they do.
-	examples []example
-	// flags defines the command's flags on fs (nil: none). The command
-	// itself parses with the same function, help and completion list them.
-	flags func(fs *flag.FlagSet)
-	// words are the values of its first argument, for completion.
-	words func() []string
-	run   func(ctx context.Context, c *cli, args []string) int
-}
-
-type example struct{ args, what string }
-
-// lookup finds a command by name or alias.
-func lookup(name string) (command, bool) {
-	for _, cmd := range commands() {
-		if cmd.name == name {
-			return cmd, true
-		}
-		for _, a := range cmd.aliases {
-			if a == name {
-				return cmd, true
-			}
-		}
-	}
-	return command{}, false
-}
-
-// commandNames are the names and aliases of every command, in table order.
-func commandNames() []string {
-	var names []string
-	for _, cmd := range commands() {
-		names = append(append(names, cmd.name), cmd.aliases...)
-	}
-	return names
-}
-
-// newFlagSet is the FlagSet of the command name. A bad flag prints the
-// synopsis on stderr; -h and --help are handled by parseFlags.
-func (c *cli) newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() {
-		cmd, _ := lookup(name)
-		fmt.Fprintf(c.stderr, "Usage:\n%s\nRun \"%s %s --help\" for its flags and examples.\n", c.synopsis(cmd), c.prog, name)
-	}
-	return fs
-}
-
-// parseFlags parses args; done is true when the command must stop with
-// code: after -h or --help (its help on stdout, exit 0), or a bad flag.
-func (c *cli) parseFlags(fs *flag.FlagSet, args []string) (code int, done bool) {
-	usage, out := fs.Usage, fs.Output()
-	// The flag package's own report is replaced by one with the command's
-	// name and a suggestion; -h gets the full help below, not the usage.
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.Usage = usage
-	fs.SetOutput(out)
-	switch err {
-	case nil:
-		return exitOK, false
-	case flag.ErrHelp:
-		cmd, _ := lookup(fs.Name())
-		return c.printHelp(cmd), true
-	default:
-		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.prog, fs.Name(), flagError(fs, err))
-		usage()
-		return exitUsage, true
-	}
-}
-
-// undefinedFlagPrefix starts the flag package's error for an unknown flag.
-const undefinedFlagPrefix = "flag provided but not defined: -"
-
-// flagError says what is wrong with the command line: an unknown flag as
-// an unknown command is reported, with the nearest of fs's flags; any other
-// error as the flag package words it.
-func flagError(fs *flag.FlagSet, err error) string {
-	name, ok := strings.CutPrefix(err.Error(), undefinedFlagPrefix)
-	if !ok {
-		return err.Error()
-	}
-	msg := fmt.Sprintf("unknown flag %q", flagName(name))
-	var known []string
-	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
-	if s := nearest(name, known); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", flagName(s))
-	}
-	return msg
-}
-
-// synopsis is cmd's usage lines, each indented and starting with the
-// program's name. serve is the default command of `webhook` (not of the
-// plugin, where a server is unusual).
-func (c *cli) synopsis(cmd command) string {
-	name := cmd.name
-	if cmd.name == "serve" && !c.plugin() {
-		name = "[serve]"
-	}
-	var b strings.Builder
-	for _, u := range cmd.usage {
-		line := strings.TrimRight(fmt.Sprintf("  %s %s %s", c.prog, name, u), " ")
-		b.WriteString(strings.ReplaceAll(line, "\n", "\n"+strings.Repeat(" ", len(c.prog)+len(name)+4)) + "\n")
-	}
-	return b.String()
-}
-
-// printHelp writes cmd's help to stdout: synopsis, description, flags and
-// examples.
-func (c *cli) printHelp(cmd command) int {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nUsage:\n%s\n%s\n", cmd.summary, c.synopsis(cmd), indent(cmd.about, "  "))
-	if cmd.flags != nil {
-		b.WriteString("\nFlags:\n")
-		writeFlags(&b, cmd)
-	}
-	b.WriteString("\nExamples:\n")
-	for _, e := range cmd.examples {
-		fmt.Fprintf(&b, "  # %s\n  %s %s\n", e.what, c.prog, e.args)
-	}
-	return c.write(b.String())
-}
-
-// writeFlags lists cmd's flags: --name VALUE, then the usage indented.
-func writeFlags(b *strings.Builder, cmd command) {
-	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	cmd.flags(fs)
-	fs.VisitAll(func(f *flag.Flag) {
-		value, usage := flag.UnquoteUsage(f)
-		if isBoolFlag(f) {
-			value = ""
-		}
-		fmt.Fprintf(b, "  %s %s\n", flagName(f.Name), value)
-		if f.DefValue != "" && !isBoolFlag(f) {
-			usage += fmt.Sprintf(" (default %q)", f.DefValue)
-		}
-		fmt.Fprintf(b, "      %s\n", usage)
-	})
-	fmt.Fprintf(b, "  -h, --help\n      this help\n")
-}
-
-// flagName is how help and completion spell a flag: -x for a single
-// letter, --name otherwise (the flag package takes either).
-func flagName(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
-}
-
-func isBoolFlag(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-func indent(s, prefix string) string {
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
-}
-
-// printUsage writes the program's help: the command list, each command's
-// synopsis, and the global flags.
-func (c *cli) printUsage(w io.Writer) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "seedwarden: Shoot placement for Gardener, as an admission webhook and its tools.\n\nUsage:\n  %s <command> [flags]\n", c.prog)
+// binary is the file name the program runs as: webhook, or the plugin's
+// kubectl-seedwarden (the name completion scripts register for).
+func (c *cli) binary() string {
 	if !c.plugin() {
-		fmt.Fprintf(&b, "  %s [serve flags]    (serve is the default command)\n", c.prog)
+		return defaultProg
 	}
-	b.WriteString("\nCommands:\n")
-	for _, cmd := range commands() {
-		summary := cmd.summary
-		if len(cmd.aliases) > 0 {
-			summary += " (alias: " + strings.Join(cmd.aliases, ", ") + ")"
-		}
-		fmt.Fprintf(&b, "  %-11s %s\n", cmd.name, summary)
+	words := strings.Fields(strings.TrimPrefix(c.prog, "kubectl "))
+	for i, w := range words {
+		words[i] = strings.ReplaceAll(w, "-", "_")
 	}
-	b.WriteString("\nSynopsis:\n")
-	for _, cmd := range commands() {
-		b.WriteString(c.synopsis(cmd))
-	}
-	fmt.Fprintf(&b, "\nFlags:\n  -h, --help  this help\n  --version   print the version\n\n"+
-		"Run \"%s <command> --help\" for a command's flags and examples.\n"+
-		"Exit codes: 0 success, 1 failure while running, 2 bad usage or invalid configuration, 3 (plan) some Shoot found no seed, or some SeedAutoscaler target is not met at maxReplicas.\n", c.prog)
-	fmt.Fprint(w, b.String())
+	return pluginPrefix + strings.Join(words, "-")
 }
 
-// write prints s on stdout; a failed write is exit code 1.
-func (c *cli) write(s string) int {
-	if _, err := io.WriteString(c.stdout, s); err != nil {
-		return exitError
-	}
-	return exitOK
-}
+// rootFlags are the flags of the program itself; any other flag in first
+// position is serve's (webhook) or an unknown command (the plugin).
+var rootFlags = []string{"-h", "--help", "-help", "--version", "-version"}
 
-// helpCommand: `help` lists the commands, `help COMMAND` is COMMAND --help.
-func helpCommand(_ context.Context, c *cli, args []string) int {
-	fs := c.newFlagSet("help")
-	if code, done := c.parseFlags(fs, args); done {
-		return code
+// execute runs args (the words after the program's name) on the command
+// tree and returns the exit code.
+func (c *cli) execute(ctx context.Context, args []string) int {
+	root := c.newRoot()
+	words, prefix := args, []string(nil)
+	if len(words) > 0 && words[0] == cobra.ShellCompRequestCmd {
+		words, prefix = words[1:], words[:1]
 	}
-	switch fs.NArg() {
-	case 0:
-		c.printUsage(c.stdout)
-		return exitOK
-	case 1:
-		if cmd, ok := lookup(fs.Arg(0)); ok {
-			return c.printHelp(cmd)
-		}
-		return c.unknownCommand(fs.Arg(0))
-	default:
-		fmt.Fprintf(c.stderr, "%s help: want at most one command, got %q\n", c.prog, fs.Args())
+	firstIsFlag := len(words) > 0 && strings.HasPrefix(words[0], "-") && !slices.Contains(rootFlags, words[0])
+	switch {
+	case c.plugin() && firstIsFlag && prefix == nil:
+		// Flags first mean serve for webhook, where serving is the job;
+		// a plugin is asked for a command.
+		return c.unknownCommand(root, words[0])
+	case !c.plugin() && (firstIsFlag || len(words) == 0 && prefix == nil):
+		words = append([]string{"serve"}, words...)
+	}
+	if cmd, _, err := root.Find(words); err == nil {
+		words = goFlags(cmd, words)
+	}
+	root.SetArgs(append(prefix, words...))
+	cmd, err := root.ExecuteContextC(ctx)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.prog, ue.cmd.Name(), ue.msg)
+		c.printSynopsis(ue.cmd)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(c.stderr, "%s %s: %v\n", c.prog, cmd.Name(), err)
 		return exitUsage
 	}
+	return c.code
+}
+
+// goFlags rewrites the flags of args that Go's flag package took with one
+// dash (-config, -help) to pflag's two dashes, so command lines written for
+// the earlier flag package keep working; a single letter stays a shorthand.
+// Values of flags are left alone, and so is everything after "--".
+func goFlags(cmd *cobra.Command, args []string) []string {
+	cmd.InitDefaultHelpFlag()
+	fs := cmd.Flags()
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(a, "--"):
+			f = fs.Lookup(name)
+		case len(name) > 1:
+			out[i] = "-" + a
+			f = fs.Lookup(name)
+		default:
+			f = fs.ShorthandLookup(name)
+		}
+		if f != nil && f.NoOptDefVal == "" && !inline {
+			i++ // the flag's value
+		}
+	}
+	return out
+}
+
+// usageError is a command line cobra or pflag could not parse, reported
+// with the command's synopsis.
+type usageError struct {
+	cmd *cobra.Command
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// flagError says what is wrong with a command's flags: an unknown flag as
+// an unknown command is reported, with the nearest of the command's flags;
+// any other error as pflag words it.
+func flagError(cmd *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
+		return &usageError{cmd, err.Error()}
+	}
+	name := ne.GetSpecifiedName()
+	if ne.GetSpecifiedShortnames() != "" {
+		return &usageError{cmd, fmt.Sprintf("unknown flag %q", "-"+name)}
+	}
+	msg := fmt.Sprintf("unknown flag %q", "--"+name)
+	var known []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+	if s := nearest(name, known); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", "--"+s)
+	}
+	return &usageError{cmd, msg}
+}
+
+// printSynopsis writes cmd's usage line on stderr, after a usage error.
+func (c *cli) printSynopsis(cmd *cobra.Command) {
+	fmt.Fprintf(c.stderr, "Usage:\n  %s\nRun \"%s --help\" for its flags and examples.\n", cmd.UseLine(), cmd.CommandPath())
 }
 
 // unknownCommand says so, suggests the nearest command, lists them all and
 // returns exit code 2.
-func (c *cli) unknownCommand(name string) int {
+func (c *cli) unknownCommand(root *cobra.Command, name string) int {
 	fmt.Fprintf(c.stderr, "%s: unknown command %q", c.prog, name)
-	if s := nearest(name, commandNames()); s != "" {
+	if s := nearest(name, commandNames(root)); s != "" {
 		fmt.Fprintf(c.stderr, "; did you mean %q?", s)
 	}
 	fmt.Fprint(c.stderr, "\n\n")
-	c.printUsage(c.stderr)
+	root.SetOut(c.stderr)
+	_ = root.Usage()
 	return exitUsage
 }
 
+// commandNames are the names and aliases of every command, in help order.
+func commandNames(root *cobra.Command) []string {
+	var names []string
+	for _, cmd := range root.Commands() {
+		if cmd.IsAvailableCommand() || cmd.Name() == "help" {
+			names = append(append(names, cmd.Name()), cmd.Aliases...)
+		}
+	}
+	return names
+}
+
 // nearest is the name of known within two edits of name, if any: a
-// misspelt command or flag.
+// misspelt command or flag. (Cobra's suggestions know neither aliases nor
+// flags.)
 func nearest(name string, known []string) string {
 	best, bestD := "", 3
 	for _, n := range known {
@@ -291,4 +206,69 @@ func nearest(name string, known []string) string {
 		}
 	}
 	return best
+}
+
+// newHelpCommand is `help [COMMAND]`: cobra's help command, except that an
+// unknown command is exit code 2, as everywhere else.
+func (c *cli) newHelpCommand(root *cobra.Command) *cobra.Command {
+	cmd := c.command(commandText{
+		use:     []string{"help [COMMAND]"},
+		summary: "List the commands, or show one command's help",
+		about:   "Without an argument, list the commands; with one, print its usage, flags and examples.",
+		examples: []example{
+			{"help", "the command list"},
+			{"help plan", "the same as: plan --help"},
+		},
+	}, func(_ context.Context, _ *cobra.Command, args []string) int {
+		switch len(args) {
+		case 0:
+			root.InitDefaultHelpFlag()
+			return c.writeErr(root.Help())
+		case 1:
+			if found, rest, err := root.Find(args); err == nil && found != root && len(rest) == 0 {
+				found.InitDefaultHelpFlag() // as cobra does for the command run
+				return c.writeErr(found.Help())
+			}
+			return c.unknownCommand(root, args[0])
+		default:
+			fmt.Fprintf(c.stderr, "%s help: want at most one command, got %q\n", c.prog, args)
+			return exitUsage
+		}
+	})
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, n := range commandNames(root) {
+			if len(args) == 0 && strings.HasPrefix(n, toComplete) {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+	return cmd
+}
+
+// write prints s on stdout; a failed write is exit code 1.
+func (c *cli) write(s string) int {
+	_, err := io.WriteString(c.stdout, s)
+	return c.writeErr(err)
+}
+
+// writeErr is the exit code of a write to stdout that returned err.
+func (c *cli) writeErr(err error) int {
+	if err != nil {
+		return exitError
+	}
+	return exitOK
+}
+
+// shortNames keeps the one-letter long names of Go's flag package (--f,
+// --o) for kubectl's -f, --filename and -o, --output.
+func shortNames(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	switch name {
+	case "f":
+		return "filename"
+	case "o":
+		return "output"
+	}
+	return pflag.NormalizedName(name)
 }

@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,15 +19,44 @@ func runAsCmd(t *testing.T, prog string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// flagNames are the names of cmd's flags as help spells them.
-func flagNames(cmd command) []string {
-	if cmd.flags == nil {
-		return nil
+// testCommand is what the tests read of a command of the tree.
+type testCommand struct {
+	name     string
+	aliases  []string
+	summary  string
+	examples []example
+	cmd      *cobra.Command
+}
+
+// commands are the commands of webhook's tree, help included, in help's
+// order, with the examples of their help.
+func commands() []testCommand {
+	root := (&cli{prog: defaultProg}).newRoot()
+	root.InitDefaultHelpCmd()
+	var out []testCommand
+	for _, cmd := range root.Commands() {
+		tc := testCommand{name: cmd.Name(), aliases: cmd.Aliases, summary: cmd.Short, cmd: cmd}
+		lines := strings.Split(cmd.Example, "\n")
+		for i := 0; i+1 < len(lines); i += 2 {
+			tc.examples = append(tc.examples, example{
+				what: strings.TrimPrefix(lines[i], "  # "),
+				args: strings.TrimPrefix(lines[i+1], "  "+defaultProg+" "),
+			})
+		}
+		out = append(out, tc)
 	}
-	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	cmd.flags(fs)
+	return out
+}
+
+// flagNames are the names of cmd's flags as help spells them (--name),
+// without --help.
+func flagNames(cmd testCommand) []string {
 	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, flagName(f.Name)) })
+	cmd.cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" {
+			names = append(names, "--"+f.Name)
+		}
+	})
 	return names
 }
 
@@ -59,7 +89,7 @@ func TestCommandHelp(t *testing.T) {
 			assert.Contains(t, out, "Usage:\n")
 			assert.Contains(t, out, "webhook "+cmd.name)
 			for _, f := range flagNames(cmd) {
-				assert.Regexp(t, `(?m)^  `+f+`( |$)`, out, "flag %s", f)
+				assert.Regexp(t, `(?m)^\s+(-\w, )?`+f+`( |$)`, out, "flag %s", f)
 			}
 			assert.Contains(t, out, "Examples:\n")
 			assert.GreaterOrEqual(t, strings.Count(out, "\n  webhook "+strings.Fields(cmd.examples[0].args)[0]), 1)
@@ -150,4 +180,45 @@ func TestVersionFlag(t *testing.T) {
 	code, _, errOut := runCmd(t, "--version", "x")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `unexpected argument "x"`)
+}
+
+// Command lines written for Go's flag package keep their meaning: a long
+// flag with one dash is the flag, values are left alone (even one that
+// starts with a dash), and so is everything after "--".
+func TestGoFlagsRewrite(t *testing.T) {
+	root := (&cli{prog: defaultProg}).newRoot()
+	plan, _, err := root.Find([]string{"plan"})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name       string
+		args, want []string
+	}{
+		{"one dash", []string{"plan", "-landscape", "l.yaml", "-drain=a"}, []string{"plan", "--landscape", "l.yaml", "--drain=a"}},
+		{"shorthand stays", []string{"plan", "-o", "json", "-h"}, []string{"plan", "-o", "json", "-h"}},
+		{"a value with a dash", []string{"plan", "--drain", "-like", "-add-shoots", "-3"}, []string{"plan", "--drain", "-like", "--add-shoots", "-3"}},
+		{"after --", []string{"plan", "--", "-like"}, []string{"plan", "--", "-like"}},
+		{"unknown flags too", []string{"plan", "-landscpe"}, []string{"plan", "--landscpe"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, goFlags(plan, tc.args))
+		})
+	}
+}
+
+// -f and -o kept their one-letter long names (--f, --o) beside kubectl's
+// --filename and --output.
+func TestOneLetterLongNames(t *testing.T) {
+	const landscape, shoot = "../../examples/landscape.yaml", "../../examples/shoot.yaml"
+	_, want, _ := runCmd(t, "simulate", "-o", "text", "--landscape", landscape, "--shoot", shoot)
+	for _, o := range []string{"--o", "--output", "-output"} {
+		code, out, errOut := runCmd(t, "simulate", o, "text", "--landscape", landscape, "--shoot", shoot)
+		assert.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, out, o)
+	}
+	_, want, _ = runCmd(t, "simulate", "-f", "testdata/scenarios")
+	for _, f := range []string{"--f", "--filename", "-filename"} {
+		code, out, errOut := runCmd(t, "simulate", f, "testdata/scenarios")
+		assert.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, out, f)
+	}
 }

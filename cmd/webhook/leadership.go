@@ -13,7 +13,8 @@ import (
 )
 
 // election is how the replicas choose the one that runs the leader-only
-// work (the retry controller, the autoscaler).
+// work (the retry controller, the autoscaler, the SeedDrain controller, the
+// audit).
 type election struct {
 	// elected: a Lease decides; otherwise this replica runs the work
 	// (leaderElection.enabled false, one replica).
@@ -44,7 +45,7 @@ func leaderElection(cfg *config.Config, getenv func(string) string) election {
 
 // needsLeader reports whether some leader-only work runs.
 func needsLeader(cfg *config.Config) bool {
-	return cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled || cfg.SeedDrain.Enabled
+	return cfg.PendingShootsEnabled() || cfg.Autoscaler.Enabled || cfg.SeedDrain.Enabled || cfg.Audit.Enabled
 }
 
 // leaderOnly runs the work only the leader may do.

@@ -6,13 +6,14 @@
 //	webhook simulate --kubeconfig PATH --shoot NAMESPACE/NAME [--config FILE] [-o json|text]
 //	webhook plan (--landscape FILE | --kubeconfig PATH) [--config FILE] [--drain SEED] [--remove-seed SEED] [--add-seed FILE] [--add-shoots N --like FILE] [-o text|json]
 //	webhook validate --config FILE [--mode cluster|landscape]
-//	webhook completion bash|zsh
+//	webhook completion bash|zsh|fish|powershell
 //	webhook version
 //
-// Installed as kubectl-seedwarden it is a kubectl plugin: `kubectl seedwarden
-// simulate …` (help text then names it so); as kubectl_complete-seedwarden
-// it completes the plugin's command lines for kubectl. `webhook help` and
-// `webhook COMMAND --help` describe each command (commands.go).
+// The commands are cobra commands (commands.go), as Gardener's, kubectl's
+// and cert-manager's are. Installed as kubectl-seedwarden it is a kubectl
+// plugin: `kubectl seedwarden simulate …` (help text then names it so); as
+// kubectl_complete-seedwarden it completes the plugin's command lines for
+// kubectl. `webhook help` and `webhook COMMAND --help` describe each command.
 //
 // Exit codes: 0 success, 1 failure while running (or a scenario that could not
 // be decided), 2 bad usage or invalid configuration, 3 a plan in which some
@@ -23,7 +24,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -53,34 +53,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runAs(ctx, defaultProg, args, stdout, stderr)
 }
 
-// runAs dispatches to a subcommand and returns the exit code; prog is the
-// name help text gives the program (programName).
+// runAs runs the command line and returns the exit code; prog is the name
+// help text gives the program (programName).
 func runAs(ctx context.Context, prog string, args []string, stdout, stderr io.Writer) int {
 	c := &cli{prog: prog, stdout: stdout, stderr: stderr}
-	if len(args) == 0 && c.plugin() {
-		// A kubectl plugin called bare shows what it does, as kubectl does.
-		c.printUsage(stdout)
-		return exitOK
-	}
-	name := "serve"
-	if len(args) > 0 {
-		switch a := args[0]; {
-		case a == "-h" || a == "-help" || a == "--help":
-			c.printUsage(stdout)
-			return exitOK
-		case a == "-version" || a == "--version":
-			return versionCommand(ctx, c, args[1:])
-		case !strings.HasPrefix(a, "-"):
-			name, args = a, args[1:]
-		case c.plugin():
-			// Flags first mean serve for webhook, where serving is the
-			// job; a plugin is asked for a command.
-			return c.unknownCommand(a)
-		}
-	}
-	cmd, ok := lookup(name)
-	if !ok {
-		return c.unknownCommand(name)
-	}
-	return cmd.run(ctx, c, args)
+	return c.execute(ctx, args)
 }

@@ -25,7 +25,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	code, out, _ := runCmd(t, "help")
+	code, out, _ := runCmd(t, "help", "simulate")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "webhook simulate -f FILE_OR_DIR...")
 

@@ -63,6 +63,9 @@ var clusterOnlyMetrics = map[string]string{
 	metrics.AutoscalerReplicasNotReadyName: "the SeedAutoscaler controller (GroupAutoscaler), per SeedAutoscaler",
 	metrics.SeedDrainShootsName:            "the SeedDrain controller (GroupSeedDrain), per SeedDrain",
 	metrics.SeedDrainLastProgressName:      "the SeedDrain controller (GroupSeedDrain), per SeedDrain",
+	metrics.AuditViolatingShootsName:       "the placement audit (GroupAudit), per seed and rule in violation",
+	metrics.AuditLastRunName:               "the placement audit (GroupAudit), after its first audit",
+	metrics.AuditDurationName:              "the placement audit (GroupAudit), after its first audit",
 }
 
 // eventOnlyMetrics have no series until an event that these tests do not
@@ -298,7 +301,8 @@ func TestMetricNamesCluster(t *testing.T) {
 		return
 	}
 	env, restCfg := testenv.Start(t, "../../e2e/crds", "../../internal/certwatch/testdata/crds",
-		"../../deploy/manifests/crd-seedautoscalers.yaml", "../../internal/autoscaler/testdata", "../../deploy/manifests/crd-seeddrains.yaml")
+		"../../deploy/manifests/crd-seedautoscalers.yaml", "../../internal/autoscaler/testdata", "../../deploy/manifests/crd-seeddrains.yaml",
+		"../../internal/audit/testdata")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	scheme := cache.NewScheme()
@@ -313,6 +317,12 @@ func TestMetricNamesCluster(t *testing.T) {
 	// nothing cordoned, but its series.
 	require.NoError(t, c.Create(ctx, &operationsapi.SeedDrain{ObjectMeta: metav1.ObjectMeta{Name: "drain-gone"},
 		Spec: operationsapi.SeedDrainSpec{SeedName: "no-such-seed"}}))
+	// A Shoot bound to a seed that is gone, for the audit.
+	orphan := &unstructured.Unstructured{}
+	require.NoError(t, orphan.UnmarshalJSON(yamlToJSON(t, "../../examples/shoot.yaml")))
+	orphan.SetName("orphan")
+	require.NoError(t, unstructured.SetNestedField(orphan.Object, "no-such-seed", "spec", "seedName"))
+	require.NoError(t, c.Create(ctx, orphan))
 	// A Shoot no seed fits, for the retry controller.
 	pending := &unstructured.Unstructured{}
 	require.NoError(t, pending.UnmarshalJSON(yamlToJSON(t, "../../examples/shoot-unschedulable.yaml")))
@@ -332,6 +342,7 @@ pendingShoots: {bindMode: update}
 leaderElection: {namespace: seedwarden}
 autoscaler: {enabled: true, dryRun: true, syncPeriod: 1s}
 seedDrain: {enabled: true, syncPeriod: 1s}
+audit: {enabled: true, interval: 10s}
 `, port, certDir, metricsPort, healthPort, placementKeyFile(t)))
 	t.Setenv(config.PodNamespaceEnv, "seedwarden")
 	srv := startCluster(ctx, t, cfg, adminKubeconfig(t, env), healthPort)

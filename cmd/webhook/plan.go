@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -44,6 +44,9 @@ type opFlag struct {
 
 func (f opFlag) String() string { return "" }
 
+// Type names the value in help, unless the usage names it.
+func (f opFlag) Type() string { return "string" }
+
 func (f opFlag) Set(v string) error {
 	op, err := f.make(v)
 	if err != nil {
@@ -54,7 +57,7 @@ func (f opFlag) Set(v string) error {
 	return nil
 }
 
-func (p *planFlags) register(fs *flag.FlagSet) {
+func (p *planFlags) register(fs *pflag.FlagSet) {
 	seedOp := func(mk func(string) plan.Operation) func(string) (planOp, error) {
 		return func(v string) (planOp, error) {
 			if v == "" {
@@ -145,46 +148,43 @@ func readSeeds(path string) ([]*api.Seed, error) {
 
 // planOptions are plan's flags.
 type planOptions struct {
+	fs                                            *pflag.FlagSet
 	ops                                           planFlags
 	landscapeFile, configPath, kubeconfig, format *string
 	autoscale                                     *string
 }
 
 // planFlagSet defines plan's flags on fs.
-func planFlagSet(fs *flag.FlagSet) *planOptions {
-	o := &planOptions{}
+func planFlagSet(fs *pflag.FlagSet) *planOptions {
+	o := &planOptions{fs: fs}
 	o.ops.register(fs)
 	o.landscapeFile = fs.String("landscape", "", "landscape `FILE` (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml)")
 	o.configPath = fs.String("config", "", "configuration `FILE`: strategy, networkOverlap, scoring and gardenNamespace, as the webhook uses them")
 	o.kubeconfig = fs.String("kubeconfig", "", "instead of --landscape: the landscape of the cluster of kubeconfig `PATH`, listed once (current context; \"\" is $KUBECONFIG, in-cluster or ~/.kube/config)")
-	o.format = fs.String("o", outputText, "output `FORMAT`: text (tables for people) or json")
+	o.format = fs.StringP("output", "o", outputText, "output `FORMAT`: text (tables for people) or json")
 	o.autoscale = fs.String("autoscale", "", "instead of operations: what the SeedAutoscalers of `FILE` (with the ManagedSeedSets they name, unless the landscape has them) recommend on the landscape as it is, and why")
+	fs.SetNormalizeFunc(shortNames)
 	return o
 }
 
-func planCommand(ctx context.Context, c *cli, args []string) int {
+func planCommand(ctx context.Context, c *cli, o *planOptions, args []string) int {
 	stdout, stderr := c.stdout, c.stderr
-	fs := c.newFlagSet("plan")
-	o := planFlagSet(fs)
-	if code, done := c.parseFlags(fs, args); done {
-		return code
-	}
 	flags, landscapeFile, configPath, kubeconfig, format := &o.ops, o.landscapeFile, o.configPath, o.kubeconfig, o.format
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "%s plan: "+format+"\n", append([]any{c.prog}, args...)...)
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
+	if len(args) > 0 {
+		return fail("unexpected argument %q", args[0])
 	}
-	live := flagSet(fs, "kubeconfig")
+	live := o.fs.Changed("kubeconfig")
 	switch {
 	case live && *landscapeFile != "":
 		return fail(errLandscapeWithKubeconfig)
 	case !live && *landscapeFile == "":
 		return fail("no landscape: give --landscape FILE or --kubeconfig PATH")
 	}
-	if flagSet(fs, "autoscale") {
+	if o.fs.Changed("autoscale") {
 		return planAutoscale(ctx, c, o, live, fail)
 	}
 	write, err := newReportWriter(*format)

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -29,7 +29,7 @@ type serveOptions struct {
 }
 
 // serveFlags defines serve's flags on fs.
-func serveFlags(fs *flag.FlagSet) serveOptions {
+func serveFlags(fs *pflag.FlagSet) serveOptions {
 	return serveOptions{
 		configPath:    fs.String("config", "", "configuration `FILE` (YAML or JSON); without it every default applies"),
 		kubeconfig:    fs.String("kubeconfig", "", "kubeconfig `PATH` of the garden cluster (default: $KUBECONFIG, ~/.kube/config or the in-cluster config)"),
@@ -37,20 +37,15 @@ func serveFlags(fs *flag.FlagSet) serveOptions {
 	}
 }
 
-func serveCommand(ctx context.Context, c *cli, args []string) int {
+func serveCommand(ctx context.Context, c *cli, o serveOptions, args []string) int {
 	stderr := c.stderr
-	fs := c.newFlagSet("serve")
-	o := serveFlags(fs)
-	if code, done := c.parseFlags(fs, args); done {
-		return code
-	}
 	configPath, kubeconfig, landscapeFile := o.configPath, o.kubeconfig, o.landscapeFile
 	fail := func(err any) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		return fail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	if len(args) > 0 {
+		return fail(fmt.Sprintf("unexpected argument %q", args[0]))
 	}
 	if *landscapeFile != "" && *kubeconfig != "" {
 		return fail(errLandscapeWithKubeconfig)

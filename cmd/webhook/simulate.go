@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -38,7 +39,13 @@ type result struct {
 	Step          placement.Step    `json:"step,omitempty"`
 	Message       string            `json:"message,omitempty"`
 	Reasons       map[string]string `json:"reasons,omitempty"`
-	Error         string            `json:"error,omitempty"`
+	// Code, Codes and Counts are the reasons for programs (docs/placement.md,
+	// "Reason codes"): the decision's own code, each seed's, and the seeds
+	// per code.
+	Code   placement.ReasonCode            `json:"code,omitempty"`
+	Codes  map[string]placement.ReasonCode `json:"codes,omitempty"`
+	Counts map[placement.ReasonCode]int    `json:"counts,omitempty"`
+	Error  string                          `json:"error,omitempty"`
 	// Scores is a scored decision's breakdown (scoring configured): the
 	// chosen seed, then the runners-up, each scorer's score and weight.
 	// Scored is how many seeds the profile ranked. Both absent without a
@@ -51,7 +58,8 @@ func newResult(name string, d placement.Decision) result {
 	if d.Schedulable() {
 		return result{Name: name, Seed: d.Seed, Scores: d.Scores, Scored: d.Scored}
 	}
-	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons}
+	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons,
+		Code: d.Code, Codes: d.Codes, Counts: d.CodeSummary().Counts}
 }
 
 // stringsFlag collects a repeatable flag.
@@ -59,40 +67,38 @@ type stringsFlag []string
 
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+func (*stringsFlag) Type() string         { return "stringArray" }
 
 // simulateOptions are simulate's flags.
 type simulateOptions struct {
+	fs                                                       *pflag.FlagSet
 	files                                                    stringsFlag
 	configPath, landscapeFile, shootPath, kubeconfig, format *string
 }
 
 // simulateFlags defines simulate's flags on fs.
-func simulateFlags(fs *flag.FlagSet) *simulateOptions {
-	o := &simulateOptions{}
-	fs.Var(&o.files, "f", "scenario `FILE_OR_DIR`: a file, or a directory of *.json scenario files (repeatable; further arguments are taken as more)")
+func simulateFlags(fs *pflag.FlagSet) *simulateOptions {
+	o := &simulateOptions{fs: fs}
+	fs.VarP(&o.files, "filename", "f", "scenario `FILE_OR_DIR`: a file, or a directory of *.json scenario files (repeatable; further arguments are taken as more)")
 	o.configPath = fs.String("config", "", "configuration `FILE`: strategy, networkOverlap, scoring and gardenNamespace (a scenario may override strategy and networkOverlap)")
 	o.landscapeFile = fs.String("landscape", "", "landscape `FILE` (YAML/JSON List or multi-document, e.g. kubectl get seeds,shoots,cloudprofiles,projects -A -o yaml); needs --shoot")
 	o.shootPath = fs.String("shoot", "", "Shoot to place on --landscape (YAML or JSON `FILE`); with --kubeconfig, NAMESPACE/NAME of an existing Shoot")
 	o.kubeconfig = fs.String("kubeconfig", "", "decide --shoot against the landscape of the cluster of kubeconfig `PATH`, listed once (current context; \"\" is $KUBECONFIG, in-cluster or ~/.kube/config)")
-	o.format = fs.String("o", outputJSON, "output `FORMAT`: json (one JSON line per decision, with a scored decision's whole breakdown) or text")
+	o.format = fs.StringP("output", "o", outputJSON, "output `FORMAT`: json (one JSON line per decision, with a scored decision's whole breakdown) or text")
+	fs.SetNormalizeFunc(shortNames)
 	return o
 }
 
-func simulateCommand(ctx context.Context, c *cli, args []string) int {
-	fs := c.newFlagSet("simulate")
-	o := simulateFlags(fs)
-	if code, done := c.parseFlags(fs, args); done {
-		return code
-	}
+func simulateCommand(ctx context.Context, c *cli, cmd *cobra.Command, o *simulateOptions, args []string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(c.stderr, "%s simulate: %v\n", c.prog, err)
 		return exitUsage
 	}
-	files := append(slices.Clone(o.files), fs.Args()...)
-	live := flagSet(fs, "kubeconfig")
+	files := append(slices.Clone(o.files), args...)
+	live := o.fs.Changed("kubeconfig")
 	if msg := checkSimulateArgs(live, len(files) > 0, *o.landscapeFile != "", *o.shootPath != ""); msg != "" {
 		fail(errors.New(msg))
-		fs.Usage()
+		c.printSynopsis(cmd)
 		return exitUsage
 	}
 	cfg, err := loadConfig(*o.configPath)

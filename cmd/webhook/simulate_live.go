@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -81,11 +80,4 @@ func takeShoot(objs []client.Object, key client.ObjectKey) (*api.Shoot, []client
 		}
 	}
 	return nil, objs
-}
-
-// flagSet reports whether the flag name was given, even as "".
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

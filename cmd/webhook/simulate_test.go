@@ -17,8 +17,8 @@ func TestSimulateDirectory(t *testing.T) {
 	code, out, errOut := runCmd(t, "simulate", "-f", "testdata/scenarios")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, `{"name":"least-usage","seed":"seed-b"}
-{"name":"no-strategy","unschedulable":true,"step":"Strategy","message":"no matching seed candidate found for Configuration (Cloud Profile 'aws', Region 'eu-west-1', SeedDeterminationStrategy 'SameRegion')","reasons":{"seed-a":"SameRegion: provider type or region differs from the shoot's"}}
-{"name":"tainted","unschedulable":true,"step":"Candidates","message":"0/2 seed cluster candidate(s) are eligible for scheduling","reasons":{"seed-a":"shoot does not tolerate the seed's taints","seed-b":"shoot does not tolerate the seed's taints"}}
+{"name":"no-strategy","unschedulable":true,"step":"Strategy","message":"no matching seed candidate found for Configuration (Cloud Profile 'aws', Region 'eu-west-1', SeedDeterminationStrategy 'SameRegion')","reasons":{"seed-a":"SameRegion: provider type or region differs from the shoot's"},"codes":{"seed-a":"RegionMismatch"},"counts":{"RegionMismatch":1}}
+{"name":"tainted","unschedulable":true,"step":"Candidates","message":"0/2 seed cluster candidate(s) are eligible for scheduling","reasons":{"seed-a":"shoot does not tolerate the seed's taints","seed-b":"shoot does not tolerate the seed's taints"},"codes":{"seed-a":"TaintNotTolerated","seed-b":"TaintNotTolerated"},"counts":{"TaintNotTolerated":2}}
 `, out)
 }
 
@@ -120,6 +120,8 @@ func TestSimulateLandscape(t *testing.T) {
 	assert.Equal(t, "Candidates", string(r.Step))
 	assert.Equal(t, "shoot does not tolerate the seed's taints", r.Reasons["aws-eu-restricted"])
 	assert.Len(t, r.Reasons, 6)
+	assert.Equal(t, placement.TaintNotTolerated, r.Codes["aws-eu-restricted"])
+	assert.Len(t, r.Codes, 6)
 
 	// Scenarios and a landscape in one run: scenarios first.
 	code, out, _ = runCmd(t, "simulate", "-f", "testdata/scenarios/least-usage.json", "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml")
@@ -165,7 +167,8 @@ func TestSimulateSkipsDeletingSeeds(t *testing.T) {
 		{"another seed wins", []any{deletingSeed, readySeed("seed-b", "eu-west-1")}, result{Name: "s", Seed: "seed-b"}},
 		{"only a deleting seed", []any{deletingSeed}, result{Name: "s", Unschedulable: true, Step: placement.StepUsable,
 			Message: "none of the 1 seeds is valid for scheduling (not deleting, visible and ready)",
-			Reasons: map[string]string{"seed-a": "seed is being deleted (metadata.deletionTimestamp is set)"}}},
+			Reasons: map[string]string{"seed-a": "seed is being deleted (metadata.deletionTimestamp is set)"},
+			Codes:   map[string]placement.ReasonCode{"seed-a": placement.SeedDeleting}, Counts: map[placement.ReasonCode]int{placement.SeedDeleting: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +194,7 @@ func TestSimulateSelfHostedShoot(t *testing.T) {
 	require.NoError(t, err)
 	code, out, errOut := runCmd(t, "simulate", "-f", writeFile(t, "s.json", string(data)))
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, []result{{Name: "s", Unschedulable: true, Step: placement.StepSelfHosted,
+	assert.Equal(t, []result{{Name: "s", Unschedulable: true, Step: placement.StepSelfHosted, Code: placement.ShootSelfHosted,
 		Message: `shoot is self-hosted (worker pool "cp" has controlPlane): its control plane runs in its own cluster, it is not scheduled to a seed`}},
 		decodeResults(t, out))
 }

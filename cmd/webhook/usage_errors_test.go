@@ -99,7 +99,7 @@ func TestUnknownFlagSuggestsNearest(t *testing.T) {
 		{"nothing near", []string{"plan", "--frobnicate"}, `webhook plan: unknown flag "--frobnicate"`},
 		{"one letter", []string{"simulate", "-x"}, `webhook simulate: unknown flag "-x"`},
 		{"a bad value keeps the flag package's words", []string{"plan", "--add-shoots", "many"},
-			`webhook plan: invalid value "many" for flag -add-shoots: must be a whole number of at least 1`},
+			`webhook plan: invalid argument "many" for "--add-shoots" flag: must be a whole number of at least 1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCmd(t, tc.args...)

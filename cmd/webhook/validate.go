@@ -1,11 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/seedwarden/seedwarden/internal/config"
 )
@@ -24,26 +25,21 @@ type validateOptions struct {
 }
 
 // validateFlags defines validate's flags on fs.
-func validateFlags(fs *flag.FlagSet) validateOptions {
+func validateFlags(fs *pflag.FlagSet) validateOptions {
 	return validateOptions{
 		configPath: fs.String("config", "", "configuration `FILE` (YAML or JSON) to check; required"),
 		mode:       fs.String("mode", modeCluster, "serving `MODE` whose start-up checks are added: cluster (serve against a cluster) or landscape (serve --landscape)"),
 	}
 }
 
-func validateCommand(_ context.Context, c *cli, args []string) int {
-	fs := c.newFlagSet("validate")
-	o := validateFlags(fs)
-	if code, done := c.parseFlags(fs, args); done {
-		return code
-	}
+func validateCommand(c *cli, cmd *cobra.Command, o validateOptions, args []string) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(c.stderr, "%s validate: "+format+"\n", append([]any{c.prog}, args...)...)
-		fs.Usage()
+		c.printSynopsis(cmd)
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
+	if len(args) > 0 {
+		return fail("unexpected argument %q", args[0])
 	}
 	if *o.configPath == "" {
 		return fail("--config FILE is required")

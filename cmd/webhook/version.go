@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 )
@@ -15,13 +14,9 @@ var (
 )
 
 // versionCommand is `version` and `--version`.
-func versionCommand(_ context.Context, c *cli, args []string) int {
-	fs := c.newFlagSet("version")
-	if code, done := c.parseFlags(fs, args); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "%s version: unexpected argument %q\n", c.prog, fs.Arg(0))
+func versionCommand(c *cli, args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintf(c.stderr, "%s version: unexpected argument %q\n", c.prog, args[0])
 		return exitUsage
 	}
 	return c.write(fmt.Sprintf("seedwarden webhook %s (commit %s, %s %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH))

@@ -45,8 +45,8 @@ func ownAnnotationChanges(raw, oldRaw []byte) ([]AnnotationChange, error) {
 	now, before := obj.annotations(), old.annotations()
 	var out []AnnotationChange
 	for k, v := range now {
-		if !strings.HasPrefix(k, api.OwnAnnotationPrefix) {
-			continue
+		if !strings.HasPrefix(k, api.OwnAnnotationPrefix) || k == api.AnnotationUnschedulableReasons {
+			continue // not seedwarden's, or informational (the retry controller writes it by update)
 		}
 		if was, existed := before[k]; !existed || was != v {
 			out = append(out, AnnotationChange{Key: k, Old: was, Existed: existed})

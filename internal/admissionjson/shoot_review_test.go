@@ -124,6 +124,9 @@ func TestUpdateOwnAnnotationChanges(t *testing.T) {
 			oldObject: `{"metadata":{"annotations":{"seedwarden.io/seed":"a"}}}`},
 		{name: "no old object", object: `{"metadata":{"annotations":{"seedwarden.io/seed":"a"}}}`, oldObject: `null`,
 			want: []AnnotationChange{{Key: "seedwarden.io/seed"}}},
+		{name: "the retry controller's reasons are informational: written by update",
+			object:    `{"metadata":{"annotations":{"seedwarden.io/unschedulable-reasons":"{\"step\":\"Candidates\"}"}}}`,
+			oldObject: `{"metadata":{"annotations":{"seedwarden.io/unschedulable-reasons":"{}"}}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

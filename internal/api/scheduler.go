@@ -66,3 +66,10 @@ func SelfHostedPool(s *Shoot) (pool string, ok bool) {
 // seedwarden's alone: the mutating webhook removes or reverts any a request
 // adds or changes.
 const OwnAnnotationPrefix = "seedwarden.io/"
+
+// AnnotationUnschedulableReasons is the retry controller's summary of why
+// a pending Shoot found no seed (placement.CodeSummary as JSON: step,
+// decision code, seeds, seeds per reason code), written when it changes and
+// removed on binding. It only informs, it grants nothing, so unlike
+// seedwarden's other annotations an update may write it.
+const AnnotationUnschedulableReasons = OwnAnnotationPrefix + "unschedulable-reasons"

@@ -206,6 +206,7 @@ func metricStatuses(ms []seedscale.MetricResult) []autoscalingapi.MetricStatus {
 	for i, m := range ms {
 		out[i] = autoscalingapi.MetricStatus{
 			Type: m.Type, Name: m.Name, Current: m.Current, DesiredReplicas: m.Replicas, Met: m.Met, Reason: m.WouldNotHelp,
+			ReasonCode: string(m.WouldNotHelpCode),
 		}
 	}
 	return out

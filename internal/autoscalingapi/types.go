@@ -334,6 +334,10 @@ type MetricStatus struct {
 	// Reason says why adding seeds would not help this metric, when so.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// ReasonCode is Reason's reason code (docs/placement.md, "Reason
+	// codes"), for programs: why a new seed would not take such Shoots.
+	// +optional
+	ReasonCode string `json:"reasonCode,omitempty"`
 }
 
 // Condition types, as a HorizontalPodAutoscaler's.

@@ -33,6 +33,7 @@ type ReducedShoot struct {
 	seed       unique.Handle[string] // spec.seedName
 	statusSeed unique.Handle[string] // status.seedName
 	scheduler  unique.Handle[string] // spec.schedulerName
+	staying    StayingKey            // what placement.CheckStaying reads (staying.go)
 	uid        [16]byte              // a canonical UUID; zero: extra.uid
 	rv         uint64                // a canonical decimal > 0; zero: extra.rv
 	extra      *reducedExtra

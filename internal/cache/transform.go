@@ -13,7 +13,8 @@ import (
 // TransformShoot is a client-go TransformFunc that reduces a Shoot to a
 // *ReducedShoot holding what the Store and the retry controller read
 // (identity, generation, deletion, spec.seedName, spec.schedulerName,
-// status.seedName, the control-plane worker pool of a self-hosted Shoot, the
+// status.seedName, what placement.CheckStaying reads of a Shoot with a seed
+// (one interned StayingKey, staying.go), the control-plane worker pool of a self-hosted Shoot, the
 // reservation annotation while status.seedName is unset, and the placement
 // token while it is live), so a watch of 100k Shoots stays small (about 300
 // bytes a Shoot in the informer and the Store together, BENCHMARKS.md). The generation is kept for the
@@ -69,6 +70,7 @@ func reduceShoot(in *api.Shoot) *ReducedShoot {
 	setHandle(&out.seed, &out.flags, hasSeed, in.Spec.SeedName)
 	setHandle(&out.statusSeed, &out.flags, hasStatusSeed, in.Status.SeedName)
 	setHandle(&out.scheduler, &out.flags, hasScheduler, in.Spec.SchedulerName)
+	out.staying = stayingKeyOf(in)
 	if in.DeletionTimestamp != nil {
 		out.extraFor().deletion = in.DeletionTimestamp
 	}

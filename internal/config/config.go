@@ -190,6 +190,9 @@ type Config struct {
 	// SeedDrain configures SeedDrains: their cordon and their controller
 	// (seeddrain.go).
 	SeedDrain SeedDrain `json:"seedDrain,omitempty"`
+
+	// Audit configures the placement audit (audit.go).
+	Audit Audit `json:"audit,omitempty"`
 }
 
 // Cache configures the informer cache the webhooks decide from.
@@ -261,6 +264,7 @@ func (c *Config) applyDefaults() {
 	c.applyHeadroomDefaults()
 	c.applyAutoscalerDefaults()
 	c.applySeedDrainDefaults()
+	c.applyAuditDefaults()
 }
 
 func setDefault[T comparable](field *T, def T) {
@@ -291,6 +295,7 @@ func (c *Config) Validate() error {
 	c.validateHeadroom(&p)
 	c.validateAutoscaler(&p)
 	c.validateSeedDrain(&p)
+	c.validateAudit(&p)
 
 	if len(p.list) == 0 {
 		return nil

@@ -66,6 +66,7 @@ func TestDefault(t *testing.T) {
 		Cache:          Cache{MaxStaleness: NewDuration(DefaultMaxStaleness)},
 		Autoscaler:     Autoscaler{SyncPeriod: NewDuration(DefaultAutoscalerSyncPeriod), SyncBudget: NewDuration(DefaultAutoscalerSyncBudget)},
 		SeedDrain:      SeedDrain{SyncPeriod: NewDuration(DefaultSeedDrainSyncPeriod)},
+		Audit:          Audit{Interval: NewDuration(DefaultAuditInterval), ResultsLimit: DefaultAuditResultsLimit},
 	}, c)
 	assert.True(t, c.BindingEnabled())
 	assert.True(t, c.CapacityEnabled())
@@ -181,6 +182,10 @@ autoscaler:
 seedDrain:
   enabled: true
   syncPeriod: 5s
+audit:
+  enabled: true
+  interval: 1m
+  resultsLimit: 20
 scoring:
   scorers:
   - {name: LeastAllocated, weight: 5}
@@ -242,6 +247,7 @@ scoring:
 		Cache:          Cache{MaxStaleness: NewDuration(45 * time.Second)},
 		Autoscaler:     Autoscaler{Enabled: true, DryRun: true, SyncPeriod: NewDuration(10 * time.Second), SyncBudget: NewDuration(DefaultAutoscalerSyncBudget)},
 		SeedDrain:      SeedDrain{Enabled: true, SyncPeriod: NewDuration(5 * time.Second)},
+		Audit:          Audit{Enabled: true, Interval: NewDuration(time.Minute), ResultsLimit: 20},
 		Scoring: &Scoring{
 			Scorers:         []WeightedScorer{{Name: "LeastAllocated", Weight: 5}, {Name: "RegionDistance", Weight: 1}},
 			DefaultCapacity: 100,

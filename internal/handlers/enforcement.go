@@ -58,9 +58,10 @@ type EventRecorder interface {
 // is asked only with a verdict of the guard's rules, never when the guard
 // cannot decide (a stale cache, an unreadable request, an authorizer that
 // did not answer): those stay refused whatever the action, so that no guard
-// fails open because seedwarden cannot tell. A guard calls it before it
-// changes any state for the request (capacity: before it reserves), so a
-// request admitted by warn or dryrun holds nothing deny would not have.
+// fails open because seedwarden cannot tell. A guard calls it once its
+// books look as deny leaves them (capacity: after the reservation failed,
+// with a place held for the request given back), so a request admitted by
+// warn or dryrun holds nothing deny would not have.
 //
 // A nil *Enforcer denies and counts nothing (tests, and handlers built
 // without one).
@@ -110,20 +111,17 @@ func (e *Enforcer) refuseAs(action string, req admission.Request, obj runtime.Ob
 	}
 	e.metrics.ObserveGuardRefusal(e.guard, action)
 	what := strings.TrimPrefix(message, "seedwarden: ")
-	switch action {
-	case EnforceWarn:
-		e.logs.Info(e.log, "Admitted a request the guard refuses (enforcement warn)", "uid", req.UID, "operation", req.Operation,
-			"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username, "reason", what)
-		e.record(req, obj, what)
-		return admission.Allowed("seedwarden: admitted (enforcement warn)").
-			WithWarnings(warning(fmt.Sprintf("seedwarden: %s (admitted: %s enforcement is warn; deny would refuse this request)", what, e.guard)))
-	case EnforceDryRun:
-		e.logs.Info(e.log, "Admitted a request the guard refuses (enforcement dryrun)", "uid", req.UID, "operation", req.Operation,
-			"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username, "reason", what)
-		return admission.Allowed("seedwarden: admitted (enforcement dryrun)")
-	default:
+	if action != EnforceWarn && action != EnforceDryRun {
 		return admission.Denied(message)
 	}
+	e.logs.Info(e.log, "Admitted a request the guard refuses", "enforcement", action, "uid", req.UID, "operation", req.Operation,
+		"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username, "reason", what)
+	if action == EnforceDryRun {
+		return admission.Allowed("seedwarden: admitted (enforcement dryrun)")
+	}
+	e.record(req, obj, what)
+	return admission.Allowed("seedwarden: admitted (enforcement warn)").
+		WithWarnings(warning(fmt.Sprintf("seedwarden: %s (admitted: %s enforcement is warn; deny would refuse this request)", what, e.guard)))
 }
 
 // record records the warn event on obj, within the guard's event budget. A

@@ -158,4 +158,3 @@ func otherVersion(apiVersion, kind string) string {
 	}
 	return ""
 }
-

@@ -29,7 +29,7 @@ func TestNearMissesWarnInLandscapes(t *testing.T) {
 	}{
 		{
 			name: "misspelt allocatable in the second document",
-			in: "# landscape\n---\n" + seedHead + "---\n" + seed("s2") + "status:\n  alocatable:\n    shoots: \"3\"\n",
+			in:   "# landscape\n---\n" + seedHead + "---\n" + seed("s2") + "status:\n  alocatable:\n    shoots: \"3\"\n",
 			want: []string{`line 13: item 1 (Seed "s2"): status.alocatable: unknown field; did you mean "allocatable"?`},
 		},
 		{

@@ -106,6 +106,7 @@ type Recorder struct {
 	autoscaler   autoscalerCollectors
 	leadership   leadershipCollectors
 	seedDrain    seedDrainCollectors
+	audit        auditCollectors
 }
 
 // Group is the collectors of a part of seedwarden that may be off; they are
@@ -132,6 +133,8 @@ const (
 	GroupLeadership
 	// GroupSeedDrain is the SeedDrain controller's (internal/seeddrain).
 	GroupSeedDrain
+	// GroupAudit is the placement audit's (internal/audit).
+	GroupAudit
 )
 
 // New creates the collectors and registers the webhooks' and those of
@@ -185,6 +188,7 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 		autoscaler:    newAutoscalerCollectors(),
 		leadership:    newLeadershipCollectors(),
 		seedDrain:     newSeedDrainCollectors(),
+		audit:         newAuditCollectors(),
 	}
 	if reg == nil {
 		return m
@@ -216,6 +220,8 @@ func New(reg prometheus.Registerer, groups ...Group) *Recorder {
 			m.leadership.register(reg)
 		case GroupSeedDrain:
 			m.seedDrain.register(reg)
+		case GroupAudit:
+			m.audit.register(reg)
 		default:
 			panic(fmt.Sprintf("seedwarden metrics: unknown group %d", g))
 		}

@@ -39,6 +39,9 @@ type pendingCollectors struct {
 	// (SetPendingLongestBackoff).
 	longest        prometheus.Collector
 	longestBackoff *atomic.Pointer[func() time.Duration]
+	// reasons reads the pending Shoots per reason code the same way
+	// (SetPendingReasons).
+	reasons *pendingReasons
 }
 
 func newPendingCollectors() pendingCollectors {
@@ -67,6 +70,7 @@ func newPendingCollectors() pendingCollectors {
 			Help: "The longest backoff step a pending Shoot is at: the wait its last failed attempt set (pendingShoots.backoffBase, doubled per failure, up to backoffMax); attempts triggered by Seed or Shoot events do not count as failures. 0 when no pending Shoot has failed, and on replicas that are not the leader.",
 		}, readDuration(backoff)),
 		longestBackoff: backoff,
+		reasons:        newPendingReasons(),
 	}
 }
 
@@ -86,6 +90,7 @@ func (c *pendingCollectors) register(reg prometheus.Registerer) {
 	c.leader = Register(reg, c.leader)
 	c.oldest = registerFunc(reg, c.oldest)
 	c.longest = registerFunc(reg, c.longest)
+	c.reasons = registerFunc(reg, c.reasons).(*pendingReasons)
 }
 
 // registerFunc registers a GaugeFunc. The GaugeFunc of an earlier Recorder

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +98,46 @@ func TestPendingNil(t *testing.T) {
 	p.SetPendingOldestAge(func() time.Duration { return 0 })
 	p.SetPendingLongestBackoff(func() time.Duration { return 0 })
 	New(nil, GroupPending).ObserveRetry(ResultError)
+}
+
+func TestPendingReasons(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg, GroupPending)
+	assert.Empty(t, gatherPendingReasons(t, reg), "nothing until the controller sets a reader")
+	counts := map[PendingReasonKey]int{{"TaintNotTolerated", "aws", "eu-west-1"}: 2, {"SeedFull", "aws", "eu-west-1"}: 1}
+	m.SetPendingReasons(func() map[PendingReasonKey]int { return counts })
+	assert.Equal(t, counts, gatherPendingReasons(t, reg))
+	m.SetPendingReasons(nil)
+	assert.Empty(t, gatherPendingReasons(t, reg), "a replica that stopped leading reports none")
+
+	// Past MaxPendingRegions pairs, the last by name count as "other".
+	many := map[PendingReasonKey]int{}
+	for i := range MaxPendingRegions + 2 {
+		many[PendingReasonKey{"SeedFull", "aws", fmt.Sprintf("r%03d", i)}] = 1
+	}
+	m.SetPendingReasons(func() map[PendingReasonKey]int { return many })
+	got := gatherPendingReasons(t, reg)
+	assert.Len(t, got, MaxPendingRegions+1)
+	assert.Equal(t, 2, got[PendingReasonKey{"SeedFull", OtherLabelValue, OtherLabelValue}])
+	assert.Equal(t, 1, got[PendingReasonKey{"SeedFull", "aws", "r000"}])
+}
+
+func gatherPendingReasons(t *testing.T, reg prometheus.Gatherer) map[PendingReasonKey]int {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	out := map[PendingReasonKey]int{}
+	for _, mf := range families {
+		if mf.GetName() != PendingUnschedulableName {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range s.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			out[PendingReasonKey{l["reason"], l["provider"], l["region"]}] = int(s.GetGauge().GetValue())
+		}
+	}
+	return out
 }

@@ -123,8 +123,9 @@ func (r *Reconciler) bindFailed(shoot *api.Shoot, log logr.Logger, seed string, 
 }
 
 // bind writes spec.seedName as the configured mode says (Bind).
+// The reasons annotation goes in the same write.
 func (r *Reconciler) bind(ctx context.Context, shoot *api.Shoot, seed string) error {
-	return Bind(ctx, r.Client, r.Config.Mode, shoot, seed, nil)
+	return bind(ctx, r.Client, r.Config.Mode, shoot, seed, reasonsRemoval(shoot))
 }
 
 // Bind writes a Shoot's spec.seedName as mode says, conditional on the
@@ -135,6 +136,15 @@ func (r *Reconciler) bind(ctx context.Context, shoot *api.Shoot, seed string) er
 // SeedDrain records its move so). The retry controller and the SeedDrain
 // controller bind through it.
 func Bind(ctx context.Context, c client.Client, mode Mode, shoot *api.Shoot, seed string, annotations map[string]string) error {
+	set := make(map[string]any, len(annotations))
+	for k, v := range annotations {
+		set[k] = v
+	}
+	return bind(ctx, c, mode, shoot, seed, set)
+}
+
+// bind is Bind with annotations as a merge patch has them (nil removes one).
+func bind(ctx context.Context, c client.Client, mode Mode, shoot *api.Shoot, seed string, annotations map[string]any) error {
 	meta := map[string]any{"resourceVersion": shoot.ResourceVersion}
 	if len(annotations) > 0 {
 		meta["annotations"] = annotations

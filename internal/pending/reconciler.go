@@ -155,6 +155,7 @@ func (r *Reconciler) init() {
 		// Read at scrape time, from this Reconciler's state.
 		r.Metrics.SetPendingOldestAge(r.oldestPendingAge)
 		r.Metrics.SetPendingLongestBackoff(r.longestBackoff)
+		r.Metrics.SetPendingReasons(r.reasonCounts)
 	})
 }
 
@@ -190,6 +191,7 @@ func (r *Reconciler) Run(ctx context.Context, mgr ctrl.Manager, c crcache.Cache)
 		r.Metrics.SetRetryControllerLeader(false)
 		r.Metrics.SetPendingOldestAge(none)
 		r.Metrics.SetPendingLongestBackoff(none)
+		r.Metrics.SetPendingReasons(nil)
 		r.Metrics.SetPending(0)
 	}()
 	return ctl.Start(ctx)
@@ -283,6 +285,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !kept {
 		d = r.Store.Place(shoot, r.Options, resKey)
 	}
+	r.recordCodes(shoot, &d)
 	if !d.Schedulable() {
 		return r.unschedulable(ctx, shoot, &d), nil
 	}
@@ -351,6 +354,10 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)
 	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, ActionSchedule, "%s", msg)
 
+	rv, ok := r.writeReasons(ctx, log, shoot, d)
+	if !ok {
+		return reconcile.Result{RequeueAfter: wait}
+	}
 	if op := shoot.Status.LastOperation; op != nil && op.Type == lastOperationTypeCreate &&
 		op.State == lastOperationStatePending && op.Description == msg {
 		return reconcile.Result{RequeueAfter: wait}
@@ -358,7 +365,7 @@ func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *pla
 	patch, err := json.Marshal(map[string]any{
 		// The resourceVersion makes the patch conditional: a Shoot bound in
 		// the meantime must not be marked pending.
-		"metadata": map[string]any{"resourceVersion": shoot.ResourceVersion},
+		"metadata": map[string]any{"resourceVersion": rv},
 		"status": map[string]any{"lastOperation": map[string]any{
 			"type":           lastOperationTypeCreate,
 			"state":          lastOperationStatePending,

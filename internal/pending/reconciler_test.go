@@ -242,7 +242,19 @@ var unschedulable = placement.Decision{
 	Step:    placement.StepCandidates,
 	Message: "0/2 seed cluster candidate(s) are eligible for scheduling",
 	Reasons: map[string]string{"aws-eu1": "seed has no capacity left", "aws-eu2": "shoot does not tolerate the seed's taints"},
+	Codes:   map[string]placement.ReasonCode{"aws-eu1": placement.SeedFull, "aws-eu2": placement.TaintNotTolerated},
 	Total:   2,
+}
+
+// unschedulableReasons is the reasons annotation of unschedulable.
+const unschedulableReasons = `{"step":"Candidates","seeds":2,"counts":{"SeedFull":1,"TaintNotTolerated":1}}`
+
+// withReasons gives a Shoot the reasons annotation.
+func withReasons(u *unstructured.Unstructured, value string) *unstructured.Unstructured {
+	a := u.GetAnnotations()
+	a[api.AnnotationUnschedulableReasons] = value
+	u.SetAnnotations(a)
+	return u
 }
 
 // unschedulableSummary is what events and lastOperation carry (its format
@@ -346,17 +358,26 @@ func TestReconcileUnschedulable(t *testing.T) {
 	}}, f.recorder.Events())
 
 	writes := f.writes.Writes()
-	require.Len(t, writes, 1)
-	assert.Equal(t, "patch", writes[0].verb)
-	assert.Equal(t, "status", writes[0].subResource)
-	assert.Equal(t, types.MergePatchType, writes[0].patchType)
+	require.Len(t, writes, 2)
+	// First the reasons for programs, on the Shoot...
+	assert.Equal(t, write{verb: "patch", patchType: types.MergePatchType, body: map[string]any{"metadata": map[string]any{
+		"resourceVersion": "41", "annotations": map[string]any{api.AnnotationUnschedulableReasons: unschedulableReasons},
+	}}}, writes[0])
+	// ... then the text for people, in the status.
+	assert.Equal(t, "patch", writes[1].verb)
+	assert.Equal(t, "status", writes[1].subResource)
+	assert.Equal(t, types.MergePatchType, writes[1].patchType)
 	assert.Equal(t, map[string]any{
 		"metadata": map[string]any{"resourceVersion": "41"},
 		"status": map[string]any{"lastOperation": map[string]any{
 			"type": "Create", "state": "Pending", "description": unschedulableSummary,
 			"lastUpdateTime": "2026-03-04T05:06:07Z", "progress": float64(0),
 		}},
-	}, writes[0].body)
+	}, writes[1].body)
+	assert.Equal(t, map[metrics.PendingReasonKey]int{
+		{Reason: "SeedFull", Provider: "aws", Region: "eu-west-1"}:          1,
+		{Reason: "TaintNotTolerated", Provider: "aws", Region: "eu-west-1"}: 1,
+	}, f.r.reasonCounts())
 
 	assert.Equal(t, []string{"manual/garden-dev/s1"}, f.store.places)
 	assert.Empty(t, f.store.releases, "an unschedulable decision reserves nothing")
@@ -368,16 +389,24 @@ func TestReconcileUnschedulable(t *testing.T) {
 // A Shoot that already says exactly that is not written again.
 func TestReconcileUnschedulableKeepsSameLastOperation(t *testing.T) {
 	lastOp := map[string]any{"type": "Create", "state": "Pending", "description": unschedulableSummary, "lastUpdateTime": "2026-03-04T05:00:00Z"}
-	f := newFixture(t, BindThroughSubresource, fullShoot("s1", lastOp))
+	f := newFixture(t, BindThroughSubresource, withReasons(fullShoot("s1", lastOp), unschedulableReasons))
 	f.reconcile(t, "s1")
 	assert.Empty(t, f.writes.Writes())
 	assert.Len(t, f.recorder.Events(), 1, "the event is still recorded")
 
-	// A different description is written.
+	// A different description is written, the same reasons are not.
 	lastOp["description"] = "0/2 seeds eligible: something else"
-	f = newFixture(t, BindThroughSubresource, fullShoot("s1", lastOp))
+	f = newFixture(t, BindThroughSubresource, withReasons(fullShoot("s1", lastOp), unschedulableReasons))
 	f.reconcile(t, "s1")
-	assert.Len(t, f.writes.Writes(), 1)
+	require.Len(t, f.writes.Writes(), 1)
+	assert.Equal(t, "status", f.writes.Writes()[0].subResource)
+
+	// Other reasons are written, the same description is not.
+	lastOp["description"] = unschedulableSummary
+	f = newFixture(t, BindThroughSubresource, withReasons(fullShoot("s1", lastOp), `{"step":"Candidates","seeds":2,"counts":{"SeedFull":2}}`))
+	f.reconcile(t, "s1")
+	require.Len(t, f.writes.Writes(), 1)
+	assert.Equal(t, "", f.writes.Writes()[0].subResource)
 }
 
 // A failing status write does not fail the attempt.
@@ -598,7 +627,7 @@ func TestTruncate(t *testing.T) {
 	note := f.recorder.Events()[0].note
 	assert.Equal(t, truncate(many.Summary()), note)
 	assert.LessOrEqual(t, len(note), MaxMessageBytes)
-	desc := f.writes.Writes()[0].body["status"].(map[string]any)["lastOperation"].(map[string]any)["description"]
+	desc := f.writes.Writes()[1].body["status"].(map[string]any)["lastOperation"].(map[string]any)["description"]
 	assert.Equal(t, note, desc)
 }
 
@@ -648,4 +677,32 @@ func TestConfig(t *testing.T) {
 		"conflictBackoffMax: 1s must be positive and at most backoffMax -2s", "workers: -1 must be at least 1"} {
 		assert.Contains(t, err.Error(), want)
 	}
+}
+
+// The reasons go with the wait: the binding that places the Shoot removes
+// them in the same write.
+func TestReconcileBindRemovesReasons(t *testing.T) {
+	f := newFixture(t, "", withReasons(fullShoot("s1", nil), unschedulableReasons))
+	f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
+	f.reconcile(t, "s1")
+	writes := f.writes.Writes()
+	require.Len(t, writes, 1)
+	assert.Equal(t, map[string]any{
+		"metadata": map[string]any{"resourceVersion": "41", "annotations": map[string]any{api.AnnotationUnschedulableReasons: nil}},
+		"spec":     map[string]any{"seedName": "aws-eu1"},
+	}, writes[0].body)
+	assert.Empty(t, f.r.reasonCounts())
+}
+
+// A Shoot changed since it was read gets neither reasons nor lastOperation
+// from that attempt: both would describe an older version.
+func TestReconcileReasonsConflict(t *testing.T) {
+	f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
+	f.writes.fail = func(write) error {
+		return apierrors.NewConflict(schema.GroupResource{Group: api.GroupName, Resource: "shoots"}, "s1", errors.New("stale"))
+	}
+	res := f.reconcile(t, "s1")
+	assert.Equal(t, time.Second, res.RequeueAfter)
+	require.Len(t, f.writes.Writes(), 1, "the status is not written after the reasons conflicted")
+	assert.Len(t, f.r.reasonCounts(), 2, "the metric counts the attempt all the same")
 }

@@ -3,6 +3,8 @@ package pending
 import (
 	"time"
 
+	"github.com/seedwarden/seedwarden/internal/placement"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -32,6 +34,11 @@ type shootState struct {
 	// wokenFor is the seed whose wake queued it (wake.go), until its
 	// attempt ends.
 	wokenFor string
+	// codes are the reason codes of its last attempt that found no seed
+	// (placement.CodeSummary.All; nil after one that found a seed), with
+	// its provider type and region: the pending-reasons metric (reasons.go).
+	codes            []placement.ReasonCode
+	provider, region string
 }
 
 // track records a pending Shoot (idempotent).

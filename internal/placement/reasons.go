@@ -1,5 +1,10 @@
 package placement
 
+import (
+	"maps"
+	"slices"
+)
+
 // ReasonCode names, for programs, why a seed was dropped or why a Shoot
 // could not be placed at all: one CamelCase word per distinct reason, finer
 // than Step where a step drops seeds for several reasons. The texts of
@@ -17,6 +22,9 @@ const (
 	SeedNotVisible ReasonCode = "SeedNotVisible"
 	SeedNotReady   ReasonCode = "SeedNotReady"
 	SeedCordoned   ReasonCode = "SeedCordoned" // a SeedDrain (seedwarden only)
+	// SeedNotFound: the seed a Shoot is bound to does not exist
+	// (CheckStaying, the audit); Decide only sees seeds that do.
+	SeedNotFound ReasonCode = "SeedNotFound"
 	// Steps 2 and 3, the CloudProfile's and the Shoot's seed selector.
 	CloudProfileSelectorMismatch ReasonCode = "CloudProfileSelectorMismatch"
 	ShootSelectorMismatch        ReasonCode = "ShootSelectorMismatch"
@@ -85,6 +93,7 @@ var ReasonCodes = []ReasonCodeInfo{
 	{SeedNotVisible, StepUsable, true},
 	{SeedNotReady, StepUsable, true},
 	{SeedCordoned, StepUsable, true},
+	{SeedNotFound, StepUsable, true},
 	{CloudProfileSelectorInvalid, StepCloudProfileSelector, false},
 	{CloudProfileSelectorMismatch, StepCloudProfileSelector, true},
 	{ShootSelectorInvalid, StepShootSelector, false},
@@ -123,3 +132,48 @@ type codedError struct {
 
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
+
+// CodeSummary is an unschedulable decision's codes as programs read them
+// (`simulate -o json`, `plan -o json`, a pending Shoot's annotation, the
+// pending-Shoot metric): the failing step, the decision's own code, and
+// how many seeds each code dropped. Its JSON is stable (map keys sorted),
+// so equal summaries marshal to equal bytes.
+type CodeSummary struct {
+	Step Step       `json:"step"`
+	Code ReasonCode `json:"code,omitempty"`
+	// Seeds is the number of seeds in the landscape (Decision.Total).
+	Seeds int `json:"seeds"`
+	// Counts counts the seeds dropped per code (Decision.Codes).
+	Counts map[ReasonCode]int `json:"counts,omitempty"`
+}
+
+// CodeSummary summarises an unschedulable decision's codes; the zero
+// CodeSummary for a schedulable one.
+func (d *Decision) CodeSummary() CodeSummary {
+	if d.Schedulable() {
+		return CodeSummary{}
+	}
+	s := CodeSummary{Step: d.Step, Code: d.Code, Seeds: d.Total}
+	if len(d.Codes) > 0 {
+		s.Counts = make(map[ReasonCode]int, 8)
+		for _, c := range d.Codes {
+			s.Counts[c]++
+		}
+	}
+	return s
+}
+
+// All lists the summary's distinct codes, the decision's first, then the
+// seeds' by name: what a Shoot is counted under per code.
+func (s CodeSummary) All() []ReasonCode {
+	out := make([]ReasonCode, 0, len(s.Counts)+1)
+	if s.Code != "" {
+		out = append(out, s.Code)
+	}
+	for _, c := range slices.Sorted(maps.Keys(s.Counts)) {
+		if c != s.Code {
+			out = append(out, c)
+		}
+	}
+	return out
+}

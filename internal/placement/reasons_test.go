@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -117,4 +118,20 @@ func TestReasonCodesDocumented(t *testing.T) {
 				"%s documented but placement gives no such code", code)
 		}
 	}
+}
+
+func TestCodeSummary(t *testing.T) {
+	d := Decision{Step: StepCandidates, Total: 4, Reasons: map[string]string{"a": "..", "b": "..", "c": ".."},
+		Codes: map[string]ReasonCode{"a": TaintNotTolerated, "b": SeedFull, "c": TaintNotTolerated}}
+	s := d.CodeSummary()
+	assert.Equal(t, CodeSummary{Step: StepCandidates, Seeds: 4, Counts: map[ReasonCode]int{TaintNotTolerated: 2, SeedFull: 1}}, s)
+	assert.Equal(t, []ReasonCode{SeedFull, TaintNotTolerated}, s.All())
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"step":"Candidates","seeds":4,"counts":{"SeedFull":1,"TaintNotTolerated":2}}`, string(b))
+
+	whole := Decision{Step: StepProject, Code: ProjectNotFound, Total: 4}
+	assert.Equal(t, []ReasonCode{ProjectNotFound}, whole.CodeSummary().All())
+	scheduled := Decision{Seed: "a"}
+	assert.Zero(t, scheduled.CodeSummary())
 }

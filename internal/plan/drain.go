@@ -47,8 +47,8 @@ func (op Drain) apply(p *planner) error {
 // move decides one Shoot of a drained seed again and, if a seed takes it,
 // moves it there. vetoes are the seeds no Shoot of from may migrate to.
 func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes *vetoes) {
-	if why := immovable(shoot, from.Name); why != "" {
-		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Message: why})
+	if code, why := immovable(shoot, from.Name); why != "" {
+		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Message: why, Code: code})
 		return
 	}
 	candidate := shoot.DeepCopy()
@@ -64,7 +64,8 @@ func (p *planner) move(shoot *api.Shoot, from *placement.Seed, vetoes *vetoes) {
 	// move the admission would refuse should the two ever part.
 	if v := placement.CheckSeedForShoot(p.view.Snapshot(), to, shoot, p.opts.NetworkMode); len(v) > 0 {
 		p.report.Unplaced = append(p.report.Unplaced, Unplaced{Shoot: shootKey(shoot), From: from.Name, Step: placement.StepCandidates,
-			Message: "the seed the placement rules chose would be refused as a binding", Reasons: map[string]string{to.Name: strings.Join(v, "; ")}})
+			Message: "the seed the placement rules chose would be refused as a binding", Reasons: map[string]string{to.Name: strings.Join(v, "; ")},
+			Codes: map[string]placement.ReasonCode{to.Name: BindingRefused}, Counts: map[placement.ReasonCode]int{BindingRefused: 1}})
 		return
 	}
 	moved := shoot.DeepCopy()
@@ -86,14 +87,17 @@ func (p *planner) whyUnplaced(shoot, candidate *api.Shoot, from string, d placem
 	alone, to := p.view.decide(candidate, p.opts, nil)
 	if to != nil {
 		u := unplaced(shoot, from, d)
-		u.Step = StepMigration
+		u.Step, u.Code = StepMigration, MigrationRefused
 		u.Message = fmt.Sprintf("no seed it could go to accepts a control plane migration from %q (without the migration rules it would go to %q)", from, to.Name)
 		return u
 	}
 	if seedsConsidered(alone.Step) {
+		if alone.Codes == nil {
+			alone.Codes = map[string]placement.ReasonCode{}
+		}
 		for name, why := range vt.reasons {
 			if _, ok := alone.Reasons[name]; !ok {
-				alone.Reasons[name] = why
+				alone.Reasons[name], alone.Codes[name] = why, vt.codes[name]
 			}
 		}
 	}
@@ -103,14 +107,14 @@ func (p *planner) whyUnplaced(shoot, candidate *api.Shoot, from string, d placem
 // immovable says why a Shoot cannot be moved at all, or "": Gardener
 // refuses a new seed while a migration is under way (status.seedName is
 // another seed) and for a Shoot being deleted.
-func immovable(shoot *api.Shoot, from string) string {
+func immovable(shoot *api.Shoot, from string) (placement.ReasonCode, string) {
 	if shoot.DeletionTimestamp != nil {
-		return "the Shoot is being deleted (metadata.deletionTimestamp is set)"
+		return ShootDeleting, "the Shoot is being deleted (metadata.deletionTimestamp is set)"
 	}
 	if status := ptr.Deref(shoot.Status.SeedName, ""); status != "" && status != from {
-		return fmt.Sprintf("a control plane migration from seed %q to %q is under way (status.seedName is %q)", status, from, status)
+		return MigrationInProgress, fmt.Sprintf("a control plane migration from seed %q to %q is under way (status.seedName is %q)", status, from, status)
 	}
-	return ""
+	return "", ""
 }
 
 // Gardener's admission refuses a new seed for a control plane migration
@@ -121,20 +125,20 @@ func immovable(shoot *api.Shoot, from string) string {
 
 // seedVetoes are the seeds no Shoot of from may migrate to, with the reason.
 func seedVetoes(v *View, from *placement.Seed) *vetoes {
-	veto := map[string]string{}
+	veto := &vetoes{reasons: map[string]string{}, codes: map[string]placement.ReasonCode{}}
 	old := from.Object
 	for _, s := range v.snap.Seeds {
 		target := s.Object
 		switch o, n := internalDomain(old), internalDomain(target); {
 		case old.Spec.Backup == nil:
-			veto[s.Name] = fmt.Sprintf("cannot change seed name because backup is not configured for old seed %q", old.Name)
+			veto.veto(s.Name, MigrationOldSeedNoBackup, fmt.Sprintf("cannot change seed name because backup is not configured for old seed %q", old.Name))
 		case target.Spec.Backup == nil:
-			veto[s.Name] = fmt.Sprintf("cannot change seed name because backup is not configured for seed %q", target.Name)
+			veto.veto(s.Name, MigrationSeedNoBackup, fmt.Sprintf("cannot change seed name because backup is not configured for seed %q", target.Name))
 		case o != n:
-			veto[s.Name] = fmt.Sprintf("cannot change seed name because internal domain would change from %q to %q", o, n)
+			veto.veto(s.Name, MigrationInternalDomainChange, fmt.Sprintf("cannot change seed name because internal domain would change from %q to %q", o, n))
 		}
 	}
-	return &vetoes{reasons: veto}
+	return veto
 }
 
 // domainVetoes adds to vt the seeds that do not serve the default domain of
@@ -145,13 +149,13 @@ func domainVetoes(v *View, from *placement.Seed, shoot *api.Shoot, vt *vetoes) *
 	if d == "" {
 		return vt
 	}
-	out := maps.Clone(vt.reasons)
+	out := &vetoes{reasons: maps.Clone(vt.reasons), codes: maps.Clone(vt.codes)}
 	for _, s := range v.snap.Seeds {
-		if _, ok := out[s.Name]; !ok && !slices.Contains(defaultDomains(s.Object), d) {
-			out[s.Name] = fmt.Sprintf("the Shoot uses the default domain %q of seed %q, which seed %q does not serve (it serves %q)", d, from.Name, s.Name, defaultDomains(s.Object))
+		if _, ok := out.reasons[s.Name]; !ok && !slices.Contains(defaultDomains(s.Object), d) {
+			out.veto(s.Name, MigrationDefaultDomainNotServed, fmt.Sprintf("the Shoot uses the default domain %q of seed %q, which seed %q does not serve (it serves %q)", d, from.Name, s.Name, defaultDomains(s.Object)))
 		}
 	}
-	return &vetoes{reasons: out}
+	return out
 }
 
 func internalDomain(s *api.Seed) string {

@@ -122,7 +122,9 @@ func TestDrainNamesMigrationVetoAsReason(t *testing.T) {
 			}
 			for _, s := range tt.seeds {
 				assert.Contains(t, u.Reasons, s.Name, "every seed has its reason")
+				assert.NotEmpty(t, u.Codes[s.Name], "every seed has its code")
 			}
+			assert.Len(t, u.Codes, len(u.Reasons))
 		})
 	}
 }

@@ -79,6 +79,12 @@ type Unplaced struct {
 	Step    placement.Step    `json:"step"`
 	Message string            `json:"message"`
 	Reasons map[string]string `json:"reasons,omitempty"`
+	// Code, Codes and Counts are the reasons for programs: the Shoot's own
+	// code, each seed's, and the seeds per code (placement.CodeSummary);
+	// placement's codes and the plan's (codes.go).
+	Code   placement.ReasonCode            `json:"code,omitempty"`
+	Codes  map[string]placement.ReasonCode `json:"codes,omitempty"`
+	Counts map[placement.ReasonCode]int    `json:"counts,omitempty"`
 }
 
 // Stranded is a Shoot left on a seed the plan removed.
@@ -219,7 +225,13 @@ func newShootLike(like *api.Shoot, name string) *api.Shoot {
 // removes and cordons none while it moves Shoots).
 type vetoes struct {
 	reasons map[string]string
+	codes   map[string]placement.ReasonCode // of the same seeds
 	snap    *placement.Snapshot
+}
+
+// veto records a vetoed seed's reason and code.
+func (vt *vetoes) veto(seed string, code placement.ReasonCode, reason string) {
+	vt.reasons[seed], vt.codes[seed] = reason, code
 }
 
 // without returns the view's snapshot without the vetoed seeds.
@@ -255,12 +267,15 @@ func (v *View) decide(shoot *api.Shoot, opts placement.Options, vt *vetoes) (pla
 		if d.Reasons == nil {
 			d.Reasons = map[string]string{}
 		}
+		if d.Codes == nil {
+			d.Codes = map[string]placement.ReasonCode{}
+		}
 		for name, why := range v.cordoned {
-			d.Reasons[name] = why
+			d.Reasons[name], d.Codes[name] = why, SeedDrainedByPlan
 		}
 		if vt != nil {
 			for name, why := range vt.reasons {
-				d.Reasons[name] = why
+				d.Reasons[name], d.Codes[name] = why, vt.codes[name]
 			}
 		}
 		d.Total = len(v.all)
@@ -279,7 +294,8 @@ func seedsConsidered(step placement.Step) bool {
 }
 
 func unplaced(shoot *api.Shoot, from string, d placement.Decision) Unplaced {
-	return Unplaced{Shoot: shootKey(shoot), From: from, Step: d.Step, Message: d.Message, Reasons: d.Reasons}
+	return Unplaced{Shoot: shootKey(shoot), From: from, Step: d.Step, Message: d.Message, Reasons: d.Reasons,
+		Code: d.Code, Codes: d.Codes, Counts: d.CodeSummary().Counts}
 }
 
 func shootKey(s *api.Shoot) string { return s.Namespace + "/" + s.Name }

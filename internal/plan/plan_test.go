@@ -60,9 +60,13 @@ func TestDrainReportsShootsThatCannotMove(t *testing.T) {
 			"b": "seed does not have available capacity for shoots (usage 2, allocatable 2)",
 			"c": "shoot does not tolerate the seed's taints",
 			"d": `cannot change seed name because backup is not configured for seed "d"`,
-		}}, r.Unplaced[0])
-	assert.Equal(t, Unplaced{Shoot: "garden-dev/a-deleting", From: "a", Message: "the Shoot is being deleted (metadata.deletionTimestamp is set)"}, r.Unplaced[1])
-	assert.Equal(t, Unplaced{Shoot: "garden-dev/a-migrating", From: "a", Message: `a control plane migration from seed "b" to "a" is under way (status.seedName is "b")`}, r.Unplaced[2])
+		},
+		Code:   MigrationRefused,
+		Codes:  map[string]placement.ReasonCode{"a": SeedDrainedByPlan, "b": placement.SeedFull, "c": placement.TaintNotTolerated, "d": MigrationSeedNoBackup},
+		Counts: map[placement.ReasonCode]int{SeedDrainedByPlan: 1, placement.SeedFull: 1, placement.TaintNotTolerated: 1, MigrationSeedNoBackup: 1},
+	}, r.Unplaced[0])
+	assert.Equal(t, Unplaced{Shoot: "garden-dev/a-deleting", From: "a", Message: "the Shoot is being deleted (metadata.deletionTimestamp is set)", Code: ShootDeleting}, r.Unplaced[1])
+	assert.Equal(t, Unplaced{Shoot: "garden-dev/a-migrating", From: "a", Message: `a control plane migration from seed "b" to "a" is under way (status.seedName is "b")`, Code: MigrationInProgress}, r.Unplaced[2])
 	assert.False(t, r.Complete())
 }
 

@@ -180,7 +180,7 @@ func (r *recommender) readCurrent() error {
 		}
 		r.results[i] = MetricResult{Type: m.typ, Name: m.name, Target: m.target(), Current: v.text}
 		if m.like != nil {
-			r.results[i].WouldNotHelp = r.wouldNotTake(m.like)
+			r.results[i].WouldNotHelpCode, r.results[i].WouldNotHelp = r.wouldNotTake(m.like)
 		}
 	}
 	return nil
@@ -228,7 +228,8 @@ func (r *recommender) stuckCount(o *outcome) int {
 	if r.takeable == nil {
 		r.takeable = make(map[string]bool, len(r.in.Pending))
 		for _, shoot := range r.in.Pending {
-			r.takeable[shoot.Namespace+"/"+shoot.Name] = r.wouldNotTake(shoot) == ""
+			_, why := r.wouldNotTake(shoot)
+			r.takeable[shoot.Namespace+"/"+shoot.Name] = why == ""
 		}
 	}
 	n := 0
@@ -243,10 +244,10 @@ func (r *recommender) stuckCount(o *outcome) int {
 // wouldNotTake says why a new replica of the set would not take a Shoot
 // like this one even with the rest of the landscape full, or "" when it
 // would (or when the set has no model to tell).
-func (r *recommender) wouldNotTake(like *api.Shoot) string {
+func (r *recommender) wouldNotTake(like *api.Shoot) (placement.ReasonCode, string) {
 	model := r.in.Set.Model
 	if model == nil {
-		return ""
+		return "", ""
 	}
 	name := seedmanagement.ReplicaName(r.in.Set.Prefix, r.in.Set.NextOrdinal)
 	alone := *r.in.Snapshot
@@ -255,10 +256,10 @@ func (r *recommender) wouldNotTake(like *api.Shoot) string {
 	alone.ProjectShoots = nil
 	d := placement.Decide(&alone, like, r.in.Options)
 	if d.Schedulable() {
-		return ""
+		return "", ""
 	}
 	if why := d.Reasons[name]; why != "" {
-		return why
+		return d.Codes[name], why
 	}
-	return d.Message
+	return d.Code, d.Message
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
 	"github.com/seedwarden/seedwarden/internal/landscape"
+	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 // full is a set of n member seeds in eu-west-1 with allocatable alloc,
@@ -83,16 +84,17 @@ func TestRecommendNewSeedsWouldNotHelp(t *testing.T) {
 		model *api.Seed
 		like  *api.Shoot
 		why   string
+		code  placement.ReasonCode
 	}{
 		{"taint", seed("model", "eu-west-1", 10, true, tainted), shoot("small", "eu-west-1", ""),
-			"shoot does not tolerate the seed's taints"},
+			"shoot does not tolerate the seed's taints", placement.TaintNotTolerated},
 		{"region", seed("model", "us-east-1", 10, true), shoot("small", "eu-west-1", ""),
-			"SameRegion: provider type or region differs from the shoot's"},
+			"SameRegion: provider type or region differs from the shoot's", placement.RegionMismatch},
 		{"selector", seed("model", "eu-west-1", 10, true), func() *api.Shoot {
 			s := shoot("small", "eu-west-1", "")
 			s.Spec.SeedSelector = &api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}}
 			return s
-		}(), "labels do not match the Shoot's seed selector"},
+		}(), "labels do not match the Shoot's seed selector", placement.ShootSelectorMismatch},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +108,7 @@ func TestRecommendNewSeedsWouldNotHelp(t *testing.T) {
 			assert.False(t, rec.Short)
 			assert.Equal(t, ReasonNewSeedsWouldNotHelp, rec.Reason)
 			assert.Contains(t, rec.Metrics[0].WouldNotHelp, c.why)
+			assert.Equal(t, c.code, rec.Metrics[0].WouldNotHelpCode)
 			assert.Equal(t, "set garden/set: 3 -> 3: new seeds of the set would not take Shoots like small: "+rec.Metrics[0].WouldNotHelp, rec.Message)
 		})
 	}

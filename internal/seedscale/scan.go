@@ -32,7 +32,7 @@ func (r *recommender) settle(i int, k int32, met bool) {
 	res := &r.results[i]
 	res.Replicas, res.Met = k, met
 	if met {
-		res.WouldNotHelp = ""
+		res.WouldNotHelp, res.WouldNotHelpCode = "", ""
 	}
 }
 

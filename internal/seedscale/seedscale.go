@@ -101,6 +101,9 @@ type MetricResult struct {
 	// WouldNotHelp says why more seeds of the set would not bring the
 	// metric closer to its target, when so.
 	WouldNotHelp string `json:"wouldNotHelp,omitempty"`
+	// WouldNotHelpCode is that reason's code (placement.ReasonCodes): the
+	// code of the new replica's drop, or the decision's own.
+	WouldNotHelpCode placement.ReasonCode `json:"wouldNotHelpCode,omitempty"`
 }
 
 // Recommendation is what the metrics ask for, before behavior.
