@@ -88,7 +88,7 @@ func (c *cli) newRoot() *cobra.Command {
 	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(c.newServeCommand(), c.newSimulateCommand(), c.newPlanCommand(), c.newAuditCommand(), c.newValidateCommand(),
-		c.newCompletionCommand(), c.newVersionCommand())
+		c.newTestCommand(), c.newCompletionCommand(), c.newVersionCommand())
 	root.SetHelpCommand(c.newHelpCommand(root))
 	root.ValidArgsFunction = completeAliases
 	return root
@@ -187,6 +187,30 @@ read by the server only: their paths are the pod's.`,
 	})
 	o = validateFlags(cmd.Flags())
 	completeValues(cmd, "mode", modeCluster, modeLandscape)
+	return cmd
+}
+
+func (c *cli) newTestCommand() *cobra.Command {
+	var o *testOptions
+	cmd := c.command(commandText{
+		use:     []string{"test SUITE... [--kubeconfig PATH] [--config FILE] [--junit FILE]"},
+		summary: "Check expected placements, guard verdicts and SeedAutoscaler replicas of a test suite",
+		about: `Decide each case of a suite file (YAML; docs/cli.md, "webhook test") with the
+webhook's own code on the suite's landscape (or, with --kubeconfig, the
+cluster's, listed once): a Shoot and its expected seed or reason codes, a seed
+change and the binding and capacity guards' expected verdicts, a
+SeedAutoscaler and its expected replicas. Prints a PASS/FAIL table and, for a
+failed case, what was expected and what was decided. Exit code 0 when every
+case passes, 1 when one fails, 2 on bad input.`,
+		examples: []example{
+			{"test examples/test-suite.yaml", "the example suite"},
+			{"test examples/test-suite.yaml --junit bin/test-suite.xml", "also JUnit XML for CI"},
+			{"test examples/test-suite.yaml --kubeconfig ~/.kube/garden", "the same cases on the live garden"},
+		},
+	}, func(ctx context.Context, cmd *cobra.Command, args []string) int {
+		return testCommand(ctx, c, cmd, o, args)
+	})
+	o = testFlags(cmd.Flags())
 	return cmd
 }
 

@@ -173,6 +173,24 @@ func TestLiveExplainAgainstAPIServer(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, fmt.Sprintf("webhook plan: --kubeconfig %q: cannot get ManagedSeedSet garden/aws-eu from ", kc))
 
+	// test: a suite decides the same on the cluster (--kubeconfig) as on
+	// its dump.
+	examples, err := filepath.Abs("../../examples")
+	require.NoError(t, err)
+	suite := writeFile(t, "suite.yaml", fmt.Sprintf(`landscape: %s
+autoscalers: %s/autoscaling.yaml
+cases:
+- {name: webshop stays, shoot: %s/shoot.yaml, expect: {seed: aws-eu2}}
+- {name: ledger, shoot: %s/shoot-unschedulable.yaml, expect: {unschedulable: [ShootSelectorMismatch, TaintNotTolerated]}}
+- {name: billing to aws-eu2, seedChange: {shoot: garden-dev/billing, seed: aws-eu2}, expect: {capacity: denied}}
+- {name: aws-eu, seedAutoscaler: garden/aws-eu, expect: {replicas: 4}}
+`, dumpPath, examples, examples, examples))
+	fileCode, file, errOut = runCmd(t, "test", suite)
+	require.Equal(t, exitOK, fileCode, "%s%s", file, errOut)
+	liveCode, live, errOut = runCmd(t, "test", suite, "--kubeconfig", kc)
+	require.Equal(t, exitOK, liveCode, "%s%s", live, errOut)
+	assert.Equal(t, file, live)
+
 	code, out, errOut = runCmd(t, "simulate", "--kubeconfig", kc, "--shoot", "garden-dev/missing")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)

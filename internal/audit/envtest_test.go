@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/cache"
@@ -123,4 +124,40 @@ func nested(t *testing.T, u *unstructured.Unstructured, fields ...string) int64 
 	require.NoError(t, err)
 	require.True(t, ok, "%v", fields)
 	return v
+}
+
+// Without the Report CRD the audit waits and says so: it never returns an
+// error, which would end the term of all the leader-only work (the retry
+// controller's too). Once the CRD is there, it writes its reports.
+func TestEnvtestRunWaitsForTheCRD(t *testing.T) {
+	_, cfg := testenv.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden-a"}}))
+	snap := snapshot(seed("tainted", "t"))
+	r := &Reconciler{
+		Client: c, Reader: c, Limit: 10, Interval: 100 * time.Millisecond,
+		Snapshot: func() *placement.Snapshot { return snap },
+		Shoots:   func() iter.Seq[*cache.ReducedShoot] { return reduced(t, shoot("garden-a", "a", "tainted")) },
+		Log:      testr.New(t),
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	time.Sleep(time.Second) // ten intervals without the CRD
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned without the CRD: %v", err)
+	default:
+	}
+	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{"testdata"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(ReportGVK)
+		return c.Get(ctx, client.ObjectKey{Namespace: "garden-a", Name: ReportName}, u) == nil
+	}, 30*time.Second, 100*time.Millisecond, "no report once the CRD is installed")
+	cancel()
+	require.NoError(t, <-done)
 }

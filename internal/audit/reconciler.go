@@ -67,11 +67,8 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	if r.Interval <= 0 || r.Limit <= 0 {
 		return fmt.Errorf("interval %s and results limit %d must be positive", r.Interval, r.Limit)
 	}
-	if err := r.adopt(ctx); err != nil {
-		return err
-	}
 	defer r.Metrics.ForgetAudit()
-	wait := time.Duration(0)
+	wait, adopted := time.Duration(0), false
 	for {
 		select {
 		case <-ctx.Done():
@@ -82,6 +79,18 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if r.Ready != nil && !r.Ready() {
 			wait = min(r.Interval, time.Second)
 			continue
+		}
+		// An error here would end the term for all the leader-only work
+		// (the retry controller too): a Report CRD not installed yet, or
+		// RBAC missing, waits for the next interval instead.
+		if !adopted {
+			if err := r.adopt(ctx); err != nil {
+				if ctx.Err() == nil {
+					r.Log.Error(err, "Placement audit: cannot read its reports; no audit until it can", "retryIn", r.Interval)
+				}
+				continue
+			}
+			adopted = true
 		}
 		start := time.Now()
 		if _, err := r.Audit(ctx); err != nil && ctx.Err() == nil {
