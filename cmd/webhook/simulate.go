@@ -244,7 +244,7 @@ func readLandscapeShoot(landscapePath, shootPath string) ([]client.Object, *api.
 	if err != nil {
 		return nil, nil, fmt.Errorf("--shoot %q: %w", shootPath, err)
 	}
-	objs, err := landscape.ReadFile(landscapePath)
+	objs, err := landscape.ReadFile(landscapePath, warnLandscape)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--landscape %q: %w", landscapePath, err)
 	}

@@ -98,7 +98,7 @@ func runSuite(ctx context.Context, path string, o *testOptions) (suiteResults, e
 		return suiteResults{}, &suiteError{ls.at.of(nil, "landscape") + ": landscape: no landscape: name a file, or give --kubeconfig PATH"}
 	default:
 		file := ls.rel(ls.suite.Landscape)
-		if objs, err = landscape.ReadFile(file); err != nil {
+		if objs, err = landscape.ReadFile(file, warnLandscape); err != nil {
 			err = fmt.Errorf("%s: landscape %q: %w", ls.at.of(nil, "landscape"), ls.suite.Landscape, err)
 		}
 	}

@@ -40,7 +40,8 @@ const (
 // in update mode:
 //
 //  1. a Shoot created while the only seed is full stays pending, with a
-//     SchedulingFailed event and a Create/Pending lastOperation;
+//     SchedulingFailed event, a Create/Pending lastOperation and its reason
+//     codes in an annotation (removed by the bind) and the metric;
 //  2. raising the seed's allocatable binds it within seconds — the backoff
 //     base is a minute, so only the Seed event can have triggered that;
 //  3. a second pending Shoot is bound when a bound Shoot is deleted, through
@@ -165,8 +166,10 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 			assert.Contains(ct, s.Status.LastOperation.Description, "0/1 seeds eligible: "+testSeed+": ")
 			assert.False(ct, s.Status.LastOperation.LastUpdateTime.IsZero())
 		}
+		assert.Equal(ct, `{"step":"Candidates","seeds":1,"counts":{"SeedFull":1}}`, s.Annotations[api.AnnotationUnschedulableReasons])
 		assert.NotEmpty(ct, events(ctx, ct, c, "pending-1", corev1.EventTypeWarning, ReasonSchedulingFailed))
 	}, 15*time.Second, 50*time.Millisecond)
+	assert.Equal(t, map[metrics.PendingReasonKey]int{{Reason: "SeedFull", Provider: "aws", Region: "eu-west-1"}: 1}, r.reasonCounts())
 	assert.Nil(t, getShoot(ctx, t, c, "pending-1").Spec.SeedName)
 	assert.Equal(t, 1.0, gathered(reg, metrics.PendingShootsName, ""))
 	assert.Positive(t, gathered(reg, metrics.PendingOldestAgeName, ""))
@@ -188,6 +191,7 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		s := getShoot(ctx, ct, c, "pending-1")
 		assert.Nil(ct, s.Status.LastOperation, "the controller's Create/Pending is removed, as the binding strategy would")
+		assert.NotContains(ct, s.Annotations, api.AnnotationUnschedulableReasons, "the bind removed the reasons")
 		scheduled := events(ctx, ct, c, "pending-1", corev1.EventTypeNormal, ReasonSchedulingSuccessful)
 		if assert.Len(ct, scheduled, 1) {
 			assert.Equal(ct, `Scheduled to seed "`+testSeed+`"`, scheduled[0].Note)
@@ -204,6 +208,8 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	require.NoError(t, c.Create(ctx, testShoot("pending-2", "")))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.NotEmpty(ct, events(ctx, ct, c, "pending-2", corev1.EventTypeWarning, ReasonSchedulingFailed))
+		// Written before the conflict is armed: that is for the bind.
+		assert.Contains(ct, getShoot(ctx, ct, c, "pending-2").Annotations, api.AnnotationUnschedulableReasons)
 	}, 15*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 1.0, gathered(reg, metrics.PendingShootsName, ""))
 	mu.Lock()
