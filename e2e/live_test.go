@@ -73,7 +73,7 @@ func TestLiveExplainMatchesDump(t *testing.T) {
 
 	// (b) The dumped landscape decides the same.
 	dump := st.dumpLandscape(t)
-	dumped, err := landscape.ReadFile(dump)
+	dumped, err := landscape.ReadFile(dump, nil)
 	require.NoError(t, err)
 	assert.Subset(t, objectNames(dumped), []string{"CloudProfile e2e-live-aws", "Project e2e-live", "Seed e2e-live-large",
 		"Shoot garden-dev/e2e-live-pending", "Shoot garden-dev/e2e-live-large-2", "ConfigMap garden/region-distances"})

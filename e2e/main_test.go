@@ -337,7 +337,7 @@ func (st *suite) loadLandscape(ctx context.Context) error {
 	if err := st.createNamespaces(ctx); err != nil {
 		return err
 	}
-	objs, err := landscape.ReadFile(filepath.Join(st.root, "examples", "landscape.yaml"))
+	objs, err := landscape.ReadFile(filepath.Join(st.root, "examples", "landscape.yaml"), nil)
 	if err != nil {
 		return err
 	}

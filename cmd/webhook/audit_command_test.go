@@ -40,7 +40,7 @@ func TestAuditCommand(t *testing.T) {
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Regexp(t, `^0 of \d+ Shoots with a seed break a placement rule \(0 results\)\n$`, out)
 
-	objs, err := landscape.ReadFile(exampleLandscape)
+	objs, err := landscape.ReadFile(exampleLandscape, nil)
 	require.NoError(t, err)
 	var want []string
 	for _, o := range objs {

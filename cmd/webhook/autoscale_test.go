@@ -224,13 +224,13 @@ func TestPlanAutoscaleBadInput(t *testing.T) {
 		{"missing file", []string{"--autoscale", autoscaleDir + "missing.yaml"},
 			`webhook plan: --autoscale "testdata/autoscale/missing.yaml": open testdata/autoscale/missing.yaml: no such file or directory`},
 		{"a landscape in place of the file", []string{"--autoscale", autoscaleLandscape},
-			`webhook plan: --autoscale "testdata/autoscale/landscape.yaml": testdata/autoscale/landscape.yaml: item 0 (CloudProfile "aws"): core.gardener.cloud/v1beta1 CloudProfile is not autoscaling.seedwarden.io/v1alpha1 SeedAutoscaler or seedmanagement.gardener.cloud/v1alpha1 ManagedSeedSet`},
+			`webhook plan: --autoscale "testdata/autoscale/landscape.yaml": testdata/autoscale/landscape.yaml: line 13: item 0 (CloudProfile "aws"): core.gardener.cloud/v1beta1 CloudProfile is not autoscaling.seedwarden.io/v1alpha1 SeedAutoscaler or seedmanagement.gardener.cloud/v1alpha1 ManagedSeedSet`},
 		{"empty file", []string{"--autoscale", writeFile(t, "empty.yaml", "# nothing\n")},
 			"empty: no autoscaling.seedwarden.io/v1alpha1 SeedAutoscaler or seedmanagement.gardener.cloud/v1alpha1 ManagedSeedSet in it"},
 		{"only a ManagedSeedSet", []string{"--autoscale", writeFile(t, "sets.yaml", "apiVersion: seedmanagement.gardener.cloud/v1alpha1\nkind: ManagedSeedSet\nmetadata: {name: s, namespace: garden}\nspec: {selector: {}}\n")},
 			"sets.yaml\": no SeedAutoscaler in it"},
 		{"misspelt field", []string{"--autoscale", writeFile(t, "typo.yaml", strings.Replace(sa("pool", util), "maxReplicas", "maxReplica", 1))},
-			`item 0 (SeedAutoscaler "garden/x"): unknown field "spec.maxReplica"`},
+			`line 6: item 0 (SeedAutoscaler "garden/x"): spec.maxReplica: unknown field; did you mean "maxReplicas"?`},
 		{"invalid spec", []string{"--autoscale", writeFile(t, "min.yaml", strings.Replace(sa("pool", util), "maxReplicas: 3", "maxReplicas: 3\n  minReplicas: 4", 1))},
 			`item 0 (SeedAutoscaler "garden/x"): spec.minReplicas: 4: must not exceed spec.maxReplicas (3)`},
 		{"no such set", []string{"--autoscale", writeFile(t, "nope.yaml", sa("nope", util))},
@@ -278,7 +278,7 @@ func TestPlanAutoscaleNamespaces(t *testing.T) {
 	code, out, errOut = runCmd(t, "plan", "--landscape", autoscaleLandscape, "--autoscale", twice)
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
-	assert.Contains(t, errOut, `twice.yaml": SeedAutoscaler garden/pool: given twice`)
+	assert.Contains(t, errOut, `twice.yaml: line 15: item 1 (SeedAutoscaler "garden/pool"): given twice, first as item 0 at line 3`)
 }
 
 // plan --autoscale holds a file to the SeedAutoscaler's bounds, as the

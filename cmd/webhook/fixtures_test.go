@@ -203,7 +203,7 @@ func createLandscape(ctx context.Context, t *testing.T, c client.Client, namespa
 	for _, ns := range namespaces {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
-	objs, err := landscape.ReadFile("../../examples/landscape.yaml")
+	objs, err := landscape.ReadFile("../../examples/landscape.yaml", nil)
 	require.NoError(t, err)
 	for _, o := range objs {
 		createWithStatus(ctx, t, c, o)

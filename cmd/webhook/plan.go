@@ -116,6 +116,10 @@ func (p *planFlags) operations() ([]plan.Operation, []planOp, error) {
 	return ops, from, nil
 }
 
+// warnLandscape prints a near miss of a landscape file (a dump: warned,
+// not refused; internal/landscape/strict.go).
+func warnLandscape(msg string) { fmt.Fprintln(os.Stderr, "warning: "+msg) }
+
 func readShoot(path string) (*api.Shoot, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -124,9 +128,10 @@ func readShoot(path string) (*api.Shoot, error) {
 	return landscape.DecodeShoot(data)
 }
 
-// readSeeds reads a file of Seed manifests; anything else in it is an error.
+// readSeeds reads a file of Seed manifests, written by hand (a near miss
+// is an error); anything else in it is an error.
 func readSeeds(path string) ([]*api.Seed, error) {
-	objs, err := landscape.ReadFile(path)
+	objs, err := landscape.ReadHandWritten(path)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +229,7 @@ func planSource(ctx context.Context, cfg *config.Config, file, kubeconfig string
 	if live {
 		return liveLandscape(ctx, kubeconfig, cfg.GardenNamespace)
 	}
-	objs, err := landscape.ReadFile(file)
+	objs, err := landscape.ReadFile(file, warnLandscape)
 	if err != nil {
 		return nil, fmt.Errorf("--landscape %q: %w", file, err)
 	}

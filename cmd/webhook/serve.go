@@ -101,7 +101,7 @@ func landscapeToServe(cfg *config.Config, path string) ([]client.Object, error) 
 	if err := checkLandscapeConfig(cfg); err != nil {
 		return nil, err
 	}
-	objs, err := landscape.ReadFile(path)
+	objs, err := landscape.ReadFile(path, warnLandscape)
 	if err != nil {
 		return nil, fmt.Errorf("--landscape %q: %w", path, err)
 	}

@@ -46,6 +46,11 @@ type result struct {
 	Codes  map[string]placement.ReasonCode `json:"codes,omitempty"`
 	Counts map[placement.ReasonCode]int    `json:"counts,omitempty"`
 	Error  string                          `json:"error,omitempty"`
+	// Seeds is the N of "0/N seeds eligible" (placement.Decision.Eligible):
+	// every seed of the landscape, as the admission warning counts.
+	Seeds int `json:"seeds,omitempty"`
+	// headline is the text output's first line (Decision.Headline).
+	headline string
 	// Scores is a scored decision's breakdown (scoring configured): the
 	// chosen seed, then the runners-up, each scorer's score and weight.
 	// Scored is how many seeds the profile ranked. Both absent without a
@@ -58,8 +63,12 @@ func newResult(name string, d placement.Decision) result {
 	if d.Schedulable() {
 		return result{Name: name, Seed: d.Seed, Scores: d.Scores, Scored: d.Scored}
 	}
-	return result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons,
-		Code: d.Code, Codes: d.Codes, Counts: d.CodeSummary().Counts}
+	r := result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons,
+		Code: d.Code, Codes: d.Codes, Counts: d.CodeSummary().Counts, headline: d.Headline()}
+	if d.Step != placement.StepSelfHosted { // no seed was considered
+		r.Seeds = d.Total
+	}
+	return r
 }
 
 // stringsFlag collects a repeatable flag.
@@ -244,7 +253,7 @@ func readLandscapeShoot(landscapePath, shootPath string) ([]client.Object, *api.
 	if err != nil {
 		return nil, nil, fmt.Errorf("--shoot %q: %w", shootPath, err)
 	}
-	objs, err := landscape.ReadFile(landscapePath)
+	objs, err := landscape.ReadFile(landscapePath, warnLandscape)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--landscape %q: %w", landscapePath, err)
 	}

@@ -41,7 +41,7 @@ func (r result) text() string {
 	case r.Error != "":
 		fmt.Fprintf(&b, "%s: error: %s\n", r.Name, r.Error)
 	case r.Unschedulable:
-		fmt.Fprintf(&b, "%s: unschedulable at step %s: %s\n", r.Name, r.Step, r.Message)
+		fmt.Fprintf(&b, "%s: unschedulable at step %s: %s\n", r.Name, r.Step, r.headline)
 		for _, seed := range slices.Sorted(maps.Keys(r.Reasons)) {
 			fmt.Fprintf(&b, "  %s: %s\n", seed, r.Reasons[seed])
 		}

@@ -17,8 +17,8 @@ func TestSimulateDirectory(t *testing.T) {
 	code, out, errOut := runCmd(t, "simulate", "-f", "testdata/scenarios")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, `{"name":"least-usage","seed":"seed-b"}
-{"name":"no-strategy","unschedulable":true,"step":"Strategy","message":"no matching seed candidate found for Configuration (Cloud Profile 'aws', Region 'eu-west-1', SeedDeterminationStrategy 'SameRegion')","reasons":{"seed-a":"SameRegion: provider type or region differs from the shoot's"},"codes":{"seed-a":"RegionMismatch"},"counts":{"RegionMismatch":1}}
-{"name":"tainted","unschedulable":true,"step":"Candidates","message":"0/2 seed cluster candidate(s) are eligible for scheduling","reasons":{"seed-a":"shoot does not tolerate the seed's taints","seed-b":"shoot does not tolerate the seed's taints"},"codes":{"seed-a":"TaintNotTolerated","seed-b":"TaintNotTolerated"},"counts":{"TaintNotTolerated":2}}
+{"name":"no-strategy","unschedulable":true,"step":"Strategy","message":"no matching seed candidate found for Configuration (Cloud Profile 'aws', Region 'eu-west-1', SeedDeterminationStrategy 'SameRegion')","reasons":{"seed-a":"SameRegion: provider type or region differs from the shoot's"},"codes":{"seed-a":"RegionMismatch"},"counts":{"RegionMismatch":1},"seeds":1}
+{"name":"tainted","unschedulable":true,"step":"Candidates","message":"0/2 seed cluster candidate(s) are eligible for scheduling","reasons":{"seed-a":"shoot does not tolerate the seed's taints","seed-b":"shoot does not tolerate the seed's taints"},"codes":{"seed-a":"TaintNotTolerated","seed-b":"TaintNotTolerated"},"counts":{"TaintNotTolerated":2},"seeds":2}
 `, out)
 }
 
@@ -168,7 +168,7 @@ func TestSimulateSkipsDeletingSeeds(t *testing.T) {
 		{"only a deleting seed", []any{deletingSeed}, result{Name: "s", Unschedulable: true, Step: placement.StepUsable,
 			Message: "none of the 1 seeds is valid for scheduling (not deleting, visible and ready)",
 			Reasons: map[string]string{"seed-a": "seed is being deleted (metadata.deletionTimestamp is set)"},
-			Codes:   map[string]placement.ReasonCode{"seed-a": placement.SeedDeleting}, Counts: map[placement.ReasonCode]int{placement.SeedDeleting: 1}}},
+			Codes:   map[string]placement.ReasonCode{"seed-a": placement.SeedDeleting}, Counts: map[placement.ReasonCode]int{placement.SeedDeleting: 1}, Seeds: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +211,7 @@ func TestSimulateTextOutput(t *testing.T) {
 		{"placed", []string{"--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml"}, exitOK,
 			[]string{"webshop: seed aws-eu2"}},
 		{"unschedulable, every seed's reason", []string{"--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot-unschedulable.yaml"}, exitOK,
-			[]string{"unschedulable at step", "  aws-eu-restricted: shoot does not tolerate the seed's taints"}},
+			[]string{"ledger: unschedulable at step Candidates: 0/6 seeds eligible\n", "  aws-eu-restricted: shoot does not tolerate the seed's taints"}},
 		{"error", []string{"-f", missing}, exitError, []string{missing + ": error: "}},
 	}
 	for _, tt := range tests {

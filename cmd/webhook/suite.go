@@ -91,6 +91,12 @@ func readSuite(path string) (*loadedSuite, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSuite(path, data)
+}
+
+// parseSuite is readSuite on the file's contents; every error is a
+// *suiteError.
+func parseSuite(path string, data []byte) (*loadedSuite, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, &suiteError{fmt.Sprintf("%s: %v", path, err)}
@@ -165,6 +171,11 @@ func (ls *loadedSuite) checkCase(at positions, i int, seen map[string]bool) []st
 		return problems
 	}
 	e := c.Expect
+	for _, key := range e.foreign(c.kind()) {
+		// A case would pass whatever the webhook answers there: no
+		// expectation of another kind is ever compared.
+		bad("expect."+key, "a %s case does not decide %s", c.kind(), key)
+	}
 	switch c.kind() {
 	case kindShoot:
 		if (e.Seed == "") == (len(e.Unschedulable) == 0) {
@@ -204,6 +215,28 @@ func (ls *loadedSuite) checkCase(at positions, i int, seen map[string]bool) []st
 		}
 	}
 	return problems
+}
+
+// expectsOf are the expectations each kind of case compares.
+var expectsOf = map[string][]string{
+	kindShoot:          {"seed", "unschedulable"},
+	kindSeedChange:     {"binding", "capacity"},
+	kindSeedAutoscaler: {"replicas"},
+}
+
+// foreign are the expectations e sets that a case of kind does not compare.
+func (e suiteExpect) foreign(kind string) []string {
+	set := map[string]bool{
+		"seed": e.Seed != "", "unschedulable": len(e.Unschedulable) > 0,
+		"binding": e.Binding != "", "capacity": e.Capacity != "", "replicas": e.Replicas != nil,
+	}
+	var out []string
+	for _, key := range suiteFields["suiteExpect"] {
+		if set[key] && !slices.Contains(expectsOf[kind], key) {
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 // decodeShoot reads a shoot case's Shoot: a file name or an inline object.

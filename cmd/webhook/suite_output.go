@@ -53,12 +53,15 @@ func testCommand(ctx context.Context, c *cli, cmd *cobra.Command, o *testOptions
 		}
 		all = append(all, res)
 	}
+	failed := writeTable(c.stdout, all)
 	if *o.junit != "" {
 		if err := writeJUnit(*o.junit, all); err != nil {
-			return fail(fmt.Errorf("--junit %q: %w", *o.junit, err))
+			// Output that cannot be written is exit code 1 (docs/cli.md,
+			// Exit codes), not bad input: the cases were decided.
+			fmt.Fprintf(c.stderr, "%s test: --junit %q: %v\n", c.prog, *o.junit, err)
+			return exitError
 		}
 	}
-	failed := writeTable(c.stdout, all)
 	if failed > 0 {
 		return exitError
 	}
@@ -95,7 +98,7 @@ func runSuite(ctx context.Context, path string, o *testOptions) (suiteResults, e
 		return suiteResults{}, &suiteError{ls.at.of(nil, "landscape") + ": landscape: no landscape: name a file, or give --kubeconfig PATH"}
 	default:
 		file := ls.rel(ls.suite.Landscape)
-		if objs, err = landscape.ReadFile(file); err != nil {
+		if objs, err = landscape.ReadFile(file, warnLandscape); err != nil {
 			err = fmt.Errorf("%s: landscape %q: %w", ls.at.of(nil, "landscape"), ls.suite.Landscape, err)
 		}
 	}
@@ -124,10 +127,7 @@ func writeTable(w io.Writer, all []suiteResults) int {
 			if !r.Passed {
 				verdict = "FAIL"
 				failed++
-				fmt.Fprintf(&diffs, "\n--- FAIL: %s (%s)\n    expected: %s\n    actual:   %s\n", r.Name, s.path, r.Expected, r.Actual)
-				if r.Detail != "" {
-					fmt.Fprintf(&diffs, "    why:      %s\n", r.Detail)
-				}
+				fmt.Fprintf(&diffs, "\n--- FAIL: %s (%s)\n%s\n", r.Name, s.path, indent(r.diff(), "    "))
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", filepath.Base(s.path), r.Name, r.Kind, verdict)
 		}
@@ -136,6 +136,21 @@ func writeTable(w io.Writer, all []suiteResults) int {
 	fmt.Fprint(w, diffs.String())
 	fmt.Fprintf(w, "\n%d of %d cases passed\n", total-failed, total)
 	return failed
+}
+
+// diff is a failed case's expected and actual outcome and why, as the
+// table and the JUnit failure print it.
+func (r caseResult) diff() string {
+	text := fmt.Sprintf("expected: %s\nactual:   %s", r.Expected, r.Actual)
+	if r.Detail != "" {
+		text += "\nwhy:      " + r.Detail
+	}
+	return text
+}
+
+// indent puts prefix before every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
 // JUnit XML, as CI systems read it (one testsuite per suite file).
@@ -174,11 +189,7 @@ func writeJUnit(path string, all []suiteResults) error {
 			jc := junitCase{Name: r.Name, Classname: r.Kind}
 			if !r.Passed {
 				js.Failures++
-				text := fmt.Sprintf("expected: %s\nactual:   %s", r.Expected, r.Actual)
-				if r.Detail != "" {
-					text += "\nwhy:      " + r.Detail
-				}
-				jc.Failure = &junitFailure{Message: fmt.Sprintf("expected %s, got %s", r.Expected, r.Actual), Type: "mismatch", Text: text}
+				jc.Failure = &junitFailure{Message: fmt.Sprintf("expected %s, got %s", r.Expected, r.Actual), Type: "mismatch", Text: r.diff()}
 			}
 			js.Cases = append(js.Cases, jc)
 		}

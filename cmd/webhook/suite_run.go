@@ -103,12 +103,12 @@ func (r *suiteRun) shootCase(shoot *api.Shoot, e suiteExpect, res *caseResult) {
 		res.Actual = "seed " + d.Seed
 		return
 	}
-	codes := decisionCodes(d)
-	res.Actual = unschedulableText(codes)
+	res.Actual = unschedulableText(decisionCodes(d))
 	res.Detail = d.Summary()
 }
 
-// decisionCodes are the distinct reason codes of an unschedulable decision.
+// decisionCodes are the reason codes of an unschedulable decision: the
+// decision's and every seed's (unschedulableText makes them a set).
 func decisionCodes(d placement.Decision) []string {
 	var codes []string
 	if d.Code != "" {
@@ -117,8 +117,7 @@ func decisionCodes(d placement.Decision) []string {
 	for _, c := range d.Codes {
 		codes = append(codes, string(c))
 	}
-	slices.Sort(codes)
-	return slices.Compact(codes)
+	return codes
 }
 
 // unschedulableText is how expected and actual codes are compared: as a

@@ -113,6 +113,17 @@ func TestSuiteMutationFailsNamedCase(t *testing.T) {
 	}
 }
 
+// A JUnit file that cannot be written is output that failed (exit code 1),
+// after the table, with the flag and its value; nothing is left behind.
+func TestSuiteJUnitNotWritten(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "missing", "suite.xml")
+	code, out, errOut := runCmd(t, "test", exampleSuite, "--junit", junit)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, out, "6 of 6 cases passed\n")
+	assert.Contains(t, errOut, `webhook test: --junit "`+junit+`": `)
+	assert.NoDirExists(t, filepath.Dir(junit))
+}
+
 // Bad input is exit code 2, nothing on stdout, no JUnit file, and each
 // problem with the file's position, the field and its value.
 func TestSuiteBadInput(t *testing.T) {
@@ -142,6 +153,9 @@ func TestSuiteBadInput(t *testing.T) {
 			[]string{`suite.yaml:5:21: cases[0].expect.binding: unsupported value "maybe" (want allowed or denied)`}},
 		{"Shoot not in the landscape", landscape + "cases:\n- name: a\n  seedChange: {shoot: garden-dev/nope, seed: aws-eu2}\n  expect: {binding: denied}\n",
 			[]string{`suite.yaml:4:15: cases[0].seedChange: shoot "garden-dev/nope": no such Shoot in the landscape`}},
+		{"expectation of another kind", landscape + "cases:\n- name: a\n  shoot: EX/shoot.yaml\n  expect: {seed: aws-eu2, binding: denied, replicas: 1}\n",
+			[]string{`suite.yaml:5:36: cases[0].expect.binding: a shoot case does not decide binding`,
+				`suite.yaml:5:54: cases[0].expect.replicas: a shoot case does not decide replicas`}},
 		{"no autoscalers file", landscape + "cases:\n- name: a\n  seedAutoscaler: garden/aws-eu\n  expect: {replicas: 1}\n",
 			[]string{`suite.yaml:4:19: cases[0].seedAutoscaler: "garden/aws-eu": the suite names no autoscalers file`}},
 		{"no landscape", "cases:\n- name: a\n  shoot: EX/shoot.yaml\n  expect: {seed: x}\n",
@@ -162,18 +176,34 @@ func TestSuiteBadInput(t *testing.T) {
 	}
 }
 
-// readSuite never panics, whatever the file holds.
+// The suite reader never panics, whatever the file holds; it refuses with
+// bad input (a *suiteError, exit code 2) or returns a suite whose every case
+// has one kind, its expectations and, for a shoot case, a decoded Shoot. The
+// suite is read as examples/test-suite.yaml, so that its Shoot files resolve
+// and the seed from that file is read to the end.
 func FuzzReadSuite(f *testing.F) {
 	data, err := os.ReadFile(exampleSuite)
 	require.NoError(f, err)
 	f.Add(data)
 	f.Add([]byte("cases:\n- name: a\n  shoot: {kind: Shoot}\n  expect: {unschedulable: [x]}\n"))
 	f.Add([]byte("cases: [{seedChange: {shoot: a/b}}]"))
-	dir := f.TempDir()
+	f.Add([]byte("cases: [{name: a, seedAutoscaler: x, expect: {replicas: 2}}]\nautoscalers: autoscaling.yaml\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(dir, "suite.yaml")
-		require.NoError(t, os.WriteFile(path, data, 0o600))
-		_, _ = readSuite(path)
+		ls, err := parseSuite(exampleSuite, data)
+		if err != nil {
+			var se *suiteError
+			require.ErrorAs(t, err, &se)
+			require.NotEmpty(t, se.msg)
+			return
+		}
+		require.NotEmpty(t, ls.suite.Cases)
+		for i, c := range ls.suite.Cases {
+			require.NotEmpty(t, c.Name)
+			require.Empty(t, c.Expect.foreign(c.kind()), "case %d", i)
+			if c.kind() == kindShoot {
+				require.NotNil(t, ls.shoots[i], "case %d", i)
+			}
+		}
 	})
 }
 

@@ -103,7 +103,7 @@ func (e *env) loadLandscape(ctx context.Context, t *testing.T) {
 	} {
 		must(t, e.c.Create(ctx, ns))
 	}
-	objs, err := landscape.ReadFile(filepath.Join(tools.root, "examples", "landscape.yaml"))
+	objs, err := landscape.ReadFile(filepath.Join(tools.root, "examples", "landscape.yaml"), nil)
 	must(t, err)
 	for _, o := range objs {
 		want := o.DeepCopyObject().(client.Object)

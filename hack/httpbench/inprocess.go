@@ -53,7 +53,7 @@ func inProcessServer(cfgPath, landscapePath string, port int, logTo io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	objs, err := landscape.ReadFile(landscapePath)
+	objs, err := landscape.ReadFile(landscapePath, nil)
 	if err != nil {
 		return nil, err
 	}

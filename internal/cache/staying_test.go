@@ -2,6 +2,7 @@ package cache
 
 import (
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,4 +70,37 @@ func BenchmarkStayingKey(b *testing.B) {
 	for b.Loop() {
 		_ = stayingKeyOf(in)
 	}
+}
+
+// Whatever the Shoot's values, its key decodes to exactly the fields
+// CheckStaying reads: the cache's encoding loses nothing and never fails.
+func FuzzStayingKey(f *testing.F) {
+	f.Add("aws", "", "aws", "t", "v", "eu-access-only", "z", "zone", "env", "prod")
+	f.Add("", "NamespacedCloudProfile", "", "", "", "", "", "", "", "")
+	f.Add("p\x00\"", "k\\", "\u2028", "a=b", "{}", "[", "]", "", "k", "")
+	f.Fuzz(func(t *testing.T, profile, kind, provider, tolKey, tolValue, access, zone, tolerance, labelKey, labelValue string) {
+		// The watch decodes Shoots from JSON, whose strings are valid
+		// UTF-8 (invalid bytes arrive as U+FFFD): the only strings a key
+		// is made of.
+		for _, s := range []string{profile, kind, provider, tolKey, tolValue, access, zone, tolerance, labelKey, labelValue} {
+			if !utf8.ValidString(s) {
+				t.Skip("not valid UTF-8: never in a decoded Shoot")
+			}
+		}
+		spec := api.ShootSpec{
+			CloudProfile:       &api.CloudProfileReference{Kind: kind, Name: profile},
+			CloudProfileName:   ptr.To(profile),
+			Provider:           api.ShootProvider{Type: provider},
+			Tolerations:        []api.Toleration{{Key: tolKey, Value: ptr.To(tolValue)}, {Key: tolValue}},
+			AccessRestrictions: []api.AccessRestrictionWithOptions{{Name: access, Options: map[string]string{tolKey: tolValue}}},
+			SeedSelector:       &api.SeedSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{labelKey: labelValue}}, ProviderTypes: []string{provider}},
+			ControlPlane:       &api.ControlPlane{Zones: []string{zone}, HighAvailability: &api.HighAvailability{FailureTolerance: api.FailureTolerance{Type: tolerance}}},
+		}
+		full := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "garden-p"}, Spec: spec}
+		full.Spec.SeedName = ptr.To("s")
+		full.Spec.Region = "r"
+		got, err := reduceShoot(full).StayingKey().Spec()
+		require.NoError(t, err)
+		assert.Equal(t, spec, got)
+	})
 }

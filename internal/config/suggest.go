@@ -14,9 +14,16 @@ import (
 // path (a strict decoding field path such as "scoring.scorers[0].wieght"),
 // or "" when no name is near enough to be a likely typo.
 func suggestField(path string) string {
+	return SuggestField(reflect.TypeFor[Config](), path)
+}
+
+// SuggestField is suggestField for the JSON type root (a struct): the
+// manifests internal/landscape reads get the same suggestions as the
+// configuration.
+func SuggestField(root reflect.Type, path string) string {
 	segments := strings.Split(path, ".")
 	unknown := segments[len(segments)-1]
-	known := fieldNamesAt(reflect.TypeFor[Config](), segments[:len(segments)-1])
+	known := fieldNamesAt(root, segments[:len(segments)-1])
 	return nearest(unknown, known)
 }
 

@@ -1,21 +1,15 @@
 package landscape
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 	"github.com/seedwarden/seedwarden/internal/autoscalingapi"
@@ -56,21 +50,38 @@ var strict = map[string]bool{KindSeedAutoscaler: true, KindSeedDrain: true}
 // objects, or several YAML documents separated by `---` (or concatenated JSON
 // objects). Items are numbered from 0 in the order they appear, Lists
 // flattened. Supported kinds are decoded into their typed structs; other kinds
-// are skipped. An item without apiVersion/kind, or that does not decode, is an
-// error naming its number, kind, name and the offending field.
+// are skipped. An item without apiVersion/kind, that does not decode, of a
+// kind read here but in another version of its group, or given twice, is an
+// error naming its line in the file, number, kind, name and the offending
+// field. Near misses (strict.go) are dropped: DecodeWarn reports them.
 func Decode(data []byte) ([]client.Object, error) {
-	return decodeKinds(data, nil)
+	return decode(data, reading{})
 }
 
-// decodeKinds is Decode; only, when set, are the kinds allowed.
-func decodeKinds(data []byte, only map[string]bool) ([]client.Object, error) {
+// DecodeWarn is Decode, reporting each near miss through warn.
+func DecodeWarn(data []byte, warn func(string)) ([]client.Object, error) {
+	return decode(data, reading{warn: warn})
+}
+
+// reading says how strictly a file is read.
+type reading struct {
+	// only, when set, are the kinds allowed: another is an error rather
+	// than skipped.
+	only map[string]bool
+	// handWritten: a near miss is an error, not a warning; the file was
+	// written for its purpose, not dumped from a garden.
+	handWritten bool
+	warn        func(string) // near misses when not handWritten; nil: dropped
+}
+
+func decode(data []byte, r reading) ([]client.Object, error) {
 	docs, err := splitDocuments(data)
 	if err != nil {
 		return nil, err
 	}
-	d := decoder{only: only}
+	d := decoder{reading: r, seen: map[string]position{}}
 	for _, doc := range docs {
-		if err := d.add(doc, 0); err != nil {
+		if err := d.add(doc, doc.json, "", 0); err != nil {
 			return nil, err
 		}
 	}
@@ -82,14 +93,30 @@ func decodeKinds(data []byte, only map[string]bool) ([]client.Object, error) {
 // someone means to serve or plan on.
 var ErrEmpty = errors.New("empty: no Seed, Shoot, CloudProfile, NamespacedCloudProfile, Project or ConfigMap in it")
 
-// ReadFile reads and decodes the landscape file at path; a decoding error,
-// or a file without a single supported object (ErrEmpty), names the file.
-func ReadFile(path string) ([]client.Object, error) {
+// ReadFile reads and decodes the landscape file at path, a dump of a
+// garden: near misses go to warn (nil: nowhere), naming the file. A
+// decoding error, or a file without a single supported object (ErrEmpty),
+// names the file.
+func ReadFile(path string, warn func(string)) ([]client.Object, error) {
+	r := reading{}
+	if warn != nil {
+		r.warn = func(s string) { warn("landscape " + path + ": " + s) }
+	}
+	return readFile(path, r)
+}
+
+// ReadHandWritten is ReadFile for a file written by hand (plan
+// --add-seed): a near miss is an error.
+func ReadHandWritten(path string) ([]client.Object, error) {
+	return readFile(path, reading{handWritten: true})
+}
+
+func readFile(path string, r reading) ([]client.Object, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := Decode(data)
+	objs, err := decode(data, r)
 	if err == nil && len(objs) == 0 {
 		err = ErrEmpty
 	}
@@ -99,133 +126,104 @@ func ReadFile(path string) ([]client.Object, error) {
 	return objs, nil
 }
 
-// splitDocuments returns each top-level document as JSON. JSON input is not
-// run through the YAML parser, which is much slower on large `-o json` dumps.
-func splitDocuments(data []byte) ([]json.RawMessage, error) {
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
-	if len(trimmed) == 0 {
-		return nil, nil
-	}
-	var docs []json.RawMessage
-	if trimmed[0] == '{' || trimmed[0] == '[' {
-		dec := json.NewDecoder(bytes.NewReader(trimmed))
-		for {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err == io.EOF {
-				return docs, nil
-			} else if err != nil {
-				return nil, fmt.Errorf("document %d: invalid JSON: %w", len(docs), err)
-			}
-			docs = append(docs, raw)
-		}
-	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for n := 0; ; n++ {
-		doc, err := r.Read()
-		if err == io.EOF {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, err)
-		}
-		j, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: invalid YAML: %w", n, err)
-		}
-		if t := bytes.TrimSpace(j); len(t) == 0 || string(t) == "null" {
-			continue // empty document, e.g. a trailing `---` or only comments
-		}
-		docs = append(docs, j)
-	}
+type decoder struct {
+	reading
+	out  []client.Object
+	next int                 // number of the next item
+	seen map[string]position // by apiVersion, kind, namespace and name
 }
 
-type decoder struct {
-	out  []client.Object
-	next int // number of the next item
-	// only, when set, are the kinds allowed: another is an error rather
-	// than skipped.
-	only map[string]bool
+// position is where an item is: its number and line in the file.
+type position struct{ item, line int }
+
+func (p position) String() string {
+	if p.line == 0 {
+		return fmt.Sprintf("item %d", p.item)
+	}
+	return fmt.Sprintf("item %d at line %d", p.item, p.line)
+}
+
+// at is the "line N: " that begins a message about path in doc.
+func at(doc *document, path string) string {
+	if l := doc.lineOf(path); l > 0 {
+		return fmt.Sprintf("line %d: ", l)
+	}
+	return ""
 }
 
 // maxListDepth bounds Lists nested in Lists (which kubectl never writes).
 const maxListDepth = 8
 
-func (d *decoder) add(raw json.RawMessage, depth int) error {
+// add decodes raw, found at path in doc.
+func (d *decoder) add(doc *document, raw json.RawMessage, path string, depth int) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return fmt.Errorf("item %d: %w", d.next, err)
+			return fmt.Errorf("%sitem %d: %w", at(doc, path), d.next, err)
 		}
-		return d.addItems(items, depth)
+		return d.addItems(doc, items, path, depth)
 	}
 	h, err := readHeader(raw)
 	if err != nil {
 		d.next++
-		return fmt.Errorf("item %d: %w", d.next-1, err)
+		return fmt.Errorf("%sitem %d: %w", at(doc, path), d.next-1, err)
 	}
 	if h.isList() {
 		var items []json.RawMessage
 		if err := json.Unmarshal(h.items, &items); err != nil {
-			return fmt.Errorf("%s: items: %w", h.item(d.next), err)
+			return fmt.Errorf("%s%s: items: %w", at(doc, joinPath(path, "items")), h.item(d.next), err)
 		}
-		return d.addItems(items, depth)
+		return d.addItems(doc, items, joinPath(path, "items"), depth)
 	}
 	idx := d.next
 	d.next++
+	item := h.item(idx)
 	if h.apiVersion == "" || h.kind == "" {
-		return fmt.Errorf("%s: apiVersion and kind are required", h.item(idx))
+		return fmt.Errorf("%s%s: apiVersion and kind are required", at(doc, path), item)
 	}
 	key := h.apiVersion + "/" + h.kind
 	if d.only != nil && !d.only[key] {
-		return fmt.Errorf("%s: %s %s is not %s", h.item(idx), h.apiVersion, h.kind, kindList(d.only, "or"))
+		return fmt.Errorf("%s%s: %s %s is not %s", at(doc, path), item, h.apiVersion, h.kind, kindList(d.only, "or"))
 	}
 	newObj, ok := decodable[key]
 	if !ok {
+		if want := otherVersion(h.apiVersion, h.kind); want != "" {
+			return fmt.Errorf("%s%s: apiVersion %s: a %s is read as %s only; converted, it would count (left out, so would whatever depends on it)",
+				at(doc, joinPath(path, "apiVersion")), item, h.apiVersion, h.kind, want)
+		}
 		return nil // not part of a landscape
 	}
+	if h.name != "" {
+		id := key + " " + h.namespace + "/" + h.name
+		if first, dup := d.seen[id]; dup {
+			return fmt.Errorf("%s%s: given twice, first as %s", at(doc, path), item, first)
+		}
+		d.seen[id] = position{idx, doc.lineOf(path)}
+	}
 	obj := newObj()
-	if err := decodeInto(raw, obj, strict[key]); err != nil {
-		return fmt.Errorf("%s: %w", h.item(idx), err)
+	misses, derr := decodeInto(raw, obj, strict[key])
+	if derr != nil {
+		return fmt.Errorf("%s%s: %w", at(doc, joinPath(path, derr.path)), item, derr)
+	}
+	if err := d.report(doc, path, item, misses); err != nil {
+		return err
 	}
 	if check := checks[key]; check != nil {
 		if err := check(obj); err != nil {
-			return fmt.Errorf("%s: %w", h.item(idx), err)
+			return fmt.Errorf("%s%s: %w", at(doc, path), item, err)
 		}
 	}
 	d.out = append(d.out, obj)
 	return nil
 }
 
-// decodeInto decodes raw into obj; an error names the field that does not
-// decode, or (strict) the unknown or repeated field.
-func decodeInto(raw json.RawMessage, obj client.Object, strict bool) error {
-	var strictErrs []error
-	var err error
-	if strict {
-		strictErrs, err = kjson.UnmarshalStrict(raw, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-	} else {
-		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, obj)
-	}
-	if err != nil {
-		path, ferr := locate(reflect.TypeOf(obj).Elem(), raw)
-		if ferr == nil {
-			ferr = err
-		}
-		if path != "" {
-			return fmt.Errorf("%s: %w", path, ferr)
-		}
-		return ferr
-	}
-	return errors.Join(strictErrs...)
-}
-
-func (d *decoder) addItems(items []json.RawMessage, depth int) error {
+func (d *decoder) addItems(doc *document, items []json.RawMessage, path string, depth int) error {
 	if depth >= maxListDepth {
-		return fmt.Errorf("item %d: lists nested deeper than %d", d.next, maxListDepth)
+		return fmt.Errorf("%sitem %d: lists nested deeper than %d", at(doc, path), d.next, maxListDepth)
 	}
-	for _, it := range items {
-		if err := d.add(it, depth+1); err != nil {
+	for i, it := range items {
+		if err := d.add(doc, it, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
 			return err
 		}
 	}
@@ -287,9 +285,10 @@ func (h header) item(idx int) string {
 }
 
 // DecodeShoot decodes exactly one core.gardener.cloud/v1beta1 Shoot (JSON
-// or YAML), as Decode reads it.
+// or YAML) written by hand (--like, --shoot, a Headroom template): as
+// Decode reads it, a near miss an error.
 func DecodeShoot(data []byte) (*api.Shoot, error) {
-	objs, err := Decode(data)
+	objs, err := decode(data, reading{handWritten: true})
 	if err != nil {
 		return nil, err
 	}

@@ -229,11 +229,28 @@ func FuzzDecode(f *testing.F) {
 		"apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nspec:\n  seedName: 1\n",
 		autoscalerDoc, managedSeedSetDoc,
 		`{"apiVersion":"autoscaling.seedwarden.io/v1alpha1","kind":"SeedAutoscaler","spec":{"maxReplicas":1,"maxReplicas":2}}`,
+		// Near misses, other versions, repeats and positions (strict.go).
+		"# c\n---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {name: a}\nstatus:\n  alocatable: {shoots: \"1\"}\n",
+		"apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {name: a, namespace: n}\nspec: {regoin: r, Region: r, region: r}\n",
+		"apiVersion: core.gardener.cloud/v1\nkind: Seed\nmetadata: {name: a}\n",
+		"apiVersion: v1\nkind: List\nitems:\n- &s {apiVersion: core.gardener.cloud/v1beta1, kind: Seed, metadata: {name: a}}\n- *s\n",
+		"{\"apiVersion\":\"core.gardener.cloud/v1beta1\",\"kind\":\"Seed\",\"metadata\":{\"name\":\"a\"},\n\"spec\":{\"taints\":[{\"kee\":\"x\"}]}}",
+		"--- # c\na: 1\n--- x\n",
+		realDump,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := landscape.Decode(data)
+		warned := 0
+		objs, err := landscape.DecodeWarn(data, func(string) { warned++ })
+		plain, plainErr := landscape.Decode(data)
+		if (err == nil) != (plainErr == nil) || len(objs) != len(plain) {
+			t.Fatalf("warning changed the outcome: %v vs %v", err, plainErr)
+		}
+		// A file written by hand is refused where a landscape is warned.
+		if _, shootErr := landscape.DecodeShoot(data); warned > 0 && shootErr == nil {
+			t.Fatalf("%d near misses warned, yet DecodeShoot accepted the file", warned)
+		}
 		if err != nil {
 			return
 		}
@@ -249,14 +266,14 @@ func TestReadFile(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: core.gardener.cloud/v1beta1\nmetadata: {name: b}\n"), 0o600))
 
-	objs, err := landscape.ReadFile(good)
+	objs, err := landscape.ReadFile(good, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"CloudProfile//aws", "ConfigMap/garden/rc", "NamespacedCloudProfile/garden-dev/custom"}, kindsAndNames(objs))
 
-	_, err = landscape.ReadFile(bad)
-	require.EqualError(t, err, "landscape "+bad+`: item 0 ("b"): apiVersion and kind are required`)
+	_, err = landscape.ReadFile(bad, nil)
+	require.EqualError(t, err, "landscape "+bad+`: line 1: item 0 ("b"): apiVersion and kind are required`)
 
-	_, err = landscape.ReadFile(filepath.Join(dir, "missing.yaml"))
+	_, err = landscape.ReadFile(filepath.Join(dir, "missing.yaml"), nil)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
 
@@ -274,7 +291,7 @@ func TestReadFileRefusesEmpty(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "landscape.yaml")
 			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
-			objs, err := landscape.ReadFile(path)
+			objs, err := landscape.ReadFile(path, nil)
 			require.ErrorIs(t, err, landscape.ErrEmpty)
 			assert.Nil(t, objs)
 			assert.Equal(t, "landscape "+path+": empty: no Seed, Shoot, CloudProfile, NamespacedCloudProfile, Project or ConfigMap in it", err.Error())

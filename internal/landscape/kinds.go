@@ -27,7 +27,7 @@ func ReadKinds(path string, kinds ...string) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := decodeKinds(data, only)
+	objs, err := decode(data, reading{only: only, handWritten: true})
 	if err == nil && len(objs) == 0 {
 		err = fmt.Errorf("empty: no %s in it", kindList(only, "or"))
 	}

@@ -21,7 +21,7 @@ func FuzzDecodeKinds(f *testing.F) {
 	}
 	only := map[string]bool{KindSeedAutoscaler: true, KindManagedSeedSet: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := decodeKinds(data, only)
+		objs, err := decode(data, reading{only: only, handWritten: true})
 		if err != nil {
 			return
 		}

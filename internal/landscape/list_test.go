@@ -24,7 +24,7 @@ import (
 // client's typed lists do not carry.
 func exampleObjects(t *testing.T) []client.Object {
 	t.Helper()
-	objs, err := landscape.ReadFile("../../examples/landscape.yaml")
+	objs, err := landscape.ReadFile("../../examples/landscape.yaml", nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, objs)
 	return objs
@@ -86,7 +86,7 @@ func TestListReadsTheLandscape(t *testing.T) {
 
 	// The listed landscape decides as the file does.
 	for _, file := range []string{"../../examples/shoot.yaml", "../../examples/shoot-unschedulable.yaml"} {
-		objs, err := landscape.ReadFile(file)
+		objs, err := landscape.ReadFile(file, nil)
 		require.NoError(t, err)
 		require.Len(t, objs, 1)
 		shoot := objs[0].(*api.Shoot)

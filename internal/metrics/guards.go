@@ -3,16 +3,9 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // GuardRefusalsTotalName counts the requests a guard's rules refused, by
-// what the guard's enforcement did with them.
+// what the guard's enforcement did with them (action: the enforcement,
+// handlers.EnforceDeny, EnforceWarn or EnforceDryRun).
 const GuardRefusalsTotalName = "seedwarden_guard_refusals_total"
-
-// Label values of GuardRefusalsTotalName's action: the guard's enforcement
-// (config's enforcement values).
-const (
-	GuardActionDeny   = "deny"
-	GuardActionWarn   = "warn"
-	GuardActionDryRun = "dryrun"
-)
 
 func newGuardRefusals() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{

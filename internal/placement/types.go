@@ -135,6 +135,28 @@ type Decision struct {
 // Schedulable reports whether a seed was chosen.
 func (d *Decision) Schedulable() bool { return d.Seed != "" }
 
+// Eligible is the count of an unschedulable decision, as the admission
+// warning and simulate give it: "0/N seeds eligible", N every seed of the
+// landscape (Total) whichever step failed. Message keeps Gardener's own
+// wording, whose count is only of the seeds that reached its step ("0/1
+// seed cluster candidate(s)" with 5 of 6 dropped before): one Shoot gets
+// one count.
+func (d *Decision) Eligible() string { return fmt.Sprintf("0/%d seeds eligible", d.Total) }
+
+// Headline is Eligible with the failing step's message where it adds news
+// (past the per-seed step: an unparsable region config, no seed in the
+// Shoot's region); a self-hosted Shoot's message alone, as no seed was
+// considered.
+func (d *Decision) Headline() string {
+	switch {
+	case d.Step == StepSelfHosted:
+		return d.Message
+	case d.Step != StepCandidates && d.Message != "":
+		return d.Eligible() + ": " + d.Message
+	}
+	return d.Eligible()
+}
+
 // Summary is a one-line explanation for admission warnings and events:
 // "0/7 seeds eligible: seed-a: taints not tolerated, seed-b: ...". In large
 // landscapes seeds sharing a reason are grouped, most common reason first
@@ -148,7 +170,7 @@ func (d *Decision) Summary() string {
 		return d.Message // no seed was considered
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "0/%d seeds eligible: ", d.Total)
+	b.WriteString(d.Eligible() + ": ")
 	if len(d.Reasons) == 0 {
 		b.WriteString(d.Message)
 		return b.String()

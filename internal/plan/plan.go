@@ -28,8 +28,28 @@ type Drain struct{ Seed string }
 // only once their migration has completed.
 type RemoveSeed struct{ Seed string }
 
-// AddSeeds adds seeds that hold no Shoots yet.
+// AddSeeds adds seeds that hold no Shoots yet. A seed given without
+// lastOperation and conditions is taken as ready (assumeReady); one with
+// either counts as its status says.
 type AddSeeds struct{ Seeds []*api.Seed }
+
+// assumeReady is obj as its gardenlet would report it once up: a planned
+// seed does not exist yet, and one written without a status would
+// otherwise be not ready, take nothing and answer "a new seed would not
+// help" for the wrong reason. A status written on purpose (a seed planned
+// unready) is kept.
+func assumeReady(obj *api.Seed) *api.Seed {
+	if obj.Status.LastOperation != nil || len(obj.Status.Conditions) > 0 {
+		return obj
+	}
+	obj = obj.DeepCopy()
+	obj.Status.LastOperation = &api.LastOperation{Type: "Reconcile", State: "Succeeded"}
+	obj.Status.Conditions = []api.Condition{{Type: api.ConditionGardenletReady, Status: api.ConditionTrue}}
+	if obj.Spec.Backup != nil {
+		obj.Status.Conditions = append(obj.Status.Conditions, api.Condition{Type: api.ConditionBackupBucketsReady, Status: api.ConditionTrue})
+	}
+	return obj
+}
 
 // PlaceShoots places Shoots as they are, in order, each counted before the
 // next is decided: Shoots awaiting a seed, say.
@@ -167,7 +187,7 @@ func (op AddSeeds) apply(p *planner) error {
 		if _, ok := p.view.Seed(obj.Name); ok {
 			return fmt.Errorf("seed %q exists already", obj.Name)
 		}
-		p.view.addSeed(placement.NewSeed(obj))
+		p.view.addSeed(placement.NewSeed(assumeReady(obj)))
 	}
 	return nil
 }

@@ -182,3 +182,37 @@ func TestOperationErrorsNameTheValue(t *testing.T) {
 		})
 	}
 }
+
+// An added seed without a status is taken as ready; one whose status says
+// otherwise is not.
+func TestAddedSeedReadiness(t *testing.T) {
+	bare := func(s *api.Seed) { s.Status.LastOperation, s.Status.Conditions = nil, nil }
+	unready := func(s *api.Seed) { s.Status.Conditions[0].Status = "False" }
+	noLastOperation := func(s *api.Seed) { s.Status.LastOperation = nil }
+	tests := []struct {
+		name   string
+		mods   []func(*api.Seed)
+		placed bool
+	}{
+		{"ready as written", nil, true},
+		{"no status but allocatable: assumed ready", []func(*api.Seed){bare}, true},
+		{"no status, no backup: assumed ready", []func(*api.Seed){bare, noBackup}, true},
+		{"GardenletReady False: as written", []func(*api.Seed){unready}, false},
+		{"conditions without lastOperation: as written", []func(*api.Seed){noLastOperation}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			full := seed("full", "eu-west-1", 0)
+			added := seed("new", "eu-west-1", 1, tc.mods...)
+			r, err := Run(landscape([]*api.Seed{full}, nil), nil, sameRegion, []Operation{
+				AddSeeds{Seeds: []*api.Seed{added}},
+				AddShoots{Like: shoot("s", ""), Count: 1},
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tc.placed, len(r.Placed) == 1, "placed: %v, unplaced: %v", r.Placed, r.Unplaced)
+			if tc.placed {
+				assert.Equal(t, "new", r.Placed[0].To)
+			}
+		})
+	}
+}
