@@ -124,7 +124,9 @@ func splitDocuments(data []byte) ([]*document, error) {
 		return splitJSON(data, len(data)-len(trimmed))
 	}
 	var docs []*document
-	n, start, line := 0, 0, 1
+	// src is the current document, a slice of data (from offset from, not
+	// copied); nil between documents.
+	n, start, line, from := 0, 0, 1, 0
 	var src []byte
 	flush := func() error {
 		defer func() { n++ }()
@@ -138,18 +140,17 @@ func splitDocuments(data []byte) ([]*document, error) {
 		docs = append(docs, &document{json: j, src: src, line: start})
 		return nil
 	}
-	for rest := data; len(rest) > 0; line++ {
-		l := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			l, rest = rest[:i+1], rest[i+1:]
-		} else {
-			rest = nil
+	for off := 0; off < len(data); line++ {
+		l := data[off:]
+		if i := bytes.IndexByte(l, '\n'); i >= 0 {
+			l = l[:i+1]
 		}
+		off += len(l)
 		if !bytes.HasPrefix(l, []byte("---")) {
 			if src == nil {
-				start = line
+				start, from = line, off-len(l)
 			}
-			src = append(src, l...)
+			src = data[from:off]
 			continue
 		}
 		// A separator may be followed by a comment only, as the YAML
