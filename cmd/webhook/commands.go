@@ -59,7 +59,8 @@ func (c *cli) newRoot() *cobra.Command {
 	if !c.plugin() {
 		long += "\n\nWithout a command (or with serve's flags only), webhook serves."
 	}
-	long += "\n\nExit codes: 0 success, 1 failure while running, 2 bad usage or invalid configuration,\n" +
+	long += "\n\nExit codes: 0 success, 1 failure while running (test: some case failed),\n" +
+		"2 bad usage or invalid configuration,\n" +
 		"3 (plan) some Shoot found no seed, or some SeedAutoscaler target is not met at maxReplicas;\n" +
 		"  (audit) some Shoot breaks a placement rule."
 	root := &cobra.Command{

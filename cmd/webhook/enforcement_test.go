@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,10 @@ kubeconfigSecret: {enforcement: dryrun}
 namespaceDeletion: {enforcement: warn}
 `, port, certDir, metricsPort, healthPort, keyFile))
 	srv := startLandscape(t, cfg, healthPort)
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	// The registry is the process's: other tests (and -count) count there
+	// too, so each guard's counter is compared with its value before.
+	before := body(t, metricsURL)
 	client := devClient(t, certDir)
 	url := func(path string) string { return fmt.Sprintf("https://localhost:%d%s", port, path) }
 	jane := authenticationv1.UserInfo{Username: "jane.doe@example.com", Groups: []string{"system:authenticated"}}
@@ -77,9 +82,7 @@ namespaceDeletion: {enforcement: warn}
 	// namespace deletion warn: garden-dev belongs to Project dev.
 	warned(sendNamespaceDelete(t, client, url(handlers.WebhookNamespaceDeletionPath), "garden-dev", jane), `deletion of namespace "garden-dev" is not permitted`)
 
-	// The registry is the process's (other tests count denials there); no
-	// other test softens a guard.
-	m := body(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	after := body(t, metricsURL)
 	for guard, action := range map[string]string{
 		handlers.WebhookBinding:           handlers.EnforceWarn,
 		handlers.WebhookCapacity:          handlers.EnforceDryRun,
@@ -87,7 +90,21 @@ namespaceDeletion: {enforcement: warn}
 		handlers.WebhookKubeconfigSecret:  handlers.EnforceDryRun,
 		handlers.WebhookNamespaceDeletion: handlers.EnforceWarn,
 	} {
-		assert.Contains(t, m, fmt.Sprintf(`seedwarden_guard_refusals_total{action=%q,guard=%q} 1`, action, guard))
+		series := fmt.Sprintf(`seedwarden_guard_refusals_total{action=%q,guard=%q}`, action, guard)
+		assert.Equal(t, counterValue(t, before, series)+1, counterValue(t, after, series), "%s: one refusal", series)
 	}
 	srv.stopAndWait(t, 30*time.Second)
+}
+
+// counterValue is series' value in a /metrics text (0 when absent).
+func counterValue(t *testing.T, text, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			require.NoError(t, err, "%s", line)
+			return f
+		}
+	}
+	return 0
 }

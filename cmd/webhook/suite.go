@@ -170,12 +170,21 @@ func (ls *loadedSuite) checkCase(at positions, i int, seen map[string]bool) []st
 		bad("name", "%q: want exactly one of shoot, seedChange and seedAutoscaler, found %d", c.Name, subjects)
 		return problems
 	}
-	e := c.Expect
-	for _, key := range e.foreign(c.kind()) {
+	for _, key := range c.Expect.foreign(c.kind()) {
 		// A case would pass whatever the webhook answers there: no
 		// expectation of another kind is ever compared.
 		bad("expect."+key, "a %s case does not decide %s", c.kind(), key)
 	}
+	ls.checkKind(i, bad)
+	return problems
+}
+
+// checkKind checks what case i's kind needs: a shoot case's Shoot and
+// expected seed or codes, a seed change's Shoot, seed and verdicts, a
+// SeedAutoscaler's replicas. bad records a problem with a key of the case.
+func (ls *loadedSuite) checkKind(i int, bad func(key, format string, args ...any)) {
+	c := &ls.suite.Cases[i]
+	e := c.Expect
 	switch c.kind() {
 	case kindShoot:
 		if (e.Seed == "") == (len(e.Unschedulable) == 0) {
@@ -214,7 +223,6 @@ func (ls *loadedSuite) checkCase(at positions, i int, seen map[string]bool) []st
 			bad("seedAutoscaler", "%q: the suite names no autoscalers file", c.SeedAutoscaler)
 		}
 	}
-	return problems
 }
 
 // expectsOf are the expectations each kind of case compares.
