@@ -48,7 +48,9 @@ func TestFastPathMatchesPlain(t *testing.T) {
 	t.Run("generated", func(t *testing.T) {
 		landscapes, shoots := 150, 12
 		if testing.Short() {
-			landscapes = 30
+			// 30 reached only 38 of its 60 narrowed cases: the first
+			// landscapes narrow less often than the scaled floors assume.
+			landscapes = 60
 		}
 		r := rand.New(rand.NewPCG(1, 2))
 		sizes := []int{0, 1, 2, 5, 30, 100, placement.MinIndexed - 1, placement.MinIndexed, 300, 700}
