@@ -105,7 +105,12 @@ func TestSimulateScoringProfile(t *testing.T) {
 	// -o json is the default; -o text gives the breakdown as the warning does.
 	code, out, _ = runCmd(t, "simulate", "-o", "text", "--config", cfg, "--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml")
 	require.Equal(t, exitOK, code)
-	assert.Equal(t, "webshop: seed aws-eu1\n  scores: aws-eu1 5 (MostAllocated 5x1) > aws-eu2 3 (MostAllocated 3x1); 2 seeds scored\n", out)
+	assert.Equal(t, "webshop: seed aws-eu1\n  scores: aws-eu1 5 (MostAllocated 5x1) > aws-eu2 3 (MostAllocated 3x1); 2 seeds scored\n"+
+		"  2/6 seeds eligible; next, were aws-eu1 full: aws-eu2\n"+
+		"  aws-eu-restricted: shoot does not tolerate the seed's taints\n"+
+		"  aws-us1: SameRegion: provider type or region differs from the shoot's\n"+
+		"  gcp-eu1: provider \"gcp\" differs from the shoot's \"aws\"\n"+
+		"  gcp-us1: provider \"gcp\" differs from the shoot's \"aws\"\n", out)
 
 	// Scenario files are ranked with the profile too.
 	code, out, _ = runCmd(t, "simulate", "--config", cfg, "-f", "testdata/scenarios/least-usage.json")

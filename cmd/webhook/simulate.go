@@ -57,6 +57,9 @@ type result struct {
 	// profile, so the output is as before.
 	Scores []placement.SeedScore `json:"scores,omitempty"`
 	Scored int                   `json:"scored,omitempty"`
+	// alternatives is the text output's why-not-elsewhere of a scheduled
+	// result.
+	alternatives alternatives
 }
 
 func newResult(name string, d placement.Decision) result {
@@ -206,7 +209,7 @@ func simulateFile(cfg *config.Config, path string) result {
 	if err != nil {
 		return result{Name: path, Error: err.Error()}
 	}
-	return newResult(strings.TrimSuffix(filepath.Base(path), ".json"), store.Place(shoot, opts, ""))
+	return placeExplained(strings.TrimSuffix(filepath.Base(path), ".json"), store, shoot, opts)
 }
 
 func loadScenario(cfg *config.Config, path string) (*cache.Store, *api.Shoot, placement.Options, error) {
@@ -268,5 +271,5 @@ func placeOnLandscape(cfg *config.Config, objs []client.Object, shoot *api.Shoot
 	_, objs = takeShoot(objs, client.ObjectKeyFromObject(shoot))
 	store := newStore(cfg, nil)
 	store.Load(objs)
-	return newResult(shoot.Name, store.Place(shoot, placementOptions(cfg), ""))
+	return placeExplained(shoot.Name, store, shoot, placementOptions(cfg))
 }

@@ -68,7 +68,7 @@ func explainLive(ctx context.Context, cfg *config.Config, kubeconfig string, key
 	}
 	store := newStore(cfg, nil)
 	store.Load(rest)
-	return newResult(shoot.Name, store.Place(shoot, placementOptions(cfg), "")), nil
+	return placeExplained(shoot.Name, store, shoot, placementOptions(cfg)), nil
 }
 
 // takeShoot returns the Shoot key of objs, and objs without it.

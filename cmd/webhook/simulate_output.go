@@ -51,6 +51,7 @@ func (r result) text() string {
 		if s := d.ScoreSummary(); s != "" {
 			fmt.Fprintf(&b, "  scores: %s\n", s)
 		}
+		b.WriteString(r.alternatives.text(r.Seed))
 	}
 	return b.String()
 }

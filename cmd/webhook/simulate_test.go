@@ -209,7 +209,7 @@ func TestSimulateTextOutput(t *testing.T) {
 		want []string // lines, in order
 	}{
 		{"placed", []string{"--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot.yaml"}, exitOK,
-			[]string{"webshop: seed aws-eu2"}},
+			[]string{"webshop: seed aws-eu2\n  2/6 seeds eligible; next, were aws-eu2 full: aws-eu1\n", `  gcp-eu1: provider "gcp" differs from the shoot's "aws"`}},
 		{"unschedulable, every seed's reason", []string{"--landscape", "../../examples/landscape.yaml", "--shoot", "../../examples/shoot-unschedulable.yaml"}, exitOK,
 			[]string{"ledger: unschedulable at step Candidates: 0/6 seeds eligible\n", "  aws-eu-restricted: shoot does not tolerate the seed's taints"}},
 		{"error", []string{"-f", missing}, exitError, []string{missing + ": error: "}},
