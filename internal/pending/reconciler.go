@@ -2,14 +2,12 @@ package pending
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -343,54 +341,6 @@ func (r *Reconciler) readShoot(ctx context.Context, key types.NamespacedName) (*
 	return shoot, nil
 }
 
-// unschedulable reports a failed attempt and schedules the next one.
-func (r *Reconciler) unschedulable(ctx context.Context, shoot *api.Shoot, d *placement.Decision) reconcile.Result {
-	key := types.NamespacedName{Namespace: shoot.Namespace, Name: shoot.Name}
-	log := ctrl.LoggerFrom(ctx).WithValues("shoot", key.String())
-	r.Metrics.ObserveRetry(metrics.ResultUnschedulable)
-	r.clearWoken(key)
-	wait := r.afterUnschedulable(key)
-	msg := truncate(d.Summary())
-	log.Info("No seed fits pending Shoot", "step", d.Step, "retryAfter", wait)
-	r.Recorder.Eventf(shoot, nil, corev1.EventTypeWarning, ReasonSchedulingFailed, ActionSchedule, "%s", msg)
-
-	rv, reasons, ok := r.writeReasons(ctx, log, shoot, d)
-	if !ok {
-		return reconcile.Result{RequeueAfter: wait}
-	}
-	// The resourceVersion makes the patch conditional: a Shoot bound in
-	// the meantime must not be marked pending.
-	meta := map[string]any{"resourceVersion": rv}
-	body := map[string]any{"metadata": meta}
-	if reasons != nil {
-		meta["annotations"] = reasons
-	}
-	if op := shoot.Status.LastOperation; op == nil || op.Type != lastOperationTypeCreate ||
-		op.State != lastOperationStatePending || op.Description != msg {
-		body["status"] = map[string]any{"lastOperation": map[string]any{
-			"type":           lastOperationTypeCreate,
-			"state":          lastOperationStatePending,
-			"description":    msg,
-			"lastUpdateTime": r.Now().UTC().Format(time.RFC3339),
-			"progress":       0,
-		}}
-	} else if reasons == nil {
-		return reconcile.Result{RequeueAfter: wait}
-	}
-	patch, err := json.Marshal(body)
-	if err == nil {
-		err = r.Client.Status().Patch(ctx, shootRef(key), client.RawPatch(types.MergePatchType, patch))
-	}
-	switch {
-	case err == nil:
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		log.V(1).Info("Shoot changed; lastOperation not written", "reason", err.Error())
-	default:
-		log.Error(err, "Writing status.lastOperation failed")
-	}
-	return reconcile.Result{RequeueAfter: wait}
-}
-
 // isPending: the Shoot awaits a seed from this controller (api.AwaitsSeed).
 func (r *Reconciler) isPending(s *api.Shoot) bool {
 	return api.AwaitsSeed(s, r.Config.SchedulerName)
@@ -400,7 +350,6 @@ func shootRef(key types.NamespacedName) *api.Shoot {
 	return &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 }
 
-// truncate cuts s to MaxMessageBytes on a rune boundary, marking the cut.
 // scheduledMessage is the SchedulingSuccessful event's message:
 // gardener-scheduler's, then the score breakdown of a scored decision, cut
 // to an event's size.
@@ -412,6 +361,7 @@ func scheduledMessage(seed, scores string) string {
 	return truncate(msg)
 }
 
+// truncate cuts s to MaxMessageBytes on a rune boundary, marking the cut.
 func truncate(s string) string {
 	if len(s) <= MaxMessageBytes {
 		return s
