@@ -233,6 +233,7 @@ func notYetObserved(name string) string {
 		"seedwarden_autoscaler_": "autoscaler.enabled is false in the base",
 		"seedwarden_headroom_":   "the base configures no headroom profile",
 		"seedwarden_seeddrain_":  "seedDrain.enabled is false in the base",
+		"seedwarden_audit_":      "audit.enabled is false in the base",
 	} {
 		if strings.HasPrefix(name, prefix) {
 			return "part off: " + part
@@ -246,6 +247,8 @@ func notYetObserved(name string) string {
 		"seedwarden_validations_total":                     "counts the validating webhooks' answers; they see the test's Shoot only at its bind, and this env's CRD-served Shoots have no binding subresource",
 		"seedwarden_leadership_terms_ended_total":          "counts ended terms; none before NoLeaderPendingFiringResolved, which checks it",
 		"seedwarden_capacity_reservation_duration_seconds": "observed on cluster-wide reservations; a histogram vector without a sample before the first",
+		"seedwarden_guard_refusals_total":                  "counts requests a guard's rules refuse; none here",
+		"seedwarden_pending_shoots_unschedulable":          "pending Shoots per reason code, on the leader; no Shoot here waits for a seed",
 	}[name]
 }
 
