@@ -26,17 +26,17 @@ import (
 // measure sends the CREATEs of sc as phase, waits until each is bound, and
 // checks who bound it.
 func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures {
-	t, st := sb.t, sb.st
+	t := sb.t
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bw := sb.watchBinds(ctx, phase, sc.shoots)
 	cpu0 := sb.cpu()
-	metricsURL := st.metricsURL()
+	metricsURLs := sb.metricsURLs()
 	if b == byGardener {
-		metricsURL = sb.gs.metrics
+		metricsURLs = []string{sb.gs.metrics}
 	}
-	own0, err := scrape(metricsURL)
+	own0, err := scrapeAll(metricsURLs)
 	require.NoError(t, err, "the binder's metrics")
 
 	sent := sb.send(ctx, phase, sc, b)
@@ -48,7 +48,7 @@ func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures 
 	for k, v := range sb.cpu() {
 		r.cpu[k] = v - cpu0[k]
 	}
-	own1, err := scrape(metricsURL)
+	own1, err := scrapeAll(metricsURLs)
 	require.NoError(t, err, "the binder's metrics")
 	r.addBinderMetrics(own0, own1)
 	bw.mu.Lock()
@@ -114,7 +114,7 @@ type sendResult struct {
 	unannounced int
 }
 
-// send creates sc.shoots Shoots as the project member: at sc.rate per
+// send creates sc.shoots Shoots, the shape's users in turn: at sc.rate per
 // second, each CREATE in its own goroutine (an open loop), or all at once
 // with burstInFlight in flight. Each must be claimed by b: schedulerName
 // seedwarden or default-scheduler.
@@ -151,7 +151,7 @@ func (sb *sideBySide) send(ctx context.Context, phase string, sc scenario, b bin
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			t0 := time.Now()
-			err := sb.dev.Create(cctx, sh)
+			err := sb.users[i%len(sb.users)].Create(cctx, sh)
 			took := time.Since(t0)
 			mu.Lock()
 			defer mu.Unlock()
