@@ -208,6 +208,9 @@ type phaseFigures struct {
 	refused     map[string]float64   // seedwarden's reservations refused, by limit
 	seeds       map[string]int       // Shoots per bound seed
 	load        string
+	// watchRestarts is how often the API server closed the watch that
+	// sees the binds (the binds of the gap are seen late, at its reopening).
+	watchRestarts int
 }
 
 func (r phaseFigures) bindsPerSecond() float64 {
@@ -232,7 +235,7 @@ func (r phaseFigures) summary() string {
 		seeds = append(seeds, fmt.Sprintf("%s %d", s, c))
 	}
 	slices.Sort(seeds)
-	return fmt.Sprintf("phase %d (%s, %s, round %d): %d bound, p50 %s, p99 %s, %.1f binds/s; CREATE p50 %s; API-server CPU per Shoot %s; CPU %s; seeds %v; unannounced %d; load %s",
+	return fmt.Sprintf("phase %d (%s, %s, round %d): %d bound, p50 %s, p99 %s, %.1f binds/s; CREATE p50 %s; API-server CPU per Shoot %s; CPU %s; seeds %v; unannounced %d; watch reopened %d times; load %s",
 		r.n, r.label(), r.binder, r.round, len(r.bound), pct(r.bound, .5), pct(r.bound, .99), r.bindsPerSecond(),
-		pct(r.calls, .5), r.apiCPUPerShoot().Round(10*time.Microsecond), formatCPU(r.cpu), seeds, r.unannounced, r.load)
+		pct(r.calls, .5), r.apiCPUPerShoot().Round(10*time.Microsecond), formatCPU(r.cpu), seeds, r.unannounced, r.watchRestarts, r.load)
 }
