@@ -77,21 +77,25 @@ func (sb *sideBySide) activate(b binder) {
 
 // stopSeedwarden stops the suite's webhook process and the extra replicas.
 func (sb *sideBySide) stopSeedwarden() error {
-	procs := []*webhookProcess{sb.st.process()}
 	if sb.replicas != nil {
-		procs = append(procs, sb.replicas.procs()...)
-	}
-	for _, p := range procs {
-		if p == nil || p.Exited() {
-			continue
-		}
-		code, _, err := p.Stop(20 * time.Second)
-		if err != nil {
+		if err := sb.replicas.stop(); err != nil {
 			return err
 		}
-		if code != 0 {
-			return fmt.Errorf("seedwarden exited with %d on SIGTERM", code)
-		}
+	}
+	return stopWebhook(sb.st.process(), "seedwarden")
+}
+
+// stopWebhook stops p (nil or exited: nothing to do) with SIGTERM.
+func stopWebhook(p *webhookProcess, name string) error {
+	if p == nil || p.Exited() {
+		return nil
+	}
+	code, _, err := p.Stop(20 * time.Second)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("%s exited with %d on SIGTERM", name, code)
 	}
 	return nil
 }

@@ -68,15 +68,8 @@ func (br *benchReplicas) stop() error {
 	br.up = false
 	br.sb.t.Logf("connections through the load balancer per replica so far: %v", br.lb.Connections())
 	for _, r := range br.extra {
-		if r.proc.Exited() {
-			continue
-		}
-		code, _, err := r.proc.Stop(20 * time.Second)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
-		}
-		if code != 0 {
-			return fmt.Errorf("%s exited with %d on SIGTERM", r.name, code)
+		if err := stopWebhook(r.proc, r.name); err != nil {
+			return err
 		}
 	}
 	return nil
