@@ -40,7 +40,11 @@ type sideBySide struct {
 	reg, shipped *webhookRegistration
 	current      *webhookRegistration // what the last seedwarden phase registered
 	active       binder
-	gs           *gardenerScheduler // running while active is byGardener
+	// config is the configuration file of seedwarden's phases, changes
+	// what it changed of the suite's (writeBenchConfig).
+	config  string
+	changes [][2]string
+	gs      *gardenerScheduler // running while active is byGardener
 }
 
 // activate makes b the binder: for gardener-scheduler seedwarden's webhook
@@ -68,7 +72,7 @@ func (sb *sideBySide) activate(b binder) {
 		if sb.shape.replicas > 1 {
 			reg = sb.startReplicas()
 		}
-		require.NoError(t, sb.startSeedwarden(ctx, reg))
+		require.NoError(t, sb.startSeedwarden(ctx, reg, sb.config))
 		sb.current = reg
 	}
 	sb.active = b
@@ -123,12 +127,17 @@ func scrapeAll(urls []string) ([]sample, error) {
 	return out, nil
 }
 
-// startSeedwarden starts the webhook process unless it runs, registers reg
+// startSeedwarden starts the webhook process with configPath ("": the
+// suite's) unless it runs, registers reg
 // and waits until its retry controller leads.
-func (sb *sideBySide) startSeedwarden(ctx context.Context, reg *webhookRegistration) error {
+func (sb *sideBySide) startSeedwarden(ctx context.Context, reg *webhookRegistration, configPath string) error {
 	st := sb.st
 	if p := st.process(); p == nil || p.Exited() {
-		if err := st.startWebhook(); err != nil {
+		start := st.startWebhook
+		if configPath != "" {
+			start = func() error { return st.startWebhookWith(configPath) }
+		}
+		if err := start(); err != nil {
 			return err
 		}
 		if err := st.waitReady(ctx, time.Minute); err != nil {
@@ -169,7 +178,10 @@ func (sb *sideBySide) restore() {
 			t.Errorf("stopping the extra replicas: %v", err)
 		}
 	}
-	if err := sb.startSeedwarden(ctx, sb.reg); err != nil {
+	if err := stopWebhook(st.process(), "seedwarden"); err != nil {
+		t.Errorf("stopping seedwarden on the bench's configuration: %v", err)
+	}
+	if err := sb.startSeedwarden(ctx, sb.reg, ""); err != nil {
 		t.Errorf("seedwarden back for the next tests: %v", err)
 		return
 	}

@@ -38,7 +38,7 @@ func (sb *sideBySide) startReplicas() *webhookRegistration {
 		require.NoError(t, err)
 		br := &benchReplicas{sb: sb}
 		for _, name := range []string{"bench-replica-2", "bench-replica-3"} {
-			br.extra = append(br.extra, st.startReplica(t, name, ca))
+			br.extra = append(br.extra, st.startReplicaWith(t, name, ca, replicaOptions{replace: sb.changes}))
 		}
 		br.lb, err = startRoundRobin([]string{st.webhookAddr(), br.extra[0].webhookAddr(), br.extra[1].webhookAddr()})
 		require.NoError(t, err)

@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seedwarden/seedwarden/internal/config"
 )
 
 // TestParseBenchShapes (no cluster): BenchShapesEnv values and what
@@ -115,4 +119,33 @@ func TestAcceptanceGoals(t *testing.T) {
 		assert.Contains(t, table, row)
 	}
 	assert.Contains(t, shapesTable(rs), "| limit, 1 user, 3 replicas | empty, burst of 60 | 100 ms / 120 ms (**1.20×**) | 1.0 / 2.0 (**2.00×**) | 100.0 ms / 120.0 ms (**1.20×**) | 0.00 / 0.00 | 20 of 20 (100 %) |")
+}
+
+// TestBenchConfigAsShipped (no cluster): every change of the bench's
+// configuration finds its piece in the suite's, and the result reads as
+// deploy/manifests/config.yaml sets those fields.
+func TestBenchConfigAsShipped(t *testing.T) {
+	suiteCfg, _, err := webhookConfig(ports{webhook: 9443, metrics: 8080, health: 8081}, "/certs", "/work")
+	require.NoError(t, err)
+	cfg := suiteCfg
+	for _, c := range benchConfigChanges() {
+		if c[1] == "" && !strings.Contains(cfg, c[0]) {
+			continue // a size snippet the suite did not pick
+		}
+		require.Contains(t, cfg, c[0])
+		cfg = strings.Replace(cfg, c[0], c[1], 1)
+	}
+	got, err := config.Parse([]byte(cfg))
+	require.NoError(t, err)
+	shipped, err := os.ReadFile("../deploy/manifests/config.yaml")
+	require.NoError(t, err)
+	want, err := config.Parse(shipped)
+	require.NoError(t, err)
+	assert.Equal(t, want.ReservationTTL.Duration, got.ReservationTTL.Duration, "reservationTTL")
+	assert.Equal(t, want.PendingShoots.BackoffBase.Duration, got.PendingShoots.BackoffBase.Duration, "pendingShoots.backoffBase")
+	assert.Equal(t, want.PendingShoots.Workers, got.PendingShoots.Workers, "pendingShoots.workers")
+	assert.Equal(t, want.Placement.Mode, got.Placement.Mode, "placement.mode")
+	assert.Equal(t, want.Capacity.Coordination, got.Capacity.Coordination, "capacity.coordination")
+	assert.False(t, got.Autoscaler.Enabled || got.SeedDrain.Enabled || got.Audit.Enabled, "autoscaler, seedDrain, audit")
+	assert.Empty(t, got.ResourceSize.Limits, "resourceSize.limits")
 }

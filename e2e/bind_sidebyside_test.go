@@ -138,6 +138,9 @@ func TestBindSideBySide(t *testing.T) {
 	dev, _ := st.projectUsers(t)
 	sb := &sideBySide{st: st, t: t, dev: dev.c, reg: reg, shipped: reg.without(webhookShootSize, webhookSize), current: reg, active: bySeedwarden}
 	t.Cleanup(sb.restore)
+	sb.config, sb.changes, err = st.writeBenchConfig()
+	require.NoError(t, err)
+	t.Logf("seedwarden's phases run the suite's configuration with %d pieces as shipped: %q", len(sb.changes), sb.changes)
 	quick := os.Getenv(BenchQuickEnv) == "1"
 	plan := benchPlanFromEnv(t, quick)
 	sb.createBenchSeeds()
