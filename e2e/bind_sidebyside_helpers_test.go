@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -247,9 +247,10 @@ func (sb *sideBySide) fillTargets(ctx context.Context, n int) []fillSeed {
 		region, _, _ := unstructured.NestedString(sd.Object, "spec", "provider", "region")
 		c := candidate{seed: fillSeed{sd.GetName(), provider, region, zones[0]}, quota: -1}
 		if alloc, ok, _ := unstructured.NestedString(sd.Object, "status", "allocatable", "shoots"); ok {
-			a, err := strconv.Atoi(alloc)
+			// A quantity: the API server writes 4000 as "4k".
+			a, err := resource.ParseQuantity(alloc)
 			require.NoError(t, err, "allocatable shoots of seed %s", sd.GetName())
-			c.quota = max(0, (a-int(usage[sd.GetName()]))/2)
+			c.quota = max(0, (int(a.Value())-int(usage[sd.GetName()]))/2)
 		}
 		cands = append(cands, c)
 	}
