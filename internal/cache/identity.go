@@ -160,6 +160,11 @@ type Holder struct {
 	ShootRef
 	User   string
 	Exists bool
+	// Announced is the identity of the admission's reservation that the
+	// Shoot carries (AnnotationReservation, which only seedwarden writes),
+	// "" for none: an entry of that identity under the key is this Shoot's
+	// and is kept as written, so binding an announced Shoot writes nothing.
+	Announced string
 }
 
 // ShootKnown reports whether the cache holds a Shoot namespace/name: a

@@ -23,7 +23,9 @@ type ClusterReserver interface {
 // The entry carries the Shoot's uid, read off the Shoot decided from rather
 // than looked up in the Store, whose informer handler may not have seen the
 // Shoot yet: an entry without it would outlive the Shoot's deletion until
-// its expiry, on every replica. Nil Cluster: this replica's Store, which
+// its expiry, on every replica. The admission's entry, under the identity
+// the Shoot carries, is kept as written: no update for an announced Shoot.
+// Nil Cluster: this replica's Store, which
 // Place and PlaceOn reserved in, decides alone (capacity.coordination local).
 func (r *Reconciler) reserveAcrossReplicas(ctx context.Context, shoot *api.Shoot, seed string) error {
 	if r.Cluster == nil {
@@ -37,7 +39,8 @@ func (r *Reconciler) reserveAcrossReplicas(ctx context.Context, shoot *api.Shoot
 	if !limited {
 		return nil
 	}
-	h := cache.Holder{ShootRef: cache.ShootRef{Key: shoot.Namespace + "/" + shoot.Name, ID: string(shoot.UID)}, Exists: true}
+	h := cache.Holder{ShootRef: cache.ShootRef{Key: shoot.Namespace + "/" + shoot.Name, ID: string(shoot.UID)}, Exists: true,
+		Announced: shoot.Annotations[cache.AnnotationReservation]}
 	return r.Cluster.ReserveFor(ctx, seed, h, alloc)
 }
 

@@ -30,12 +30,13 @@ type clusterCall struct {
 	seed, key, id string
 	exists        bool
 	allocatable   int64
+	announced     string // the admission's reservation the Shoot carries
 }
 
 func (c *fakeCluster) ReserveFor(_ context.Context, seed string, h cache.Holder, allocatable int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, clusterCall{seed, h.Key, h.ID, h.Exists, allocatable})
+	c.calls = append(c.calls, clusterCall{seed, h.Key, h.ID, h.Exists, allocatable, h.Announced})
 	return c.err
 }
 
@@ -57,6 +58,7 @@ func TestBindReservesAcrossReplicasFirst(t *testing.T) {
 	tests := []struct {
 		name      string
 		seed      *placement.Seed // nil: unknown to the Store
+		announced string          // the Shoot's seedwarden.io/reservation
 		cluster   bool
 		refuse    error
 		wantCalls []clusterCall
@@ -66,19 +68,25 @@ func TestBindReservesAcrossReplicasFirst(t *testing.T) {
 	}{
 		{name: "no cross-replica coordination", seed: seedWithAllocatable("aws-eu1", 3), wantBound: true},
 		{name: "seed with a capacity", seed: seedWithAllocatable("aws-eu1", 3), cluster: true,
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}, wantBound: true},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3, ""}}, wantBound: true},
+		{name: "announced: the admission's entry is named, to be kept", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, announced: "req-1",
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3, "req-1"}}, wantBound: true},
 		{name: "seed without a capacity", seed: seedWithAllocatable("aws-eu1", -1), cluster: true, wantBound: true},
 		{name: "seed full across replicas", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: full,
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}, wantRefused: true},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3, ""}}, wantRefused: true},
 		{name: "reservation limits", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: &cache.LimitError{Namespace: "garden-dev", Reason: metrics.RefusedReasonNamespace, Limit: 1},
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}, wantRefused: true},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3, ""}}, wantRefused: true},
 		{name: "API server unreachable", seed: seedWithAllocatable("aws-eu1", 3), cluster: true, refuse: errors.New("connection refused"),
-			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3}}},
+			wantCalls: []clusterCall{{"aws-eu1", "garden-dev/s1", "uid-s1", true, 3, ""}}},
 		{name: "seed gone from the cache", cluster: true, wantRefused: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, BindThroughSubresource, fullShoot("s1", nil))
+			sh := fullShoot("s1", nil)
+			if tt.announced != "" {
+				sh.SetAnnotations(map[string]string{cache.AnnotationReservation: tt.announced})
+			}
+			f := newFixture(t, BindThroughSubresource, sh)
 			f.store.decide = func(*api.Shoot) placement.Decision { return scheduled }
 			if tt.seed != nil {
 				f.store.seeds = map[string]*placement.Seed{tt.seed.Name: tt.seed}

@@ -47,7 +47,7 @@ func (r *Reserver) decide(seed string, stored map[string]string, reqs []*request
 	}
 	shoots, states := r.local.ShootsOnSeed(seed, refs)
 	count := shoots + r.countLive(entries, states)
-	d := decideRequests(seed, entries, reqs, states[reqIdx:], shoots, count)
+	d := decideRequests(seed, entries, reqs, states[reqIdx:], shoots, count, r.keptUntil(now))
 	if !d.write {
 		return d
 	}
@@ -139,15 +139,34 @@ func (r *Reserver) countLive(entries map[string]*entry, states []cache.ShootStat
 	return count
 }
 
+// keptUntil is how long past now an entry must last on every replica's clock
+// for the bind of an announced Shoot to keep the admission's entry instead
+// of writing it again (decideRequests): through the bind and then every
+// replica's watch of the bound Shoot (the confirm window, by the package's
+// assumption), so at least two confirm windows; at least half the TTL, so
+// that keeping costs at most half the margin a fresh entry gives; and
+// MaxClockSkew more, for a replica whose clock runs ahead of this one's
+// ends the entry that much earlier. With the defaults (30 s, 5 s): kept
+// while at most 5 s old, which a bind of an announced Shoot is by far.
+func (r *Reserver) keptUntil(now time.Time) time.Time {
+	return now.Add(max(r.ttl/2, 2*r.life.ConfirmWindow) + MaxClockSkew)
+}
+
 // decideRequests grants or denies each request in order against count, the
 // seed's usage; states[i] says whether the cache already charges request
-// i's Shoot to the seed.
-func decideRequests(seed string, entries map[string]*entry, reqs []*request, states []cache.ShootState, shoots, count int64) decision {
+// i's Shoot to the seed. An announced Shoot keeps the admission's entry only
+// while it expires no earlier than keep (Reserver.keptUntil): the place is
+// held by the entry until the bound Shoot holds it itself, on every replica.
+func decideRequests(seed string, entries map[string]*entry, reqs []*request, states []cache.ShootState, shoots, count int64, keep time.Time) decision {
 	d := decision{results: make([]error, len(reqs))}
 	for i, req := range reqs {
 		replaced := entries[req.key]
-		if replaced != nil && !replaced.dropped && replaced.id == req.ref.ID {
-			// Retried, or a duplicate in this batch: already counted, and
+		live := replaced != nil && !replaced.dropped
+		announced := live && req.announced != "" && replaced.id == req.announced &&
+			!replaced.rewrite && !replaced.expires.Before(keep)
+		if live && (replaced.id == req.ref.ID || announced) {
+			// Retried, a duplicate in this batch, or the bind of the Shoot
+			// the admission's entry was taken for: already counted, and
 			// not renewed, so that sending a request again never holds a
 			// place beyond the TTL of the first.
 			continue
@@ -160,7 +179,7 @@ func decideRequests(seed string, entries map[string]*entry, reqs []*request, sta
 		// of an earlier version) is replaced by the request's own, decided
 		// afresh, with the place it held; a denied request leaves it.
 		held := count
-		if replaced != nil && !replaced.dropped && replaced.counted {
+		if live && replaced.counted {
 			held--
 		}
 		if held+1 > req.alloc {

@@ -35,7 +35,12 @@
 // Dry runs GET and count but write nothing. Reserving a key that holds a live
 // entry admits it and keeps its expiry (a retried request is not counted
 // twice, and sending it again never holds the place beyond the first
-// request's TTL).
+// request's TTL). So does the leader's bind of an announced Shoot
+// (cache.Holder's Announced: the identity in the Shoot's
+// seedwarden.io/reservation, which only seedwarden writes) finding the
+// admission's entry of that identity under the Shoot's key, while it lasts
+// long enough (Reserver.keptUntil): the bind writes nothing, and the entry
+// holds the place until every replica counts the bound Shoot.
 //
 // Entries live by the Store's rule, cache.Lifetime: a replica counts an
 // entry while it is younger than the confirm window (Options.ConfirmWindow,

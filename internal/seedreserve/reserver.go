@@ -184,6 +184,9 @@ func (r *Reserver) ReserveFor(ctx context.Context, seed string, h cache.Holder, 
 		return err
 	}
 	h.ShootRef = req.ref
+	if validID(h.Announced) == nil {
+		req.announced = h.Announced
+	}
 	taken, err := r.ledger.take(seed, h, r.now())
 	if err != nil {
 		// Past the limit the key may still hold its place, reserved by
@@ -260,7 +263,10 @@ type request struct {
 	// refused: the limits refuse a new entry; the request is admitted only
 	// if the key holds a live one, else answered with this error.
 	refused error
-	done    chan error // buffered: the batch never blocks on a caller
+	// announced: an entry of this identity is the request's own too (the
+	// admission's, which the Shoot carries): kept, not written again.
+	announced string
+	done      chan error // buffered: the batch never blocks on a caller
 	// abandoned: the caller stopped waiting; a batch not yet decided
 	// leaves the request out.
 	abandoned atomic.Bool
