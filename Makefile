@@ -91,7 +91,7 @@ unit-with-apiserver:
 		$(GO) test -race -count=1 ./...
 	@bins=$$(bash hack/gardener-bins.sh) || exit 1; \
 	out=$$(SEEDWARDEN_GARDENER_BIN="$$(printf '%s\n' "$$bins" | tail -1)" \
-		$(GO) test -count=1 -run 'TestConformance$$|TestDifferential$$' -v ./internal/placement) || { printf '%s\n' "$$out"; exit 1; }; \
+		$(GO) test -count=1 -run 'TestConformance$$|TestDifferential$$|TestDifferentialMutants$$' -v ./internal/placement) || { printf '%s\n' "$$out"; exit 1; }; \
 	printf '%s\n' "$$out" | grep -E '^(conformance|differential):'
 
 # The module that links Gardener (hack/gardener) is checked on its own: vet,
@@ -107,13 +107,15 @@ oracle-check: ## Vet hack/gardener; the decide oracle must reproduce the public 
 	set -x; $(GARDENER_GO) test -count=1 -overlay "$$overlay" ./cmd/decide
 
 # Seedwarden's placement against Gardener's scheduler on N generated scenarios
-# from SEED (make test runs the default 2,000 of TestDifferential).
-N    ?= 20000
-SEED ?=
-difftest: ## Longer differential search: N (default 20000) generated scenarios from SEED against Gardener's scheduler.
+# from SEED and MUTANTS mutants of the recorded scenarios (make test runs the
+# default 2,000 of TestDifferential and 400 of TestDifferentialMutants).
+N       ?= 20000
+MUTANTS ?= 8000
+SEED    ?=
+difftest: ## Longer differential search: N (default 20000) generated scenarios and MUTANTS (8000) corpus mutants from SEED against Gardener's scheduler.
 	@bins=$$(bash hack/gardener-bins.sh) || exit 1; set -x; \
-	SEEDWARDEN_GARDENER_BIN="$$(printf '%s\n' "$$bins" | tail -1)" SEEDWARDEN_DIFFTEST_N=$(N) SEEDWARDEN_DIFFTEST_SEED=$(SEED) \
-		$(GO) test -count=1 -timeout 60m -run 'TestDifferential$$' -v ./internal/placement
+	SEEDWARDEN_GARDENER_BIN="$$(printf '%s\n' "$$bins" | tail -1)" SEEDWARDEN_DIFFTEST_N=$(N) SEEDWARDEN_DIFFTEST_MUTANTS=$(MUTANTS) SEEDWARDEN_DIFFTEST_SEED=$(SEED) \
+		$(GO) test -count=1 -timeout 60m -run 'TestDifferential$$|TestDifferentialMutants$$' -v ./internal/placement
 
 unit: ## Fast loop: vet and unit tests; tests needing kube-apiserver skip unless .cache has it.
 	$(GO) vet ./... && $(GO) test -race -count=1 ./...

@@ -124,6 +124,29 @@ func (g *gen) pick(vals ...string) string { return vals[g.r.IntN(len(vals))] }
 
 func (g *gen) pickList(vals []string) string { return vals[g.r.IntN(len(vals))] }
 
+// word is v as a string field's value: now and then an edge value instead
+// (edge.go), so every field placement reads meets empty, `*`, whitespace,
+// case variants, very long strings and other kinds' names.
+func (g *gen) word(v string) string {
+	if g.on(fEdgeStrings) && g.chance(edgeOdds) {
+		return edgeValue(g.r, v, crossKind)
+	}
+	return v
+}
+
+// words is word on each of vs.
+func (g *gen) words(vs []string) []string {
+	for i := range vs {
+		vs[i] = g.word(vs[i])
+	}
+	return vs
+}
+
+// edgeOdds is how often a drawn field becomes an edge value when the family
+// is on: most fields keep their ordinary values, so the decision still
+// turns on the rest of the scenario.
+const edgeOdds = 0.35
+
 // some returns up to limit values of pool, in random order, possibly repeated
 // when dup is set.
 func (g *gen) some(pool []string, limit int, dup bool) []string {

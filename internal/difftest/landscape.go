@@ -39,7 +39,7 @@ func (g *gen) profileSpec() object {
 	}
 	sel := g.labelSelector()
 	if g.on(fProviderTypes) || g.chance(0.3) {
-		types := g.some(append([]string{"*"}, providers...), 2, g.on(fDuplicates))
+		types := g.words(g.some(append([]string{"*"}, providers...), 2, g.on(fDuplicates)))
 		if types == nil {
 			types = []string{}
 		}
@@ -54,13 +54,13 @@ func (g *gen) profileSpec() object {
 func (g *gen) labelSelector() object {
 	sel := object{}
 	if g.chance(0.5) {
-		sel["matchLabels"] = object{g.pickList(labelKeys): g.pickList(labelValues)}
+		sel["matchLabels"] = object{g.word(g.pickList(labelKeys)): g.word(g.pickList(labelValues))}
 	}
 	if g.chance(0.4) {
 		op := g.pick("In", "NotIn", "Exists", "DoesNotExist")
-		e := object{"key": g.pickList(labelKeys), "operator": op}
+		e := object{"key": g.word(g.pickList(labelKeys)), "operator": g.word(op)}
 		if op == "In" || op == "NotIn" {
-			e["values"] = g.some(labelValues, 3, false)
+			e["values"] = g.words(g.some(labelValues, 3, false))
 		}
 		if g.on(fSelectors) && g.chance(0.15) {
 			e["operator"] = g.pick("Gt", "Bogus") // refused by the selector conversion

@@ -9,7 +9,7 @@ func (g *gen) cidr(v6 bool) string {
 	case v6 || (g.on(fIPv6) && g.chance(0.5)):
 		return g.pickList(ipv6CIDRs)
 	}
-	return g.pickList(ipv4CIDRs)
+	return g.word(g.pickList(ipv4CIDRs))
 }
 
 // seedNetworks: pods and services always (the API requires them), nodes

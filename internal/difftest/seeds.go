@@ -53,12 +53,13 @@ func (g *gen) seed(i int) object {
 	if !g.chance(0.45) {
 		region = g.pickList(g.regions)
 	}
-	meta := object{"name": fmt.Sprintf("seed-%02d", i)}
+	provider, region = g.word(provider), g.word(region)
+	meta := object{"name": g.seedName(i)}
 	if labels := g.labels(); len(labels) > 0 {
 		meta["labels"] = labels
 	}
 	if g.on(fEmergency) {
-		meta["annotations"] = object{"shoot.gardener.cloud/emergency-stop-reconciliations": g.pick("true", "false", "True", "")}
+		meta["annotations"] = object{"shoot.gardener.cloud/emergency-stop-reconciliations": g.word(g.pick("true", "false", "True", ""))}
 	}
 	if g.on(fDeleting) {
 		meta["deletionTimestamp"] = timestamp
@@ -87,8 +88,8 @@ func (g *gen) seed(i int) object {
 
 func (g *gen) labels() object {
 	out := object{}
-	for _, k := range g.some(labelKeys, 3, false) {
-		out[k] = g.pickList(labelValues)
+	for _, k := range g.words(g.some(labelKeys, 3, false)) {
+		out[k] = g.word(g.pickList(labelValues))
 		if g.on(fEmpty) {
 			out[k] = ""
 		}
@@ -107,7 +108,7 @@ func (g *gen) zones(region string) []string {
 	if g.on(fEmpty) {
 		pool = append(pool, "")
 	}
-	z := g.some(pool, 4, g.on(fDuplicates))
+	z := g.words(g.some(pool, 4, g.on(fDuplicates)))
 	if z == nil {
 		return []string{}
 	}
@@ -127,7 +128,7 @@ func (g *gen) settings() object {
 		s["scheduling"] = object{"visible": true}
 	}
 	if g.on(fHAZones) || g.chance(0.2) {
-		s["zoneSelection"] = object{"mode": g.pick("Enforce", "Prefer", "Prefer", "Enforce", "", "enforce")}
+		s["zoneSelection"] = object{"mode": g.word(g.pick("Enforce", "Prefer", "Prefer", "Enforce", "", "enforce"))}
 	}
 	return s
 }
@@ -144,7 +145,7 @@ func (g *gen) taints() []object {
 // Gardener's TaintsAreTolerated.
 func (g *gen) keyValues(limit int) []object {
 	var out []object
-	for _, k := range g.some(taintKeys, limit, g.on(fDuplicates)) {
+	for _, k := range g.words(g.some(taintKeys, limit, g.on(fDuplicates))) {
 		kv := object{"key": k}
 		if g.chance(0.4) {
 			kv["value"] = g.value()
@@ -159,7 +160,7 @@ func (g *gen) seedAccess() []object {
 		return nil
 	}
 	var out []object
-	for _, n := range g.some(accessNames, 2, g.on(fDuplicates)) {
+	for _, n := range g.words(g.some(accessNames, 2, g.on(fDuplicates))) {
 		out = append(out, object{"name": n})
 	}
 	return out
@@ -174,7 +175,7 @@ func (g *gen) seedDNS() object {
 	if g.on(fEmpty) {
 		pool = append(slices.Clone(domains), "")
 	}
-	for _, d := range g.some(pool, 2, false) {
+	for _, d := range g.words(g.some(pool, 2, false)) {
 		defaults = append(defaults, object{"type": "aws-route53", "domain": d,
 			"credentialsRef": object{"apiVersion": "v1", "kind": "Secret", "namespace": gardenNamespace, "name": "dns"}})
 	}
@@ -198,7 +199,7 @@ func (g *gen) seedStatus(backup bool) object {
 		}
 		st := "True"
 		if g.on(fReadiness) {
-			st = g.pick("True", "False", "Unknown", "", "true")
+			st = g.word(g.pick("True", "False", "Unknown", "", "true"))
 		}
 		if st != "" {
 			conds = append(conds, condition(t, st))
@@ -219,7 +220,21 @@ func (g *gen) value() string {
 	if g.on(fEmpty) {
 		return ""
 	}
-	return g.pickList(taintValues)
+	return g.word(g.pickList(taintValues))
+}
+
+// seedName is Seed number i's name; with edge values on, sometimes another
+// kind's name (a seed named like a region or a taint key), never one a
+// seed before it has (a name is a key of the landscape).
+func (g *gen) seedName(i int) string {
+	name := fmt.Sprintf("seed-%02d", i)
+	if g.on(fEdgeStrings) && g.chance(edgeOdds) {
+		// Not one of the seed-NN names a later seed takes.
+		if other := g.pickList(crossKind); !strings.HasPrefix(other, "seed-") && !slices.Contains(g.seedNames, other) {
+			return other
+		}
+	}
+	return name
 }
 
 func condition(t, status string) object {

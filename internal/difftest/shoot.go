@@ -3,21 +3,21 @@ package difftest
 // shoot is the new Shoot to place: no spec.seedName, in the Shoot's namespace.
 func (g *gen) shoot() object {
 	spec := object{
-		"region":     g.region,
+		"region":     g.word(g.region),
 		"kubernetes": object{},
-		"provider":   object{"type": g.provider, "workers": g.workers()},
+		"provider":   object{"type": g.word(g.provider), "workers": g.workers()},
 	}
 	g.profileRef(spec)
 	if n := g.shootNetworking(); n != nil {
 		spec["networking"] = n
 	}
 	if g.on(fPurpose) || g.chance(0.5) {
-		spec["purpose"] = g.pickList(purposes)
+		spec["purpose"] = g.word(g.pickList(purposes))
 	}
 	if g.on(fSelectors) || g.chance(0.1) {
 		sel := g.labelSelector()
 		if g.on(fProviderTypes) {
-			sel["providerTypes"] = g.some(providers, 2, false)
+			sel["providerTypes"] = g.words(g.some(providers, 2, false))
 		}
 		spec["seedSelector"] = sel
 	}
@@ -29,7 +29,7 @@ func (g *gen) shoot() object {
 	}
 	if g.on(fAccess) || g.chance(0.1) {
 		var acc []object
-		for _, n := range g.some(accessNames, 2, g.on(fDuplicates) || g.on(fAccess)) {
+		for _, n := range g.words(g.some(accessNames, 2, g.on(fDuplicates) || g.on(fAccess))) {
 			acc = append(acc, object{"name": n})
 		}
 		spec["accessRestrictions"] = acc
@@ -62,7 +62,7 @@ func (g *gen) workers() []object {
 			if g.on(fEmpty) {
 				pool = append(pool, "")
 			}
-			w["zones"] = g.some(pool, 2, g.on(fDuplicates))
+			w["zones"] = g.words(g.some(pool, 2, g.on(fDuplicates)))
 		}
 		out = append(out, w)
 	}
@@ -107,10 +107,10 @@ func (g *gen) controlPlane() object {
 	}
 	cp := object{}
 	if g.chance(0.6) {
-		cp["highAvailability"] = object{"failureTolerance": object{"type": g.pick("zone", "node", "zone")}}
+		cp["highAvailability"] = object{"failureTolerance": object{"type": g.word(g.pick("zone", "node", "zone"))}}
 	}
 	if g.chance(0.35) {
-		cp["zones"] = g.some([]string{g.region + "-a", g.region + "-b", g.region + "-c"}, 3, g.on(fDuplicates))
+		cp["zones"] = g.words(g.some([]string{g.region + "-a", g.region + "-b", g.region + "-c"}, 3, g.on(fDuplicates)))
 	}
 	return cp
 }
@@ -123,7 +123,7 @@ func (g *gen) domain() (string, bool) {
 	if !g.on(fDomain) && !(g.contested && g.chance(0.8)) && !g.chance(0.1) {
 		return "", false
 	}
-	d := g.pickList(domains)
+	d := g.word(g.pickList(domains))
 	project := g.projectName
 	if project == "" || g.chance(0.2) {
 		project = g.pick("proj", "aaa", "zzz")

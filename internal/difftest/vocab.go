@@ -32,6 +32,7 @@ const (
 	fProfileRef                      // cloudProfile / cloudProfileName / NamespacedCloudProfile references
 	fShuffle                         // objects in random order
 	fEmpty                           // empty strings where a value is expected: values, zones, domains, seed names
+	fEdgeStrings                     // edge values (edge.go) in every string field placement reads
 )
 
 // crashKind is an input Gardener's scheduler crashes on (a nil pointer);
@@ -53,7 +54,7 @@ var features = []feature{
 	fRegionConfigs, fOddTable, fIPv6, fShootDefaults, fStatusNetworking, fWorkerless,
 	fDuplicates, fTaints, fAccess, fProviderTypes, fHAZones, fInvisible, fDeleting, fProject,
 	fSelectors, fReadiness, fCapacity, fOddCIDR, fLongRegion, fDomain, fEmergency, fPurpose,
-	fProfileRef, fShuffle, fEmpty,
+	fProfileRef, fShuffle, fEmpty, fEdgeStrings,
 }
 
 const (

@@ -23,17 +23,22 @@ func (d *decider) filterAccessRestrictions(seeds []*Seed) ([]*Seed, Decision) {
 // wanted than the seed lists. Entries are counted as written, so a Shoot
 // that repeats a restriction needs a seed listing as many entries.
 func supportsAccessRestrictions(wanted []api.AccessRestrictionWithOptions) (func(*Seed) bool, func(*Seed) (ReasonCode, string)) {
-	missing := func(s *Seed) string {
+	// The found flag, not the name, says one is missing: "" is a name
+	// Gardener compares like any other.
+	missing := func(s *Seed) (string, bool) {
 		for _, w := range wanted {
 			if !slices.Contains(s.access, w.Name) {
-				return w.Name
+				return w.Name, true
 			}
 		}
-		return ""
+		return "", false
 	}
-	return func(s *Seed) bool { return !tooManyAccessRestrictions(s, wanted) && missing(s) == "" },
+	return func(s *Seed) bool {
+			_, miss := missing(s)
+			return !tooManyAccessRestrictions(s, wanted) && !miss
+		},
 		func(s *Seed) (ReasonCode, string) {
-			if m := missing(s); m != "" {
+			if m, miss := missing(s); miss {
 				return AccessRestrictionUnsupported, fmt.Sprintf("seed does not support access restriction %q", m)
 			}
 			return AccessRestrictionsTooMany, fmt.Sprintf("shoot lists %d access restrictions, the seed only %d", len(wanted), len(s.access))
