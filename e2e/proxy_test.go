@@ -29,6 +29,9 @@ type apiProxy struct {
 	srv  *http.Server  // nil while cut
 	hold chan struct{} // non-nil: Gardener requests wait until it is closed
 	held atomic.Int64  // requests waiting now
+
+	countMu sync.Mutex
+	counts  map[string]int // by "METHOD resource[/subresource]", watches left out
 }
 
 func startProxy(cfg *rest.Config) (*apiProxy, error) {
@@ -122,7 +125,57 @@ func (p *apiProxy) Release() {
 // Held is the number of requests waiting now.
 func (p *apiProxy) Held() int64 { return p.held.Load() }
 
+// Counts returns how many requests the webhook sent through the proxy, by
+// method and resource ("PUT configmaps", "PATCH shoots/binding"), watches
+// left out (they are long-running, not per Shoot).
+func (p *apiProxy) Counts() map[string]int {
+	p.countMu.Lock()
+	defer p.countMu.Unlock()
+	out := make(map[string]int, len(p.counts))
+	for k, v := range p.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *apiProxy) count(r *http.Request) {
+	if r.URL.Query().Get("watch") == "true" {
+		return
+	}
+	k := r.Method + " " + resourceOf(r.URL.Path)
+	p.countMu.Lock()
+	defer p.countMu.Unlock()
+	if p.counts == nil {
+		p.counts = map[string]int{}
+	}
+	p.counts[k]++
+}
+
+// resourceOf is the resource (and subresource) a request path names:
+// /api/v1/namespaces/ns/configmaps/name is "configmaps",
+// /apis/core.gardener.cloud/v1beta1/namespaces/ns/shoots/name/binding
+// "shoots/binding"; any other path is itself.
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return path
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	if len(parts) >= 3 {
+		return parts[0] + "/" + parts[2]
+	}
+	return parts[0]
+}
+
 func (p *apiProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.count(r)
 	if strings.HasPrefix(r.URL.Path, "/apis/core.gardener.cloud/") {
 		p.mu.Lock()
 		hold := p.hold

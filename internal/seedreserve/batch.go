@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -19,6 +20,10 @@ type queue struct {
 	mu      sync.Mutex
 	pending []*request
 	busy    bool // a run goroutine is draining pending
+
+	// Only the run goroutine reads and writes these (lastcopy.go).
+	last  *corev1.ConfigMap // as last read or written; nil: none or stale
+	stale time.Time         // when the copy was last found stale
 }
 
 func (r *Reserver) queue(seed string) *queue {
@@ -45,13 +50,13 @@ func (r *Reserver) run(seed string, q *queue) {
 		}
 		q.mu.Unlock()
 		r.metrics.observeBatch(len(batch))
-		r.commit(seed, batch)
+		r.commit(seed, q, batch)
 	}
 }
 
 // commit decides and writes one batch: GET, decide every request in order,
 // one write; on a conflict with another replica, again from a fresh GET.
-func (r *Reserver) commit(seed string, batch []*request) {
+func (r *Reserver) commit(seed string, q *queue, batch []*request) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	var lastErr error
@@ -60,7 +65,7 @@ func (r *Reserver) commit(seed string, batch []*request) {
 		if len(live) == 0 {
 			return
 		}
-		conflict := r.attempt(ctx, seed, live, attempt)
+		conflict := r.attempt(ctx, seed, q, live, attempt)
 		if conflict == nil {
 			return
 		}
@@ -86,7 +91,11 @@ func unanswered(batch []*request, skipAbandoned bool) []*request {
 // attempt is one round of commit: it answers live unless the write
 // conflicted with another replica's; then, after a short backoff, it returns
 // that conflict for commit to try again (nil: every request is answered).
-func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, attempt int) (conflict error) {
+func (r *Reserver) attempt(ctx context.Context, seed string, q *queue, live []*request, attempt int) (conflict error) {
+	if done, conflict := r.attemptFromCopy(ctx, seed, q, live); done {
+		return conflict
+	}
+	q.last = nil
 	cm, exists, err := r.get(ctx, seed)
 	if err != nil {
 		answer(live, nil, err)
@@ -94,6 +103,9 @@ func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, at
 	}
 	d := r.decide(seed, cm.Data, live, r.now())
 	if !d.write {
+		if exists {
+			q.last = cm
+		}
 		answer(live, d.results, nil)
 		return nil
 	}
@@ -101,6 +113,7 @@ func (r *Reserver) attempt(ctx context.Context, seed string, live []*request, at
 	err = r.write(ctx, seed, cm, exists)
 	switch {
 	case err == nil:
+		q.last = cm
 		answer(live, d.results, nil)
 		return nil
 	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || (exists && apierrors.IsNotFound(err)):

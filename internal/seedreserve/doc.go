@@ -163,6 +163,12 @@
 // An uncontended reservation costs one GET and one UPDATE of a small object
 // (two round trips to the API server, and one etcd write); a dry run costs
 // one GET. Concurrent reservations for one seed on one replica share them.
+// A batch that writes is decided on the copy this replica last read or
+// wrote, so while no other replica writes the seed it costs the UPDATE
+// alone (lastcopy.go: the update is conditional on the copy's
+// resourceVersion, so it lands only where a fresh GET would have decided
+// the same); a stale copy costs one refused UPDATE, then the seed is read
+// first for a second.
 // BenchmarkReserveAPIServer and TestThreeReplicasNeverOverfill measure it
 // against a real kube-apiserver and etcd: on 2 cores shared by both and the
 // test, about 4 ms per reservation (1 GET + 1 write) and 1 ms per dry run;

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// burstRequestsPerShoot is issue 40's bound on seedwarden's API requests per
+// placed Shoot on seeds with a capacity limit, for one user's burst:
+// gardener-scheduler's 2 (bind and event) and one for the ledger, shared by
+// the Shoots of a batch (the mutating webhook's GET and UPDATE of the seed's
+// reservation ConfigMap; the leader's bind of an announced Shoot keeps that
+// entry and only reads it; a Shoot the per-user limit left unannounced is
+// reserved by the leader, GET and UPDATE, batched per seed over its
+// workers).
+const burstRequestsPerShoot = 3.0
+
+// apiCallsInBurst: one project member creates burst named Shoots at once (a
+// CI pipeline or a GitOps controller) onto two seeds with a capacity limit
+// whose places sum to exactly burst. Every Shoot is bound, no seed holds
+// more than its allocatable, and seedwarden's API requests per placed Shoot,
+// counted by the test's proxy between the webhook and the API server by
+// method and resource, stay within burstRequestsPerShoot.
+func apiCallsInBurst(t *testing.T, st *suite) {
+	st.cleanupShoots(t)
+	if st.proxy == nil {
+		t.Skip("the webhook talks to the API server directly (DirectEnv): no proxy counts its requests")
+	}
+	ctx := context.Background()
+	const (
+		burst = 60
+		label = "e2e.seedwarden.io/api-calls-burst"
+	)
+	seeds := map[string]int64{"e2e-api-burst-a": burst / 2, "e2e-api-burst-b": burst - burst/2}
+	for name, alloc := range seeds {
+		st.createSeedLike(t, "aws-eu2", name, map[string]string{label: "true"}, alloc)
+	}
+	eventually(t, 10*time.Second, func() error { return knowsSeeds(st.metricsURL(), seeds) })
+	// An ordinary project member; in mode patch the member who may bind
+	// (the mutating webhook's seed is the user's choice to the binding
+	// webhook).
+	dev, op := st.projectUsers(t)
+	user := dev
+	if !bindingMode() {
+		user = op
+	}
+
+	before := st.proxy.Counts()
+	began := time.Now()
+	shoots := make([]*unstructured.Unstructured, burst)
+	errs := make([]error, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		shoots[i] = newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withSeedSelector(label),
+			withName(fmt.Sprintf("e2e-burst-%03d", i)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = user.c.Create(ctx, shoots[i])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "CREATE %d", i)
+	}
+	announced := 0
+	for _, sh := range shoots {
+		if admittedSeed(sh) != "" {
+			announced++
+		}
+	}
+	bound := map[string]int64{}
+	eventually(t, 60*time.Second, func() error {
+		clear(bound)
+		unbound := 0
+		for _, sh := range shoots {
+			if s := seedNameOf(t, client.ObjectKeyFromObject(sh)); s != "" {
+				bound[s]++
+			} else {
+				unbound++
+			}
+		}
+		if unbound > 0 {
+			return fmt.Errorf("%d of %d Shoots not bound yet", unbound, burst)
+		}
+		return nil
+	})
+	took := time.Since(began)
+	// The last events and lease renewals settle.
+	time.Sleep(time.Second)
+	after := st.proxy.Counts()
+
+	for name, alloc := range seeds {
+		assert.LessOrEqual(t, bound[name], alloc, "seed %s holds no more Shoots than its allocatable", name)
+	}
+	perShoot, total := map[string]float64{}, 0.0
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			perShoot[k] = float64(d) / burst
+			total += float64(d) / burst
+		}
+	}
+	named := formatCounts(perShoot)
+	t.Logf("placement mode %s: %d Shoots of one user at once, %d announced at CREATE, all bound in %s (%v); seedwarden's API requests per placed Shoot: %.2f (%s)",
+		placementMode, burst, announced, took.Round(time.Millisecond), bound, total, named)
+	assert.LessOrEqual(t, total, burstRequestsPerShoot, "seedwarden's API requests per placed Shoot in one user's burst: %s", named)
+	assert.Positive(t, countOf(perShoot, "configmaps"), "the seeds' places were reserved across replicas (the reservation ConfigMaps): %s", named)
+}
+
+// countOf sums the per-Shoot counts of requests for resource.
+func countOf(m map[string]float64, resource string) float64 {
+	sum := 0.0
+	for k, v := range m {
+		if _, res, _ := strings.Cut(k, " "); res == resource {
+			sum += v
+		}
+	}
+	return sum
+}
