@@ -159,33 +159,16 @@ E2E_PLACEMENT_MODES ?= binding patch
 # The API servers the suite runs on: crd (envtest's kube-apiserver serving
 # e2e/crds) and gardener (a real gardener-apiserver, hack/gardener/cmd/garden).
 E2E_TARGETS ?= crd gardener
+# parallel: a lane per target and one for the install package at the same
+# time (hack/e2e.sh); sequential: one after another.
+E2E_LANES ?= parallel
 # On the gardener target, mode patch runs only the tests whose outcome
 # depends on the mode; the others mean the same in both (e2e/README.md).
 E2E_GARDENER_PATCH_RUN ?= TestPatchModeNeedsBindingPermission|TestPlacement$$|TestConcurrentCreatesNeverOverfill|TestRefusedCreate|TestOversizedBurstStoresNone|TestRecreatesOfPendingNamesHoldNoPlaces|TestDeletedShootsHoldNoPlacesOnAFollower
 
-e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode; then the install package with the real cert-manager once (e2e/README.md).
-	@assets=$$(bash hack/e2e-tools.sh) || exit 1; \
-	assets=$$(printf '%s\n' "$$assets" | tail -1); \
-	echo "KUBEBUILDER_ASSETS=$$assets"; \
-	failed=""; \
-	for target in $(E2E_TARGETS); do \
-		if [ "$$target" = gardener ]; then \
-			bins=$$(bash hack/gardener-bins.sh) || exit 1; bins=$$(printf '%s\n' "$$bins" | tail -1); \
-			export SEEDWARDEN_E2E_GARDEN_BIN="$$bins/garden" SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN="$$bins/gardener-scheduler"; \
-		fi; \
-		for mode in $(E2E_PLACEMENT_MODES); do \
-			if [ "$$target" = gardener ] && [ "$$mode" = patch ]; then run='$(E2E_GARDENER_PATCH_RUN)'; else run=.; fi; \
-			echo "== e2e suite, target $$target, placement mode $$mode (-run '$$run')"; \
-			KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_GARDEN=$$target SEEDWARDEN_E2E_PLACEMENT=$$mode \
-				$(GO) test -count=1 -v -timeout 20m -run "$$run" ./e2e/ || failed="$$failed $$target/$$mode"; \
-		done; \
-	done; \
-	cm=$$(bash hack/cert-manager-bins.sh) && crds=$$(bash hack/cert-manager-bins.sh --crds) || exit 1; \
-	echo "== e2e install package (cert-manager's controller and cainjector, once)"; \
-	KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_CERT_MANAGER_BIN="$$(printf '%s\n' "$$cm" | tail -1)" \
-		SEEDWARDEN_E2E_CERT_MANAGER_CRDS="$$(printf '%s\n' "$$crds" | tail -1)" \
-		$(GO) test -count=1 -v -timeout 20m ./e2e/install/ || failed="$$failed install"; \
-	if [ -n "$$failed" ]; then echo "e2e failed in (target/placement mode, or install):$$failed"; exit 1; fi
+e2e: ## End-to-end tests: the webhook as a process on a real kube-apiserver + etcd (CRD target) and on a real gardener-apiserver (gardener target), per placement mode; and the install package with the real cert-manager once; a lane per target and one for the install package, at the same time (E2E_LANES=sequential: one after another; e2e/README.md).
+	@GO='$(GO)' E2E_TARGETS='$(E2E_TARGETS)' E2E_PLACEMENT_MODES='$(E2E_PLACEMENT_MODES)' \
+		E2E_GARDENER_PATCH_RUN='$(E2E_GARDENER_PATCH_RUN)' E2E_LANES='$(E2E_LANES)' bash hack/e2e.sh
 
 BENCH_LARGE ?=
 BENCH_APISERVER ?=
@@ -228,7 +211,12 @@ clean: ## Remove build output.
 BENCH_E2E ?= all
 # A file the side-by-side benchmark writes its markdown report to.
 BENCH_E2E_OUT ?=
-bench-e2e: ## Shoot CREATE latency with and without the webhooks (BENCHMARKS.md §11; about 3 minutes per placement mode), then gardener-scheduler against seedwarden binding side by side on a real gardener-apiserver (BENCH_E2E=createlatency|sidebyside runs one part).
+# The side-by-side benchmark's shapes and loads (e2e/README.md), e.g.
+# "limit:20,burst;limit,replicas=3:burst"; empty: every shape of issue 40.
+BENCH_E2E_SHAPES ?=
+# 1: the side-by-side benchmark at a fifth of its sizes (a smoke run).
+BENCH_E2E_QUICK ?=
+bench-e2e: ## Shoot CREATE latency with and without the webhooks (BENCHMARKS.md §11; about 3 minutes per placement mode), then gardener-scheduler against seedwarden binding side by side on a real gardener-apiserver in issue 40's shapes (BENCH_E2E=createlatency|sidebyside runs one part; BENCH_E2E_SHAPES picks shapes, BENCH_E2E_QUICK=1 shrinks them).
 	@case "$(BENCH_E2E)" in all|createlatency|sidebyside) ;; *) echo "BENCH_E2E=$(BENCH_E2E): want all, createlatency or sidebyside"; exit 1;; esac; \
 	assets=$$(bash hack/e2e-tools.sh) || exit 1; assets=$$(printf '%s\n' "$$assets" | tail -1); \
 	if [ "$(BENCH_E2E)" != sidebyside ]; then \
@@ -238,7 +226,8 @@ bench-e2e: ## Shoot CREATE latency with and without the webhooks (BENCHMARKS.md 
 		bins=$$(bash hack/gardener-bins.sh) || exit 1; bins=$$(printf '%s\n' "$$bins" | tail -1); \
 		KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_BENCH=1 SEEDWARDEN_E2E_GARDEN=gardener SEEDWARDEN_E2E_PLACEMENT=binding \
 			SEEDWARDEN_E2E_GARDEN_BIN="$$bins/garden" SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN="$$bins/gardener-scheduler" SEEDWARDEN_E2E_BENCH_OUT="$(if $(BENCH_E2E_OUT),$(abspath $(BENCH_E2E_OUT)))" \
-			$(GO) test -count=1 -v -timeout 60m -run 'TestBindSideBySide$$' ./e2e/ || exit 1; \
+			SEEDWARDEN_E2E_BENCH_SHAPES="$(BENCH_E2E_SHAPES)" SEEDWARDEN_E2E_BENCH_QUICK="$(BENCH_E2E_QUICK)" \
+			$(GO) test -count=1 -v -timeout 150m -run 'TestBindSideBySide$$' ./e2e/ || exit 1; \
 	fi
 
 bench-http: ## HTTP benchmark: the server over TLS vs. an empty controller-runtime webhook (hack/httpbench).

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,11 +26,19 @@ type sideBySide struct {
 	st  *suite
 	t   *testing.T
 	dev client.Client // the project member who creates the Shoots
+	// users create the Shoots in turn (the shape's users=N): the first N
+	// of userPool, dev first.
+	users, userPool []client.Client
+	shape           benchShape
+	// replicas are the seedwarden processes besides the suite's, started
+	// for a shape with 3 replicas behind lb (nil until then).
+	replicas *benchReplicas
 	// reg is the suite's registration, restored at the end; shipped is
 	// what the phases register: the base's webhooks, without the opt-in
 	// resource-size component (the shipped configuration sets no size
 	// limit).
 	reg, shipped *webhookRegistration
+	current      *webhookRegistration // what the last seedwarden phase registered
 	active       binder
 	gs           *gardenerScheduler // running while active is byGardener
 }
@@ -57,25 +64,59 @@ func (sb *sideBySide) activate(b binder) {
 	case bySeedwarden:
 		sb.gs.stop(t)
 		sb.gs = nil
-		require.NoError(t, sb.startSeedwarden(ctx, sb.shipped))
+		reg := sb.shipped
+		if sb.shape.replicas > 1 {
+			reg = sb.startReplicas()
+		}
+		require.NoError(t, sb.startSeedwarden(ctx, reg))
+		sb.current = reg
 	}
 	sb.active = b
 	t.Logf("%s binds from now on (switched in %s)", b, time.Since(began).Round(time.Millisecond))
 }
 
+// stopSeedwarden stops the suite's webhook process and the extra replicas.
 func (sb *sideBySide) stopSeedwarden() error {
-	p := sb.st.process()
-	if p == nil || p.Exited() {
-		return nil
+	procs := []*webhookProcess{sb.st.process()}
+	if sb.replicas != nil {
+		procs = append(procs, sb.replicas.procs()...)
 	}
-	code, _, err := p.Stop(20 * time.Second)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return fmt.Errorf("seedwarden exited with %d on SIGTERM", code)
+	for _, p := range procs {
+		if p == nil || p.Exited() {
+			continue
+		}
+		code, _, err := p.Stop(20 * time.Second)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return fmt.Errorf("seedwarden exited with %d on SIGTERM", code)
+		}
 	}
 	return nil
+}
+
+// metricsURLs are the metrics of every running seedwarden process.
+func (sb *sideBySide) metricsURLs() []string {
+	urls := []string{sb.st.metricsURL()}
+	if sb.replicas != nil && sb.replicas.running() {
+		urls = append(urls, sb.replicas.metricsURLs()...)
+	}
+	return urls
+}
+
+// scrapeAll is the samples of every url, one after another: counterSum and
+// histDelta then sum over the processes.
+func scrapeAll(urls []string) ([]sample, error) {
+	var out []sample
+	for _, u := range urls {
+		s, err := scrape(u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s...)
+	}
+	return out, nil
 }
 
 // startSeedwarden starts the webhook process unless it runs, registers reg
@@ -94,12 +135,12 @@ func (sb *sideBySide) startSeedwarden(ctx context.Context, reg *webhookRegistrat
 		return err
 	}
 	return poll(ctx, time.Minute, 100*time.Millisecond, func() error {
-		samples, err := scrape(st.metricsURL())
+		samples, err := scrapeAll(sb.metricsURLs())
 		if err != nil {
 			return err
 		}
-		if counterSum(samples, metrics.RetryControllerLeaderName, nil) != 1 {
-			return errors.New("seedwarden's retry controller does not lead yet")
+		if n := counterSum(samples, metrics.RetryControllerLeaderName, nil); n != 1 {
+			return fmt.Errorf("seedwarden's retry controller leads in %v processes, want 1", n)
 		}
 		return nil
 	})
@@ -119,6 +160,11 @@ func (sb *sideBySide) restore() {
 		t.Errorf("deleting the test's Shoots: %v", err)
 	}
 	t.Logf("the test's Shoots deleted in %s", time.Since(began).Round(time.Millisecond))
+	if sb.replicas != nil {
+		if err := sb.replicas.stop(); err != nil {
+			t.Errorf("stopping the extra replicas: %v", err)
+		}
+	}
 	if err := sb.startSeedwarden(ctx, sb.reg); err != nil {
 		t.Errorf("seedwarden back for the next tests: %v", err)
 		return
@@ -128,8 +174,8 @@ func (sb *sideBySide) restore() {
 
 // fill has the admin create n Shoots bound to seeds (spec.seedName set at
 // CREATE), with seedwarden's webhooks not registered, spread over the
-// landscape's untainted seeds: each seed with a capacity limit takes half
-// its free places, the seeds without one the rest.
+// landscape's untainted seeds in turn: a seed with a capacity limit takes
+// at most half its free places.
 func (sb *sideBySide) fill(n int) {
 	t, st := sb.t, sb.st
 	t.Helper()
@@ -152,7 +198,7 @@ func (sb *sideBySide) fill(n int) {
 	}
 	t.Logf("garden filled with %d Shoots in %s: %v", n, time.Since(began).Round(time.Millisecond), per)
 	if sb.active == bySeedwarden {
-		require.NoError(t, st.setRegistration(ctx, sb.shipped, true))
+		require.NoError(t, st.setRegistration(ctx, sb.current, true))
 		st.waitSettled(t)
 	}
 }
@@ -168,8 +214,13 @@ func (sb *sideBySide) fillTargets(ctx context.Context, n int) []fillSeed {
 	require.NoError(t, st.c.List(ctx, &seeds))
 	usage, err := st.expectedUsage(ctx)
 	require.NoError(t, err)
-	var limited, open []fillSeed
-	free := map[string]int{}
+	// Round robin over the seeds with room, so each takes an even share:
+	// one with a limit up to half its free places, one without any number.
+	type candidate struct {
+		seed  fillSeed
+		quota int // -1: no limit
+	}
+	var cands []candidate
 	for _, sd := range seeds.Items {
 		taints, _, _ := unstructured.NestedSlice(sd.Object, "spec", "taints")
 		zones, _, _ := unstructured.NestedStringSlice(sd.Object, "spec", "provider", "zones")
@@ -178,26 +229,28 @@ func (sb *sideBySide) fillTargets(ctx context.Context, n int) []fillSeed {
 		}
 		provider, _, _ := unstructured.NestedString(sd.Object, "spec", "provider", "type")
 		region, _, _ := unstructured.NestedString(sd.Object, "spec", "provider", "region")
-		f := fillSeed{sd.GetName(), provider, region, zones[0]}
-		alloc, ok, _ := unstructured.NestedString(sd.Object, "status", "allocatable", "shoots")
-		if !ok {
-			open = append(open, f)
-			continue
+		c := candidate{seed: fillSeed{sd.GetName(), provider, region, zones[0]}, quota: -1}
+		if alloc, ok, _ := unstructured.NestedString(sd.Object, "status", "allocatable", "shoots"); ok {
+			a, err := strconv.Atoi(alloc)
+			require.NoError(t, err, "allocatable shoots of seed %s", sd.GetName())
+			c.quota = max(0, (a-int(usage[sd.GetName()]))/2)
 		}
-		a, err := strconv.Atoi(alloc)
-		require.NoError(t, err, "allocatable shoots of seed %s", sd.GetName())
-		free[f.name] = (a - int(usage[f.name])) / 2
-		limited = append(limited, f)
+		cands = append(cands, c)
 	}
-	require.NotEmpty(t, open, "no untainted seed without a capacity limit to fill")
 	var out []fillSeed
-	for _, f := range limited {
-		for range min(free[f.name], n-len(out)) {
-			out = append(out, f)
+	for len(out) < n {
+		placed := false
+		for i := range cands {
+			if len(out) == n || cands[i].quota == 0 {
+				continue
+			}
+			out = append(out, cands[i].seed)
+			if cands[i].quota > 0 {
+				cands[i].quota--
+			}
+			placed = true
 		}
-	}
-	for i := 0; len(out) < n; i++ {
-		out = append(out, open[i%len(open)])
+		require.True(t, placed, "the untainted seeds take %d of the %d Shoots at half their free places", len(out), n)
 	}
 	return out
 }
@@ -299,8 +352,14 @@ func (sb *sideBySide) cpu() map[string]time.Duration {
 	if sb.gs != nil {
 		add(compGardenerScheduler, sb.gs.proc.Pid())
 	}
-	if p := sb.st.process(); p != nil && !p.Exited() {
-		add(compSeedwarden, p.Pid())
+	procs := []*webhookProcess{sb.st.process()}
+	if sb.replicas != nil {
+		procs = append(procs, sb.replicas.procs()...)
+	}
+	for _, p := range procs {
+		if p != nil && !p.Exited() {
+			add(compSeedwarden, p.Pid())
+		}
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,17 +28,17 @@ import (
 // measure sends the CREATEs of sc as phase, waits until each is bound, and
 // checks who bound it.
 func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures {
-	t, st := sb.t, sb.st
+	t := sb.t
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bw := sb.watchBinds(ctx, phase, sc.shoots)
 	cpu0 := sb.cpu()
-	metricsURL := st.metricsURL()
+	metricsURLs := sb.metricsURLs()
 	if b == byGardener {
-		metricsURL = sb.gs.metrics
+		metricsURLs = []string{sb.gs.metrics}
 	}
-	own0, err := scrape(metricsURL)
+	own0, err := scrapeAll(metricsURLs)
 	require.NoError(t, err, "the binder's metrics")
 
 	sent := sb.send(ctx, phase, sc, b)
@@ -48,7 +50,7 @@ func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures 
 	for k, v := range sb.cpu() {
 		r.cpu[k] = v - cpu0[k]
 	}
-	own1, err := scrape(metricsURL)
+	own1, err := scrapeAll(metricsURLs)
 	require.NoError(t, err, "the binder's metrics")
 	r.addBinderMetrics(own0, own1)
 	bw.mu.Lock()
@@ -66,6 +68,7 @@ func (sb *sideBySide) measure(phase string, sc scenario, b binder) phaseFigures 
 	}
 	rebound := slices.Clone(bw.rebound)
 	bw.mu.Unlock()
+	r.watchRestarts = bw.restarts()
 	require.Empty(t, rebound, "Shoots bound twice")
 	slices.Sort(r.bound)
 	r.span = last.Sub(first)
@@ -114,7 +117,7 @@ type sendResult struct {
 	unannounced int
 }
 
-// send creates sc.shoots Shoots as the project member: at sc.rate per
+// send creates sc.shoots Shoots, the shape's users in turn: at sc.rate per
 // second, each CREATE in its own goroutine (an open loop), or all at once
 // with burstInFlight in flight. Each must be claimed by b: schedulerName
 // seedwarden or default-scheduler.
@@ -151,7 +154,7 @@ func (sb *sideBySide) send(ctx context.Context, phase string, sc scenario, b bin
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			t0 := time.Now()
-			err := sb.dev.Create(cctx, sh)
+			err := sb.users[i%len(sb.users)].Create(cctx, sh)
 			took := time.Since(t0)
 			mu.Lock()
 			defer mu.Unlock()
@@ -184,6 +187,8 @@ type bindWatch struct {
 	rebound []string
 	all     chan struct{} // closed once want Shoots are bound
 	ended   chan struct{} // closed when the watch ends
+	ending  string        // the watch's last error event
+	opened  int           // watches opened
 }
 
 func (sb *sideBySide) watchBinds(ctx context.Context, phase string, want int) *bindWatch {
@@ -191,27 +196,78 @@ func (sb *sideBySide) watchBinds(ctx context.Context, phase string, want int) *b
 	t.Helper()
 	wc, err := client.NewWithWatch(st.admin, client.Options{Scheme: st.scheme})
 	require.NoError(t, err)
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(shootGVK.GroupVersion().WithKind("ShootList"))
-	w, err := wc.Watch(ctx, list, client.InNamespace(projectNamespace),
-		client.MatchingLabels{testLabel: labelValue(t.Name()), phaseLabel: phase})
-	require.NoError(t, err)
+	sel := []client.ListOption{client.InNamespace(projectNamespace),
+		client.MatchingLabels{testLabel: labelValue(t.Name()), phaseLabel: phase}}
 	bw := &bindWatch{want: want, bound: map[string]time.Time{}, seed: map[string]string{},
 		all: make(chan struct{}), ended: make(chan struct{})}
+	w, err := bw.open(ctx, wc, sel)
+	require.NoError(t, err)
 	go func() {
 		defer close(bw.ended)
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-				continue
+		for {
+			bw.follow(w)
+			if ctx.Err() != nil {
+				return
 			}
-			if seed := seedName(u); seed != "" {
-				bw.saw(u.GetName(), seed, time.Now())
+			// The API server closed the watch (it may, under a burst): a
+			// new one from a list, which sees what the gap bound a little
+			// late; the report counts the restarts.
+			if w, err = bw.open(ctx, wc, sel); err != nil {
+				bw.mu.Lock()
+				bw.ending = fmt.Sprintf("watch not reopened: %v", err)
+				bw.mu.Unlock()
+				return
 			}
 		}
 	}()
 	return bw
+}
+
+// open lists the phase's Shoots (noting the bound ones; none on the first
+// call, before any CREATE) and watches from the list's resourceVersion.
+func (bw *bindWatch) open(ctx context.Context, wc client.WithWatch, sel []client.ListOption) (watch.Interface, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(shootGVK.GroupVersion().WithKind("ShootList"))
+	if err := wc.List(ctx, list, sel...); err != nil {
+		return nil, err
+	}
+	bw.mu.Lock()
+	bw.opened++
+	bw.mu.Unlock()
+	for i := range list.Items {
+		if seed := seedName(&list.Items[i]); seed != "" {
+			bw.saw(list.Items[i].GetName(), seed, time.Now())
+		}
+	}
+	raw := &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()}
+	return wc.Watch(ctx, list, append(slices.Clone(sel), &client.ListOptions{Raw: raw})...)
+}
+
+// follow records the binds w shows until it ends.
+func (bw *bindWatch) follow(w watch.Interface) {
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			bw.mu.Lock()
+			bw.ending = fmt.Sprintf("watch error: %v", apierrors.FromObject(ev.Object))
+			bw.mu.Unlock()
+			return
+		}
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+			continue
+		}
+		if seed := seedName(u); seed != "" {
+			bw.saw(u.GetName(), seed, time.Now())
+		}
+	}
+}
+
+// restarts is how often the watch was reopened.
+func (bw *bindWatch) restarts() int {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	return bw.opened - 1
 }
 
 func (bw *bindWatch) saw(name, seed string, at time.Time) {
@@ -232,15 +288,20 @@ func (bw *bindWatch) saw(name, seed string, at time.Time) {
 // wait returns once every Shoot is bound, or an error after timeout or when
 // the watch ends first.
 func (bw *bindWatch) wait(timeout time.Duration) error {
+	why := fmt.Sprintf("not within %s", timeout)
 	select {
 	case <-bw.all:
 		return nil
 	case <-bw.ended:
+		why = "the watch ended and was not reopened"
 	case <-time.After(timeout):
 	}
 	bw.mu.Lock()
 	defer bw.mu.Unlock()
-	return fmt.Errorf("%d of %d Shoots bound", len(bw.bound), bw.want)
+	if bw.ending != "" {
+		why += "; " + bw.ending
+	}
+	return fmt.Errorf("%d of %d Shoots bound (%s)", len(bw.bound), bw.want, why)
 }
 
 // checkBinders checks the SchedulingSuccessful events of the phase's Shoots:

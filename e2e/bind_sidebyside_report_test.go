@@ -19,6 +19,7 @@ type reportContext struct {
 	fill    int
 	started time.Time
 	took    time.Duration
+	shapes  string // BenchShapesEnv as set
 }
 
 // pooledFigures are a scenario's phases of one binder, pooled.
@@ -31,6 +32,7 @@ type pooledFigures struct {
 	requests            float64       // seedwarden's API requests per placed Shoot
 	createP50           time.Duration
 	unannounced, shoots int
+	placed              int // Shoots of every round
 }
 
 func pool(rs []phaseFigures, sc scenario, b binder) pooledFigures {
@@ -43,6 +45,7 @@ func pool(rs []phaseFigures, sc scenario, b binder) pooledFigures {
 		n := time.Duration(len(r.bound))
 		out.phases++
 		out.shoots = len(r.bound)
+		out.placed += len(r.bound)
 		out.unannounced += r.unannounced
 		p50 = append(p50, pct(r.bound, .5).Seconds())
 		p99 = append(p99, pct(r.bound, .99).Seconds())
@@ -94,12 +97,18 @@ func scenariosOf(rs []phaseFigures) []scenario {
 
 func sideBySideReport(rs []phaseFigures, rc reportContext) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run %s, %s, %d CPUs (GOMAXPROCS %d), load at the end %s; garden filled with %d Shoots for the full scenarios",
-		rc.started.UTC().Format("2006-01-02 15:04 MST"), rc.took.Round(time.Second), runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAverage(), rc.fill)
+	shapes := rc.shapes
+	if shapes == "" {
+		shapes = "unset, " + defaultBenchShapes
+	}
+	fmt.Fprintf(&b, "Run %s, %s, %d CPUs (GOMAXPROCS %d), load at the end %s; %s=%q; garden filled with %d Shoots for the full scenarios",
+		rc.started.UTC().Format("2006-01-02 15:04 MST"), rc.took.Round(time.Second), runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAverage(), BenchShapesEnv, shapes, rc.fill)
 	if rc.quick {
 		fmt.Fprintf(&b, "; QUICK run (%s=1): not comparable figures", BenchQuickEnv)
 	}
 	b.WriteString(".\n\n")
+	b.WriteString(shapesTable(rs))
+	b.WriteString("\n")
 	b.WriteString(pooledTable(rs))
 	b.WriteString("\n")
 	b.WriteString(acceptanceTable(rs))
@@ -134,7 +143,7 @@ func pooledTable(rs []phaseFigures) string {
 				kept = yesNo(p.p99 < keptUpBound)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %.1f | %s | %s | %s | %s | %s | %.2f | %d |\n",
-				sc, bd, p.phases, p.shoots, ms(p.p50), ms(p.p99), p.bindsPerSecond, kept, ms(p.createP50),
+				sc.label(), bd, p.phases, p.shoots, ms(p.p50), ms(p.p99), p.bindsPerSecond, kept, ms(p.createP50),
 				cpuMS(p.apiCPU), cpuMS(p.etcdCPU), cpuMS(p.schedCPU), p.requests, p.unannounced)
 		}
 	}
@@ -146,77 +155,6 @@ func yesNo(ok bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// goal is one acceptance criterion: seedwarden's figure over
-// gardener-scheduler's, met when within the bound (at least, or at most).
-type goal struct {
-	what     string
-	sc       scenario
-	figure   func(pooledFigures) float64
-	unit     func(float64) string
-	atLeast  bool
-	bound    float64
-	absolute func(pooledFigures) bool // met by seedwarden's figure alone
-}
-
-func acceptanceTable(rs []phaseFigures) string {
-	find := func(full bool, sustained bool, rate int) (scenario, bool) {
-		for _, sc := range scenariosOf(rs) {
-			if sc.full == full && sc.sustained() == sustained && (!sustained || sc.rate == rate) {
-				return sc, true
-			}
-		}
-		return scenario{}, false
-	}
-	secs := func(v float64) string { return ms(time.Duration(v * float64(time.Second))) }
-	rate := func(v float64) string { return fmt.Sprintf("%.1f/s", v) }
-	cpu := func(v float64) string { return cpuMS(time.Duration(v*float64(time.Second))) + " ms" }
-	p50 := func(p pooledFigures) float64 { return p.p50.Seconds() }
-	var goals []goal
-	if sc, ok := find(false, false, 0); ok {
-		goals = append(goals, goal{what: "burst: binds/s", sc: sc, figure: func(p pooledFigures) float64 { return p.bindsPerSecond }, unit: rate, atLeast: true, bound: 1})
-	}
-	if sc, ok := find(false, true, 50); ok {
-		goals = append(goals, goal{what: "50/s: p99 (seedwarden < 1 s)", sc: sc, figure: func(p pooledFigures) float64 { return p.p99.Seconds() }, unit: secs,
-			absolute: func(p pooledFigures) bool { return p.p99 < keptUpBound }})
-	}
-	if sc, ok := find(false, true, 20); ok {
-		goals = append(goals, goal{what: "20/s empty: p50", sc: sc, figure: p50, unit: secs, bound: 1.5})
-	}
-	if sc, ok := find(true, true, 20); ok {
-		goals = append(goals, goal{what: "20/s full: p50", sc: sc, figure: p50, unit: secs, bound: 0.1})
-	}
-	if sc, ok := find(false, true, 20); ok {
-		goals = append(goals, goal{what: "20/s empty: API-server CPU per placed Shoot", sc: sc, figure: func(p pooledFigures) float64 { return p.apiCPU.Seconds() }, unit: cpu, bound: 1.3})
-	}
-	var b strings.Builder
-	b.WriteString("Acceptance (ratio = seedwarden / gardener-scheduler, pooled figures of the same run):\n\n")
-	b.WriteString("| criterion | scenario | gardener-scheduler | seedwarden | ratio | target | met |\n|---|---|---|---|---|---|---|\n")
-	for _, g := range goals {
-		gs, sw := pool(rs, g.sc, byGardener), pool(rs, g.sc, bySeedwarden)
-		gv, sv := g.figure(gs), g.figure(sw)
-		ratio := 0.0
-		if gv > 0 {
-			ratio = sv / gv
-		}
-		var target string
-		var met bool
-		switch {
-		case g.absolute != nil:
-			target, met = "seedwarden p99 < 1 s", g.absolute(sw)
-		case g.atLeast:
-			target, met = fmt.Sprintf("≥ %.1f", g.bound), ratio >= g.bound
-		default:
-			target, met = fmt.Sprintf("≤ %.2g", g.bound), gv > 0 && ratio <= g.bound
-		}
-		verdict := "not met"
-		if met {
-			verdict = "met"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %s |\n", g.what, g.sc, g.unit(gv), g.unit(sv), ratio, target, verdict)
-	}
-	return b.String()
 }
 
 func phaseTable(rs []phaseFigures) string {
@@ -255,7 +193,7 @@ func phaseTable(rs []phaseFigures) string {
 			unannounced = fmt.Sprintf("%d (%s)", r.unannounced, orDash(strings.Join(why, ", ")))
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			r.n, r.scenario, r.binder, r.round, ms(pct(r.bound, .5)), ms(pct(r.bound, .99)), r.bindsPerSecond(), ms(pct(r.calls, .5)),
+			r.n, r.label(), r.binder, r.round, ms(pct(r.bound, .5)), ms(pct(r.bound, .99)), r.bindsPerSecond(), ms(pct(r.calls, .5)),
 			cpu(compGardenerAPIServer), cpu(compKubeAPIServer), cpu(compEtcd), cpu(compGardenerScheduler), cpu(compSeedwarden),
 			orDash(strings.Join(req, ", ")), short(r.queueWait.mean()), fmt.Sprintf("%s (%.2f/Shoot)", short(r.reconcile.mean()), r.reconcile.count/n), orDash(strings.Join(hooks, ", ")), decide, unannounced, r.load)
 	}

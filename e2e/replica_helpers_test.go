@@ -285,17 +285,7 @@ func (lb *roundRobin) Close() {
 // clientConfig.service now led there.
 func (st *suite) pointWebhooks(ctx context.Context, addr string, bundle []byte) error {
 	rewrite := func(cc *admissionregistrationv1.WebhookClientConfig) error {
-		if cc.URL == nil {
-			return errors.New("webhook without url")
-		}
-		u, err := url.Parse(*cc.URL)
-		if err != nil {
-			return err
-		}
-		u.Host = addr
-		s := u.String()
-		cc.URL, cc.CABundle = &s, bundle
-		return nil
+		return pointClientConfig(cc, addr, bundle)
 	}
 	var mwc admissionregistrationv1.MutatingWebhookConfiguration
 	if err := st.c.Get(ctx, keyOf("", "seedwarden"), &mwc); err != nil {
@@ -322,6 +312,22 @@ func (st *suite) pointWebhooks(ctx context.Context, addr string, bundle []byte) 
 		return err
 	}
 	st.caBundle = slices.Clone(bundle)
+	return nil
+}
+
+// pointClientConfig makes cc call addr (host:port, same path), trusting
+// bundle.
+func pointClientConfig(cc *admissionregistrationv1.WebhookClientConfig, addr string, bundle []byte) error {
+	if cc.URL == nil {
+		return errors.New("webhook without url")
+	}
+	u, err := url.Parse(*cc.URL)
+	if err != nil {
+		return err
+	}
+	u.Host = addr
+	s := u.String()
+	cc.URL, cc.CABundle = &s, slices.Clone(bundle)
 	return nil
 }
 

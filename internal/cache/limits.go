@@ -18,6 +18,14 @@ import (
 // only, with the unconfirmed ones, so that a namespace's pending Shoots hold
 // a bounded number of places; a reservation for a Shoot that exists is never
 // refused (the retry controller binding a backlog).
+//
+// A user's limit grows with the user's confirmed reservations:
+// PerUser + userCreditPerConfirmed × (the user's Shoots that exist and wait
+// for a seed). A CREATE that a later step refuses never confirms, so a user
+// whose CREATEs are all refused holds PerUser, as before; an automation
+// user's burst earns room as its Shoots appear (20, then 60, 180, ...: the
+// confirmations of one round pay for the next), bounded still by
+// PerNamespace and Total. docs/design.md has the arithmetic.
 
 // Defaults of Limits, equal to the configuration file's (reservations), as
 // those of Options.
@@ -33,6 +41,13 @@ const (
 // a namespace with nothing in flight gets its place. The total can be
 // exceeded by this much per namespace of a Project.
 const totalExemptPerNamespace = 1
+
+// userCreditPerConfirmed is how many more unconfirmed reservations a user
+// may hold per confirmed one: each costs the user a real Shoot that exists,
+// so a refused CREATE can only be paid for by a real one, and two per one
+// makes a burst's room grow by a factor of three per round of
+// confirmations.
+const userCreditPerConfirmed = 2
 
 // Limits bound the unconfirmed reservations. Zero fields take the defaults.
 type Limits struct {
@@ -57,10 +72,18 @@ func (l Limits) WithDefaults() Limits {
 
 // Held counts unconfirmed reservations: of a namespace, of a user, in all;
 // and Confirmed, the namespace's confirmed ones whose Shoot is not bound
-// yet, which Limits.PerNamespace bounds together with the unconfirmed.
+// yet, which Limits.PerNamespace bounds together with the unconfirmed;
+// UserConfirmed, the user's confirmed ones, which raise the user's limit.
 type Held struct {
 	Namespace, User, Total int
 	Confirmed              int
+	UserConfirmed          int
+}
+
+// UserLimit is the limit on c's user's unconfirmed reservations when the
+// user holds held.
+func (l Limits) UserLimit(held Held) int {
+	return l.PerUser + userCreditPerConfirmed*held.UserConfirmed
 }
 
 // Check returns the *LimitError of one more reservation for c, whose
@@ -70,8 +93,8 @@ func (l Limits) Check(c Claim, held Held) error {
 	switch {
 	case held.Namespace+held.Confirmed >= l.PerNamespace:
 		return &LimitError{Namespace: c.Namespace, Reason: metrics.RefusedReasonNamespace, Limit: l.PerNamespace}
-	case c.User != "" && held.User >= l.PerUser:
-		return &LimitError{Namespace: c.Namespace, User: c.User, Reason: metrics.RefusedReasonUser, Limit: l.PerUser}
+	case c.User != "" && held.User >= l.UserLimit(held):
+		return &LimitError{Namespace: c.Namespace, User: c.User, Reason: metrics.RefusedReasonUser, Limit: l.UserLimit(held)}
 	case held.Total >= l.Total && held.Namespace >= totalExemptPerNamespace:
 		return &LimitError{Namespace: c.Namespace, Reason: metrics.RefusedReasonTotal, Limit: l.Total}
 	}
@@ -95,8 +118,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("namespace %q holds %d reservations of Shoots not yet on their seed, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end",
 			e.Namespace, e.Limit)
 	case metrics.RefusedReasonUser:
-		return fmt.Sprintf("user %q holds %d unconfirmed reservations, the limit (reservations.maxPerUser); no place is reserved for this Shoot until some end",
-			e.User, e.Limit)
+		return fmt.Sprintf("user %q holds %d unconfirmed reservations, the limit (reservations.maxPerUser, and %d more per confirmed one); no place is reserved for this Shoot until some end",
+			e.User, e.Limit, userCreditPerConfirmed)
 	}
 	return fmt.Sprintf("%d unconfirmed reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end", e.Limit)
 }
@@ -166,7 +189,11 @@ func (s *Store) checkLimitsLocked(c Claim, old *reservation) error {
 		return nil
 	}
 	held := s.unconfirmed.Held(c)
-	held.Confirmed = s.confirmed.Held(c).Namespace
+	confirmed := s.confirmed.Held(c)
+	held.Confirmed, held.UserConfirmed = confirmed.Namespace, confirmed.User
+	if old != nil && old.confirmed && c.User != "" && old.User == c.User {
+		held.UserConfirmed--
+	}
 	switch {
 	case old != nil && !old.confirmed:
 		held.Total--

@@ -113,7 +113,7 @@ func TestReserveLimits(t *testing.T) {
 func TestLimitErrorMessages(t *testing.T) {
 	assert.Equal(t, `namespace "garden-a" holds 50 reservations of Shoots not yet on their seed, the limit (reservations.maxPerNamespace); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonNamespace, Limit: 50}).Error())
-	assert.Equal(t, `user "alice" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser); no place is reserved for this Shoot until some end`,
+	assert.Equal(t, `user "alice" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser, and 2 more per confirmed one); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", User: "alice", Reason: metrics.RefusedReasonUser, Limit: 20}).Error())
 	assert.Equal(t, `1000 unconfirmed reservations are held, the limit (reservations.maxTotal); no place is reserved for this Shoot until some end`,
 		(&LimitError{Namespace: "garden-a", Reason: metrics.RefusedReasonTotal, Limit: 1000}).Error())
@@ -211,4 +211,65 @@ func TestPlaceAgainKeepsExpiry(t *testing.T) {
 	assert.Equal(t, int64(0), s.Usage("a"), "free 30s after the first sending")
 	_, held := s.Reservation("uid-1")
 	assert.False(t, held)
+}
+
+// A user's limit grows with the user's confirmed reservations (Shoots that
+// exist and wait for a seed), two per one; refused CREATEs never confirm, so
+// a user whose CREATEs are all refused stays at PerUser. The namespace and
+// the total still bound it.
+func TestUserLimitGrowsWithConfirmed(t *testing.T) {
+	tests := []struct {
+		name string
+		held Held
+		want string // "" ok, else the LimitError's reason
+		at   int    // its Limit
+	}{
+		{name: "below PerUser", held: Held{User: 1}},
+		{name: "at PerUser, none confirmed", held: Held{User: 2}, want: metrics.RefusedReasonUser, at: 2},
+		{name: "one confirmed earns two", held: Held{User: 3, Confirmed: 1, UserConfirmed: 1}},
+		{name: "at PerUser+2", held: Held{User: 4, Confirmed: 1, UserConfirmed: 1}, want: metrics.RefusedReasonUser, at: 4},
+		{name: "the namespace still bounds it", held: Held{Namespace: 6, User: 6, Confirmed: 4, UserConfirmed: 4}, want: metrics.RefusedReasonNamespace, at: 10},
+		{name: "and the total", held: Held{Namespace: 1, User: 5, Total: 50, Confirmed: 3, UserConfirmed: 3}, want: metrics.RefusedReasonTotal, at: 50},
+	}
+	l := Limits{PerNamespace: 10, PerUser: 2, Total: 50}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := l.Check(Claim{Namespace: "p", User: "ci"}, tc.held)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			var le *LimitError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tc.want, le.Reason)
+			assert.Equal(t, tc.at, le.Limit)
+		})
+	}
+}
+
+// Through the Store: an automation user's burst is refused at PerUser, and
+// once its first Shoots appear (confirmed, waiting for a seed) the next ones
+// are reserved; the credit ends when those Shoots are bound.
+func TestStoreUserBurstEarnsRoom(t *testing.T) {
+	s := NewStore(Options{Limits: Limits{PerNamespace: 100, PerUser: 2, Total: 100}})
+	s.Apply(seed("a", 100))
+	reserve := func(name string) error {
+		return s.Reserve("a", Claim{Key: "uid-" + name, Namespace: "p", Name: name, User: "ci"})
+	}
+	require.NoError(t, reserve("s1"))
+	require.NoError(t, reserve("s2"))
+	var le *LimitError
+	require.ErrorAs(t, reserve("s3"), &le)
+	assert.Equal(t, 2, le.Limit)
+	s.Apply(annotated(shoot("p", "s1", "", ""), "uid-s1"))
+	s.Apply(annotated(shoot("p", "s2", "", ""), "uid-s2"))
+	for _, name := range []string{"s3", "s4", "s5", "s6", "s7", "s8"} {
+		require.NoError(t, reserve(name), "two confirmed earn four more, six unconfirmed in all")
+	}
+	require.ErrorAs(t, reserve("s9"), &le)
+	assert.Equal(t, 6, le.Limit)
+	s.Apply(annotated(shoot("p", "s1", "a", ""), "uid-s1")) // bound: its credit ends
+	s.Apply(annotated(shoot("p", "s2", "a", ""), "uid-s2"))
+	require.ErrorAs(t, reserve("s9"), &le)
+	assert.Equal(t, 2, le.Limit)
 }

@@ -119,6 +119,8 @@ func (s *Store) reserveLocked(seed string, c Claim, deadline time.Time) error {
 	st := Provisional
 	if c.Exists {
 		st = Confirmed
+		// Only a user's own CREATE, confirmed, raises the user's limit.
+		c.User = ""
 	}
 	r := &reservation{Claim: c, ctr: ctr, reserved: now, expires: s.life.Deadline(now, st), confirmed: c.Exists}
 	if !deadline.IsZero() && deadline.Before(r.expires) {

@@ -39,7 +39,8 @@ type Reservations struct {
 	// flood in one namespace leaves room for the others. Default: 100.
 	MaxPerNamespace int `json:"maxPerNamespace,omitempty"`
 	// MaxPerUser bounds the unconfirmed reservations of one user
-	// (userInfo.username of the request). Default: 20.
+	// (userInfo.username of the request), plus 2 per confirmed one of the
+	// user's (its Shoot exists and waits for a seed). Default: 20.
 	MaxPerUser int `json:"maxPerUser,omitempty"`
 	// MaxTotal bounds the unconfirmed reservations of all namespaces
 	// together; past it a namespace holding none still gets one.

@@ -318,7 +318,7 @@ func TestForgedCapacityFloodIsBounded(t *testing.T) {
 		resp := send("garden-prod", fmt.Sprintf("real-%d", i), "alice@example.com")
 		require.Equal(t, i < cache.DefaultMaxReservationsPerUser, resp.Allowed, "review %d: %s", i, vMessage(resp))
 		if !resp.Allowed {
-			require.Contains(t, vMessage(resp), `user "alice@example.com" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser)`)
+			require.Contains(t, vMessage(resp), `user "alice@example.com" holds 20 unconfirmed reservations, the limit (reservations.maxPerUser, and 2 more per confirmed one)`)
 		}
 	}
 	_, held := store.Reservation(cache.ManualReservationKey("garden-prod", "real-0"))

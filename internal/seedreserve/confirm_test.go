@@ -127,7 +127,7 @@ func TestReserveLimitsPerUser(t *testing.T) {
 	var le *cache.LimitError
 	require.ErrorAs(t, create(r, "s", "garden-dev/a3", "alice", 100), &le)
 	assert.Equal(t, cache.LimitError{Namespace: "garden-dev", User: "alice", Reason: "user", Limit: 2}, *le)
-	assert.Contains(t, le.Error(), `user "alice" holds 2 unconfirmed reservations, the limit (reservations.maxPerUser)`)
+	assert.Contains(t, le.Error(), `user "alice" holds 2 unconfirmed reservations, the limit (reservations.maxPerUser, and 2 more per confirmed one)`)
 	require.NoError(t, create(r, "s", "garden-dev/a1", "alice", 100), "a held key is not new")
 
 	require.NoError(t, create(r, "s", "garden-dev/b1", "bob", 100), "another user of the namespace")

@@ -84,6 +84,11 @@ func (l *ledger) take(seed string, h cache.Holder, now time.Time) (taken bool, e
 			return false, err
 		}
 	}
+	if exists {
+		// Only a user's own CREATE, confirmed, raises the user's limit;
+		// a binding of an existing Shoot earns its sender nothing.
+		c.User = ""
+	}
 	e := ledgerEntry{seed: seed, Claim: c, id: h.ID, confirmed: exists, taken: now}
 	l.entries[h.Key] = e
 	l.countsLocked(e).Add(c, 1)
@@ -99,7 +104,8 @@ func (l *ledger) known(seed string, ref cache.ShootRef) bool {
 // heldLocked is what Limits.Check judges for c.
 func (l *ledger) heldLocked(c cache.Claim) cache.Held {
 	held := l.held.Held(c)
-	held.Confirmed = l.confirmed.Held(c).Namespace
+	confirmed := l.confirmed.Held(c)
+	held.Confirmed, held.UserConfirmed = confirmed.Namespace, confirmed.User
 	return held
 }
 
