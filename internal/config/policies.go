@@ -13,7 +13,7 @@ import (
 // them into placement.Policies once (placementOptions), for every decision
 // site. Absent: every decision is Gardener's. A Seed annotated
 // seedwarden.io/avoid or seedwarden.io/soft-limit-percent opts in by
-// itself (placement.AnnotationAvoid, placement.AnnotationSoftLimitPercent).
+// itself, config or not: each is an operator's act on that one seed.
 type Policies struct {
 	// SoftLimitPercent is the soft limit of every seed with
 	// status.allocatable.shoots, as a percentage of it: a seed holding at
