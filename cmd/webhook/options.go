@@ -21,7 +21,7 @@ import (
 
 // configChecks are the configuration rules that need what other packages
 // accept; loadConfig runs them with config's own validation.
-var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers, checkHeadroom}
+var configChecks = []config.Check{checkKubeconfigAllowedFields, checkCountableResources, checkScorers, checkHeadroom, checkPolicies}
 
 // loadConfig reads the configuration file of serve, plan, simulate and
 // validate, with configChecks and then extra; the defaults without a file.
@@ -48,7 +48,36 @@ func placementOptions(cfg *config.Config) placement.Options {
 		Strategy:    placement.Strategy(cfg.Strategy),
 		NetworkMode: placement.NetworkMode(cfg.NetworkOverlap),
 		Scoring:     scoringProfile(cfg.Scoring),
+		Policies:    placementPolicies(cfg.Policies),
 	}
+}
+
+// placementPolicies converts the policies block, the one place every
+// decision site gets them from (issue 39 item 5); nil (no block): none,
+// though a Seed's policy annotations still act. A pool that does not
+// convert (config validation parses the same selectors, so only a bug
+// gets here) fails every decision rather than be ignored.
+func placementPolicies(c *config.Policies) *placement.Policies {
+	if c == nil {
+		return nil
+	}
+	p := &placement.Policies{
+		SoftLimitPercent: c.SoftLimitPercent,
+		KeptSeats:        c.KeptSeats.Seats,
+		KeptSeatsPercent: c.KeptSeats.Percent,
+		Pools:            make([]placement.Pool, len(c.Pools)),
+	}
+	for i, cp := range c.Pools {
+		pool, err := placement.NewPool(cp.Name, placement.PoolMode(cp.Mode), cp.Projects, cp.ProjectSelector, cp.SeedSelector)
+		if err != nil {
+			return placement.BrokenPolicies(fmt.Errorf("policies.pools[%d]: %w", i, err))
+		}
+		p.Pools[i] = pool
+	}
+	if err := p.Validate(); err != nil {
+		return placement.BrokenPolicies(err)
+	}
+	return p
 }
 
 // scoringProfile converts the scoring block; nil (no block) is Gardener's
@@ -129,6 +158,16 @@ func checkCountableResources(cfg *config.Config) []string {
 // checkScorers: scoring.scorers name placement's scorers with weights it
 // accepts (config checks that the list is not empty and has no duplicate).
 // Every entry is checked, so all problems are reported at once.
+// checkPolicies converts the policies block as every decision will: config's
+// own validation has parsed each selector, so this only catches what
+// placement refuses beyond it.
+func checkPolicies(cfg *config.Config) []string {
+	if err := placementPolicies(cfg.Policies).Validate(); err != nil {
+		return []string{fmt.Sprintf("policies: %v", err)}
+	}
+	return nil
+}
+
 func checkScorers(cfg *config.Config) []string {
 	if cfg.Scoring == nil {
 		return nil

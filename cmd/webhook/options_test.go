@@ -160,3 +160,32 @@ func TestNewStoreLimits(t *testing.T) {
 	require.NoError(t, quiet.Reserve("s", claim("k2", "garden-dev", "")), "without a user: the namespace's limit only")
 	assert.Error(t, quiet.Reserve("s", claim("k3", "garden-dev", "")))
 }
+
+// The policies block converts into placement's policies as written, pool
+// for pool; the modes are placement's values; no block is no policies.
+func TestPlacementPoliciesConvert(t *testing.T) {
+	assert.Equal(t, placement.PoolRequired, placement.PoolMode(config.PoolRequired))
+	assert.Equal(t, placement.PoolPreferred, placement.PoolMode(config.PoolPreferred))
+	assert.Equal(t, placement.MaxPools, config.MaxPools)
+	assert.Nil(t, placementOptions(config.Default()).Policies)
+
+	cfg := config.Default()
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "acme"}}
+	cfg.Policies = &config.Policies{SoftLimitPercent: 80, KeptSeats: config.KeptSeats{Seats: 4},
+		Pools: []config.Pool{{Name: "acme", Mode: config.PoolRequired, Projects: []string{"acme"}, SeedSelector: sel}}}
+	require.NoError(t, cfg.Validate())
+	p := placementOptions(cfg).Policies
+	require.NoError(t, p.Validate())
+	assert.Equal(t, 80, p.SoftLimitPercent)
+	assert.Equal(t, int64(4), p.KeptSeats)
+	require.Len(t, p.Pools, 1)
+	assert.Equal(t, "acme", p.Pools[0].Name)
+	assert.Equal(t, "pool=acme", p.Pools[0].SeedSelector.String())
+	assert.Empty(t, checkPolicies(cfg))
+
+	// What config cannot see but placement refuses fails every decision
+	// rather than drop the pool, and start-up says so.
+	cfg.Policies.Pools[0].Mode = "Sometimes"
+	assert.ErrorContains(t, placementOptions(cfg).Validate(), `policies: policies.pools[0]: pool "acme": mode: unsupported value "Sometimes"`)
+	assert.Equal(t, []string{`policies: policies.pools[0]: pool "acme": mode: unsupported value "Sometimes" (want Required or Preferred)`}, checkPolicies(cfg))
+}

@@ -41,6 +41,7 @@ var enums = map[field][]string{
 	fieldOf[config.NamespaceDeletion]("enforcement"):   enforcements,
 	fieldOf[config.Subject]("kind"):                    {config.SubjectUser, config.SubjectGroup, config.SubjectServiceAccount},
 	fieldOf[rbacv1.Subject]("kind"):                    {rbacv1.UserKind, rbacv1.GroupKind, rbacv1.ServiceAccountKind},
+	fieldOf[config.Pool]("mode"):                       {config.PoolRequired, config.PoolPreferred},
 }
 
 // enforcements are the values of every guard's enforcement.
@@ -62,6 +63,9 @@ var bounds = map[field]bound{
 	fieldOf[config.HeadroomProfile]("alertBelow"):     {0, config.MaxHeadroomLimit},
 	fieldOf[config.PendingShoots]("workers"):          {0, unbounded},
 	fieldOf[config.Scoring]("defaultCapacity"):        {0, unbounded},
+	fieldOf[config.Policies]("softLimitPercent"):      {0, 100},
+	fieldOf[config.KeptSeats]("seats"):                {0, unbounded},
+	fieldOf[config.KeptSeats]("percent"):              {0, 100},
 }
 
 // durationPattern is what time.ParseDuration reads ("" takes the default);

@@ -73,3 +73,18 @@ const OwnAnnotationPrefix = "seedwarden.io/"
 // removed on binding. It only informs, it grants nothing, so unlike
 // seedwarden's other annotations an update may write it.
 const AnnotationUnschedulableReasons = OwnAnnotationPrefix + "unschedulable-reasons"
+
+// Markers an operator sets on a Seed for seedwarden's placement policies
+// (issue 39). Annotations, not labels: gardenlet's seed registration
+// overwrites a Seed's labels from its configuration but merges
+// annotations, and Gardener's taints carry no effect (gardener-apiserver
+// refuses a binding to a seed whose taints a Shoot does not tolerate).
+const (
+	// AnnotationSeedAvoid marks a seed new Shoots go to only when no other
+	// seed admits them; its value, the operator's reason, is shown with
+	// each decision it affects.
+	AnnotationSeedAvoid = OwnAnnotationPrefix + "avoid"
+	// AnnotationSeedSoftLimitPercent overrides policies.softLimitPercent
+	// for one seed: an integer 0 (none) to 100.
+	AnnotationSeedSoftLimitPercent = OwnAnnotationPrefix + "soft-limit-percent"
+)

@@ -22,6 +22,8 @@ func (s *Store) ProjectForNamespace(ns string) (name string, deleting, ok bool) 
 type projectClaim struct {
 	namespace string
 	deleting  bool
+	// labels are the Project's, for seed pools' projectSelector.
+	labels map[string]string
 }
 
 func (s *Store) applyProject(o *api.Project) {
@@ -39,7 +41,7 @@ func (s *Store) applyProject(o *api.Project) {
 	if ns == "" {
 		delete(s.projectNamespaces, o.Name)
 	} else {
-		s.projectNamespaces[o.Name] = projectClaim{namespace: ns, deleting: o.DeletionTimestamp != nil}
+		s.projectNamespaces[o.Name] = projectClaim{namespace: ns, deleting: o.DeletionTimestamp != nil, labels: o.Labels}
 		list := s.claimants[ns]
 		i, _ := slices.BinarySearch(list, o.Name)
 		s.claimants[ns] = slices.Insert(list, i, o.Name)
@@ -91,7 +93,8 @@ func (s *Store) publishOwnersLocked(namespaces ...string) {
 			continue
 		}
 		owner := list[0]
-		projects = cloneMapWith(projects, ns, &placement.Project{Name: owner, Deleting: s.projectNamespaces[owner].deleting})
+		claim := s.projectNamespaces[owner]
+		projects = cloneMapWith(projects, ns, &placement.Project{Name: owner, Deleting: claim.deleting, Labels: claim.labels})
 	}
 	n.snap.Projects = projects
 	s.publish(n)

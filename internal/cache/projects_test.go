@@ -50,3 +50,18 @@ func TestProjectNamespaceChange(t *testing.T) {
 	s.Apply(project("p", ""))
 	assert.Empty(t, s.Snapshot().Projects)
 }
+
+// A Project's labels reach placement (seed pools' projectSelector), and a
+// change of labels alone is published.
+func TestProjectLabels(t *testing.T) {
+	s := NewStore(Options{})
+	p := project("p", "ns")
+	p.Labels = map[string]string{"tier": "prod"}
+	s.Apply(p)
+	assert.Equal(t, map[string]*placement.Project{"ns": {Name: "p", Labels: map[string]string{"tier": "prod"}}}, s.Snapshot().Projects)
+	p = project("p", "ns")
+	p.ResourceVersion = "2"
+	p.Labels = map[string]string{"tier": "dev"}
+	s.Apply(p)
+	assert.Equal(t, map[string]string{"tier": "dev"}, s.Snapshot().Projects["ns"].Labels)
+}

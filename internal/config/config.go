@@ -180,6 +180,11 @@ type Config struct {
 	// filter, then the least-used seed).
 	Scoring *Scoring `json:"scoring,omitempty"`
 
+	// Policies, when present, are placement policies beyond Gardener's:
+	// soft capacity, seats kept for zone-redundant Shoots, seed pools
+	// (policies.go). Default: absent.
+	Policies *Policies `json:"policies,omitempty"`
+
 	// Headroom, when present, exports how many more Shoots like each
 	// profile's template fit right now (headroom.go). Default: absent.
 	Headroom *Headroom `json:"headroom,omitempty"`
@@ -291,6 +296,7 @@ func (c *Config) Validate() error {
 	c.validatePending(&p)
 	c.validateReservations(&p)
 	c.validateScoring(&p)
+	c.validatePolicies(&p)
 	c.validateSeedLabels(&p)
 	c.validateHeadroom(&p)
 	c.validateAutoscaler(&p)

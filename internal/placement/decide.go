@@ -66,7 +66,7 @@ const (
 func run(snap *Snapshot, shoot *api.Shoot, opts Options, p path) Decision {
 	d := newDecider(snap, shoot, opts, p)
 	defer d.release()
-	return d.decide(d.chooser())
+	return d.decide(d.withPreferences(d.chooser()))
 }
 
 // chooser is step 12: Gardener's least-used rule, or the scoring profile.
@@ -84,6 +84,9 @@ func (d *decider) decide(choose func(*Snapshot, []*Seed) Decision) Decision {
 		if err := p.Validate(); err != nil {
 			return d.fail(StepScoring, ScoringProfileInvalid, "%v", err)
 		}
+	}
+	if p := d.opts.Policies; p != nil && p.err != nil {
+		return d.fail(StepPools, PoliciesInvalid, "%v", p.err)
 	}
 	if failed, ok := d.prepare(); !ok {
 		return failed

@@ -49,6 +49,11 @@ type decider struct {
 	scores *scoreBufs
 	// usages are the usages read so far (decision_usage.go).
 	usages usageMemo
+
+	// pol is what the decision computed of Options.Policies, effect what
+	// they did so far (policies_step.go).
+	pol    policyState
+	effect PolicyEffect
 }
 
 // deciderPool keeps deciders with their buffers between decisions. The

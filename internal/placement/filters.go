@@ -18,12 +18,15 @@ var perSeedFilters = [...]seedFilter{
 	(*decider).filterZones,                // 5 (failure tolerance) or 6: filter_zones.go
 }
 
-// laterFilters are steps 7-11, the same on both paths.
+// laterFilters are steps 7-11, the same on both paths, with seedwarden's
+// Required seed pools between 10 and 11 (Gardener has none: without them
+// it keeps every seed).
 var laterFilters = [...]seedFilter{
 	(*decider).filterAccessRestrictions, // 7: filter_access.go
 	(*decider).filterDomain,             // 8: filter_domain.go
 	(*decider).filterEmergencyStop,      // 9: filter_emergency.go
 	(*decider).filterCandidates,         // 10: filter_candidates.go (networks, taints, capacity)
+	(*decider).filterPools,              // 10b: policies_step.go (Required seed pools)
 	(*decider).filterStrategy,           // 11: strategy.go
 }
 

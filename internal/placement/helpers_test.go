@@ -1,6 +1,9 @@
 package placement
 
 import (
+	"strings"
+	"testing"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,4 +90,41 @@ func names(seeds []*Seed) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// testPool is a pool for tests: projects by name, seeds by one label
+// "key=value"; projectLabel, when set, also selects projects by label.
+type testPool struct {
+	name         string
+	mode         PoolMode
+	projects     []string
+	projectLabel string
+	seedLabel    string
+}
+
+// testPolicies are policies with the given pools (NewPool must accept them).
+func testPolicies(t testing.TB, pools ...testPool) *Policies {
+	t.Helper()
+	p := &Policies{}
+	for _, tp := range pools {
+		var projSel *metav1.LabelSelector
+		if tp.projectLabel != "" {
+			projSel = labelSelector(tp.projectLabel)
+		}
+		pool, err := NewPool(tp.name, tp.mode, tp.projects, projSel, labelSelector(tp.seedLabel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Pools = append(p.Pools, pool)
+	}
+	return p
+}
+
+func labelSelector(kv string) *metav1.LabelSelector {
+	k, v, _ := strings.Cut(kv, "=")
+	return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+}
+
+func withAnnotations(a map[string]string) func(*api.Seed) {
+	return func(s *api.Seed) { s.Annotations = a }
 }

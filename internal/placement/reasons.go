@@ -49,6 +49,9 @@ const (
 	TaintNotTolerated      ReasonCode = "TaintNotTolerated"
 	SeedFull               ReasonCode = "SeedFull"
 	SeedFullAcrossReplicas ReasonCode = "SeedFullAcrossReplicas" // Options.Exclude
+	// Step 10b, the Required seed pools (seedwarden only, Policies).
+	SeedOutsideRequiredPool ReasonCode = "SeedOutsideRequiredPool"
+	SeedReservedForPool     ReasonCode = "SeedReservedForPool"
 	// Step 11, strategy.
 	TestingProviderMismatch ReasonCode = "TestingProviderMismatch"
 	RegionMismatch          ReasonCode = "RegionMismatch"
@@ -69,6 +72,7 @@ const (
 	ShootSelectorInvalid        ReasonCode = "ShootSelectorInvalid"
 	RegionConfigInvalid         ReasonCode = "RegionConfigInvalid"
 	ScoringProfileInvalid       ReasonCode = "ScoringProfileInvalid"
+	PoliciesInvalid             ReasonCode = "PoliciesInvalid"
 )
 
 // ReasonCodeInfo is one row of the table of codes.
@@ -115,6 +119,9 @@ var ReasonCodes = []ReasonCodeInfo{
 	{StatusNetworkMissing, StepCandidates, true},
 	{TaintNotTolerated, StepCandidates, true},
 	{SeedFull, StepCandidates, true},
+	{SeedOutsideRequiredPool, StepPools, true},
+	{SeedReservedForPool, StepPools, true},
+	{PoliciesInvalid, StepPools, false},
 	{RegionConfigInvalid, StepStrategy, false},
 	{TestingProviderMismatch, StepStrategy, true},
 	{RegionMismatch, StepStrategy, true},

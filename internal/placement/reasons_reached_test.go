@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,6 +120,11 @@ func TestReasonCodesReached(t *testing.T) {
 		{code: RegionFartherByName, seeds: []*api.Seed{readySeed("x")}, opts: minimal, shoot: basicShoot(func(s *api.Shoot) {
 			s.Spec.Region = string(make([]byte, 600)) // over 500 edits from any seed's
 		})},
+		{code: SeedOutsideRequiredPool, seeds: []*api.Seed{readySeed("x")}, shoot: basicShoot(),
+			opts: Options{Strategy: SameRegion, Policies: testPolicies(t, testPool{name: "p", mode: PoolRequired, projects: []string{"proj"}, seedLabel: "pool=p"})}},
+		{code: SeedReservedForPool, seeds: []*api.Seed{readySeed("x", withLabels(map[string]string{"pool": "p"}))}, shoot: basicShoot(),
+			opts: Options{Strategy: SameRegion, Policies: testPolicies(t, testPool{name: "p", mode: PoolRequired, projects: []string{"other"}, seedLabel: "pool=p"})}},
+		{code: PoliciesInvalid, seeds: []*api.Seed{readySeed("x")}, shoot: basicShoot(), opts: Options{Strategy: SameRegion, Policies: BrokenPolicies(errors.New("policies.pools[0]: broken"))}},
 		{code: ScoringProfileInvalid, seeds: []*api.Seed{readySeed("x")}, shoot: basicShoot(), opts: Options{Strategy: SameRegion, Scoring: &Profile{}}},
 	}
 	reached := map[ReasonCode]bool{

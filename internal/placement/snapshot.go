@@ -84,6 +84,14 @@ type Seed struct {
 	hasAllocatable bool
 	allocatable    int64
 
+	// The placement policies' markers (policies.go): avoided with the
+	// operator's reason; softLimitPct from the annotation, -1 without a
+	// valid one (softLimitErr says why it is ignored).
+	avoided      bool
+	avoid        string
+	softLimitPct int
+	softLimitErr error
+
 	nodes, pods, services cidr
 	hasNodes              bool
 	defaultPods           *cidr
@@ -110,6 +118,7 @@ func NewSeed(obj *api.Seed) *Seed {
 		pods:          parseCIDR(obj.Spec.Networks.Pods),
 		services:      parseCIDR(obj.Spec.Networks.Services),
 	}
+	s.digestPolicyMarkers(obj.Annotations)
 	if obj.Spec.Settings != nil && obj.Spec.Settings.ZoneSelection != nil {
 		s.zoneMode = obj.Spec.Settings.ZoneSelection.Mode
 	}
@@ -219,6 +228,9 @@ func (p *CloudProfile) ProviderTypes() []string {
 type Project struct {
 	Name     string
 	Deleting bool
+	// Labels are the Project's, for the projectSelector of seed pools
+	// (Policies); the map is never written.
+	Labels map[string]string
 }
 
 // RegionConfig is a region-config ConfigMap with its distance tables parsed.

@@ -40,6 +40,9 @@ type Options struct {
 	// decides again without a seed its cluster-wide reservation found full
 	// (a few at most: the list is searched linearly). Not configuration.
 	Exclude []string
+	// Policies are seedwarden's placement policies (policies.go); nil:
+	// none configured (a Seed's policy annotations still act).
+	Policies *Policies
 	// Scoring, when set, replaces step 12 (least used wins) by weighted
 	// scoring (score.go); nil is Gardener's rule, decision for decision.
 	Scoring *Profile
@@ -59,6 +62,9 @@ func (o Options) Validate() error {
 	case Disjoint, AllowIPv4, "":
 	default:
 		return fmt.Errorf("networkOverlap: unsupported value %q (want %q or %q)", o.NetworkMode, Disjoint, AllowIPv4)
+	}
+	if err := o.Policies.Validate(); err != nil {
+		return fmt.Errorf("policies: %w", err)
 	}
 	if o.Scoring != nil {
 		return o.Scoring.Validate()
@@ -89,7 +95,12 @@ const (
 	StepDomain               Step = "Domain"
 	StepEmergencyStop        Step = "EmergencyStop"
 	StepCandidates           Step = "Candidates"
-	StepStrategy             Step = "Strategy"
+	// StepPools: the Required seed pools (policies.go), seedwarden's own.
+	StepPools    Step = "SeedPools"
+	StepStrategy Step = "Strategy"
+	// The preference policies rank the seeds the strategy kept
+	// (policies_step.go); they drop none for good, so no decision fails
+	// there and they have no Step.
 	// StepScoring: Options.Scoring is invalid (Profile.Validate), so no
 	// seed can be ranked. Configuration is validated at start-up; this
 	// only keeps a decision from acting on a profile that was not.
@@ -112,6 +123,9 @@ type Decision struct {
 	Scores []SeedScore
 	// Scored is the number of seeds the profile ranked (scored decisions).
 	Scored int
+	// Policy is what the placement policies did (policies_step.go); the
+	// zero value when none acted.
+	Policy PolicyEffect
 
 	// Step is the step that left no seed (unschedulable only).
 	Step Step
