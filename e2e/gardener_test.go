@@ -100,17 +100,19 @@ func (st *suite) requireShootDNSDomain(t *testing.T, key types.NamespacedName, s
 
 // TestGardenerAcceptsExamples: gardener-apiserver, with
 // its validation and admission plugins, accepts the Seeds and CloudProfiles
-// of examples/landscape.yaml and the Shoots of examples/shoot*.yaml exactly
-// as written (server-side dry-run CREATEs under new names; setup loaded the
-// landscape from the same file). The existing Shoots of the landscape are
-// trimmed to what placement reads and are completed by the suite
-// (completeForGardener), so they are not part of this check.
+// of examples/landscape.yaml and examples/policies-landscape.yaml (the
+// placement policies' annotations included) and the Shoots of
+// examples/shoot*.yaml exactly as written (server-side dry-run CREATEs under
+// new names; setup loaded the landscape from the first file). The existing
+// Shoots of the landscapes are trimmed to what placement reads and are
+// completed by the suite (completeForGardener), so they are not part of
+// this check.
 func TestGardenerAcceptsExamples(t *testing.T) {
 	st := needGardener(t)
 	ctx := context.Background()
 	objs, err := readManifestObjects(filepath.Join(st.root, "examples", "landscape.yaml"))
 	require.NoError(t, err)
-	for _, rel := range []string{"examples/shoot.yaml", "examples/shoot-unschedulable.yaml"} {
+	for _, rel := range []string{"examples/policies-landscape.yaml", "examples/shoot.yaml", "examples/shoot-unschedulable.yaml", "examples/shoot-ha.yaml"} {
 		o, err := readManifestObjects(filepath.Join(st.root, rel))
 		require.NoError(t, err)
 		objs = append(objs, o...)
@@ -130,6 +132,6 @@ func TestGardenerAcceptsExamples(t *testing.T) {
 	}
 	require.NotZero(t, checked["Seed"], "no Seed checked")
 	require.NotZero(t, checked["CloudProfile"], "no CloudProfile checked")
-	require.Equal(t, 2, checked["Shoot"], "the Shoots of examples/shoot*.yaml")
+	require.Equal(t, 3, checked["Shoot"], "the Shoots of examples/shoot*.yaml")
 	t.Logf("accepted as written: %v", checked)
 }
