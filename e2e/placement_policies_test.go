@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seedwarden/seedwarden/internal/placement"
+	"github.com/seedwarden/seedwarden/internal/api"
 )
 
 // The placement policies of issue 39 (docs/policies.md) against a real API
@@ -59,7 +59,7 @@ func TestAvoidedSeedTakesShootsLast(t *testing.T) {
 		return newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withSeedSelector(label))
 	}
 	st.createSeedLike(t, "aws-eu2", avoided, map[string]string{label: "true"}, 10,
-		withSeedAnnotations(map[string]string{placement.AnnotationAvoid: "e2e: to be retired"}))
+		withSeedAnnotations(map[string]string{api.AnnotationSeedAvoid: "e2e: to be retired"}))
 	st.createSeedLike(t, "aws-eu2", other, map[string]string{label: "true"}, 10)
 	// The Seed watch delivers the seeds in the order they were created: a
 	// dry run placed on the preferred one means both are in the cache.
