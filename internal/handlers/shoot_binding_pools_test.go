@@ -38,7 +38,6 @@ func poolsFor(t *testing.T, specs ...[4]string) *placement.Policies {
 	return p
 }
 
-
 // The binding webhook enforces Required seed pools for a seed set or
 // changed (issue 39 item 4): the project dev (garden-dev, labelled
 // tier=regulated) and seeds aws-eu1 (pool label "a"), aws-eu2 ("b") and
@@ -64,8 +63,8 @@ func TestShootBindingValidatorRequiredPools(t *testing.T) {
 		{name: "project in a Required pool, seed in it", pools: [][4]string{{"regulated", "Required", "dev", "a"}},
 			review: as(reviewCreate("aws-eu1", nil), binderUser), wantAllowed: true},
 		{name: "seed in a Required pool of another project",
-			pools:  [][4]string{{"payments", "Required", "payments", "b"}},
-			review: as(reviewCreate("aws-eu2", nil), binderUser),
+			pools:       [][4]string{{"payments", "Required", "payments", "b"}},
+			review:      as(reviewCreate("aws-eu2", nil), binderUser),
 			wantMessage: []string{`spec.seedName: seed "aws-eu2" is in seed pool "payments" (mode Required), which takes only the Shoots of its projects, and project "dev" is not one of them`}},
 		{name: "seed outside every pool, project in none", pools: [][4]string{{"payments", "Required", "payments", "b"}},
 			review: as(reviewCreate("two-zones", nil), binderUser), wantAllowed: true},
