@@ -26,9 +26,9 @@ var seedGVK = shootGVK.GroupVersion().WithKind("Seed")
 
 // createSeedLike creates Seed name as a copy of seed template (as the API
 // server holds it) with extra labels, its own ingress and DNS domains, and
-// room for allocatable Shoots. When t ends, the Shoots of t go first, then
-// the Seed.
-func (st *suite) createSeedLike(t *testing.T, template, name string, labels map[string]string, allocatable int64) {
+// room for allocatable Shoots; opts change it further before it is created.
+// When t ends, the Shoots of t go first, then the Seed.
+func (st *suite) createSeedLike(t *testing.T, template, name string, labels map[string]string, allocatable int64, opts ...func(*unstructured.Unstructured)) {
 	t.Helper()
 	ctx := context.Background()
 	tmpl := &unstructured.Unstructured{}
@@ -59,6 +59,9 @@ func (st *suite) createSeedLike(t *testing.T, template, name string, labels map[
 		must(unstructured.SetNestedSlice(sd.Object, defaults[:1], "spec", "dns", "defaults"))
 	}
 	must(unstructured.SetNestedField(sd.Object, fmt.Sprint(allocatable), "status", "allocatable", "shoots"))
+	for _, o := range opts {
+		o(sd)
+	}
 	require.NoError(t, createUnstructuredWithStatus(ctx, st.c, sd))
 	t.Cleanup(func() {
 		ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,26 +101,29 @@ func (st *suite) requireShootDNSDomain(t *testing.T, key types.NamespacedName, s
 
 // TestGardenerAcceptsExamples: gardener-apiserver, with
 // its validation and admission plugins, accepts the Seeds and CloudProfiles
-// of examples/landscape.yaml and the Shoots of examples/shoot*.yaml exactly
-// as written (server-side dry-run CREATEs under new names; setup loaded the
-// landscape from the same file). The existing Shoots of the landscape are
-// trimmed to what placement reads and are completed by the suite
-// (completeForGardener), so they are not part of this check.
+// of examples/landscape.yaml and examples/policies-landscape.yaml (the
+// placement policies' annotations included) and the Shoots of
+// examples/shoot*.yaml exactly as written (server-side dry-run CREATEs under
+// new names; setup loaded the landscape from the first file). The Shoots of
+// the landscapes are trimmed to what placement reads (the existing ones are
+// completed by the suite, completeForGardener), so they are not part of
+// this check.
 func TestGardenerAcceptsExamples(t *testing.T) {
 	st := needGardener(t)
 	ctx := context.Background()
-	objs, err := readManifestObjects(filepath.Join(st.root, "examples", "landscape.yaml"))
-	require.NoError(t, err)
-	for _, rel := range []string{"examples/shoot.yaml", "examples/shoot-unschedulable.yaml"} {
+	var objs []*unstructured.Unstructured
+	for _, rel := range []string{"examples/landscape.yaml", "examples/policies-landscape.yaml", "examples/shoot.yaml", "examples/shoot-unschedulable.yaml", "examples/shoot-ha.yaml"} {
 		o, err := readManifestObjects(filepath.Join(st.root, rel))
 		require.NoError(t, err)
+		if strings.Contains(rel, "landscape") {
+			o = slices.DeleteFunc(o, func(u *unstructured.Unstructured) bool { return u.GetKind() == "Shoot" })
+		}
 		objs = append(objs, o...)
 	}
 	checked := map[string]int{}
 	for _, o := range objs {
 		kind := o.GetKind()
-		exampleShoot := kind == "Shoot" && o.GetName() != "" && o.Object["status"] == nil
-		if kind != "Seed" && kind != "CloudProfile" && !exampleShoot {
+		if kind != "Seed" && kind != "CloudProfile" && kind != "Shoot" {
 			continue
 		}
 		name := o.GetName()
@@ -130,6 +134,6 @@ func TestGardenerAcceptsExamples(t *testing.T) {
 	}
 	require.NotZero(t, checked["Seed"], "no Seed checked")
 	require.NotZero(t, checked["CloudProfile"], "no CloudProfile checked")
-	require.Equal(t, 2, checked["Shoot"], "the Shoots of examples/shoot*.yaml")
+	require.Equal(t, 3, checked["Shoot"], "the Shoots of examples/shoot*.yaml")
 	t.Logf("accepted as written: %v", checked)
 }

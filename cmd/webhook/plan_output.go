@@ -51,10 +51,21 @@ func orEmpty[T any](s []T) []T {
 
 func writeReportText(w io.Writer, r *plan.Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEED\tPROVIDER\tREGION\tSHOOTS\tALLOCATABLE\tUTILIZATION\tSTATE")
+	// The soft limit's column only where a seed has one (placement
+	// policies), so a landscape without is reported as before.
+	soft := slices.ContainsFunc(r.Seeds, func(s plan.SeedRow) bool { return s.SoftLimit != nil })
+	if soft {
+		fmt.Fprintln(tw, "SEED\tPROVIDER\tREGION\tSHOOTS\tALLOCATABLE\tSOFT LIMIT\tUTILIZATION\tSTATE")
+	} else {
+		fmt.Fprintln(tw, "SEED\tPROVIDER\tREGION\tSHOOTS\tALLOCATABLE\tUTILIZATION\tSTATE")
+	}
 	for _, s := range r.Seeds {
+		limits := orDash(s.Allocatable)
+		if soft {
+			limits += "\t" + orDash(s.SoftLimit)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Provider, s.Region, beforeAfter(s),
-			orDash(s.Allocatable), percent(s.Utilization), s.State)
+			limits, percent(s.Utilization), s.State)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "PROVIDER\tREGION\tSEEDS\tFREE SLOTS\tSEEDS WITHOUT ALLOCATABLE")

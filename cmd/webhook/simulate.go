@@ -57,6 +57,11 @@ type result struct {
 	// profile, so the output is as before.
 	Scores []placement.SeedScore `json:"scores,omitempty"`
 	Scored int                   `json:"scored,omitempty"`
+	// Policies says what the placement policies did to the decision
+	// (placement.PolicyEffect.Summary without its "policies: ": the seeds
+	// each set aside, and why the chosen seed is the best left); absent
+	// when none acted.
+	Policies string `json:"policies,omitempty"`
 	// alternatives is the text output's why-not-elsewhere of a scheduled
 	// result.
 	alternatives alternatives
@@ -64,7 +69,7 @@ type result struct {
 
 func newResult(name string, d placement.Decision) result {
 	if d.Schedulable() {
-		return result{Name: name, Seed: d.Seed, Scores: d.Scores, Scored: d.Scored}
+		return result{Name: name, Seed: d.Seed, Scores: d.Scores, Scored: d.Scored, Policies: strings.TrimPrefix(d.Policy.Summary(), "policies: ")}
 	}
 	r := result{Name: name, Unschedulable: true, Step: d.Step, Message: d.Message, Reasons: d.Reasons,
 		Code: d.Code, Codes: d.Codes, Counts: d.CodeSummary().Counts, headline: d.Headline()}

@@ -51,6 +51,9 @@ func (r result) text() string {
 		if s := d.ScoreSummary(); s != "" {
 			fmt.Fprintf(&b, "  scores: %s\n", s)
 		}
+		if r.Policies != "" {
+			fmt.Fprintf(&b, "  policies: %s\n", r.Policies)
+		}
 		b.WriteString(r.alternatives.text(r.Seed))
 	}
 	return b.String()

@@ -165,7 +165,7 @@ func (r *suiteRun) seedChangeCase(c *suiteCase, res *caseResult) error {
 	store.Load(r.objs)
 	judge(handlers.WebhookBinding, c.Expect.Binding, r.cfg.BindingEnabled(), &handlers.ShootBindingValidator{
 		Landscape: store, Authorizer: mayBind{}, NetworkMode: placementOptions(r.cfg).NetworkMode,
-		BindThroughShoots: false, Log: logr.Discard(), Projects: store,
+		Policies: placementOptions(r.cfg).Policies, BindThroughShoots: false, Log: logr.Discard(), Projects: store,
 	})
 	judge(handlers.WebhookCapacity, c.Expect.Capacity, r.cfg.CapacityEnabled(), &handlers.ShootCapacityValidator{
 		Store: store, Projects: store, Log: logr.Discard(),

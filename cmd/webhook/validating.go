@@ -116,6 +116,7 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 			Authorizer:  deps.authorizer,
 			Signer:      deps.signer,
 			NetworkMode: placementOptions(cfg).NetworkMode,
+			Policies:    placementOptions(cfg).Policies,
 			// Shoots from a CRD have no binding subresource; the retry
 			// controller's bindMode says so.
 			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,

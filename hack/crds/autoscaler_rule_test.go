@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -98,6 +99,12 @@ func metricSpace(r *rand.Rand) autoscalingapi.MetricSpec {
 			Profile:   []string{"", "small"}[pick(2)],
 			MinShoots: []int32{0, 1, 20, autoscalingapi.MaxHeadroomShoots, autoscalingapi.MaxHeadroomShoots + 1}[pick(5)],
 		}
+		// Mostly a valid pool, so that enough metrics are valid at all.
+		if pick(4) == 0 {
+			m.Headroom.Pool = []string{"Payments", "-payments", "a" + strings.Repeat("b", 63)}[pick(3)]
+		} else {
+			m.Headroom.Pool = []string{"", "payments", "a" + strings.Repeat("b", 62)}[pick(3)]
+		}
 		if pick(2) == 0 {
 			m.Headroom.Shoot = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":"like"}}`)}
 		}
@@ -114,7 +121,7 @@ func TestValidateMetricAgreesWithCRD(t *testing.T) {
 		v := newCRDValidator(t, name)
 		r := rand.New(rand.NewPCG(36, 6))
 		seen := map[bool]int{}
-		for i := range 600 {
+		for i := range 900 {
 			m := metricSpace(r)
 			spec := autoscalingapi.SeedAutoscalerSpec{
 				ScaleTargetRef: autoscalingapi.CrossVersionObjectReference{APIVersion: "seedmanagement.gardener.cloud/v1alpha1", Kind: "ManagedSeedSet", Name: "aws"},

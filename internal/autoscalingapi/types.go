@@ -215,6 +215,14 @@ type HeadroomMetricSource struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
 	MinShoots int32 `json:"minShoots"`
+	// Pool names one of seedwarden's seed pools (policies.pools[].name in
+	// its configuration): the room is then counted on the pool's seeds
+	// only, and the set scales for the pending Shoots of the pool's
+	// projects only (docs/policies.md).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Pool string `json:"pool,omitempty"`
 }
 
 // Behavior bounds scaling in each direction, as a HorizontalPodAutoscaler's.

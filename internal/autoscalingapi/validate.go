@@ -1,6 +1,11 @@
 package autoscalingapi
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
 
 // ValidateMetric is the rule a stored spec.metrics[i] meets, in one place:
 // the CRD's schema (enums, minimums, the XValidation rules of MetricSpec,
@@ -54,6 +59,13 @@ func validateHeadroom(path string, h *HeadroomMetricSource) error {
 	}
 	if (h.Profile != "") == (h.Shoot != nil) {
 		return fmt.Errorf("%s: set exactly one of profile and shoot", path)
+	}
+	if h.Pool != "" {
+		// The CRD's pattern and maxLength: a DNS-1123 label, as
+		// policies.pools[].name is.
+		if errs := validation.IsDNS1123Label(h.Pool); len(errs) > 0 {
+			return fmt.Errorf("%s.pool: invalid value %q: %s", path, h.Pool, strings.Join(errs, "; "))
+		}
 	}
 	return nil
 }

@@ -56,7 +56,9 @@ const selfHostedSeedName = "cannot set seedName for self-hosted shoots"
 //   - A self-hosted Shoot (a worker pool with controlPlane) may not get a
 //     seed at all, as in Gardener.
 //   - A seed chosen by a user must exist and take the Shoot, and moving to
-//     another seed has rules of its own (placement.CheckSeedChange).
+//     another seed has rules of its own (placement.CheckSeedChange); a seed
+//     set or changed, by a user or by placement, must not break a Required
+//     seed pool (Policies).
 //   - While the Shoot has a seed, a changed spec.seedSelector must still
 //     select it and changed spec.controlPlane.zones must be offered by it
 //     (placement.CheckSeedKept).
@@ -88,6 +90,10 @@ type ShootBindingValidator struct {
 	// (see StalenessGuard); the webhook's own placement (verified token)
 	// needs no cache and is still admitted. Zero: always check.
 	StalenessGuard
+	// Policies are the placement policies the webhooks decide with
+	// (placement.Options.Policies): a seed set or changed must not break a
+	// Required seed pool (requiredPoolProblem). Nil: none.
+	Policies *placement.Policies
 	// Enforce answers a request the binding rules refuse (the way the
 	// seed changes, the user's permission, the seed's fit): deny, warn or
 	// dryrun. A request the webhook cannot judge (stale cache, no answer
@@ -177,7 +183,12 @@ func (v *ShootBindingValidator) judgeSeedChoice(ctx context.Context, req admissi
 			return resp
 		}
 	}
-	if problems := placement.CheckSeedChange(v.Landscape.Snapshot(), c.old, c.shoot, by, v.NetworkMode); len(problems) > 0 {
+	snap := v.Landscape.Snapshot()
+	problems := placement.CheckSeedChange(snap, c.old, c.shoot, by, v.NetworkMode)
+	if why := requiredPoolProblem(snap, v.Policies, c.shoot); why != "" {
+		problems = append(problems, why)
+	}
+	if len(problems) > 0 {
 		log.Info("Seed choice refused: the Shoot does not suit the seed", "from", c.oldSeed, "to", c.newSeed, "ownPlacement", by == placement.ChosenByPlacement, "problems", problems, "enforcement", v.Enforce.Action())
 		return v.refuse(req, c, fmt.Sprintf("seedwarden: Shoot %q cannot be placed on seed %q: %s", c.key(), c.newSeed, strings.Join(problems, "; ")))
 	}

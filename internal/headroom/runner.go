@@ -1,8 +1,9 @@
 // Package headroom keeps the headroom gauges current: every interval, while
 // the cache is ready, it counts for each configured profile how many more
 // Shoots like its template the landscape takes (plan.Headroom, the
-// placement code itself, on a copy-on-write view of the Store's snapshot)
-// and records the counts. It runs on every replica, needs no leadership and
+// placement code itself, on a copy-on-write view of the Store's snapshot),
+// and how many with every seed held to its soft limit (plan.SoftHeadroom,
+// the placement policies' soft capacity), and records the counts. It runs on every replica, needs no leadership and
 // makes no API call.
 package headroom
 
@@ -42,6 +43,7 @@ type Profile struct {
 // Recorder records the gauges (*metrics.Recorder).
 type Recorder interface {
 	SetHeadroom(profile string, shoots int, at time.Time, d time.Duration)
+	SetSoftHeadroom(profile string, shoots int)
 	SetHeadroomAlertThreshold(profile string, shoots int)
 }
 
@@ -65,6 +67,7 @@ type Runner struct {
 	now      func() time.Time
 	after    func(time.Duration) <-chan time.Time
 	headroom func(*placement.Snapshot, *api.Shoot, placement.Options, int) (int, error)
+	soft     func(*placement.Snapshot, *api.Shoot, placement.Options, int) (int, error)
 
 	// why is each profile's last "no seed" message, logged on change.
 	why map[string]string
@@ -113,6 +116,9 @@ func (r *Runner) defaults() {
 	if r.headroom == nil {
 		r.headroom = plan.Headroom
 	}
+	if r.soft == nil {
+		r.soft = plan.SoftHeadroom
+	}
 	if r.why == nil {
 		r.why = map[string]string{}
 	}
@@ -124,14 +130,18 @@ func (r *Runner) Round() time.Duration {
 	r.defaults()
 	start := r.now()
 	snap := r.Snapshot()
+	// Without a soft limit on any seed the soft count is the hard one:
+	// counted once.
+	soft := plan.HasSoftLimits(snap, r.Options.Policies)
 	for _, p := range r.Profiles {
-		r.profile(snap, p)
+		r.profile(snap, p, soft)
 	}
 	return r.now().Sub(start)
 }
 
-// profile computes and records one profile's headroom.
-func (r *Runner) profile(snap *placement.Snapshot, p Profile) {
+// profile computes and records one profile's headroom, and under the soft
+// limits when some seed has one (soft).
+func (r *Runner) profile(snap *placement.Snapshot, p Profile, soft bool) {
 	defer func() {
 		// The placement code does not panic on valid input; if it ever
 		// did, the webhook must keep serving.
@@ -145,9 +155,17 @@ func (r *Runner) profile(snap *placement.Snapshot, p Profile) {
 		r.Log.Error(err, "Computing headroom failed", "profile", p.Name)
 		return
 	}
+	under := n
+	if soft {
+		if under, err = r.soft(snap, p.Shoot, r.Options, p.Limit); err != nil {
+			r.Log.Error(err, "Computing headroom under the soft limits failed", "profile", p.Name)
+			return
+		}
+	}
 	end := r.now()
 	if r.Metrics != nil {
 		r.Metrics.SetHeadroom(p.Name, n, end, end.Sub(start))
+		r.Metrics.SetSoftHeadroom(p.Name, under)
 	}
 	r.explain(snap, p, n)
 }

@@ -29,7 +29,14 @@ type sample struct {
 type recorder struct {
 	mu         sync.Mutex
 	samples    []sample
+	soft       []sample
 	thresholds map[string]int
+}
+
+func (r *recorder) SetSoftHeadroom(profile string, shoots int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.soft = append(r.soft, sample{profile: profile, shoots: shoots})
 }
 
 func (r *recorder) SetHeadroom(profile string, shoots int, _ time.Time, d time.Duration) {
@@ -230,6 +237,50 @@ func TestRoundCountsLogsAndSurvives(t *testing.T) {
 	}
 	assert.Equal(t, 1, fitsNowhere, "logged on change only: %v", lines())
 	assert.Equal(t, 2, failed, "every failure: %v", lines())
+}
+
+// Both limits: with a soft limit on the seeds the soft gauge is
+// plan.SoftHeadroom's count, below the hard one; without any it is the hard
+// count, not counted again.
+func TestRoundCountsBothLimits(t *testing.T) {
+	store := cache.NewStore(cache.Options{})
+	store.Load(landscapegen.Landscape(6, 40))
+	good := landscapegen.NewShoot("good")
+	for _, tc := range []struct {
+		name     string
+		policies *placement.Policies
+	}{
+		{"soft limit 50%", &placement.Policies{SoftLimitPercent: 50}},
+		{"no soft limit", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			opts := placement.Options{Policies: tc.policies}
+			softCalls := 0
+			r := &Runner{Profiles: []Profile{{Name: "good", Shoot: good, Limit: 100000}}, Options: opts,
+				Interval: time.Minute, Snapshot: store.Snapshot, Metrics: rec, Log: logr.Discard()}
+			r.defaults()
+			r.soft = func(snap *placement.Snapshot, like *api.Shoot, opts placement.Options, limit int) (int, error) {
+				softCalls++
+				return plan.SoftHeadroom(snap, like, opts, limit)
+			}
+			r.Round()
+			hard, err := plan.Headroom(store.Snapshot(), good, opts, 100000)
+			require.NoError(t, err)
+			soft, err := plan.SoftHeadroom(store.Snapshot(), good, opts, 100000)
+			require.NoError(t, err)
+			require.Len(t, rec.samples, 1)
+			assert.Equal(t, hard, rec.samples[0].shoots)
+			assert.Equal(t, []sample{{profile: "good", shoots: soft}}, rec.soft)
+			if tc.policies == nil {
+				assert.Equal(t, hard, soft)
+				assert.Zero(t, softCalls, "no seed has a soft limit: counted once")
+			} else {
+				assert.Less(t, soft, hard, "half of every seed's room is past its soft limit")
+				assert.Equal(t, 1, softCalls)
+			}
+		})
+	}
 }
 
 func TestRoundRecoversFromPanics(t *testing.T) {

@@ -203,6 +203,7 @@ func TestHeadroomMetrics(t *testing.T) {
 	m.SetHeadroom("aws-small", 36, time.Unix(1700000060, 0), 2*time.Millisecond)
 	m.SetHeadroom("gcp", 0, time.Unix(1700000060, 0), time.Millisecond)
 	m.SetHeadroomAlertThreshold("aws-small", 10)
+	m.SetSoftHeadroom("aws-small", 20)
 	want := `
 # HELP seedwarden_headroom_alert_threshold_shoots The profile's headroom.profiles[].alertBelow: the shipped alert fires while seedwarden_headroom_shoots is below it. Absent for profiles without one.
 # TYPE seedwarden_headroom_alert_threshold_shoots gauge
@@ -215,8 +216,11 @@ seedwarden_headroom_last_success_timestamp_seconds{profile="gcp"} 1.70000006e+09
 # TYPE seedwarden_headroom_shoots gauge
 seedwarden_headroom_shoots{profile="aws-small"} 36
 seedwarden_headroom_shoots{profile="gcp"} 0
+# HELP seedwarden_headroom_soft_shoots How many more Shoots like the profile's template fit with every seed held to its soft limit (placement policies: policies.softLimitPercent, the seedwarden.io/soft-limit-percent annotation), as last computed; seedwarden_headroom_shoots where no seed has a soft limit.
+# TYPE seedwarden_headroom_soft_shoots gauge
+seedwarden_headroom_soft_shoots{profile="aws-small"} 20
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), HeadroomShootsName, HeadroomAlertThresholdName, HeadroomLastSuccessName))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), HeadroomShootsName, HeadroomSoftShootsName, HeadroomAlertThresholdName, HeadroomLastSuccessName))
 	n, err := testutil.GatherAndCount(reg, HeadroomDurationName)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "one histogram per profile")

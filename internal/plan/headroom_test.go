@@ -124,3 +124,71 @@ func TestHeadroom(t *testing.T) {
 	_, err = Headroom(bounded, shoot("new", ""), sameRegion, 0)
 	assert.EqualError(t, err, "headroom: limit 0: must be at least 1")
 }
+
+// TestSoftHeadroomIsRoomUnderSoftLimits holds SoftHeadroom to its meaning:
+// the headroom of the same landscape with each seed's allocatable lowered
+// to its soft limit and no soft limits left, on generated landscapes with
+// a configured percentage, seeds' own annotations, or neither. Without
+// soft limits it is Headroom.
+func TestSoftHeadroomIsRoomUnderSoftLimits(t *testing.T) {
+	differs := 0
+	for i := range 200 {
+		rng := rand.New(rand.NewPCG(uint64(i), 39))
+		snap, _ := randomLandscape(rng, 1+rng.IntN(60))
+		opts := randomOptions(rng)
+		if rng.IntN(4) > 0 {
+			opts.Policies = &placement.Policies{SoftLimitPercent: rng.IntN(101)}
+		}
+		annotated := *snap
+		annotated.Seeds = nil
+		for _, s := range snap.Seeds {
+			obj := s.Object.DeepCopy()
+			if rng.IntN(4) == 0 {
+				obj.Annotations = map[string]string{api.AnnotationSeedSoftLimitPercent: fmt.Sprint(rng.IntN(101))}
+			}
+			annotated.Seeds = append(annotated.Seeds, placement.NewSeed(obj))
+		}
+		// The same landscape held to the soft limits by its allocatable.
+		held := annotated
+		held.Seeds = nil
+		for _, s := range annotated.Seeds {
+			obj := s.Object.DeepCopy()
+			delete(obj.Annotations, api.AnnotationSeedSoftLimitPercent)
+			if soft, ok := opts.Policies.SoftLimit(s); ok {
+				obj.Status.Allocatable = corev1.ResourceList{api.ResourceShoots: *resource.NewQuantity(soft, resource.DecimalSI)}
+			}
+			held.Seeds = append(held.Seeds, placement.NewSeed(obj))
+		}
+		// Usage is by seed name, so it follows the copies.
+		usage := map[string]int64{}
+		for _, s := range snap.Seeds {
+			if snap.Usage != nil {
+				usage[s.Name] = snap.Usage(s)
+			}
+		}
+		byName := func(s *placement.Seed) int64 { return usage[s.Name] }
+		annotated.Usage, held.Usage = byName, byName
+		shoot := landscapegen.NewShoot("template")
+		shoot.Spec.Region = landscapegen.Regions[rng.IntN(len(landscapegen.Regions))]
+		limit := 1 + rng.IntN(300)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			soft, err := SoftHeadroom(&annotated, shoot, opts, limit)
+			require.NoError(t, err)
+			noSoft := opts
+			noSoft.Policies = nil
+			want, err := Headroom(&held, shoot, noSoft, limit)
+			require.NoError(t, err)
+			assert.Equal(t, want, soft, "room under the soft limits")
+			hard, err := Headroom(&annotated, shoot, opts, limit)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, soft, hard, "the soft count never exceeds the hard one")
+			if !HasSoftLimits(&annotated, opts.Policies) {
+				assert.Equal(t, hard, soft, "without soft limits the two are one")
+			}
+			if soft != hard {
+				differs++
+			}
+		})
+	}
+	assert.Greater(t, differs, 20, "landscapes where the soft limits change the count")
+}

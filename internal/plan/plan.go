@@ -157,7 +157,7 @@ func Simulate(snap *placement.Snapshot, shoots []*api.Shoot, opts placement.Opti
 			return nil, nil, &OpError{Index: i, Err: err}
 		}
 	}
-	p.report.Seeds, p.report.Groups = summarise(p.view, p.before, p.report.Stranded)
+	p.report.Seeds, p.report.Groups = summarise(p.view, p.before, p.report.Stranded, p.opts.Policies)
 	return &p.report, p.view, nil
 }
 

@@ -18,6 +18,10 @@ type SeedRow struct {
 	After  int64 `json:"after"`
 	// Allocatable is status.allocatable.shoots; nil when the seed sets none.
 	Allocatable *int64 `json:"allocatable,omitempty"`
+	// SoftLimit is the seed's soft limit (placement policies: a seed at or
+	// past it takes a Shoot only when every seed that admits it is);
+	// nil when it has none.
+	SoftLimit *int64 `json:"softLimit,omitempty"`
 	// Utilization is After / Allocatable; nil without Allocatable.
 	Utilization *float64 `json:"utilization,omitempty"`
 	// MigratingAway counts the Shoots in After whose control plane is
@@ -57,12 +61,12 @@ type GroupRow struct {
 
 // summarise builds the report's tables: before is the usage of the seeds
 // the plan started with, stranded the Shoots removed seeds left.
-func summarise(v *View, before map[string]int64, stranded []Stranded) ([]SeedRow, []GroupRow) {
+func summarise(v *View, before map[string]int64, stranded []Stranded, policies *placement.Policies) ([]SeedRow, []GroupRow) {
 	left := map[string]int64{}
 	for _, s := range stranded {
 		left[s.Seed]++
 	}
-	t := tables{groups: map[[2]string]*GroupRow{}}
+	t := tables{groups: map[[2]string]*GroupRow{}, policies: policies}
 	after := map[string]bool{}
 	for _, s := range v.all {
 		after[s.Name] = true
@@ -86,8 +90,9 @@ func summarise(v *View, before map[string]int64, stranded []Stranded) ([]SeedRow
 
 // tables collects the report's rows while summarise walks the seeds.
 type tables struct {
-	rows   []SeedRow
-	groups map[[2]string]*GroupRow
+	rows     []SeedRow
+	groups   map[[2]string]*GroupRow
+	policies *placement.Policies
 }
 
 func (t *tables) group(provider, region string) *GroupRow {
@@ -112,6 +117,9 @@ func (t *tables) addSeed(v *View, s *placement.Seed, before map[string]int64) {
 	}
 	g := t.group(row.Provider, row.Region)
 	g.Seeds++
+	if soft, ok := t.policies.SoftLimit(s); ok {
+		row.SoftLimit = &soft
+	}
 	if alloc, ok := s.Allocatable(); ok {
 		row.Allocatable = &alloc
 		if alloc > 0 {

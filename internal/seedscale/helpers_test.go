@@ -89,6 +89,8 @@ type world struct {
 	// replicas is the scale's spec.replicas; 0 means the set's seeds.
 	replicas  int32
 	protected map[string]bool
+	// extra are more objects of the landscape (Projects).
+	extra []client.Object
 }
 
 // input builds the recommendation's input for spec.
@@ -118,6 +120,7 @@ func (w *world) input(spec *autoscalingapi.SeedAutoscalerSpec) Input {
 	for _, s := range w.shoots {
 		objs = append(objs, s)
 	}
+	objs = append(objs, w.extra...)
 	store.Load(objs)
 	set.NextOrdinal = next + 100
 	set.Replicas = w.replicas

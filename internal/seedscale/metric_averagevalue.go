@@ -16,7 +16,7 @@ type averageValueMetric struct {
 
 func newAverageValue(_ string, _ int, spec *autoscalingapi.MetricSpec, _ *metricEnv) (metric, error) {
 	a := &averageValueMetric{perSeed: int64(*spec.Resource.Target.AverageValue)}
-	return metric{typ: spec.Type, name: spec.Resource.Name, kind: a}, nil
+	return metric{typ: spec.Type, name: spec.Resource.Name, pool: -1, kind: a}, nil
 }
 
 func (a *averageValueMetric) read(o *outcome, _ placement.Options) (value, error) {

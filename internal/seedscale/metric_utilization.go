@@ -16,7 +16,7 @@ type utilizationMetric struct {
 
 func newUtilization(_ string, _ int, spec *autoscalingapi.MetricSpec, _ *metricEnv) (metric, error) {
 	u := &utilizationMetric{percent: int64(*spec.Resource.Target.AverageUtilization)}
-	return metric{typ: spec.Type, name: spec.Resource.Name, kind: u}, nil
+	return metric{typ: spec.Type, name: spec.Resource.Name, pool: -1, kind: u}, nil
 }
 
 func (u *utilizationMetric) read(o *outcome, _ placement.Options) (value, error) {

@@ -42,6 +42,9 @@ type newMetric func(path string, i int, spec *autoscalingapi.MetricSpec, env *me
 type metricEnv struct {
 	profiles map[string]*api.Shoot
 	inline   func(int) (*api.Shoot, error)
+	// policies are the placement policies, whose seed pools a Headroom
+	// metric may name.
+	policies *placement.Policies
 }
 
 // metric is one target of the spec, ready to evaluate.
@@ -51,6 +54,8 @@ type metric struct {
 	// like is a Headroom metric's template: the Shoots new seeds must be
 	// able to take for more seeds to help. Nil for the other kinds.
 	like *api.Shoot
+	// pool is the index of the seed pool a Headroom metric names, or -1.
+	pool int
 	kind reader
 }
 
@@ -74,11 +79,10 @@ type value struct {
 }
 
 // metrics checks the spec's metrics and builds them.
-func metrics(specs []autoscalingapi.MetricSpec, profiles map[string]*api.Shoot, inline func(int) (*api.Shoot, error)) ([]metric, error) {
+func metrics(specs []autoscalingapi.MetricSpec, env *metricEnv) ([]metric, error) {
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("spec.metrics: empty (name at least one metric)")
 	}
-	env := &metricEnv{profiles: profiles, inline: inline}
 	out := make([]metric, 0, len(specs))
 	for i := range specs {
 		path := fmt.Sprintf("spec.metrics[%d]", i)

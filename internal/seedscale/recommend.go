@@ -48,10 +48,11 @@ func recommendFinal(in Input, scan func(*recommender) error) (Recommendation, *o
 	if in.Snapshot == nil || in.Spec == nil {
 		return Recommendation{}, nil, errors.New("seedscale: no landscape or no spec")
 	}
-	ms, err := metrics(in.Spec.Metrics, in.Profiles, inlineShoots(&in))
+	ms, err := metricsOf(&in)
 	if err != nil {
 		return Recommendation{}, nil, err
 	}
+	in.Pending = poolPending(&in, ms)
 	minR, maxR := in.Spec.MinReplicasOrDefault(), in.Spec.MaxReplicas
 	if maxR < 1 || minR < 0 || minR > maxR {
 		return Recommendation{}, nil, fmt.Errorf("spec.minReplicas %d and spec.maxReplicas %d: want 0 <= minReplicas <= maxReplicas and maxReplicas >= 1", minR, maxR)
@@ -68,6 +69,37 @@ func recommendFinal(in Input, scan func(*recommender) error) (Recommendation, *o
 	}
 	r.from = min(r.lo, s.floor())
 	return r.recommend(scan)
+}
+
+// metricsOf builds in.Spec's metrics.
+func metricsOf(in *Input) ([]metric, error) {
+	return metrics(in.Spec.Metrics, &metricEnv{profiles: in.Profiles, inline: inlineShoots(in), policies: in.Options.Policies})
+}
+
+// poolPending are the pending Shoots the set scales for: when Headroom
+// metrics name seed pools, those of the pools' projects only (a pool's
+// set grows for its own Shoots, never for another project's), else all.
+func poolPending(in *Input, ms []metric) []*api.Shoot {
+	var pools placement.PoolSet
+	for _, m := range ms {
+		if m.pool >= 0 {
+			pools |= 1 << uint(m.pool)
+		}
+	}
+	if pools == 0 {
+		return in.Pending
+	}
+	var out []*api.Shoot
+	for _, s := range in.Pending {
+		var project *placement.Project
+		if in.Snapshot.Projects != nil {
+			project = in.Snapshot.Projects[s.Namespace]
+		}
+		if in.Options.Policies.ProjectPools(project)&pools != 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // inlineShoots decodes the i-th metric's inline Shoot template.

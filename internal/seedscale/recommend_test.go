@@ -207,7 +207,7 @@ func TestRecommendGenerated(t *testing.T) {
 		if rec.Short {
 			assert.Equal(t, max(maxR, rec.Floor), rec.Desired, "landscape %d: short only at the maximum", i)
 		}
-		ms, err := metrics(in.Spec.Metrics, nil, nil)
+		ms, err := metrics(in.Spec.Metrics, &metricEnv{})
 		require.NoError(t, err)
 		s := newSim(&in)
 		o, err := s.run(rec.Desired, true)

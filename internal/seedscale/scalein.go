@@ -85,13 +85,14 @@ type ScaleInChoice struct {
 // chosen only when the plan's drain moves all of its Shoots and every
 // target of the set still holds without it, the pending Shoots placed.
 func ChooseScaleIn(in Input, rec Recommendation, si ScaleIn) (ScaleInChoice, error) {
+	ms, err := metricsOf(&in)
+	if err != nil {
+		return ScaleInChoice{}, err
+	}
+	in.Pending = poolPending(&in, ms)
 	s := newSim(&in)
 	if why := scaleInBlocked(&in, rec, s); why != "" {
 		return ScaleInChoice{Why: why}, nil
-	}
-	ms, err := metrics(in.Spec.Metrics, in.Profiles, inlineShoots(&in))
-	if err != nil {
-		return ScaleInChoice{}, err
 	}
 	r := &recommender{in: &in, sim: s, metrics: ms}
 	cands := candidates(&in, s, si)
