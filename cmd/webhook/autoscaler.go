@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,6 +17,7 @@ import (
 	"github.com/seedwarden/seedwarden/internal/config"
 	"github.com/seedwarden/seedwarden/internal/handlers"
 	"github.com/seedwarden/seedwarden/internal/metrics"
+	"github.com/seedwarden/seedwarden/internal/placement"
 )
 
 // autoscalerDeps is what the autoscaler shares with the webhooks: the
@@ -88,17 +88,17 @@ func newAutoscaler(cfg *config.Config, deps autoscalerDeps, m *metrics.Recorder)
 			return deps.synced() && !stale
 		},
 	}
-	if deps.watched != nil {
-		r.Pending = func() []*api.Shoot { return unreserved(deps.watched.List(), deps.store) }
+	// The pending Shoots are listed before the Store's lock is taken:
+	// PendingShoots, updated in the informer's transform, is ahead of the
+	// Store's handlers, and PendingView leaves out what the Store counts.
+	r.View = func() (*placement.Snapshot, []*api.Shoot) {
+		var pending []*api.Shoot
+		if deps.watched != nil {
+			pending = deps.watched.List()
+		}
+		return deps.store.PendingView(pending)
 	}
 	return r, nil
-}
-
-// unreserved leaves out of pending the Shoots a live reservation holds a
-// place for (announced at admission, or being bound): the seed's usage
-// counts them already, and the autoscaler must not count them twice.
-func unreserved(pending []*api.Shoot, store *cache.Store) []*api.Shoot {
-	return slices.DeleteFunc(pending, store.HoldsPlace)
 }
 
 // forgetDeletedShoots drops a deleted Shoot from the pending ones: the

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -37,7 +38,9 @@ headroom: {profiles: [{name: eu, shoot: %s}, {name: us, shoot: %s}]}
 	require.Len(t, r.Profiles, 2)
 	require.NotNil(t, r.Profiles["eu"])
 	assert.Equal(t, "Shoot", r.Profiles["eu"].Kind)
-	assert.Nil(t, r.Pending, "no pending Shoots without the watch's copies")
+	snap, pending := r.View()
+	assert.NotNil(t, snap)
+	assert.Empty(t, pending, "no pending Shoots without the watch's copies")
 	assert.False(t, r.Ready(), "not before the informers synced")
 	synced = true
 	assert.True(t, r.Ready())
@@ -69,16 +72,35 @@ func createSeedAutoscaler(ctx context.Context, t *testing.T, c client.Client, na
 	}))
 }
 
-// A pending Shoot whose place a live reservation already holds (announced,
-// or being bound) is counted in the seed's usage: the autoscaler does not
-// get it as pending too.
-func TestAutoscalerPendingLeavesOutReserved(t *testing.T) {
+// The autoscaler decides from the watch's pending Shoots less those a
+// live reservation holds a place for (announced, or being bound), with the
+// usage read at the same moment: a Shoot is counted on its seed or
+// pending, never both.
+func TestAutoscalerViewLeavesOutReserved(t *testing.T) {
+	cfg, err := loadConfig(writeFile(t, "config.yaml", configHeader+"autoscaler: {enabled: true}\n"))
+	require.NoError(t, err)
 	store := cache.NewStore(cache.Options{})
 	store.Apply(&api.Seed{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	watched := cache.NewPendingShoots(api.DefaultSchedulerName)
+	var o crcache.Options
+	watched.Configure(&o)
 	shoot := func(name string) *api.Shoot {
-		return &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: name}}
+		s := &api.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: "garden-dev", Name: name}}
+		for _, by := range o.ByObject {
+			_, err := by.Transform(s)
+			require.NoError(t, err)
+		}
+		return s
 	}
-	bound, waiting := shoot("bound"), shoot("waiting")
+	shoot("bound")
+	waiting := shoot("waiting")
 	require.NoError(t, store.Reserve("a", cache.Claim{Key: cache.ManualReservationKey("garden-dev", "bound"), Namespace: "garden-dev", Name: "bound"}))
-	assert.Equal(t, []*api.Shoot{waiting}, unreserved([]*api.Shoot{bound, waiting}, store))
+	r, err := newAutoscaler(cfg, autoscalerDeps{store: store, watched: watched, synced: func() bool { return true }}, nil)
+	require.NoError(t, err)
+	snap, pending := r.View()
+	require.Len(t, pending, 1)
+	assert.Equal(t, waiting.Name, pending[0].Name)
+	sd, ok := store.Seed("a")
+	require.True(t, ok)
+	assert.Equal(t, int64(1), snap.Usage(sd), "the bound Shoot's place")
 }

@@ -76,6 +76,12 @@ type Reconciler struct {
 	// Pending are the Shoots awaiting a seed, oldest first
 	// (cache.PendingShoots.List). Nil: none.
 	Pending func() []*api.Shoot
+	// View, when set, replaces Snapshot and Pending in a sync: the
+	// landscape with its usage read at one moment and the pending Shoots
+	// that usage does not count (cache.Store.PendingView). A live
+	// Snapshot beside a list read apart from it counts a Shoot bound
+	// meanwhile twice, pending and on its seed.
+	View func() (*placement.Snapshot, []*api.Shoot)
 	// Ready reports whether the landscape may be trusted (synced and fresh);
 	// until then nothing is computed or written. Nil: always.
 	Ready func() bool
@@ -143,7 +149,7 @@ func (r *Reconciler) Run(ctx context.Context, mgr ctrl.Manager, c crcache.Cache)
 // and Recorder from mgr when nil. Its name is not checked for uniqueness:
 // each term builds one anew.
 func (r *Reconciler) NewController(mgr ctrl.Manager, c crcache.Cache) (controller.Controller, error) {
-	if r.Snapshot == nil {
+	if r.Snapshot == nil && r.View == nil {
 		return nil, errors.New("seedautoscaler controller: no landscape snapshot")
 	}
 	if r.SyncPeriod <= 0 || r.SyncBudget <= 0 {
@@ -277,15 +283,11 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 		return out
 	}
 	out.readScale, out.current = true, t.scale.Spec.Replicas
-	snap := r.Snapshot()
+	snap, pending := r.landscape()
 	set, serr := r.buildSet(budget, t, snap)
 	if serr != nil {
 		out.err = serr
 		return out
-	}
-	var pending []*api.Shoot
-	if r.Pending != nil {
-		pending = r.Pending()
 	}
 	set.AskedAt = askedAt(sa, e)
 	in := r.seedscaleInput(sa, set, snap, pending)
@@ -319,6 +321,18 @@ func (r *Reconciler) sync(ctx context.Context, sa *autoscalingapi.SeedAutoscaler
 	out.scaled = true
 	e.history.Scales = append(e.history.Scales, seedscale.Scale{At: now, From: out.current, To: out.decision.Replicas})
 	return out
+}
+
+// landscape is what a sync decides from: View's, or Snapshot and Pending.
+func (r *Reconciler) landscape() (*placement.Snapshot, []*api.Shoot) {
+	if r.View != nil {
+		return r.View()
+	}
+	var pending []*api.Shoot
+	if r.Pending != nil {
+		pending = r.Pending()
+	}
+	return r.Snapshot(), pending
 }
 
 // recommendationResult is the result label of a sync's recommendation.

@@ -227,6 +227,10 @@ func (s *Store) HoldsPlace(shoot *api.Shoot) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.now())
+	return s.holdsPlaceLocked(shoot)
+}
+
+func (s *Store) holdsPlaceLocked(shoot *api.Shoot) bool {
 	for _, k := range []string{shoot.Annotations[AnnotationReservation], ManualReservationKey(shoot.Namespace, shoot.Name)} {
 		if r := s.reservations[k]; k != "" && r != nil && r.heldFor(shoot.Namespace, shoot.Name) {
 			return true
