@@ -125,6 +125,9 @@ func TestAcceptanceGoals(t *testing.T) {
 // configuration finds its piece in the suite's, and the result reads as
 // deploy/manifests/config.yaml sets those fields.
 func TestBenchConfigAsShipped(t *testing.T) {
+	if !bindingMode() {
+		t.Skipf("placement mode %q: the bench runs in mode binding only (TestBindSideBySide), and so does its configuration", placementMode)
+	}
 	suiteCfg, _, err := webhookConfig(ports{webhook: 9443, metrics: 8080, health: 8081}, "/certs", "/work")
 	require.NoError(t, err)
 	cfg := suiteCfg
