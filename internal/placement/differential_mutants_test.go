@@ -18,7 +18,6 @@ import (
 const (
 	envMutants     = "SEEDWARDEN_DIFFTEST_MUTANTS" // how many mutants to compare
 	defaultMutants = 400                           // make test's sample; make difftest runs 8,000
-	recordedDir    = "testdata/differential"
 )
 
 // TestDifferentialMutants is the mutation search: each mutant is a recorded
@@ -30,10 +29,7 @@ const (
 // Mutant i depends on the seed and the recorded files, so a kept file
 // changes which scenario later numbers mutate.
 func TestDifferentialMutants(t *testing.T) {
-	bin := os.Getenv(envGardenerBin)
-	if bin == "" {
-		t.Skipf("%s is not set: build the oracle with `bash hack/gardener-bins.sh` and run with %s=<its bin dir> (make test sets it)", envGardenerBin, envGardenerBin)
-	}
+	bin := oracleBin(t)
 	n := envInt(t, envMutants, defaultMutants)
 	seed := uint64(envInt(t, envDifftestRNG, difftest.DefaultSeed))
 

@@ -29,7 +29,8 @@ const (
 	envDifftestRNG = "SEEDWARDEN_DIFFTEST_SEED" // the generator seed
 	defaultDiffN   = 2000                       // generated scenarios by default
 	oracleTimeout  = 10 * time.Minute           // for the oracle's whole batch
-	recordedGlob   = "testdata/differential/*.json"
+	recordedDir    = "testdata/differential"    // the kept disagreements
+	recordedGlob   = recordedDir + "/*.json"
 )
 
 // TestDifferential generates scenarios (internal/difftest), adds the public
@@ -40,10 +41,7 @@ const (
 // Where Gardener itself errs or panics there is nothing to agree with: such
 // scenarios are listed, and docs/placement.md says why each kind happens.
 func TestDifferential(t *testing.T) {
-	bin := os.Getenv(envGardenerBin)
-	if bin == "" {
-		t.Skipf("%s is not set: build the oracle with `bash hack/gardener-bins.sh` and run with %s=<its bin dir> (make test sets it)", envGardenerBin, envGardenerBin)
-	}
+	bin := oracleBin(t)
 	n := envInt(t, envDifftestN, defaultDiffN)
 	seed := uint64(envInt(t, envDifftestRNG, difftest.DefaultSeed))
 
@@ -221,4 +219,15 @@ func envInt(t *testing.T, name string, def int) int {
 	require.NoError(t, err, "%s: not an integer: %q", name, v)
 	require.Positive(t, n, "%s must be positive", name)
 	return n
+}
+
+// oracleBin is the directory of Gardener's scheduler binaries; without it
+// the test skips (make test always sets it).
+func oracleBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv(envGardenerBin)
+	if bin == "" {
+		t.Skipf("%s is not set: build the oracle with `bash hack/gardener-bins.sh` and run with %s=<its bin dir> (make test sets it)", envGardenerBin, envGardenerBin)
+	}
+	return bin
 }
