@@ -22,8 +22,9 @@ type queue struct {
 	busy    bool // a run goroutine is draining pending
 
 	// Only the run goroutine reads and writes these (lastcopy.go).
-	last  *corev1.ConfigMap // as last read or written; nil: none or stale
-	stale time.Time         // when the copy was last found stale
+	last   *corev1.ConfigMap // as last read or written; nil: none or stale
+	lastAt time.Time         // when last was read or written
+	stale  time.Time         // when the copy was last found stale
 }
 
 func (r *Reserver) queue(seed string) *queue {
@@ -104,7 +105,7 @@ func (r *Reserver) attempt(ctx context.Context, seed string, q *queue, live []*r
 	d := r.decide(seed, cm.Data, live, r.now())
 	if !d.write {
 		if exists {
-			q.last = cm
+			q.keep(cm, r.now())
 		}
 		answer(live, d.results, nil)
 		return nil
@@ -113,7 +114,7 @@ func (r *Reserver) attempt(ctx context.Context, seed string, q *queue, live []*r
 	err = r.write(ctx, seed, cm, exists)
 	switch {
 	case err == nil:
-		q.last = cm
+		q.keep(cm, r.now())
 		answer(live, d.results, nil)
 		return nil
 	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || (exists && apierrors.IsNotFound(err)):

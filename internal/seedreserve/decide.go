@@ -20,6 +20,10 @@ type decision struct {
 	results []error           // per request: nil or a *cache.CapacityError
 	data    map[string]string // the ConfigMap data to write
 	write   bool              // some request took a place
+	// kept counts the requests answered by keeping an announced Shoot's
+	// admission entry (decideRequests); a batch of only those may be
+	// answered from this replica's copy (lastcopy.go).
+	kept int
 }
 
 // entry is one reservation of the seed while a batch is decided: stored in
@@ -164,6 +168,9 @@ func decideRequests(seed string, entries map[string]*entry, reqs []*request, sta
 		live := replaced != nil && !replaced.dropped
 		announced := live && req.announced != "" && replaced.id == req.announced &&
 			!replaced.rewrite && !replaced.expires.Before(keep)
+		if announced {
+			d.kept++
+		}
 		if live && (replaced.id == req.ref.ID || announced) {
 			// Retried, a duplicate in this batch, or the bind of the Shoot
 			// the admission's entry was taken for: already counted, and
