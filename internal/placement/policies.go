@@ -23,7 +23,7 @@ import (
 // The preferences never drop a seed: after the strategy (step 11) they
 // rank the seeds left and only those of the best rank go on to step 12
 // (policies_step.go). A Required pool is a filter (StepPools, after step
-// 10). Every decision site gets them from the same Options, so the
+// 4: filters.go says why). Every decision site gets them from the same Options, so the
 // webhook, the retry controller, simulate, plan, headroom and the
 // SeedAutoscaler decide alike.
 type Policies struct {
@@ -148,13 +148,29 @@ func (p *Policies) SeedPools(s *Seed) PoolSet {
 	if p == nil {
 		return 0
 	}
+	return p.seedPoolsOf(s, ^PoolSet(0))
+}
+
+// seedPoolsOf is SeedPools among the pools of among only: a decision
+// matches only the selectors it needs.
+func (p *Policies) seedPoolsOf(s *Seed, among PoolSet) PoolSet {
 	var set PoolSet
 	for i := range p.Pools {
-		if p.Pools[i].SeedSelector.Matches(s.labels) {
+		if among.Has(i) && p.Pools[i].SeedSelector.Matches(s.labels) {
 			set |= 1 << uint(i)
 		}
 	}
 	return set
+}
+
+// inAny reports whether the seed is in some pool of set.
+func (p *Policies) inAny(s *Seed, set PoolSet) bool {
+	for i := range p.Pools {
+		if set.Has(i) && p.Pools[i].SeedSelector.Matches(s.labels) {
+			return true
+		}
+	}
+	return false
 }
 
 // ProjectPools are the pools the project belongs to, by name or by its
@@ -245,7 +261,7 @@ func (v RequiredViolation) String() string {
 }
 
 func (p *Policies) requiredRefusal(required, project PoolSet, s *Seed) (RequiredViolation, bool) {
-	diff := (p.SeedPools(s) ^ project) & required
+	diff := (p.seedPoolsOf(s, required) ^ project) & required
 	if diff == 0 {
 		return RequiredViolation{}, false
 	}
