@@ -76,6 +76,9 @@ type Pool struct {
 	// ProjectSelector is nil when the pool names its projects only.
 	ProjectSelector labels.Selector
 	SeedSelector    labels.Selector
+	// matchLabels is the seed selector when it is matchLabels alone
+	// (policies_match.go); nil otherwise.
+	matchLabels []label
 }
 
 // NewPool builds a pool from the selectors of its configuration; errors
@@ -95,6 +98,7 @@ func NewPool(name string, mode PoolMode, projects []string, projectSelector, see
 	if p.SeedSelector, err = metav1.LabelSelectorAsSelector(seedSelector); err != nil {
 		return Pool{}, fmt.Errorf("pool %q: seedSelector: %w", name, err)
 	}
+	p.matchLabels = simpleMatchLabels(seedSelector)
 	if projectSelector != nil {
 		if p.ProjectSelector, err = metav1.LabelSelectorAsSelector(projectSelector); err != nil {
 			return Pool{}, fmt.Errorf("pool %q: projectSelector: %w", name, err)
@@ -156,7 +160,7 @@ func (p *Policies) SeedPools(s *Seed) PoolSet {
 func (p *Policies) seedPoolsOf(s *Seed, among PoolSet) PoolSet {
 	var set PoolSet
 	for i := range p.Pools {
-		if among.Has(i) && p.Pools[i].SeedSelector.Matches(s.labels) {
+		if among.Has(i) && p.Pools[i].selects(s) {
 			set |= 1 << uint(i)
 		}
 	}
@@ -166,7 +170,7 @@ func (p *Policies) seedPoolsOf(s *Seed, among PoolSet) PoolSet {
 // inAny reports whether the seed is in some pool of set.
 func (p *Policies) inAny(s *Seed, set PoolSet) bool {
 	for i := range p.Pools {
-		if set.Has(i) && p.Pools[i].SeedSelector.Matches(s.labels) {
+		if set.Has(i) && p.Pools[i].selects(s) {
 			return true
 		}
 	}
