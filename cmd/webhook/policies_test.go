@@ -22,8 +22,8 @@ func TestSimulateExplainsPolicies(t *testing.T) {
 		name, shoot, seed, policies string
 		args                        []string
 	}{
-		{"webshop", "../../examples/shoot.yaml", "eu-b", "Required pools removed 1 seeds; avoided set aside 1; kept seats set aside 2", policiesExample},
-		{"storefront", "../../examples/shoot-ha.yaml", "eu-c", "Required pools removed 1 seeds; avoided set aside 1; past soft limit set aside 1", policiesExample},
+		{"webshop", "../../examples/shoot.yaml", "eu-b", "seeds of Required pools [\"payments\"] withheld; avoided set aside 1; kept seats set aside 2", policiesExample},
+		{"storefront", "../../examples/shoot-ha.yaml", "eu-c", "seeds of Required pools [\"payments\"] withheld; avoided set aside 1; past soft limit set aside 1", policiesExample},
 		// Without the configuration only the annotations act: eu-retiring
 		// is avoided, and Gardener's least-used rule takes eu-pay (1 Shoot),
 		// no pool keeping it.

@@ -2,10 +2,14 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/internal/api"
@@ -52,6 +56,57 @@ func BenchmarkDecisionScored(b *testing.B) {
 	}
 }
 
+// BenchmarkDecisionPolicies is BenchmarkDecision (10,000 Shoots) with every
+// placement policy on against the same landscape with none (issue 39: at
+// most 1.2x). Every tenth seed is avoided, every fourth in the Shoot's
+// project's Preferred pool, every fiftieth in a Required pool of another
+// project; a soft limit of 80 % and 2 kept seats on every seed.
+func BenchmarkDecisionPolicies(b *testing.B) {
+	pol := benchPolicies(b)
+	for _, seeds := range []int{1000, 5000} {
+		objs := landscapegen.Landscape(seeds, 10000)
+		for _, o := range objs {
+			sd, ok := o.(*api.Seed)
+			if !ok {
+				continue
+			}
+			i, _ := strconv.Atoi(strings.TrimPrefix(sd.Name, "seed-"))
+			sd.Labels = maps.Clone(sd.Labels)
+			switch {
+			case i%50 == 0:
+				sd.Labels["pool"] = "private"
+			case i%4 == 0:
+				sd.Labels["pool"] = "gold"
+			}
+			if i%10 == 0 {
+				sd.Annotations = map[string]string{api.AnnotationSeedAvoid: "being retired"}
+			}
+		}
+		for _, p := range []struct {
+			name string
+			pol  *placement.Policies
+		}{{"off", nil}, {"all", pol}} {
+			b.Run(fmt.Sprintf("seeds=%d/shoots=10000/policies=%s", seeds, p.name), func(b *testing.B) {
+				benchPlaceOn(b, objs, placement.Options{Policies: p.pol})
+			})
+		}
+	}
+}
+
+func benchPolicies(b *testing.B) *placement.Policies {
+	pool := func(name string, mode placement.PoolMode, project, seeds string) placement.Pool {
+		p, err := placement.NewPool(name, mode, []string{project}, nil, &metav1.LabelSelector{MatchLabels: map[string]string{"pool": seeds}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	return &placement.Policies{SoftLimitPercent: 80, KeptSeats: 2, Pools: []placement.Pool{
+		pool("gold", placement.PoolPreferred, "dev", "gold"),
+		pool("private", placement.PoolRequired, "other", "private"),
+	}}
+}
+
 // BenchmarkDecisionFixedHosts is BenchmarkDecision's 1,000-seed landscape
 // with 4,000 more seeds in regions of their own (no zone, region or
 // distance the Shoot can use): what seeds that cannot host the Shoot cost
@@ -68,7 +123,7 @@ func BenchmarkDecisionFixedHosts(b *testing.B) {
 				sd.Spec.Provider.Zones = []string{region + "-a", region + "-b", region + "-c"}
 				objs = append(objs, sd)
 			}
-			benchPlaceOn(b, objs, nil)
+			benchPlaceOn(b, objs, placement.Options{})
 		})
 	}
 }
@@ -77,17 +132,18 @@ func BenchmarkDecisionFixedHosts(b *testing.B) {
 // of seeds and shoots, alternating the strategies, under profile (nil:
 // Gardener's rule), and reports the p50 and p99 of the decisions.
 func benchPlace(b *testing.B, seeds, shoots int, profile *placement.Profile) {
-	benchPlaceOn(b, landscapegen.Landscape(seeds, shoots), profile)
+	benchPlaceOn(b, landscapegen.Landscape(seeds, shoots), placement.Options{Scoring: profile})
 }
 
-// benchPlaceOn is benchPlace on the landscape objs.
-func benchPlaceOn(b *testing.B, objs []client.Object, profile *placement.Profile) {
+// benchPlaceOn is benchPlace on the landscape objs, with the profile and
+// policies of with.
+func benchPlaceOn(b *testing.B, objs []client.Object, with placement.Options) {
 	s := NewStore(Options{})
 	s.Load(objs)
 	shoot := landscapegen.NewShoot("new")
 	strategies := []placement.Options{
-		{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint, Scoring: profile},
-		{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint, Scoring: profile},
+		{Strategy: placement.SameRegion, NetworkMode: placement.Disjoint, Scoring: with.Scoring, Policies: with.Policies},
+		{Strategy: placement.MinimalDistance, NetworkMode: placement.Disjoint, Scoring: with.Scoring, Policies: with.Policies},
 	}
 	lat := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()

@@ -54,6 +54,8 @@ type decider struct {
 	// they did so far (policies_step.go).
 	pol    policyState
 	effect PolicyEffect
+	// ranks are the preferences' ranks of the seeds left, pooled like bufs.
+	ranks []Rank
 }
 
 // deciderPool keeps deciders with their buffers between decisions. The
@@ -64,7 +66,7 @@ var deciderPool = sync.Pool{New: func() any { return &decider{bufs: new([3][]*Se
 // newDecider starts a decision; the caller releases it when done.
 func newDecider(snap *Snapshot, shoot *api.Shoot, opts Options, p path) *decider {
 	d := deciderPool.Get().(*decider)
-	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, bits: d.bits, scores: d.scores, usages: d.usages}
+	*d = decider{snap: snap, shoot: shoot, opts: opts, path: p, explain: p == explainPath, indexFrom: minIndexed, bufs: d.bufs, bits: d.bits, scores: d.scores, usages: d.usages, ranks: d.ranks[:0]}
 	for i := range d.bufs {
 		if cap(d.bufs[i]) < len(snap.Seeds) {
 			d.bufs[i] = make([]*Seed, 0, len(snap.Seeds))

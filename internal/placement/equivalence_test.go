@@ -212,6 +212,12 @@ var (
 // probabilities drawn per landscape (so some landscapes are mostly unusable,
 // mostly of another provider, ...), with random usage and a random profile.
 func genSnapshot(r *rand.Rand, n int) (*placement.Snapshot, map[string]int64) {
+	return genSnapshotMarked(r, n, nil)
+}
+
+// genSnapshotMarked is genSnapshot with mark (when not nil) applied to each
+// Seed last, before it is digested: what the policy tests add to a seed.
+func genSnapshotMarked(r *rand.Rand, n int, mark func(*api.Seed)) (*placement.Snapshot, map[string]int64) {
 	p := make([]float64, 15)
 	for i := range p {
 		p[i] = []float64{0, 0, 0.02, 0.1, 0.3, 1}[r.IntN(6)]
@@ -291,6 +297,9 @@ func genSnapshot(r *rand.Rand, n int) (*placement.Snapshot, map[string]int64) {
 		}
 		if hit(13) {
 			s.Spec.Settings = nil
+		}
+		if mark != nil {
+			mark(s)
 		}
 		seed := placement.NewSeed(s)
 		if hit(14) {

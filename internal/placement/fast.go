@@ -5,7 +5,8 @@ import (
 )
 
 // The fast path: steps 1-6 (usable, CloudProfile selector, Shoot selector,
-// provider, then failure tolerance or zones; filters.go) in one pass over
+// provider, the Required seed pools, then failure tolerance or zones;
+// filters.go) in one pass over
 // the seeds instead of one pass per step, comparing hashes NewSeed digested
 // instead of strings (fast_rules.go); from indexFrom seeds it visits only
 // the seeds of the buckets (fast_buckets.go) of the seed index
@@ -60,8 +61,10 @@ type fastPass struct {
 	zone  zoneRule
 	// narrow is what step 11 keeps at best, while the decider narrows.
 	narrow narrowRule
-	b      []*Seed // the survivors; under worker-pool zones the Enforce set B
-	c      []*Seed // worker-pool zones only: the Prefer set C ⊆ B
+	// pools is step 4b, the Required seed pools.
+	pools requiredPools
+	b     []*Seed // the survivors; under worker-pool zones the Enforce set B
+	c     []*Seed // worker-pool zones only: the Prefer set C ⊆ B
 }
 
 // initFastPass prepares the pass; false when a selector does not parse
@@ -86,6 +89,7 @@ func (d *decider) initFastPass(f *fastPass) bool {
 	if d.narrow {
 		f.narrow = d.narrowing
 	}
+	f.pools = d.policyState().pools
 	f.b = d.scratch()
 	if f.zone.kind == zoneWorkers {
 		f.c = d.scratch()
@@ -144,6 +148,9 @@ func (f *fastPass) add(s *Seed) {
 		if !sel.Matches(s.labels) {
 			return
 		}
+	}
+	if _, refused := f.pools.refusal(s); refused {
+		return
 	}
 	switch f.zone.kind {
 	case zoneNone:

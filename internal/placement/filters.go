@@ -9,24 +9,26 @@ type seedFilter func(d *decider, seeds []*Seed) ([]*Seed, Decision)
 
 // perSeedFilters are steps 1-6: each keeps a seed by the seed alone (zone
 // selection looks at the others only to fall back), so the fast path can
-// apply them all in one pass instead.
+// apply them all in one pass instead. seedwarden's Required seed pools (4b;
+// Gardener has none: without them it keeps every seed) come before the
+// first step that looks at the other seeds (the zone fallback; step 8 asks
+// whether any seed left has the Shoot's domain): a Shoot bound by them is
+// decided as Gardener would decide it in a garden of the seeds they allow.
 var perSeedFilters = [...]seedFilter{
 	(*decider).filterUsable,               // 1: filter_usable.go
 	(*decider).filterCloudProfileSelector, // 2: filter_selectors.go
 	(*decider).filterShootSelector,        // 3: filter_selectors.go
 	(*decider).filterProvider,             // 4: filter_provider.go
+	(*decider).filterPools,                // 4b: policies_step.go (Required seed pools)
 	(*decider).filterZones,                // 5 (failure tolerance) or 6: filter_zones.go
 }
 
-// laterFilters are steps 7-11, the same on both paths, with seedwarden's
-// Required seed pools between 10 and 11 (Gardener has none: without them
-// it keeps every seed).
+// laterFilters are steps 7-11, the same on both paths.
 var laterFilters = [...]seedFilter{
 	(*decider).filterAccessRestrictions, // 7: filter_access.go
 	(*decider).filterDomain,             // 8: filter_domain.go
 	(*decider).filterEmergencyStop,      // 9: filter_emergency.go
 	(*decider).filterCandidates,         // 10: filter_candidates.go (networks, taints, capacity)
-	(*decider).filterPools,              // 10b: policies_step.go (Required seed pools)
 	(*decider).filterStrategy,           // 11: strategy.go
 }
 

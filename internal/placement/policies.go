@@ -23,7 +23,7 @@ import (
 // The preferences never drop a seed: after the strategy (step 11) they
 // rank the seeds left and only those of the best rank go on to step 12
 // (policies_step.go). A Required pool is a filter (StepPools, after step
-// 10). Every decision site gets them from the same Options, so the
+// 4: filters.go says why). Every decision site gets them from the same Options, so the
 // webhook, the retry controller, simulate, plan, headroom and the
 // SeedAutoscaler decide alike.
 type Policies struct {
@@ -76,6 +76,9 @@ type Pool struct {
 	// ProjectSelector is nil when the pool names its projects only.
 	ProjectSelector labels.Selector
 	SeedSelector    labels.Selector
+	// matchLabels is the seed selector when it is matchLabels alone
+	// (policies_match.go); nil otherwise.
+	matchLabels []label
 }
 
 // NewPool builds a pool from the selectors of its configuration; errors
@@ -95,6 +98,7 @@ func NewPool(name string, mode PoolMode, projects []string, projectSelector, see
 	if p.SeedSelector, err = metav1.LabelSelectorAsSelector(seedSelector); err != nil {
 		return Pool{}, fmt.Errorf("pool %q: seedSelector: %w", name, err)
 	}
+	p.matchLabels = simpleMatchLabels(seedSelector)
 	if projectSelector != nil {
 		if p.ProjectSelector, err = metav1.LabelSelectorAsSelector(projectSelector); err != nil {
 			return Pool{}, fmt.Errorf("pool %q: projectSelector: %w", name, err)
@@ -148,13 +152,29 @@ func (p *Policies) SeedPools(s *Seed) PoolSet {
 	if p == nil {
 		return 0
 	}
+	return p.seedPoolsOf(s, ^PoolSet(0))
+}
+
+// seedPoolsOf is SeedPools among the pools of among only: a decision
+// matches only the selectors it needs.
+func (p *Policies) seedPoolsOf(s *Seed, among PoolSet) PoolSet {
 	var set PoolSet
 	for i := range p.Pools {
-		if p.Pools[i].SeedSelector.Matches(s.labels) {
+		if among.Has(i) && p.Pools[i].selects(s) {
 			set |= 1 << uint(i)
 		}
 	}
 	return set
+}
+
+// inAny reports whether the seed is in some pool of set.
+func (p *Policies) inAny(s *Seed, set PoolSet) bool {
+	for i := range p.Pools {
+		if set.Has(i) && p.Pools[i].selects(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ProjectPools are the pools the project belongs to, by name or by its
@@ -245,7 +265,7 @@ func (v RequiredViolation) String() string {
 }
 
 func (p *Policies) requiredRefusal(required, project PoolSet, s *Seed) (RequiredViolation, bool) {
-	diff := (p.SeedPools(s) ^ project) & required
+	diff := (p.seedPoolsOf(s, required) ^ project) & required
 	if diff == 0 {
 		return RequiredViolation{}, false
 	}

@@ -3,11 +3,12 @@ package placement
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
 // The policies in a decision (policies.go): the Required pools filter after
-// step 10 (StepPools), the preferences rank the seeds after step 11
+// step 4 (StepPools, filters.go says why there), the preferences rank the seeds after step 11
 // (StepPreferences) and step 12 picks from those of the best rank only.
 // Without policies and without a marked seed among those left, neither
 // does any work: the decision is Gardener's, allocation for allocation.
@@ -68,13 +69,16 @@ type PolicyEffect struct {
 	Rank Rank
 	// Avoid is the chosen seed's avoid reason, when Rank has RankAvoided.
 	Avoid string
-	// PoolsRemoved is the number of seeds the Required pools removed.
-	PoolsRemoved int
+	// BoundTo names the Required pools the Shoot's project is in (it goes
+	// only to their seeds), Withheld the other Required pools (their seeds
+	// do not take it). Both come from the configuration: how many seeds
+	// they removed depends on how many a decision's path looked at.
+	BoundTo, Withheld []string
 }
 
 // Acted reports whether any policy changed what step 12 chose from.
 func (e *PolicyEffect) Acted() bool {
-	if e.PoolsRemoved > 0 || e.Rank != 0 {
+	if len(e.BoundTo) > 0 || len(e.Withheld) > 0 || e.Rank != 0 {
 		return true
 	}
 	for _, n := range e.SetAside {
@@ -92,8 +96,11 @@ func (e *PolicyEffect) Summary() string {
 		return ""
 	}
 	var parts []string
-	if e.PoolsRemoved > 0 {
-		parts = append(parts, fmt.Sprintf("Required pools removed %d seeds", e.PoolsRemoved))
+	if len(e.BoundTo) > 0 {
+		parts = append(parts, "only seeds of Required pools "+quoteList(e.BoundTo))
+	}
+	if len(e.Withheld) > 0 {
+		parts = append(parts, "seeds of Required pools "+quoteList(e.Withheld)+" withheld")
 	}
 	for i, n := range e.SetAside {
 		if n > 0 {
@@ -113,9 +120,23 @@ func (e *PolicyEffect) Summary() string {
 // policyState is what a decision computes of the policies once.
 type policyState struct {
 	ready     bool
-	project   PoolSet // the Shoot's project's pools
-	required  PoolSet // the Required pools
+	pools     requiredPools
 	preferred PoolSet // the project's Preferred pools
+}
+
+// requiredPools is the Required pools' rule for one Shoot's project.
+type requiredPools struct {
+	policies *Policies
+	required PoolSet // the Required pools
+	project  PoolSet // the Shoot's project's pools
+}
+
+// refusal is the pool that refuses s, if any (Policies.RequiredRefusal).
+func (rp *requiredPools) refusal(s *Seed) (RequiredViolation, bool) {
+	if rp.required == 0 {
+		return RequiredViolation{}, false
+	}
+	return rp.policies.requiredRefusal(rp.required, rp.project, s)
 }
 
 func (d *decider) policyState() *policyState {
@@ -132,32 +153,40 @@ func (d *decider) policyState() *policyState {
 	if d.snap.Projects != nil {
 		project = d.snap.Projects[d.shoot.Namespace]
 	}
-	ps.project = p.ProjectPools(project)
-	ps.required = p.PoolsOf(PoolRequired)
-	ps.preferred = ps.project & p.PoolsOf(PoolPreferred)
+	projectPools := p.ProjectPools(project)
+	ps.pools = requiredPools{policies: p, required: p.PoolsOf(PoolRequired), project: projectPools}
+	ps.preferred = projectPools & p.PoolsOf(PoolPreferred)
 	return ps
 }
 
 // filterPools is StepPools: for every Required pool, a seed takes the
 // Shoot only if both or neither are in it (policies.go, RequiredRefusal).
 func (d *decider) filterPools(seeds []*Seed) ([]*Seed, Decision) {
-	ps := d.policyState()
-	if ps.required == 0 {
+	rp := &d.policyState().pools
+	if rp.required == 0 {
 		return seeds, Decision{}
 	}
-	p := d.opts.Policies
 	kept := d.filter(seeds, func(s *Seed) bool {
-		_, refused := p.requiredRefusal(ps.required, ps.project, s)
+		_, refused := rp.refusal(s)
 		return !refused
 	}, func(s *Seed) (ReasonCode, string) {
-		v, _ := p.requiredRefusal(ps.required, ps.project, s)
+		v, _ := rp.refusal(s)
 		return v.Code(), v.String()
 	})
-	d.effect.PoolsRemoved = len(seeds) - len(kept)
 	if len(kept) == 0 {
 		return nil, d.fail(StepPools, "", "none of the %d seeds left is allowed by the Required seed pools", len(seeds))
 	}
 	return kept, Decision{}
+}
+
+// notePools records the Required pools that acted on the decision.
+func (d *decider) notePools() {
+	rp := &d.policyState().pools
+	if rp.required == 0 {
+		return
+	}
+	d.effect.BoundTo = rp.policies.PoolNames(rp.required & rp.project)
+	d.effect.Withheld = rp.policies.PoolNames(rp.required &^ rp.project)
 }
 
 // rank is the seed's Rank for this decision.
@@ -182,7 +211,7 @@ func (d *decider) rank(s *Seed) Rank {
 
 func (d *decider) poolRank(s *Seed) Rank {
 	ps := d.policyState()
-	if ps.preferred != 0 && d.opts.Policies.SeedPools(s)&ps.preferred == 0 {
+	if ps.preferred != 0 && !d.opts.Policies.inAny(s, ps.preferred) {
 		return RankOutsidePreferredPool
 	}
 	return 0
@@ -207,30 +236,28 @@ func (d *decider) prefersAny(seeds []*Seed) bool {
 // the seeds of the lowest rank, and the decision says what the policies did.
 func (d *decider) withPreferences(choose func(*Snapshot, []*Seed) Decision) func(*Snapshot, []*Seed) Decision {
 	return func(snap *Snapshot, seeds []*Seed) Decision {
+		d.notePools()
 		if !d.prefersAny(seeds) {
 			dec := choose(snap, seeds)
 			dec.Policy = d.effect
 			return dec
 		}
-		best := d.rank(seeds[0])
-		differ := false
-		for _, s := range seeds[1:] {
-			if r := d.rank(s); r != best {
-				differ = true
-				best = min(best, r)
-			}
+		ranks := d.ranks[:0]
+		for _, s := range seeds {
+			ranks = append(ranks, d.rank(s))
 		}
+		d.ranks = ranks
+		best := slices.Min(ranks)
 		e := d.effect
 		e.Ranked = len(seeds)
-		if differ {
+		if slices.ContainsFunc(ranks, func(r Rank) bool { return r != best }) {
 			kept := d.scratch()
-			for _, s := range seeds {
-				r := d.rank(s)
-				if r == best {
-					kept = append(kept, s)
+			for i, s := range seeds {
+				if r := ranks[i]; r != best {
+					e.SetAside[prefIndex(Rank(1)<<(7-bits.LeadingZeros8(uint8(r^best))))]++
 					continue
 				}
-				e.SetAside[prefIndex(Rank(1)<<(7-bits.LeadingZeros8(uint8(r^best))))]++
+				kept = append(kept, s)
 			}
 			seeds = kept
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/seedwarden/seedwarden/internal/api"
 )
@@ -108,14 +109,15 @@ func TestRequiredPools(t *testing.T) {
 		testPool{name: "prod", mode: PoolRequired, projectLabel: "tier=prod", seedLabel: "tier=prod"})
 	seeds := []*api.Seed{readySeed("a"), readySeed("b", poolLabel("acme")), readySeed("c", withLabels(map[string]string{"tier": "prod"}))}
 	tests := []struct {
-		name    string
-		project *Project
-		want    string
-		reasons map[string]string
+		name            string
+		project         *Project
+		want            string
+		bound, withheld []string
+		reasons         map[string]string
 	}{
-		{name: "pool project to pool seed", project: &Project{Name: "acme"}, want: "b"},
-		{name: "other project kept off pool seeds", project: &Project{Name: "other"}, want: "a"},
-		{name: "by label", project: &Project{Name: "shop", Labels: map[string]string{"tier": "prod"}}, want: "c"},
+		{name: "pool project to pool seed", project: &Project{Name: "acme"}, want: "b", bound: []string{"acme"}, withheld: []string{"prod"}},
+		{name: "other project kept off pool seeds", project: &Project{Name: "other"}, want: "a", withheld: []string{"acme", "prod"}},
+		{name: "by label", project: &Project{Name: "shop", Labels: map[string]string{"tier": "prod"}}, want: "c", bound: []string{"prod"}, withheld: []string{"acme"}},
 		{name: "in both pools, no seed in both", project: &Project{Name: "acme", Labels: map[string]string{"tier": "prod"}},
 			reasons: map[string]string{
 				"a": `shoot's project is in Required pool "acme", which the seed is not in`,
@@ -134,7 +136,8 @@ func TestRequiredPools(t *testing.T) {
 				assert.Equal(t, tt.reasons, d.Reasons)
 				return
 			}
-			assert.Equal(t, 2, d.Policy.PoolsRemoved)
+			assert.Equal(t, tt.bound, d.Policy.BoundTo)
+			assert.Equal(t, tt.withheld, d.Policy.Withheld)
 			for _, s := range snap.Seeds {
 				_, refused := pol.RequiredRefusal(s, tt.project)
 				assert.Equal(t, s.Name != tt.want, refused, s.Name)
@@ -145,6 +148,47 @@ func TestRequiredPools(t *testing.T) {
 	assert.True(t, refused)
 	assert.Equal(t, RequiredViolation{Pool: "acme", SeedInPool: true}, v)
 	assert.Equal(t, `seed belongs to Required pool "acme", which the shoot's project is not in`, v.String())
+}
+
+// A Shoot bound by a Required pool is decided as in a garden of the pool's
+// seeds alone, also where Gardener's steps look at the other seeds left:
+// the zone selection's fallback from the Prefer seeds (step 6) and whether
+// any seed has a default domain the Shoot's domain is under (step 8). With
+// the pools after those steps (as first built) a seed outside the pool
+// kept both from falling back, and the Shoot found no seed. Found by
+// TestPoliciesOnGeneratedLandscapes.
+func TestRequiredPoolIsTheShootsGarden(t *testing.T) {
+	pol := testPolicies(t, testPool{name: "acme", mode: PoolRequired, projects: []string{"acme"}, seedLabel: "pool=acme"})
+	inPool := func(mods ...func(*api.Seed)) *api.Seed { return readySeed("b", append(mods, poolLabel("acme"))...) }
+	withDomain := func(s *api.Seed) { s.Spec.DNS.Defaults = []api.SeedDNSProviderConfig{{Domain: "example.com"}} }
+	tests := []struct {
+		name  string
+		seeds []*api.Seed
+		shoot *api.Shoot
+	}{
+		{"zone fallback", []*api.Seed{
+			readySeed("a", withZones(api.ZoneSelectionPrefer, "eu-west-1a")),
+			inPool(withZones(api.ZoneSelectionPrefer, "eu-west-1c")),
+		}, basicShoot(func(sh *api.Shoot) { sh.Spec.Provider.Workers[0].Zones = []string{"eu-west-1a"} })},
+		{"default domain", []*api.Seed{readySeed("a", withDomain), inPool()},
+			basicShoot(func(sh *api.Shoot) { sh.Spec.DNS = &api.DNS{Domain: ptr.To("shoot.acme.example.com")} })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := snapshotOf(nil, tt.seeds...)
+			snap.Projects = map[string]*Project{"garden-proj": {Name: "acme"}}
+			alone := snapshotOf(nil, tt.seeds[1])
+			alone.Projects = snap.Projects
+			require.Equal(t, "b", Decide(alone, tt.shoot, Options{Strategy: SameRegion}).Seed, "Gardener in a garden of the pool's seed")
+			for _, v := range []struct {
+				name string
+				run  func(*Snapshot, *api.Shoot, Options) Decision
+			}{{"decide", Decide}, {"plain", func(s *Snapshot, sh *api.Shoot, o Options) Decision { return run(s, sh, o, plainPath) }}} {
+				d := v.run(snap, tt.shoot, Options{Strategy: SameRegion, Policies: pol})
+				assert.Equal(t, "b", d.Seed, "%s: %s", v.name, d.Summary())
+			}
+		})
+	}
 }
 
 func TestNewPoolRefuses(t *testing.T) {

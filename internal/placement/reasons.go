@@ -31,6 +31,9 @@ const (
 	// Step 4, provider.
 	ProviderMismatch   ReasonCode = "ProviderMismatch"
 	ProviderNotEnabled ReasonCode = "ProviderNotEnabled" // not in the CloudProfile's providerTypes
+	// Step 4b, the Required seed pools (seedwarden only, Policies).
+	SeedOutsideRequiredPool ReasonCode = "SeedOutsideRequiredPool"
+	SeedReservedForPool     ReasonCode = "SeedReservedForPool"
 	// Step 5, failure tolerance "zone"; step 6, zones.
 	TooFewZones             ReasonCode = "TooFewZones"
 	ControlPlaneZoneMissing ReasonCode = "ControlPlaneZoneMissing"
@@ -49,9 +52,6 @@ const (
 	TaintNotTolerated      ReasonCode = "TaintNotTolerated"
 	SeedFull               ReasonCode = "SeedFull"
 	SeedFullAcrossReplicas ReasonCode = "SeedFullAcrossReplicas" // Options.Exclude
-	// Step 10b, the Required seed pools (seedwarden only, Policies).
-	SeedOutsideRequiredPool ReasonCode = "SeedOutsideRequiredPool"
-	SeedReservedForPool     ReasonCode = "SeedReservedForPool"
 	// Step 11, strategy.
 	TestingProviderMismatch ReasonCode = "TestingProviderMismatch"
 	RegionMismatch          ReasonCode = "RegionMismatch"
@@ -104,6 +104,9 @@ var ReasonCodes = []ReasonCodeInfo{
 	{ShootSelectorMismatch, StepShootSelector, true},
 	{ProviderMismatch, StepProvider, true},
 	{ProviderNotEnabled, StepProvider, true},
+	{SeedOutsideRequiredPool, StepPools, true},
+	{SeedReservedForPool, StepPools, true},
+	{PoliciesInvalid, StepPools, false},
 	{TooFewZones, StepFailureTolerance, true},
 	{ControlPlaneZoneMissing, StepZones, true},
 	{ZoneEnforceMismatch, StepZones, true},
@@ -119,9 +122,6 @@ var ReasonCodes = []ReasonCodeInfo{
 	{StatusNetworkMissing, StepCandidates, true},
 	{TaintNotTolerated, StepCandidates, true},
 	{SeedFull, StepCandidates, true},
-	{SeedOutsideRequiredPool, StepPools, true},
-	{SeedReservedForPool, StepPools, true},
-	{PoliciesInvalid, StepPools, false},
 	{RegionConfigInvalid, StepStrategy, false},
 	{TestingProviderMismatch, StepStrategy, true},
 	{RegionMismatch, StepStrategy, true},
