@@ -34,7 +34,7 @@ var gardenerSkips = map[string]string{
 	"TestSecondReplica":                                   "webhook-process behaviour, independent of the API server; the CRD target runs it",
 	"TestCertificateRotation":                             "webhook-process behaviour, independent of the API server; the CRD target runs it",
 	"TestRestart":                                         "webhook-process behaviour, independent of the API server; the CRD target runs it",
-	"TestCapacityAcrossReplicas":                          "webhook-process behaviour across replicas; TestGardenerConcurrentCreatesNeverOverfill checks capacity on the gardener target",
+	"TestCapacityAcrossReplicas":                          "webhook-process behaviour across replicas; TestConcurrentCreatesNeverOverfill checks capacity on the gardener target",
 	"TestAdmissionLatency":                                "it reads kube-apiserver's webhook metrics; gardener-apiserver calls the Shoot webhooks and its metrics are not exposed",
 	"TestAPIServerOutage":                                 "webhook-process behaviour behind the suite's proxy; the CRD target runs it",
 	"TestShutdownUnderLoad":                               "webhook-process behaviour, independent of the API server; the CRD target runs it",
