@@ -53,10 +53,6 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		// A token is single-use across replicas as far as the watch shows.
 		signer.SetCarriers(store.TokenCarriers)
 	}
-	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, m, log)
-	if err != nil {
-		return err
-	}
 	limits := newLimits(cfg.Server, m)
 	webhookServer, err := newWebhookServer(cfg, limits, drain, m, log)
 	if err != nil {
@@ -72,6 +68,10 @@ func serveCluster(ctx context.Context, cfg *config.Config, kubeconfig string, si
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	leader, err := newLeaderOnly(mgr, restCfg, cfg, os.Getenv, m, log)
+	if err != nil {
+		return err
+	}
+	cluster, err := newClusterReserver(cfg, restCfg, store, reservationNS, leader.reservationLeader(cfg), m, log)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func metricsOptions(cfg *config.Config) metricsserver.Options {
 // written through a client of their own that never reads from a cache, with
 // its metrics recorded through m. namespace "" returns nil
 // (an untyped nil: the capacity webhook then reserves in the Store alone).
-func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.Store, namespace string, m *metrics.Recorder, log logr.Logger) (handlers.ClusterReserver, error) {
+func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.Store, namespace string, leading func() bool, m *metrics.Recorder, log logr.Logger) (handlers.ClusterReserver, error) {
 	if namespace == "" {
 		return nil, nil
 	}
@@ -218,6 +218,7 @@ func newClusterReserver(cfg *config.Config, restCfg *rest.Config, store *cache.S
 		TTL:           cfg.ReservationTTL.Duration,
 		ConfirmWindow: cfg.Reservations.ConfirmWindow.Duration,
 		Limits:        reservationLimits(cfg),
+		Leading:       leading,
 		Metrics:       m,
 		Log:           log.WithName("seedreserve"),
 	})

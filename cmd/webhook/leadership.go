@@ -72,3 +72,14 @@ func newLeaderOnly(mgr ctrl.Manager, restCfg *rest.Config, cfg *config.Config, g
 	r := leadership.New(mgr.GetCache(), opts)
 	return leaderOnly{runner: r, election: e}, mgr.Add(r)
 }
+
+// reservationLeader is seedreserve.Options.Leading: where a Lease elects
+// the replica of the retry controller, whether this one leads. Nil
+// otherwise: without a retry controller nothing would place a Shoot the
+// others left to the leader, and a lone replica contends with nobody.
+func (l leaderOnly) reservationLeader(cfg *config.Config) func() bool {
+	if !l.election.elected || !cfg.PendingShootsEnabled() {
+		return nil
+	}
+	return l.runner.Leading
+}

@@ -209,7 +209,7 @@ func TestReservationNamespace(t *testing.T) {
 	assert.Equal(t, "from-env", podNamespace())
 
 	// The capacity webhook gets no reserver at all (not a typed nil) for local.
-	r, err := newClusterReserver(parse(""), nil, nil, "", nil, logr.Discard())
+	r, err := newClusterReserver(parse(""), nil, nil, "", nil, nil, logr.Discard())
 	require.NoError(t, err)
 	assert.True(t, r == nil, "newClusterReserver returned %#v for local coordination", r)
 

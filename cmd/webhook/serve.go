@@ -243,7 +243,7 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 	srv.Register(handlers.MutateShootsPath, server.Guard(deps.limits, deps.drain, handlers.NewMutatingHTTPHandler(&handlers.ShootMutator{
 		// With capacity.coordination apiserver, a placement is reserved
 		// across replicas before the webhook answers.
-		Placer:         &seedreserve.ClusterPlacer{Local: store, Cluster: deps.cluster, Metrics: m, Log: log.WithName("mutate-shoots")},
+		Placer:         &seedreserve.ClusterPlacer{Local: store, Cluster: deps.cluster, Defer: deferOf(deps.cluster), Metrics: m, Log: log.WithName("mutate-shoots")},
 		Options:        placementOptions(cfg),
 		SchedulerName:  cfg.SchedulerName,
 		Announce:       cfg.Announce(),
@@ -254,4 +254,13 @@ func registerWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store
 		StalenessGuard: deps.staleness,
 	}, cfg.Server.MaxRequestBytes)))
 	registerValidatingWebhooks(srv, cfg, store, deps, m, log)
+}
+
+// deferOf is the mutating webhook's ClusterPlacer.Defer: the Reserver's
+// (seedreserve.Reserver.Defers); nil without one.
+func deferOf(c handlers.ClusterReserver) func(seed string) bool {
+	if r, ok := c.(*seedreserve.Reserver); ok {
+		return r.Defers
+	}
+	return nil
 }

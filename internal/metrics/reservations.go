@@ -12,6 +12,7 @@ const (
 	ReservationDurationName  = "seedwarden_capacity_reservation_duration_seconds"
 	ReservationConflictsName = "seedwarden_capacity_reservation_conflicts_total"
 	ReservationBatchSizeName = "seedwarden_capacity_reservation_batch_size"
+	ReservationDeferralsName = "seedwarden_capacity_reservation_deferrals_total"
 )
 
 // Label values of ReservationDurationName: operation, and result.
@@ -29,6 +30,7 @@ type reservationCollectors struct {
 	duration  *prometheus.HistogramVec
 	conflicts prometheus.Counter
 	batch     prometheus.Histogram
+	deferrals prometheus.Counter
 }
 
 func newReservationCollectors() reservationCollectors {
@@ -50,6 +52,12 @@ func newReservationCollectors() reservationCollectors {
 			Help:    "Reservations for one seed decided and written together by this replica.",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 		}),
+		deferrals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: ReservationDeferralsName,
+			Help: "Placements the mutating webhook of this replica, which does not lead, left to the leader because another replica's write " +
+				"of the seed's reservation ConfigMap beat this replica's within the last 10 s; the Shoot is admitted without a seed " +
+				"and the leader's retry controller places it.",
+		}),
 	}
 }
 
@@ -57,6 +65,7 @@ func (c *reservationCollectors) register(reg prometheus.Registerer) {
 	c.duration = Register(reg, c.duration)
 	c.conflicts = Register(reg, c.conflicts)
 	c.batch = Register(reg, c.batch)
+	c.deferrals = Register(reg, c.deferrals)
 }
 
 // ObserveReservation records one reservation or check through the API
@@ -85,4 +94,13 @@ func (m *Recorder) ObserveReservationBatch(n int) {
 		return
 	}
 	m.reservations.batch.Observe(float64(n))
+}
+
+// ObserveReservationDeferred counts one placement left to the leader
+// because other replicas were writing the seed's reservations.
+func (m *Recorder) ObserveReservationDeferred() {
+	if m == nil {
+		return
+	}
+	m.reservations.deferrals.Inc()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,10 @@ type queue struct {
 	last   *corev1.ConfigMap // as last read or written; nil: none or stale
 	lastAt time.Time         // when last was read or written
 	stale  time.Time         // when the copy was last found stale
+
+	// contended: UnixNano of the last write another replica's beat
+	// (contention.go); read by any goroutine.
+	contended atomic.Int64
 }
 
 func (r *Reserver) queue(seed string) *queue {
@@ -121,6 +126,7 @@ func (r *Reserver) attempt(ctx context.Context, seed string, q *queue, live []*r
 		// Another replica wrote first (or created the object, or
 		// someone deleted it): decide again on what is there now.
 		r.metrics.conflict()
+		q.markContended(r.now())
 		r.log.V(1).Info("Reservation write conflicted; retrying", "seed", seed, "attempt", attempt, "requests", len(live), "error", err.Error())
 		if err := sleep(ctx, jitter(attempt)); err != nil {
 			answer(live, nil, fmt.Errorf("reserving a place on seed %q through the API server: %w", seed, err))

@@ -69,6 +69,8 @@ var _ ClusterReserver = (*Reserver)(nil)
 // in memory. Dry runs check without reserving, and so does a placement the
 // reservation limits leave without a reservation (a *cache.LimitError of
 // Local or of Cluster): the Shoot is placed, no reservation is written.
+// A replica that does not lead leaves a seed other replicas are writing to
+// the leader (Defer, a *DeferredError): no reservation either.
 //
 // A Shoot with only generateName has no name yet (the API server generates
 // it after the mutating webhooks), so its place cannot be reserved under
@@ -91,6 +93,10 @@ type ClusterPlacer struct {
 	// Timeout bounds the cluster-wide reservations of one placement.
 	// Default DefaultClusterPlaceTimeout.
 	Timeout time.Duration
+	// Defer reports whether this replica leaves the reservation of a
+	// place on seed to the leader (Reserver.Defers); nil: it never does. A
+	// deferred Shoot is admitted without a seed, as at a limit.
+	Defer func(seed string) bool
 	// Metrics may be nil.
 	Metrics *metrics.Recorder
 	Log     logr.Logger
@@ -162,7 +168,8 @@ func (p *ClusterPlacer) Place(ctx context.Context, shoot *api.Shoot, opts placem
 
 // reserve takes a place on seed across replicas, or checks that one is free
 // for a dry run. It returns why no place is reserved (why: unreserved, the
-// limits' refusal from Local, or the Cluster's own *cache.LimitError) and
+// limits' refusal from Local, a *DeferredError, or the Cluster's own
+// *cache.LimitError) and
 // whether the seed has room (err). Once a limit refused, nothing is placed
 // (the mutating webhook admits the Shoot without a seed), so the seed is
 // not checked either. A seed without allocatable shoots has no limit to
@@ -182,6 +189,10 @@ func (p *ClusterPlacer) reserve(ctx context.Context, seed string, h cache.Holder
 	}
 	if dryRun {
 		return nil, p.Cluster.Check(ctx, seed, h.Key, alloc)
+	}
+	if p.Defer != nil && p.Defer(seed) {
+		p.Metrics.ObserveReservationDeferred()
+		return &DeferredError{Seed: seed}, nil
 	}
 	err = p.Cluster.ReserveFor(ctx, seed, h, alloc)
 	if limit := (*cache.LimitError)(nil); errors.As(err, &limit) {

@@ -14,7 +14,8 @@ import (
 // copy is what the API server holds, and the decision is then the one a
 // fresh GET would have given. A stale copy (another replica wrote since)
 // costs the refused update, and the seed is read first for staleCopyPause
-// after, so that replicas writing the same seed in turn pay as before.
+// after, so that replicas writing the same seed in turn pay as before (not
+// on the leader, which the others leave the seed to: contention.go).
 //
 // A batch that writes nothing is answered from a fresh GET (no update would
 // check the copy), except a batch of only binds that keep their announced
@@ -39,7 +40,7 @@ const staleCopyPause = time.Second
 // otherwise the caller decides on a fresh GET.
 func (r *Reserver) attemptFromCopy(ctx context.Context, seed string, q *queue, live []*request) (done bool, conflict error) {
 	now := r.now()
-	if q.last == nil || now.Sub(q.stale) < staleCopyPause {
+	if q.last == nil || r.copyPaused(q, now) {
 		return false, nil
 	}
 	cm := q.last.DeepCopy()
@@ -62,6 +63,7 @@ func (r *Reserver) attemptFromCopy(ctx context.Context, seed string, q *queue, l
 		// attempt decides on what is there now, at once (no backoff:
 		// nobody collided).
 		r.metrics.conflict()
+		q.markContended(now)
 		q.last, q.stale = nil, now
 		return true, err
 	default:

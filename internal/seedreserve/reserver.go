@@ -84,6 +84,11 @@ type Options struct {
 	// fields: the defaults of cache.Limits); a Reserve beyond them returns a
 	// *cache.LimitError without writing.
 	Limits cache.Limits
+	// Leading reports whether this replica's retry controller leads; nil:
+	// no replica leads one (a lone replica, or no retry controller). With
+	// it, a replica that does not lead leaves contended seeds to the
+	// leader (Defers; contention.go).
+	Leading func() bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Metrics may be nil.
@@ -103,6 +108,7 @@ type Reserver struct {
 	timeout     time.Duration
 	maxAttempts int
 	now         func() time.Time
+	leading     func() bool
 	metrics     recorder
 	log         logr.Logger
 	ledger      *ledger
@@ -145,7 +151,7 @@ func New(c client.Client, local LocalShoots, o Options) (*Reserver, error) {
 	return &Reserver{
 		client: c, local: local, namespace: o.Namespace,
 		ttl: o.TTL, life: life, pruneAfter: o.PruneAfter, timeout: o.Timeout, maxAttempts: o.MaxAttempts,
-		now: o.Now, metrics: recorder{o.Metrics}, log: o.Log,
+		now: o.Now, leading: o.Leading, metrics: recorder{o.Metrics}, log: o.Log,
 		ledger: newLedger(o.Limits, life, local), seen: newSightings(),
 		queues: map[string]*queue{},
 	}, nil
