@@ -11,11 +11,7 @@ import (
 // replicas place slower than one. With Options.Leading the replica whose
 // retry controller leads holds a contended seed: one that does not lead
 // stays out of a seed for deferAfterConflict once another replica's write
-// beat one of its own decided on a fresh read there (Defers): two writers
-// within one round trip. A write refused because this replica's copy was
-// stale does not count: the leader's own writes (binds, the Shoots left to
-// it) make copies stale, and counting them would keep every other replica
-// deferring for as long as the leader writes the seed at all. Its mutating webhook admits the Shoot
+// beat its own there (Defers). Its mutating webhook admits the Shoot
 // without a seed, and the leader's retry controller reserves it, batched
 // with the leader's own admissions in one queue. The leader, whose copy
 // the others then rarely change, decides on its copy again at once after a
@@ -29,8 +25,8 @@ import (
 // a burst.
 const deferAfterConflict = 10 * time.Second
 
-// markContended records that another replica's write beat this replica's,
-// decided on a fresh read of the seed's ConfigMap, at at.
+// markContended records that another replica's write beat this replica's
+// for the seed at at.
 func (q *queue) markContended(at time.Time) {
 	q.contended.Store(at.UnixNano())
 }
@@ -38,7 +34,7 @@ func (q *queue) markContended(at time.Time) {
 // Defers reports whether this replica leaves the reservation of a place on
 // seed to the leader (ClusterPlacer.Defer): with Options.Leading, while it
 // does not lead and another replica's write of the seed's ConfigMap beat
-// one of its own, decided on a fresh read, within deferAfterConflict.
+// one of its own within deferAfterConflict.
 func (r *Reserver) Defers(seed string) bool {
 	if r.leading == nil || r.leading() {
 		return false

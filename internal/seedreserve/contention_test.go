@@ -1,48 +1,38 @@
 package seedreserve
 
 import (
-	"context"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
 // A replica that does not lead learns that another writes a seed's
-// ConfigMap at the same moment from an update, decided on a fresh read,
-// that the other's beat, and leaves that seed to the leader for
-// deferAfterConflict. An update refused only because its copy was stale
-// (the leader wrote since) is no contention. The leader never defers, and
-// without Options.Leading nobody does.
+// ConfigMap from the write of its own that the other's beat, and leaves
+// that seed to the leader for deferAfterConflict; the leader never defers,
+// and without Options.Leading nobody does.
 func TestDefersToTheLeaderAfterAConflict(t *testing.T) {
 	clk := newClock()
 	c := newFake(nil)
 	local := landscape(map[string]int64{"s": 10, "t": 10}, nil)
 	leading := false
-	leaderRace, aloneRace, rRace := &updateRace{}, &updateRace{}, &updateRace{}
-	leader := newTestReserver(t, leaderRace.client(c), local, clk, func(o *Options) { o.Leading = func() bool { return true } })
-	alone := newTestReserver(t, aloneRace.client(c), local, clk)
-	r := newTestReserver(t, rRace.client(c), local, clk, func(o *Options) { o.Leading = func() bool { return leading } })
+	r := newTestReserver(t, c, local, clk, func(o *Options) { o.Leading = func() bool { return leading } })
+	leader := newTestReserver(t, c, local, clk, func(o *Options) { o.Leading = func() bool { return true } })
+	alone := newTestReserver(t, c, local, clk)
 
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/a", "", 10))
 	require.NoError(t, r.Reserve(ctx, "t", "garden-dev/t", "", 10))
+	assert.False(t, r.Defers("s"), "no other writer yet")
 	require.NoError(t, leader.Reserve(ctx, "s", "garden-dev/b", "", 10))
+	assert.False(t, r.Defers("s"), "r has not written since")
+
 	// r's copy is stale: its update is refused, then it reads and writes.
 	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/c", "", 10))
 	assert.Len(t, entries(t, c, "s"), 3)
-	assert.False(t, r.Defers("s"), "a stale copy is no contention")
-
-	// r reads first now (staleCopyPause); the leader writes between its
-	// read and its update.
-	rRace.arm(1, func(ctx context.Context) { assert.NoError(t, leader.Reserve(ctx, "s", "garden-dev/d", "", 10)) })
-	require.NoError(t, r.Reserve(ctx, "s", "garden-dev/e", "", 10))
-	assert.Len(t, entries(t, c, "s"), 5)
 	assert.True(t, r.Defers("s"))
 	assert.False(t, r.Defers("t"), "per seed")
 	assert.False(t, r.Defers("unknown"))
@@ -50,41 +40,17 @@ func TestDefersToTheLeaderAfterAConflict(t *testing.T) {
 	assert.False(t, r.Defers("s"), "the leader never defers")
 	leading = false
 
-	// The leader's and a lone replica's updates are beaten the same way:
-	// both the one from their copy and the one after a fresh read.
-	leaderRace.arm(2, func(ctx context.Context) { assert.NoError(t, r.Reserve(ctx, "t", "garden-dev/u", "", 10)) })
-	aloneRace.arm(2, func(ctx context.Context) { assert.NoError(t, r.Reserve(ctx, "t", "garden-dev/v", "", 10)) })
-	require.NoError(t, leader.Reserve(ctx, "t", "garden-dev/f", "", 10))
-	require.NoError(t, alone.Reserve(ctx, "t", "garden-dev/g", "", 10))
-	assert.Len(t, entries(t, c, "t"), 5)
-	assert.False(t, leader.Defers("t"), "the leader never defers")
-	assert.False(t, alone.Defers("t"), "no Options.Leading: nobody defers")
+	// The leader's and a lone replica's copies are stale now too.
+	require.NoError(t, leader.Reserve(ctx, "s", "garden-dev/d", "", 10))
+	require.NoError(t, alone.Reserve(ctx, "s", "garden-dev/e", "", 10))
+	require.NoError(t, leader.Reserve(ctx, "s", "garden-dev/f", "", 10))
+	assert.False(t, leader.Defers("s"), "the leader's write was beaten, and it never defers")
+	assert.False(t, alone.Defers("s"), "no Options.Leading: nobody defers")
 
 	clk.Step(deferAfterConflict - 1)
 	assert.True(t, r.Defers("s"))
 	clk.Step(1)
 	assert.False(t, r.Defers("s"))
-}
-
-// updateRace runs another replica's write before the next n updates of a
-// client, so that they are refused.
-type updateRace struct {
-	n     int
-	other func(ctx context.Context)
-}
-
-func (u *updateRace) arm(n int, other func(ctx context.Context)) { u.n, u.other = n, other }
-
-func (u *updateRace) client(c client.WithWatch) client.WithWatch {
-	return interceptor.NewClient(c, interceptor.Funcs{
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if u.n > 0 {
-				u.n--
-				u.other(ctx)
-			}
-			return c.Update(ctx, obj, opts...)
-		},
-	})
 }
 
 // After a stale copy the leader decides on its copy again at once (the

@@ -118,8 +118,8 @@
 //
 // Between replicas (Options.Leading), the one whose retry controller leads
 // keeps a contended seed: a replica that does not lead and whose write of
-// the seed's ConfigMap, decided on a fresh read, another replica's beat
-// within the last 10 s reserves nothing there at admission (Defers, ClusterPlacer.Defer). Its
+// the seed's ConfigMap another replica's beat within the last 10 s
+// reserves nothing there at admission (Defers, ClusterPlacer.Defer). Its
 // mutating webhook admits the Shoot without a seed, as at a limit, and the
 // leader's retry controller reserves it in the leader's own batches.
 // Replicas all choose the least-used seed, so without this they write one

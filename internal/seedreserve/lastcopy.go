@@ -61,9 +61,9 @@ func (r *Reserver) attemptFromCopy(ctx context.Context, seed string, q *queue, l
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// Another replica wrote since (or someone deleted it): the next
 		// attempt decides on what is there now, at once (no backoff:
-		// nobody collided). Not contention: any other writer, such as
-		// the leader's bind, leaves a copy stale (contention.go).
+		// nobody collided).
 		r.metrics.conflict()
+		q.markContended(now)
 		q.last, q.stale = nil, now
 		return true, err
 	default:
