@@ -62,8 +62,9 @@ func TestBinPackingProfile(t *testing.T) {
 				must(unstructured.SetNestedStringMap(u.Object, map[string]string{label: "true"}, "spec", "seedSelector", "matchLabels"))
 			})
 		require.NoError(t, c.Create(ctx, sh))
-		got = append(got, admittedSeed(sh))
-		if w := warned.take(); admittedSeed(sh) == "" {
+		seed := admittedSeed(sh)
+		got = append(got, seed)
+		if w := warned.take(); seed == "" {
 			why = append(why, fmt.Sprintf("%s: %q", sh.GetName(), w))
 		}
 	}
