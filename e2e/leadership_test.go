@@ -21,11 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seedwarden/seedwarden/e2e/proc"
+	"github.com/seedwarden/seedwarden/hack/devcerts/certgen"
 	"github.com/seedwarden/seedwarden/internal/leadership"
 	"github.com/seedwarden/seedwarden/internal/metrics"
 )
 
-// cutLease is the Lease of TestLeaderAPIConnectionCut's two replicas, not
+// cutLease is the Lease of TestLeaderAPIConnectionCut's two replicas and of
+// the test replicas with a configuration of their own (startLeadingReplica), not
 // the suite's: the suite's webhook keeps its own leadership meanwhile.
 const cutLease = "e2e-leader-cut"
 
@@ -152,6 +154,22 @@ func leads(r *replica, want bool) error {
 		return fmt.Errorf("%s: leader_election_master_status %v, %s %v; want %v", r.name, lease, metrics.RetryControllerLeaderName, retry, w)
 	}
 	return nil
+}
+
+// startLeadingReplica starts a replica with o that leads cutLease and
+// waits until it is ready and leads. A test replica with a configuration of
+// its own must lead: one that does not leaves a seed the suite's leader
+// writes to that leader (seedreserve's contention.go), and the suite's
+// leader, whose binds rewrite the seeds' ledger under the suite's 5 s TTL,
+// decides by the suite's configuration.
+func (st *suite) startLeadingReplica(t *testing.T, name string, ca *certgen.Authority, o replicaOptions) *replica {
+	t.Helper()
+	grantCutLease(context.Background(), t, st)
+	o.lease = cutLease
+	r := st.startReplicaWith(t, name, ca, o)
+	require.NoError(t, waitReplicaReady(r, 60*time.Second))
+	eventually(t, 30*time.Second, func() error { return leads(r, true) }, "%s does not lead", name)
+	return r
 }
 
 // grantCutLease lets the webhook's ServiceAccount hold cutLease as the

@@ -112,12 +112,11 @@ func TestKeptSeatsForZoneRedundantShoots(t *testing.T) {
 	}
 	ca, err := newReplicaCA()
 	require.NoError(t, err)
-	keeper := st.startReplicaWith(t, "kept-seats", ca, replicaOptions{config: keptSeatsConfig})
+	keeper := st.startLeadingReplica(t, "kept-seats", ca, replicaOptions{config: keptSeatsConfig})
 	sizes := map[string]int64{zonal: zonalRoom, single: singleRoom}
 	st.createSeedLike(t, "aws-eu2", zonal, map[string]string{label: "true"}, zonalRoom,
 		withSeedZones("eu-central-1a", "eu-central-1b", "eu-central-1c"))
 	st.createSeedLike(t, "aws-eu2", single, map[string]string{label: "true"}, singleRoom, withSeedZones("eu-central-1a"))
-	require.NoError(t, waitReplicaReady(keeper, 60*time.Second))
 	eventually(t, 10*time.Second, func() error { return knowsSeeds(keeper.metricsURL(), sizes) })
 	st.routeWebhooks(t, keeper.webhookAddr(), append(slices.Clone(st.caBundle), ca.CertPEM...), nil)
 

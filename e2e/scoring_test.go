@@ -41,16 +41,9 @@ func TestBinPackingProfile(t *testing.T) {
 
 	ca, err := newReplicaCA()
 	require.NoError(t, err)
-	// The packer leads a Lease of its own: a replica that does not lead
-	// leaves a seed the leader writes to the leader (seedreserve's
-	// contention.go), and the suite's leader, whose binds rewrite the
-	// seeds' ledger under the suite's 5 s TTL, scores otherwise.
-	grantCutLease(ctx, t, st)
-	packer := st.startReplicaWith(t, "binpack", ca, replicaOptions{config: binPackingConfig, lease: cutLease})
+	packer := st.startLeadingReplica(t, "binpack", ca, replicaOptions{config: binPackingConfig})
 	sizes := map[string]int64{"e2e-binpack-small": 8, "e2e-binpack-medium": 16, "e2e-binpack-large": 40}
 	st.createSeedsLike(t, "aws-eu2", label, sizes)
-	require.NoError(t, waitReplicaReady(packer, 60*time.Second))
-	eventually(t, 30*time.Second, func() error { return leads(packer, true) }, "the packer does not lead")
 	eventually(t, 10*time.Second, func() error { return knowsSeeds(packer.metricsURL(), sizes) })
 	st.routeWebhooks(t, packer.webhookAddr(), append(slices.Clone(st.caBundle), ca.CertPEM...), nil)
 
