@@ -218,6 +218,9 @@ BENCH_E2E_OUT ?=
 BENCH_E2E_SHAPES ?=
 # 1: the side-by-side benchmark at a fifth of its sizes (a smoke run).
 BENCH_E2E_QUICK ?=
+# A directory for CPU profiles of gardener-apiserver and kube-apiserver, one
+# per measured phase of the side-by-side benchmark (e2e/README.md).
+BENCH_E2E_PROFILES ?=
 bench-e2e: ## Shoot CREATE latency with and without the webhooks (BENCHMARKS.md §11; about 3 minutes per placement mode), then gardener-scheduler against seedwarden binding side by side on a real gardener-apiserver in issue 40's shapes (BENCH_E2E=createlatency|sidebyside runs one part; BENCH_E2E_SHAPES picks shapes, BENCH_E2E_QUICK=1 shrinks them).
 	@case "$(BENCH_E2E)" in all|createlatency|sidebyside) ;; *) echo "BENCH_E2E=$(BENCH_E2E): want all, createlatency or sidebyside"; exit 1;; esac; \
 	assets=$$(bash hack/e2e-tools.sh) || exit 1; assets=$$(printf '%s\n' "$$assets" | tail -1); \
@@ -229,6 +232,7 @@ bench-e2e: ## Shoot CREATE latency with and without the webhooks (BENCHMARKS.md 
 		KUBEBUILDER_ASSETS="$$assets" SEEDWARDEN_E2E=1 SEEDWARDEN_E2E_BENCH=1 SEEDWARDEN_E2E_GARDEN=gardener SEEDWARDEN_E2E_PLACEMENT=binding \
 			SEEDWARDEN_E2E_GARDEN_BIN="$$bins/garden" SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN="$$bins/gardener-scheduler" SEEDWARDEN_E2E_BENCH_OUT="$(if $(BENCH_E2E_OUT),$(abspath $(BENCH_E2E_OUT)))" \
 			SEEDWARDEN_E2E_BENCH_SHAPES="$(BENCH_E2E_SHAPES)" SEEDWARDEN_E2E_BENCH_QUICK="$(BENCH_E2E_QUICK)" \
+			SEEDWARDEN_E2E_BENCH_PROFILES="$(if $(BENCH_E2E_PROFILES),$(abspath $(BENCH_E2E_PROFILES)))" \
 			$(GO) test -count=1 -v -timeout 150m -run 'TestBindSideBySide$$' ./e2e/ || exit 1; \
 	fi
 

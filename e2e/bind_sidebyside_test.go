@@ -184,7 +184,9 @@ func (sb *sideBySide) runPhase(n int, sc scenario, b binder, round int) phaseFig
 	t.Helper()
 	warm := fmt.Sprintf("%dw", n)
 	sb.measure(warm, scenario{full: sc.full, rate: 20, shoots: sideBySideWarmup}, b)
+	prof := sb.profilePhase(fmt.Sprint(n), sc, b)
 	r := sb.measure(fmt.Sprint(n), sc, b)
+	require.Empty(t, prof.wait(), "the CPU profiles of phase %d (%s)", n, BenchProfilesEnv)
 	r.n, r.round = n, round
 	began := time.Now()
 	require.NoError(t, sb.deletePhases(warm, fmt.Sprint(n)))

@@ -97,6 +97,9 @@ type garden struct {
 	// envtest starts each in a process group of its own, so only they can
 	// be signalled should the garden die without stopping them.
 	children []int
+	// pprofAddr serves gardener-apiserver's CPU profiles (net/http/pprof of
+	// the garden process) when BenchProfilesEnv is set; else "".
+	pprofAddr string
 }
 
 // gardenStartTimeout bounds the garden's start (etcd, kube-apiserver,
@@ -121,13 +124,23 @@ func (st *suite) startGarden(assets string) (*rest.Config, error) {
 	kubeconfig := st.gardenKubeconfig()
 	admission := admissionConfigFile(st.work)
 	g := &garden{out: filepath.Join(st.work, "garden.out")}
+	env := []string{"KUBEBUILDER_ASSETS=" + assets}
+	addr, err := gardenPprofAddr()
+	if err != nil {
+		return nil, err
+	}
+	if addr != "" {
+		g.pprofAddr = addr
+		env = append(env, gardenPprofEnv+"="+addr)
+	}
 	// If this test binary dies without its teardown, the garden gets
 	// SIGTERM and stops etcd and kube-apiserver itself.
 	p, err := proc.Start(proc.Options{Name: "garden", Path: bin, Log: g.out, DeathSignal: syscall.SIGTERM,
-		Env: []string{"KUBEBUILDER_ASSETS=" + assets},
+		Env: env,
 		Args: []string{"-kubeconfig", kubeconfig,
 			"-kube-apiserver-arg", "admission-control-config-file=" + admission,
-			"-gardener-apiserver-arg", "--admission-control-config-file=" + admission}})
+			"-gardener-apiserver-arg", "--admission-control-config-file=" + admission,
+			"-user", st.gardenerSchedulerUserFlag()}})
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,9 @@ type gardenerScheduler struct {
 // .cache/gardener/bin/gardener-scheduler).
 const GardenerSchedulerBinEnv = "SEEDWARDEN_E2E_GARDENER_SCHEDULER_BIN"
 
-// gardenerSchedulerConfig is its configuration: the garden's admin
-// kubeconfig, no leader election, probes and metrics on loopback.
+// gardenerSchedulerConfig is its configuration: its ServiceAccount's
+// kubeconfig (gardenerSchedulerKubeconfig), no leader election, probes and
+// metrics on loopback.
 // Arguments: kubeconfig, health port, metrics port, concurrentSyncs.
 const gardenerSchedulerConfig = `apiVersion: scheduler.config.gardener.cloud/v1alpha1
 kind: SchedulerConfiguration
@@ -97,14 +98,16 @@ func (st *suite) startGardenerScheduler(t *testing.T, concurrentSyncs int) *gard
 	require.NoError(t, err)
 	metrics, err := freePort()
 	require.NoError(t, err)
+	kubeconfig, err := st.gardenerSchedulerKubeconfig(context.Background())
+	require.NoError(t, err)
 	cfgPath := filepath.Join(st.work, "gardener-scheduler.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, gardenerSchedulerConfig, st.gardenKubeconfig(), health, metrics, concurrentSyncs), 0o600))
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, gardenerSchedulerConfig, kubeconfig, health, metrics, concurrentSyncs), 0o600))
 	// Not *.log: the RBAC check of the suite reads those as seedwarden's.
 	// Appended: a benchmark starts it once per phase.
 	g := &gardenerScheduler{out: filepath.Join(st.work, "gardener-scheduler.out"),
 		metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)}
 	g.proc, err = proc.Start(proc.Options{Name: "gardener-scheduler", Path: bin, Args: []string{"--config", cfgPath}, Log: g.out,
-		Env: []string{"KUBECONFIG=" + st.gardenKubeconfig()}})
+		Env: []string{"KUBECONFIG=" + kubeconfig}})
 	require.NoError(t, err)
 	t.Cleanup(func() { g.stop(t) })
 	started := time.Now()
