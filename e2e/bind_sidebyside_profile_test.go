@@ -63,15 +63,15 @@ func (sb *sideBySide) profilePhase(n string, sc scenario, b binder) *phaseProfil
 	}
 	query := fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds)
 	p := &phaseProfiles{}
-	name := func(component string) string {
-		return filepath.Join(dir, fmt.Sprintf("phase-%s-%s-%s.pprof", n, b, component))
-	}
-	p.fetch(http.DefaultClient, "http://"+sb.st.garden.pprofAddr+query, name(compGardenerAPIServer))
 	kube, err := rest.HTTPClientFor(sb.st.admin)
 	if err != nil {
 		p.errs = append(p.errs, err)
 		return p
 	}
+	name := func(component string) string {
+		return filepath.Join(dir, fmt.Sprintf("phase-%s-%s-%s.pprof", n, b, component))
+	}
+	p.fetch(http.DefaultClient, "http://"+sb.st.garden.pprofAddr+query, name(compGardenerAPIServer))
 	p.fetch(kube, sb.st.admin.Host+query, name(compKubeAPIServer))
 	return p
 }

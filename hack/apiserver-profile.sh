@@ -39,9 +39,10 @@ total() {
 
 per_shoot() { awk -v s="$1" -v n="$2" 'BEGIN { printf "%.2f", s * 1000 / n }'; }
 
+# row NAME REGEX: the cumulative CPU per Shoot of the function REGEX matches.
 row() {
-  local name=$1 regex_g=$2 regex_s=$3 g s
-  g=$(cum "${gprof}" "${regex_g}") s=$(cum "${sprof}" "${regex_s}")
+  local name=$1 regex=$2 g s
+  g=$(cum "${gprof}" "${regex}") s=$(cum "${sprof}" "${regex}")
   echo "| ${component} | ${name} | $(per_shoot "${g}" "${count_g}") | $(per_shoot "${s}" "${count_s}") |"
 }
 
@@ -52,15 +53,15 @@ echo "|---|---|---:|---:|"
 for component in gardener-apiserver kube-apiserver; do
   gprof=$(merged "${component}" "${gphases}") sprof=$(merged "${component}" "${sphases}")
   echo "| ${component} | all | $(per_shoot "$(total "${gprof}")" "${count_g}") | $(per_shoot "$(total "${sprof}")" "${count_s}") |"
-  row "CREATE (handler)" 'CreateResource\.createHandler\.func1\.2$' 'CreateResource\.createHandler\.func1\.2$'
-  row "UPDATE (handler)" 'UpdateResource\.func1\.4$' 'UpdateResource\.func1\.4$'
-  row "PATCH (handler)" 'patcher\)\.patchResource\.func2$' 'patcher\)\.patchResource\.func2$'
-  row "webhook matchConditions (CEL)" 'matchconditions\.\(\*matcher\)\.Match$' 'matchconditions\.\(\*matcher\)\.Match$'
-  row "mutating webhook calls" 'callAttrMutatingHook$' 'callAttrMutatingHook$'
-  row "managedFields" 'FieldManager\)\.UpdateNoErrors$' 'FieldManager\)\.UpdateNoErrors$'
-  row "delegated authorization (SubjectAccessReview)" 'WebhookAuthorizer\)\.Authorize$' 'WebhookAuthorizer\)\.Authorize$'
-  row "client certificate checks" 'x509\.\(\*Certificate\)\.Verify$' 'x509\.\(\*Certificate\)\.Verify$'
-  row "proxied to gardener-apiserver" 'UpgradeAwareHandler\)\.ServeHTTP$' 'UpgradeAwareHandler\)\.ServeHTTP$'
-  row "garbage collection" 'runtime\.gcBgMarkWorker$' 'runtime\.gcBgMarkWorker$'
+  row "CREATE (handler)" 'CreateResource\.createHandler\.func1\.2$'
+  row "UPDATE (handler)" 'UpdateResource\.func1\.4$'
+  row "PATCH (handler)" 'patcher\)\.patchResource\.func2$'
+  row "webhook matchConditions (CEL)" 'matchconditions\.\(\*matcher\)\.Match$'
+  row "mutating webhook calls" 'callAttrMutatingHook$'
+  row "managedFields" 'FieldManager\)\.UpdateNoErrors$'
+  row "delegated authorization (SubjectAccessReview)" 'WebhookAuthorizer\)\.Authorize$'
+  row "client certificate checks" 'x509\.\(\*Certificate\)\.Verify$'
+  row "proxied to gardener-apiserver" 'UpgradeAwareHandler\)\.ServeHTTP$'
+  row "garbage collection" 'runtime\.gcBgMarkWorker$'
   rm -f "${gprof}" "${sprof}"
 done
