@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	celplugin "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -342,28 +344,48 @@ func annotated(annotations map[string]string) string {
 	return string(b)
 }
 
-// TestMutatingConditionSendsSeedwardenAnnotationChanges: every CREATE, and
-// the UPDATEs that add or change a seedwarden.io/* annotation, reach the
-// mutating webhook; removing one, or changing others, does not.
-func TestMutatingConditionSendsSeedwardenAnnotationChanges(t *testing.T) {
-	place := conditionMatchers(t)["place.shoots.seedwarden.io"]
-	require.NotNil(t, place)
+// mutatingSent names the mutating webhooks the API server calls for r: those
+// with a rule for r's operation on shoots whose conditions match.
+func mutatingSent(t *testing.T, r shootRequest) []string {
+	t.Helper()
+	mwc := find[*admissionregistrationv1.MutatingWebhookConfiguration](t, manifests(t), mutatingConfiguration, "", "seedwarden")
+	matchers := conditionMatchers(t)
+	attr := versioned(t, r).Attributes
+	var out []string
+	for _, w := range mwc.Webhooks {
+		ruled := slices.ContainsFunc(w.Rules, func(rule admissionregistrationv1.RuleWithOperations) bool {
+			return (&rules.Matcher{Rule: rule, Attr: attr}).Matches()
+		})
+		// As the API server: conditions are evaluated only where there are some.
+		if ruled && (len(w.MatchConditions) == 0 || sent(t, matchers[w.Name], r)) {
+			out = append(out, w.Name)
+		}
+	}
+	return out
+}
+
+// TestMutatingWebhooksSendSeedwardenAnnotationChanges: every CREATE reaches
+// the placing webhook, and the UPDATEs that add or change a seedwarden.io/*
+// annotation the reverting one; removing one, or changing others, reaches
+// neither.
+func TestMutatingWebhooksSendSeedwardenAnnotationChanges(t *testing.T) {
+	const place, revert = "place.shoots.seedwarden.io", "annotations.shoots.seedwarden.io"
 	own := map[string]string{"seedwarden.io/seed": "aws-eu1", "example.com/team": "a"}
 	tests := []struct {
 		name     string
 		old, obj map[string]string
 		create   bool
-		want     bool
+		want     []string
 	}{
-		{name: "CREATE without annotations", obj: nil, create: true, want: true},
-		{name: "CREATE with a seedwarden.io annotation", obj: own, create: true, want: true},
+		{name: "CREATE without annotations", obj: nil, create: true, want: []string{place}},
+		{name: "CREATE with a seedwarden.io annotation", obj: own, create: true, want: []string{place}},
 		{name: "UPDATE without annotations", old: nil, obj: nil},
 		{name: "UPDATE changing nothing", old: own, obj: own},
 		{name: "UPDATE adding another annotation", old: own, obj: map[string]string{"seedwarden.io/seed": "aws-eu1", "example.com/team": "b", "x": "y"}},
-		{name: "UPDATE adding the first annotations, one seedwarden.io", old: nil, obj: map[string]string{"seedwarden.io/reservation": "garden-dev/other"}, want: true},
-		{name: "UPDATE adding a seedwarden.io annotation", old: map[string]string{"a": "b"}, obj: map[string]string{"a": "b", "seedwarden.io/placement": "forged"}, want: true},
-		{name: "UPDATE changing a seedwarden.io annotation", old: own, obj: map[string]string{"seedwarden.io/seed": "aws-eu2", "example.com/team": "a"}, want: true},
-		{name: "UPDATE emptying a seedwarden.io annotation", old: own, obj: map[string]string{"seedwarden.io/seed": "", "example.com/team": "a"}, want: true},
+		{name: "UPDATE adding the first annotations, one seedwarden.io", old: nil, obj: map[string]string{"seedwarden.io/reservation": "garden-dev/other"}, want: []string{revert}},
+		{name: "UPDATE adding a seedwarden.io annotation", old: map[string]string{"a": "b"}, obj: map[string]string{"a": "b", "seedwarden.io/placement": "forged"}, want: []string{revert}},
+		{name: "UPDATE changing a seedwarden.io annotation", old: own, obj: map[string]string{"seedwarden.io/seed": "aws-eu2", "example.com/team": "a"}, want: []string{revert}},
+		{name: "UPDATE emptying a seedwarden.io annotation", old: own, obj: map[string]string{"seedwarden.io/seed": "", "example.com/team": "a"}, want: []string{revert}},
 		{name: "UPDATE removing a seedwarden.io annotation", old: own, obj: map[string]string{"example.com/team": "a"}},
 		{name: "UPDATE removing all annotations", old: own, obj: nil},
 		{name: "UPDATE adding a key that only contains seedwarden.io/", old: nil, obj: map[string]string{"example.com/seedwarden.io": "x", "team.seedwarden.io/x": "y"}},
@@ -374,7 +396,7 @@ func TestMutatingConditionSendsSeedwardenAnnotationChanges(t *testing.T) {
 			if tc.create {
 				r = shootRequest{op: admissionv1.Create, obj: annotated(tc.obj)}
 			}
-			assert.Equal(t, tc.want, sent(t, place, r))
+			assert.Equal(t, tc.want, mutatingSent(t, r))
 		})
 	}
 }
@@ -431,9 +453,9 @@ func TestMutatingConditionWithinCostBudget(t *testing.T) {
 	}
 
 	// And a forged annotation among many is still sent.
-	place := conditionMatchers(t)["place.shoots.seedwarden.io"]
 	old := annotationsOf("", 5000)
 	obj := annotationsOf("", 5000)
 	obj["seedwarden.io/reservation"] = "garden-dev/other"
-	assert.True(t, sent(t, place, shootRequest{op: admissionv1.Update, old: annotated(old), obj: annotated(obj)}), "forged among many")
+	assert.Equal(t, []string{"annotations.shoots.seedwarden.io"},
+		mutatingSent(t, shootRequest{op: admissionv1.Update, old: annotated(old), obj: annotated(obj)}), "forged among many")
 }

@@ -78,10 +78,9 @@ const (
 		"(object.?spec.?seedSelector != oldObject.?spec.?seedSelector || " +
 		"object.?spec.?controlPlane.?zones != oldObject.?spec.?controlPlane.?zones || " +
 		"object.?spec.?region.orValue('') != oldObject.?spec.?region.orValue('')))"
-	// annotationChangeCondition is the mutating webhook's: every CREATE,
-	// and UPDATEs that add or change a seedwarden.io/* annotation.
-	annotationChangeCondition = "request.operation == 'CREATE' || " +
-		"object.?metadata.?annotations.orValue({}).exists(k, k.startsWith('seedwarden.io/') && " +
+	// annotationChangeCondition is the UPDATE mutating webhook's: UPDATEs
+	// that add or change a seedwarden.io/* annotation.
+	annotationChangeCondition = "object.?metadata.?annotations.orValue({}).exists(k, k.startsWith('seedwarden.io/') && " +
 		"oldObject.?metadata.?annotations[?k] != object.?metadata.?annotations[?k])"
 	// notOwnBindCondition leaves out the requests of seedwarden's own
 	// ServiceAccount: the retry controller checks before it binds.
@@ -90,10 +89,10 @@ const (
 
 // conditionExpressions are the matchConditions by name.
 var conditionExpressions = map[string]string{
-	"may-affect-seed":                        seedConstraintCondition,
-	"may-change-seed":                        seedSetCondition,
-	"create-or-seedwarden-annotation-change": annotationChangeCondition,
-	"not-seedwardens-own-bind":               notOwnBindCondition,
+	"may-affect-seed":              seedConstraintCondition,
+	"may-change-seed":              seedSetCondition,
+	"seedwarden-annotation-change": annotationChangeCondition,
+	"not-seedwardens-own-bind":     notOwnBindCondition,
 }
 
 var shootRules = []rule{
@@ -102,11 +101,20 @@ var shootRules = []rule{
 }
 
 var webhooks = map[string]webhookWant{
+	// Every CREATE, without conditions (each would convert the Shoot for
+	// nothing): placement reserves, so NoneOnDryRun.
 	"place.shoots.seedwarden.io": {
 		config: mutatingConfiguration, path: pathMutateShoots,
 		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNoneOnDryRun, maxTimeout: 5,
-		rules:      []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE,UPDATE", admissionregistrationv1.NamespacedScope}},
-		conditions: []string{"create-or-seedwarden-annotation-change"},
+		rules: []rule{{gardenerGroup, gardenerVersion, "shoots", "CREATE", admissionregistrationv1.NamespacedScope}},
+	},
+	// The same handler for UPDATEs that touch seedwarden's annotations: it
+	// reverts them and reserves nothing.
+	"annotations.shoots.seedwarden.io": {
+		config: mutatingConfiguration, path: pathMutateShoots,
+		failure: admissionregistrationv1.Ignore, sideEffects: admissionregistrationv1.SideEffectClassNone, maxTimeout: 5,
+		rules:      []rule{{gardenerGroup, gardenerVersion, "shoots", "UPDATE", admissionregistrationv1.NamespacedScope}},
+		conditions: []string{"seedwarden-annotation-change"},
 	},
 	"binding.shoots.seedwarden.io": {
 		config: validatingConfiguration, path: pathShootBinding,
@@ -228,9 +236,11 @@ func TestWebhookConfigurations(t *testing.T) {
 		}
 		if s.Path == nil || *s.Path != want.path {
 			t.Errorf("%s: path = %v, want %s", w.name, s.Path, want.path)
-		} else if paths[*s.Path] && *s.Path != pathResourceSize {
+		} else if paths[*s.Path] && *s.Path != pathResourceSize && *s.Path != pathMutateShoots {
 			// The two size webhooks differ only in resources and failure
-			// policy; every other webhook has a handler of its own.
+			// policy, the two mutating ones in operations (so that a
+			// CREATE's call needs no condition); every other webhook has a
+			// handler of its own.
 			t.Errorf("%s: path %s used twice", w.name, *s.Path)
 		} else {
 			paths[*s.Path] = true

@@ -84,7 +84,7 @@ func TestChartOptionValues(t *testing.T) {
 			hooks[w.(map[string]any)["name"].(string)] = w.(map[string]any)
 		}
 	}
-	require.Len(t, hooks, 8)
+	require.Len(t, hooks, 9)
 	assert.Equal(t, "Ignore", hooks["binding.shoots.seedwarden.io"]["failurePolicy"])
 	assert.EqualValues(t, 10, hooks["binding.shoots.seedwarden.io"]["timeoutSeconds"])
 	assert.Equal(t, map[string]any{"matchLabels": map[string]any{"size-limited": "true"}}, hooks["size.seedwarden.io"]["objectSelector"])
