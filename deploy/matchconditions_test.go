@@ -344,24 +344,28 @@ func annotated(annotations map[string]string) string {
 	return string(b)
 }
 
-// mutatingSent names the mutating webhooks the API server calls for r: those
-// with a rule for r's operation on shoots whose conditions match.
-func mutatingSent(t *testing.T, r shootRequest) []string {
+// mutatingRouting returns what names the mutating webhooks the API server
+// calls for a request: those with a rule for its operation on shoots whose
+// conditions match. The manifests are read and compiled once.
+func mutatingRouting(t *testing.T) func(t *testing.T, r shootRequest) []string {
 	t.Helper()
 	mwc := find[*admissionregistrationv1.MutatingWebhookConfiguration](t, manifests(t), mutatingConfiguration, "", "seedwarden")
 	matchers := conditionMatchers(t)
-	attr := versioned(t, r).Attributes
-	var out []string
-	for _, w := range mwc.Webhooks {
-		ruled := slices.ContainsFunc(w.Rules, func(rule admissionregistrationv1.RuleWithOperations) bool {
-			return (&rules.Matcher{Rule: rule, Attr: attr}).Matches()
-		})
-		// As the API server: conditions are evaluated only where there are some.
-		if ruled && (len(w.MatchConditions) == 0 || sent(t, matchers[w.Name], r)) {
-			out = append(out, w.Name)
+	return func(t *testing.T, r shootRequest) []string {
+		t.Helper()
+		attr := versioned(t, r).Attributes
+		var out []string
+		for _, w := range mwc.Webhooks {
+			ruled := slices.ContainsFunc(w.Rules, func(rule admissionregistrationv1.RuleWithOperations) bool {
+				return (&rules.Matcher{Rule: rule, Attr: attr}).Matches()
+			})
+			// As the API server: conditions are evaluated only where there are some.
+			if ruled && (len(w.MatchConditions) == 0 || sent(t, matchers[w.Name], r)) {
+				out = append(out, w.Name)
+			}
 		}
+		return out
 	}
-	return out
 }
 
 // TestMutatingWebhooksSendSeedwardenAnnotationChanges: every CREATE reaches
@@ -370,6 +374,7 @@ func mutatingSent(t *testing.T, r shootRequest) []string {
 // neither.
 func TestMutatingWebhooksSendSeedwardenAnnotationChanges(t *testing.T) {
 	const place, revert = "place.shoots.seedwarden.io", "annotations.shoots.seedwarden.io"
+	mutatingSent := mutatingRouting(t)
 	own := map[string]string{"seedwarden.io/seed": "aws-eu1", "example.com/team": "a"}
 	tests := []struct {
 		name     string
@@ -457,5 +462,5 @@ func TestMutatingConditionWithinCostBudget(t *testing.T) {
 	obj := annotationsOf("", 5000)
 	obj["seedwarden.io/reservation"] = "garden-dev/other"
 	assert.Equal(t, []string{"annotations.shoots.seedwarden.io"},
-		mutatingSent(t, shootRequest{op: admissionv1.Update, old: annotated(old), obj: annotated(obj)}), "forged among many")
+		mutatingRouting(t)(t, shootRequest{op: admissionv1.Update, old: annotated(old), obj: annotated(obj)}), "forged among many")
 }
