@@ -29,7 +29,7 @@ func TestOwnBindsSkipTheGuards(t *testing.T) {
 		"update of seed": {op: admissionv1.Update, old: pending, obj: bound},
 	}
 	for name, r := range requests {
-		for _, w := range []string{"binding.shoots.seedwarden.io", "capacity.shoots.seedwarden.io", "size.shoots.seedwarden.io"} {
+		for _, w := range []string{seedWebhook, "size.shoots.seedwarden.io"} {
 			own := r
 			own.user = seedwardenUser
 			assert.False(t, sent(t, m[w], own), "seedwarden's own %s is sent to %s", name, w)

@@ -62,7 +62,7 @@ func (st *suite) saveRegistration(ctx context.Context) (*webhookRegistration, er
 func (st *suite) shootCreateHooks() []string {
 	hooks := []string{webhookPlace, webhookShootSize}
 	if !bindingMode() {
-		hooks = append(hooks, webhookBinding, webhookCapacity)
+		hooks = append(hooks, webhookSeed)
 	}
 	var out []string
 	for _, n := range hooks {

@@ -131,7 +131,7 @@ func TestBindSideBySide(t *testing.T) {
 	if !bindingMode() {
 		t.Skipf("placement mode %q: the comparison is with seedwarden binding, as gardener-scheduler does", placementMode)
 	}
-	st.requireWebhook(t, webhookPlace, webhookBinding, webhookCapacity)
+	st.requireWebhook(t, webhookPlace, webhookSeed)
 	st.logOnFailure(t)
 	reg, err := st.saveRegistration(context.Background())
 	require.NoError(t, err)

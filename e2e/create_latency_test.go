@@ -95,7 +95,7 @@ func TestCreateLatencyWebhooks(t *testing.T) {
 	if os.Getenv(BenchEnv) != "1" {
 		t.Skipf("a benchmark of a few minutes: set %s=1 to run it", BenchEnv)
 	}
-	st.requireWebhook(t, webhookPlace, webhookBinding, webhookCapacity)
+	st.requireWebhook(t, webhookPlace, webhookSeed)
 	st.logOnFailure(t)
 	ctx := context.Background()
 	reg, err := st.saveRegistration(ctx)

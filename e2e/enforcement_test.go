@@ -39,7 +39,7 @@ func enforcedReplica(action string) replicaOptions {
 // reservation ConfigMap nor in the replica's memory; deny refuses it.
 func TestEnforcementWarnAndDeny(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookShootSize, webhookCapacity)
+	st.requireWebhook(t, webhookShootSize, webhookSeed)
 	if st.sizeLimit == nil {
 		t.Fatal("no resource-size configuration (see sizeLimitCandidates in e2e/webhook_config_test.go)")
 	}
@@ -80,7 +80,7 @@ func TestEnforcementWarnAndDeny(t *testing.T) {
 	requireDenied(t, err, webhookShootSize)
 	t.Logf("deny, oversized: %.200s", err)
 	err = c.Create(ctx, onFullSeed("e2e-enforce-onto-full"))
-	requireDenied(t, err, webhookCapacity)
+	requireDenied(t, err, webhookSeed)
 	t.Logf("deny, full seed: %.200s", err)
 	noReservation()
 	warned.take()

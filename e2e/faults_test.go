@@ -149,7 +149,7 @@ func TestAPIServerOutage(t *testing.T) {
 	assert.True(t, staleWarning(resp), "no stale-cache warning: %v", resp.Warnings)
 
 	// The capacity webhook refuses a seed change (fail closed).
-	if path, ok := st.registered[webhookCapacity]; ok {
+	if path, ok := st.registered[webhookSeed]; ok {
 		manual := newShoot(t.Name(), withName("e2e-outage-manual"), withSeed("aws-eu2"))
 		resp = review(t, hc, base+path, shootCreate(t, "outage-manual", manual))
 		assert.False(t, resp.Allowed, "the capacity webhook checks a seed against a stale cache")

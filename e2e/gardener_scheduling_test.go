@@ -156,7 +156,7 @@ func TestPendingShootBoundWhenSeedAppears(t *testing.T) {
 // others stay without a seed, and at no point are more than 5 bound.
 func TestConcurrentCreatesNeverOverfill(t *testing.T) {
 	st := need(t)
-	st.startTest(t, webhookPlace, webhookCapacity)
+	st.startTest(t, webhookPlace, webhookSeed)
 	ctx := context.Background()
 	const (
 		label, name     = "e2e.seedwarden.io/small-seed", "e2e-small"

@@ -34,7 +34,7 @@ import (
 // (TestPatchModeNeedsBindingPermission).
 func TestBindingRBAC(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookBinding)
+	st.requireWebhook(t, webhookSeed)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	ctx := context.Background()
@@ -50,7 +50,7 @@ func TestBindingRBAC(t *testing.T) {
 	// Choosing the seed needs update on shoots/binding.
 	chosen := newShoot(t.Name(), withName("e2e-chosen-by-developer"), withSeed("aws-eu1"))
 	err := dev.c.Create(ctx, chosen)
-	requireDenied(t, err, webhookBinding, shootValidatorPolicyName)
+	requireDenied(t, err, webhookSeed, shootValidatorPolicyName)
 	assert.True(t, apierrors.IsForbidden(err), "want 403 Forbidden, got %v", err)
 	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(chosen), &api.Shoot{})), "the Shoot must not exist")
 	t.Logf("developer setting spec.seedName: %v", err)
@@ -77,7 +77,7 @@ func TestBindingRBAC(t *testing.T) {
 		}
 		return dev.c.Update(ctx, cur)
 	})
-	requireDenied(t, err, webhookBinding, shootValidatorPolicyName)
+	requireDenied(t, err, webhookSeed, shootValidatorPolicyName)
 	t.Logf("developer setting spec.seedName by an update: %v", err)
 }
 
@@ -86,7 +86,7 @@ func TestBindingRBAC(t *testing.T) {
 // the admin, who may bind), while a seed with room takes it.
 func TestFullSeedRejectsManualPlacement(t *testing.T) {
 	st := need(t)
-	st.startTest(t, webhookCapacity)
+	st.startTest(t, webhookSeed)
 	ctx := context.Background()
 
 	usage, err := st.expectedUsage(ctx)
@@ -100,7 +100,7 @@ func TestFullSeedRejectsManualPlacement(t *testing.T) {
 	err = st.c.Create(ctx, full)
 	// The binding webhook checks the seed's capacity too; validating webhooks
 	// run in parallel and the API server reports the first denial.
-	requireDenied(t, err, webhookCapacity, webhookBinding)
+	requireDenied(t, err, webhookSeed)
 	t.Logf("manual placement on the full seed: %v", err)
 	assert.True(t, apierrors.IsNotFound(st.c.Get(ctx, client.ObjectKeyFromObject(full), &api.Shoot{})), "the Shoot must not exist")
 
@@ -141,7 +141,7 @@ func TestOversizedShootRejected(t *testing.T) {
 // them, one that changes it does (and is denied).
 func TestSeedUnchangedUpdatesSkipShootGuards(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookBinding, webhookCapacity)
+	st.requireWebhook(t, webhookSeed)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	ctx := context.Background()
@@ -175,7 +175,7 @@ func TestSeedUnchangedUpdatesSkipShootGuards(t *testing.T) {
 	// a seed that does not exist.
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"seedName":"no-such-seed"}}`))
 	err := st.c.Patch(ctx, shoot, patch)
-	requireDenied(t, err, webhookBinding, webhookCapacity)
+	requireDenied(t, err, webhookSeed)
 	b2, _ := guards()
 	assert.Greater(t, b2, b1, "a seed change is sent to the binding webhook")
 	t.Logf("3 label updates: binding webhook called %.0f times, capacity %.0f; seed change: %v", b1-b0, c1-c0, err)

@@ -85,7 +85,7 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	require.NoError(t, proxy.Restore())
 	restored = true
 	t.Logf("A's API connection cut for %s: %d Shoot CREATEs (%d denied by %s), %d Secret CREATEs, %d namespace DELETEs (dry runs)",
-		time.Since(cut).Round(time.Millisecond), load.shoots, load.shootsDenied, webhookCapacity, load.secrets, load.namespaces)
+		time.Since(cut).Round(time.Millisecond), load.shoots, load.shootsDenied, webhookSeed, load.secrets, load.namespaces)
 	assert.Empty(t, load.failures, "requests that failed during the cut")
 
 	// Leadership moved, and A follows.
@@ -115,7 +115,7 @@ func TestLeaderAPIConnectionCut(t *testing.T) {
 	assert.Zero(t, delta("apiserver_admission_webhook_rejection_count", func(l map[string]string) bool { return ours(l) && l["error_type"] != "no_error" }),
 		"webhook calls that failed (apiserver_admission_webhook_rejection_count by error_type)")
 	assert.Zero(t, delta("apiserver_admission_webhook_request_total", func(l map[string]string) bool {
-		return ours(l) && l["code"] != "200" && !(l["code"] == "403" && (l["name"] == webhookKubeconfig || l["name"] == webhookNamespaces || l["name"] == webhookCapacity))
+		return ours(l) && l["code"] != "200" && !(l["code"] == "403" && (l["name"] == webhookKubeconfig || l["name"] == webhookNamespaces || l["name"] == webhookSeed))
 	}), "webhook calls answered other than 200, or 403 where a denial is expected")
 	answeredByA(t, aBefore, aAfter, load)
 
@@ -263,7 +263,7 @@ func (st *suite) admissionRounds(t *testing.T, d time.Duration) admissionLoad {
 	for i := 0; time.Since(start) < d; i++ {
 		sh := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"))
 		switch err := st.c.Create(ctx, sh, dryRunAll); {
-		case denied(err, webhookCapacity):
+		case denied(err, webhookSeed):
 			// An answer: in mode patch the capacity webhook refuses the
 			// seed A placed on while A cannot read the ledger.
 			load.shootsDenied++

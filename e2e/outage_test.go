@@ -27,7 +27,7 @@ import (
 //     for one with a seed;
 //   - a CREATE naming a seed, setting the seed of the Shoot created during
 //     the outage, and changing the seedSelector of a Shoot with a seed are
-//     refused because binding.shoots.seedwarden.io cannot be called.
+//     refused because seed.shoots.seedwarden.io cannot be called.
 //
 // Once seedwarden is back the Shoot created during the outage is placed by
 // the scheduler that owns it, having never been claimed: gardener-scheduler
@@ -37,7 +37,7 @@ import (
 // schedulerName seedwarden leaves it alone.
 func TestOutageAdmitsShootsThatChooseNoSeed(t *testing.T) {
 	st := need(t)
-	st.startTest(t, webhookPlace, webhookBinding, webhookCapacity)
+	st.startTest(t, webhookPlace, webhookSeed)
 	ctx := context.Background()
 
 	// Before the outage: a Shoot with a seed (aws-us1 has no capacity limit).
@@ -124,7 +124,7 @@ func (st *suite) outageCounted(ctx context.Context, t *testing.T, before []sampl
 	failOpen := rose("apiserver_admission_webhook_fail_open_count", func(l map[string]string) bool { return l["name"] == webhookPlace })
 	assert.Positive(t, failOpen, "apiserver_admission_webhook_fail_open_count{name=%q} did not rise during the outage", webhookPlace)
 	failedCalls := rose("apiserver_admission_webhook_rejection_count", func(l map[string]string) bool {
-		return (l["name"] == webhookBinding || l["name"] == webhookCapacity) && l["error_type"] != "no_error" && l["error_type"] != ""
+		return l["name"] == webhookSeed && l["error_type"] != "no_error" && l["error_type"] != ""
 	})
 	assert.Positive(t, failedCalls, "apiserver_admission_webhook_rejection_count of a fail-closed guard with error_type other than no_error did not rise")
 	t.Logf("outage at the API server: %.0f fail-opens of %s, %.0f refusals for failed calls", failOpen, webhookPlace, failedCalls)
@@ -136,7 +136,7 @@ func requireFailedClosed(t *testing.T, err error, what string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(what, args...)
 	require.Error(t, err, "%s while seedwarden is down", msg)
-	assert.True(t, failedCalling(err, webhookBinding) || failedCalling(err, webhookCapacity),
+	assert.True(t, failedCalling(err, webhookSeed),
 		"%s: refused, but not for want of a fail-closed Shoot guard: %v", msg, err)
 	t.Logf("outage: %s refused: %.200v", msg, err)
 }

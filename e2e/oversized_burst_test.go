@@ -97,7 +97,7 @@ func (st *suite) oversizedBurst(t *testing.T, test string, op projectUser) {
 			continue
 		}
 		denied := ""
-		for _, w := range []string{webhookShootSize, webhookBinding, webhookCapacity} {
+		for _, w := range []string{webhookShootSize, webhookSeed} {
 			if strings.Contains(err.Error(), `admission webhook "`+w+`" denied the request`) {
 				denied = w
 			}

@@ -100,7 +100,7 @@ const keptSeatsConfig = `policies:
 // which only the three-zone seed takes, find the kept seats.
 func TestKeptSeatsForZoneRedundantShoots(t *testing.T) {
 	st := need(t)
-	st.startTest(t, webhookPlace, webhookCapacity)
+	st.startTest(t, webhookPlace, webhookSeed)
 	ctx := context.Background()
 	const (
 		label, zonal, single  = "e2e.seedwarden.io/kept-seats-test", "e2e-three-zones", "e2e-one-zone"
@@ -163,7 +163,7 @@ const poolConfig = `policies:
 // binding through shoots/binding to aws-eu2 is refused the same way.
 func TestRequiredPoolRefusesSeedOutsideIt(t *testing.T) {
 	st := need(t)
-	st.startTest(t, webhookPlace, webhookBinding)
+	st.startTest(t, webhookPlace, webhookSeed)
 	ctx := context.Background()
 	const label, poolSeed, outside, pool = "e2e.seedwarden.io/pool-test", "e2e-pool-seed", "aws-eu2", "e2e-pool"
 	_, op := st.projectUsers(t)
@@ -178,7 +178,7 @@ func TestRequiredPoolRefusesSeedOutsideIt(t *testing.T) {
 
 	named := newShoot(t.Name(), awsShoot("eu-central-1", "eu-central-1a"), withName("e2e-pool-outside"), withSeed(outside))
 	err = op.c.Create(ctx, named)
-	requireDenied(t, err, webhookBinding)
+	requireDenied(t, err, webhookSeed)
 	for _, want := range []string{fmt.Sprintf("%q", pool), fmt.Sprintf("%q", outside), "Required"} {
 		assert.Contains(t, err.Error(), want, "the refusal names the pool, the seed and the mode")
 	}

@@ -145,7 +145,7 @@ func TestRefusedCreateBlocksNoBindingBeyondConfirmWindow(t *testing.T) {
 	if bindingMode() {
 		t.Skipf("placement mode %q: the webhook sets no seed at CREATE, so the CREATE is not refused for it", placementMode)
 	}
-	st.requireWebhook(t, webhookPlace, webhookCapacity)
+	st.requireWebhook(t, webhookPlace, webhookSeed)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	st.waitSettled(t)

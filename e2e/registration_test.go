@@ -38,9 +38,10 @@ const (
 	// webhookAnnotations is the placing handler again, for UPDATEs that
 	// touch seedwarden.io/* annotations.
 	webhookAnnotations = "annotations.shoots.seedwarden.io"
-	webhookBinding     = "binding.shoots.seedwarden.io"
-	webhookCapacity    = "capacity.shoots.seedwarden.io"
-	webhookSize        = "size.seedwarden.io"
+	// webhookSeed is the binding and the capacity checks, in one
+	// registration.
+	webhookSeed = "seed.shoots.seedwarden.io"
+	webhookSize = "size.seedwarden.io"
 	// webhookShootSize is the resource-size webhook for Shoots, which
 	// fails open.
 	webhookShootSize = "size.shoots.seedwarden.io"

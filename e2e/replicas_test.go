@@ -133,7 +133,7 @@ func TestSecondReplica(t *testing.T) {
 // restored.
 func TestCapacityAcrossReplicas(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace, webhookCapacity)
+	st.requireWebhook(t, webhookPlace, webhookSeed)
 	if b, err := os.ReadFile(st.configPath); err != nil || !strings.Contains(string(b), "coordination: apiserver") {
 		t.Fatalf("the webhook does not reserve through the API server (capacity.coordination in %s): %v", st.configPath, err)
 	}
@@ -247,7 +247,7 @@ func TestCapacityAcrossReplicas(t *testing.T) {
 	for _, r := range results {
 		lat = append(lat, r.took)
 		switch {
-		case r.err != nil && strings.Contains(r.err.Error(), fmt.Sprintf("admission webhook %q denied the request", webhookCapacity)):
+		case r.err != nil && strings.Contains(r.err.Error(), fmt.Sprintf("admission webhook %q denied the request", webhookSeed)):
 			denied++
 		case r.err != nil:
 			other = append(other, r.err.Error())

@@ -38,7 +38,7 @@ var defaultReservationTTL = config.DefaultReservationTTL.String()
 // real CREATE (in mode patch, admitted by the capacity webhook).
 func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace, webhookCapacity)
+	st.requireWebhook(t, webhookPlace, webhookSeed)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	st.waitSettled(t)
@@ -128,7 +128,7 @@ func TestRecreatesOfPendingNamesHoldNoPlaces(t *testing.T) {
 // "usage 3, allocatable 3" for the 30 s TTL.
 func TestDeletedShootsHoldNoPlacesOnAFollower(t *testing.T) {
 	st := need(t)
-	st.requireWebhook(t, webhookPlace, webhookCapacity)
+	st.requireWebhook(t, webhookPlace, webhookSeed)
 	st.logOnFailure(t)
 	st.cleanupShoots(t)
 	st.waitSettled(t)

@@ -83,7 +83,7 @@ placement: {keyFile: %s}
 	log, stop := startServeProcess(t, healthPort, "--config", cfg, "--landscape", "../../examples/landscape.yaml")
 	linesAtStart := strings.Count(log.String(), "\n")
 
-	paths := []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath,
+	paths := []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath, handlers.WebhookSeedPath,
 		handlers.WebhookResourceSizePath, handlers.WebhookKubeconfigSecretPath, handlers.WebhookNamespaceDeletionPath}
 	bodies := []struct{ contentType, body string }{
 		{"application/json", ""},

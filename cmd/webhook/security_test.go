@@ -261,7 +261,7 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 	badCIDR := replaceOnce(shoot, `"nodes":"10.250.0.0/16"`, `"nodes":"10.250.0.0/33"`)
 	badSelector := replaceOnce(shoot, `"spec":{`, `"spec":{"seedSelector":{"matchExpressions":[{"key":"a","operator":"Bogus","values":["x"]}]},`)
 	configMap := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"garden-dev"}}`
-	shootPaths := []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath}
+	shootPaths := []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath, handlers.WebhookSeedPath}
 	allPaths := append(slices.Clone(shootPaths), handlers.WebhookResourceSizePath, handlers.WebhookKubeconfigSecretPath, handlers.WebhookNamespaceDeletionPath)
 
 	type want struct {
@@ -289,7 +289,7 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 			`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, want{200, false, 400, "check the webhook configuration", "", true}},
 		{"no request (size: nothing to measure)", []string{handlers.WebhookResourceSizePath},
 			`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, want{200, true, 200, "sizes are checked on create and update only", "", true}},
-		{"no object", []string{handlers.MutateShootsPath, handlers.WebhookBindingPath, handlers.WebhookCapacityPath},
+		{"no object", shootPaths,
 			review(request("Shoot", "shoots", "CREATE", "")), want{200, false, 400, "admission request carries no object", "", false}},
 		{"no object (secret)", []string{handlers.WebhookKubeconfigSecretPath},
 			review(request("Secret", "secrets", "CREATE", "")), want{200, false, 400, "admission request carries no object", "", false}},
@@ -358,7 +358,7 @@ resourceSize: {limits: [{apiGroups: ["*"], apiVersions: ["*"], resources: ["*"],
 
 	// A review other than admission.k8s.io/v1 AdmissionReview is refused on
 	// every path (the registrations accept v1 only).
-	for _, path := range []string{handlers.MutateShootsPath, handlers.WebhookCapacityPath, handlers.WebhookBindingPath} {
+	for _, path := range shootPaths {
 		for _, tm := range [][2]string{{"admission.k8s.io/v2", "AdmissionReview"}, {"admission.k8s.io/v1", "Foo"}, {"admission.k8s.io/v1beta1", "AdmissionReview"}} {
 			body := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"request":%s}`, tm[0], tm[1], request("Shoot", "shoots", "CREATE", `,"object":`+shoot))
 			resp, err := client.Post(base+path, "application/json", strings.NewReader(body))

@@ -94,9 +94,9 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 	return handlers.SubjectsAuthorizer{Subjects: subjects(cfg.Binding.LandscapeAllowedSubjects)}
 }
 
-// registerValidatingWebhooks registers the binding, capacity and
-// resource-size webhooks (the first two unless disabled), and the kubeconfig
-// Secret and namespace-deletion webhooks. All share the body limit and the
+// registerValidatingWebhooks registers the binding and capacity webhooks
+// (each unless disabled, apart and together), the resource-size webhook, and
+// the kubeconfig Secret and namespace-deletion webhooks. All share the body limit and the
 // budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(name, path string, h webhook.AdmissionHandler) { registerValidating(srv, deps, m, name, path, h) }
@@ -110,33 +110,19 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 		c := validatingChain(m, handlers.WebhookResourceSize, h)
 		srv.Register(handlers.WebhookResourceSizePath, server.GuardOrStream(deps.limits, deps.drain, c, handlers.StreamSizeReviews(c)))
 	}
-	if cfg.BindingEnabled() {
-		register(handlers.WebhookBinding, handlers.WebhookBindingPath, &handlers.ShootBindingValidator{
-			Landscape:   store,
-			Authorizer:  deps.authorizer,
-			Signer:      deps.signer,
-			NetworkMode: placementOptions(cfg).NetworkMode,
-			Policies:    placementOptions(cfg).Policies,
-			// Shoots from a CRD have no binding subresource; the retry
-			// controller's bindMode says so.
-			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,
-			Log:               log.WithName("validate-shoot-binding"),
-			Projects:          store,
-			StalenessGuard:    deps.staleness,
-			Enforce:           enforce(handlers.WebhookBinding, cfg.Binding.Enforcement),
-		})
+	seed := newSeedValidator(cfg, store, deps, m, enforce, log)
+	if seed.Binding != nil {
+		register(handlers.WebhookBinding, handlers.WebhookBindingPath, seed.Binding)
 	}
-	if cfg.CapacityEnabled() {
-		register(handlers.WebhookCapacity, handlers.WebhookCapacityPath, &handlers.ShootCapacityValidator{
-			Store:                store,
-			Projects:             store,
-			Cluster:              deps.cluster,
-			Signer:               deps.signer,
-			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
-			Log:                  log.WithName("validate-shoot-capacity"),
-			StalenessGuard:       deps.staleness,
-			Enforce:              enforce(handlers.WebhookCapacity, cfg.Capacity.Enforcement),
-		})
+	if seed.Capacity != nil {
+		register(handlers.WebhookCapacity, handlers.WebhookCapacityPath, seed.Capacity)
+	}
+	// Both checks at one path, for the one registration the manifests
+	// ship; the paths of each stay served for registrations made apart
+	// (and for a rolling upgrade from a version that registered them so).
+	if seed.Binding != nil || seed.Capacity != nil {
+		srv.Register(handlers.WebhookSeedPath, server.Guard(deps.limits, deps.drain,
+			handlers.RequireAdmissionReviewV1(handlers.NewAdmissionWebhook(seed))))
 	}
 	rsLog := log.WithName("validate-resource-size")
 	if ra := cfg.ResourceAdmission; ra != nil {
@@ -158,6 +144,42 @@ func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *c
 		Log:     log.WithName("validate-namespace-deletion"),
 		Enforce: enforce(handlers.WebhookNamespaceDeletion, cfg.NamespaceDeletion.Enforcement),
 	})
+}
+
+// newSeedValidator builds the binding and the capacity checks, each unless
+// disabled.
+func newSeedValidator(cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder,
+	enforce func(guard, action string) *handlers.Enforcer, log logr.Logger) *handlers.ShootSeedValidator {
+	seed := &handlers.ShootSeedValidator{Metrics: m}
+	if cfg.BindingEnabled() {
+		seed.Binding = &handlers.ShootBindingValidator{
+			Landscape:   store,
+			Authorizer:  deps.authorizer,
+			Signer:      deps.signer,
+			NetworkMode: placementOptions(cfg).NetworkMode,
+			Policies:    placementOptions(cfg).Policies,
+			// Shoots from a CRD have no binding subresource; the retry
+			// controller's bindMode says so.
+			BindThroughShoots: pendingConfig(cfg).Mode == pending.BindThroughUpdate,
+			Log:               log.WithName("validate-shoot-binding"),
+			Projects:          store,
+			StalenessGuard:    deps.staleness,
+			Enforce:           enforce(handlers.WebhookBinding, cfg.Binding.Enforcement),
+		}
+	}
+	if cfg.CapacityEnabled() {
+		seed.Capacity = &handlers.ShootCapacityValidator{
+			Store:                store,
+			Projects:             store,
+			Cluster:              deps.cluster,
+			Signer:               deps.signer,
+			UnrestrictedSubjects: subjects(cfg.Capacity.UnrestrictedSubjects),
+			Log:                  log.WithName("validate-shoot-capacity"),
+			StalenessGuard:       deps.staleness,
+			Enforce:              enforce(handlers.WebhookCapacity, cfg.Capacity.Enforcement),
+		}
+	}
+	return seed
 }
 
 // registerValidating serves validating webhook name at path: its answers

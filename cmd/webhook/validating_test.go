@@ -82,7 +82,7 @@ resourceSize:
 	require.True(t, resp.Allowed)
 	assert.Contains(t, string(resp.Patch), `"seedwarden.io/placement"`)
 	placed := applyJSONPatch(t, shoot, resp.Patch)
-	for _, path := range []string{handlers.WebhookBindingPath, handlers.WebhookCapacityPath} {
+	for _, path := range []string{handlers.WebhookBindingPath, handlers.WebhookCapacityPath, handlers.WebhookSeedPath} {
 		resp := send(t, client, url(path), "uid-validate", admissionv1.Create, "", placed, nil, jane)
 		assert.True(t, resp.Allowed, "%s: %+v", path, resp.Result)
 	}

@@ -85,8 +85,13 @@ func TestChartOptionValues(t *testing.T) {
 		}
 	}
 	require.Len(t, hooks, 9)
+	// webhooks.binding no longer agrees with webhooks.capacity: the two
+	// checks are registered apart, each with its own settings.
+	assert.NotContains(t, hooks, "seed.shoots.seedwarden.io")
 	assert.Equal(t, "Ignore", hooks["binding.shoots.seedwarden.io"]["failurePolicy"])
 	assert.EqualValues(t, 10, hooks["binding.shoots.seedwarden.io"]["timeoutSeconds"])
+	assert.Equal(t, "Fail", hooks["capacity.shoots.seedwarden.io"]["failurePolicy"])
+	assert.EqualValues(t, 5, hooks["capacity.shoots.seedwarden.io"]["timeoutSeconds"])
 	assert.Equal(t, map[string]any{"matchLabels": map[string]any{"size-limited": "true"}}, hooks["size.seedwarden.io"]["objectSelector"])
 	exempt := []any{"seedwarden", "kube-system", "cert-manager", "istio-system"}
 	for name, w := range hooks {

@@ -55,7 +55,7 @@ func TestVirtualGardenComponent(t *testing.T) {
 	urls, services := webhookEndpoints(t, vg)
 	assert.Empty(t, services, "webhooks still registered by Service")
 	_, want := webhookEndpoints(t, plain)
-	require.Len(t, want, 9, "the base's seven webhooks and the resource-size two")
+	require.Len(t, want, 8, "the base's six webhooks and the resource-size two")
 	require.Len(t, urls, len(want))
 	for name, p := range want {
 		u, err := url.Parse(urls[name])

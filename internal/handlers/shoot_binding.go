@@ -113,6 +113,11 @@ func (v *ShootBindingValidator) Handle(ctx context.Context, req admission.Reques
 	if done != nil {
 		return *done
 	}
+	return v.judge(ctx, req, c, log)
+}
+
+// judge decides a screened and decoded request (shootChangeOf).
+func (v *ShootBindingValidator) judge(ctx context.Context, req admission.Request, c *shootChange, log logr.Logger) admission.Response {
 	if v.BindThroughShoots && c.op == admissionv1.Update && c.newSeed != "" && c.newSeed != c.oldSeed {
 		c.binding = true
 	}

@@ -104,6 +104,11 @@ func (v *ShootCapacityValidator) Handle(ctx context.Context, req admission.Reque
 	if done != nil {
 		return *done
 	}
+	return v.judge(ctx, req, c, log)
+}
+
+// judge decides a screened and decoded request (shootChangeOf).
+func (v *ShootCapacityValidator) judge(ctx context.Context, req admission.Request, c *shootChange, log logr.Logger) admission.Response {
 	if c.newSeed == "" || c.newSeed == c.oldSeed {
 		return admission.Allowed("seedwarden: no seed is set or changed")
 	}

@@ -26,7 +26,7 @@ import (
 // and decode the old and new seed. It also returns base with the request's
 // identity for the validator's logs. A non-nil response ends the request.
 func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.Logger, *admission.Response) {
-	log := base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
+	log := requestLog(base, req)
 	if err := checkShootValidationTarget(req); err != nil {
 		logRejected(log, err, "Rejecting admission request")
 		r := invalidRequest(err)
@@ -48,6 +48,12 @@ func shootChangeOf(req admission.Request, base logr.Logger) (*shootChange, logr.
 		return nil, log, &r
 	}
 	return c, log, nil
+}
+
+// requestLog is base with the request's identity, which every log line of a
+// Shoot guard carries.
+func requestLog(base logr.Logger, req admission.Request) logr.Logger {
+	return base.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "subResource", req.SubResource)
 }
 
 // checkShootValidationTarget rejects requests the validating webhook

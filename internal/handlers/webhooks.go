@@ -19,6 +19,10 @@ const (
 	WebhookCapacity     = "capacity"
 	WebhookCapacityPath = "/validate-shoot-capacity"
 
+	// WebhookSeedPath serves the binding and the capacity checks together
+	// (ShootSeedValidator), each counted under its own name.
+	WebhookSeedPath = "/validate-shoot-seed"
+
 	WebhookResourceSize     = "resource-size"
 	WebhookResourceSizePath = "/validate-resource-size"
 

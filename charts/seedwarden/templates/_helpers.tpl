@@ -132,3 +132,36 @@ each). Call with (dict "root" $ "cluster" "runtime").
 true
 {{- end -}}
 {{- end }}
+
+{{- /* What the seed-choice webhooks (seed, or binding and capacity) match. */ -}}
+{{- define "seedwarden.seedChoiceRules" -}}
+rules:
+- apiGroups: ["core.gardener.cloud"]
+  apiVersions: ["v1beta1"]
+  operations: ["CREATE", "UPDATE"]
+  resources: ["shoots"]
+  scope: Namespaced
+- apiGroups: ["core.gardener.cloud"]
+  apiVersions: ["v1beta1"]
+  operations: ["UPDATE"]
+  resources: ["shoots/binding"]
+  scope: Namespaced
+matchPolicy: Equivalent
+{{- end }}
+
+{{- define "seedwarden.mayAffectSeed" -}}
+- name: may-affect-seed
+  expression: >-
+    request.?subResource.orValue('') == 'binding' ||
+    object.?spec.?seedName.orValue('') !=
+    (request.operation == 'UPDATE' ? oldObject.?spec.?seedName.orValue('') : '') ||
+    (request.operation == 'UPDATE' && oldObject.?spec.?seedName.orValue('') != '' &&
+    (object.?spec.?seedSelector != oldObject.?spec.?seedSelector ||
+    object.?spec.?controlPlane.?zones != oldObject.?spec.?controlPlane.?zones ||
+    object.?spec.?region.orValue('') != oldObject.?spec.?region.orValue('')))
+{{- end }}
+
+{{- define "seedwarden.notOwnBind" -}}
+- name: not-seedwardens-own-bind
+  expression: request.userInfo.username != 'system:serviceaccount:{{ .Release.Namespace }}:seedwarden'
+{{- end }}
