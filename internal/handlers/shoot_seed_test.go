@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -196,4 +197,38 @@ func TestShootSeedValidatorMetrics(t *testing.T) {
 			assert.Zero(t, count(reg, other, metrics.ValidationAllowed)+count(reg, other, metrics.ValidationDenied))
 		})
 	}
+}
+
+// FuzzShootSeedValidator: arbitrary object and old object bytes. The one
+// registration never panics, always answers, and admits exactly what the
+// two checks apart both admit.
+func FuzzShootSeedValidator(f *testing.F) {
+	f.Add([]byte(`{"kind":"Shoot","metadata":{"name":"a"},"spec":{"seedName":"full"}}`), []byte(`{"spec":{}}`), uint8(0))
+	f.Add([]byte(`{"spec":{"seedName":"room"}}`), []byte(`{"spec":{}}`), uint8(5))
+	f.Add([]byte(`{"spec":{"seedName":""}}`), []byte(`{"spec":{"seedName":"room"}}`), uint8(1))
+	f.Add([]byte(`null`), []byte(`{`), uint8(2))
+	ops := []admissionv1.Operation{admissionv1.Create, admissionv1.Update, admissionv1.Delete}
+
+	f.Fuzz(func(t *testing.T, object, oldObject []byte, sel uint8) {
+		if !json.Valid(object) || !json.Valid(oldObject) {
+			return // the review would not decode: controller-runtime answers for both alike
+		}
+		r := vReview{operation: ops[int(sel)%len(ops)], object: string(object), oldObject: string(oldObject)}
+		if sel&4 != 0 {
+			r.subResource = "binding"
+		}
+		if sel&8 != 0 {
+			r.user = binderUser
+		}
+		apart, together := newSeedChecks(t), newSeedChecks(t)
+		b, c := vServe(t, apart.binding, r.body(t)), vServe(t, apart.capacity, r.body(t))
+		got := vServe(t, &ShootSeedValidator{Binding: together.binding, Capacity: together.capacity}, r.body(t))
+		if got.Allowed != (b.Allowed && c.Allowed) {
+			t.Fatalf("together %v (%s), apart binding %v (%s), capacity %v (%s)",
+				got.Allowed, vMessage(got), b.Allowed, vMessage(b), c.Allowed, vMessage(c))
+		}
+		if !got.Allowed && (got.Result == nil || got.Result.Message == "" || got.Result.Code < 400) {
+			t.Fatalf("rejection without code and message: %+v", got.Result)
+		}
+	})
 }
