@@ -134,7 +134,7 @@ func TestCreateLatencyWebhooks(t *testing.T) {
 		fmt.Printf("e2e: %s\n", msg)
 		results = append(results, r)
 	}
-	report := createBenchReport(results, st.shootCreateHooks())
+	report := createBenchReport(results, st.shootCreateHooks(true))
 	t.Log(report)
 	fmt.Print(report)
 }

@@ -96,8 +96,8 @@ func landscapeAuthorizer(cfg *config.Config) handlers.Authorizer {
 
 // registerValidatingWebhooks registers the binding and capacity webhooks
 // (each unless disabled, apart and together), the resource-size webhook, and
-// the kubeconfig Secret and namespace-deletion webhooks. All share the body limit and the
-// budget of request bytes in flight.
+// the kubeconfig Secret and namespace-deletion webhooks. All share the body
+// limit and the budget of request bytes in flight.
 func registerValidatingWebhooks(srv webhook.Server, cfg *config.Config, store *cache.Store, deps placementDeps, m *metrics.Recorder, log logr.Logger) {
 	register := func(name, path string, h webhook.AdmissionHandler) { registerValidating(srv, deps, m, name, path, h) }
 	enforce := func(guard, action string) *handlers.Enforcer {

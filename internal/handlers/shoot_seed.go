@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/go-logr/logr"
-
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/seedwarden/seedwarden/internal/metrics"
