@@ -14,8 +14,8 @@ import (
 // WebhookSeedPath). Registered apart, the two match the same requests, and
 // gardener-apiserver converts the Shoot (and on UPDATE the old one) to
 // unstructured for each registration's matchConditions and then calls each:
-// together that is one conversion and one call per request instead of two
-// (BENCHMARKS.md §36).
+// together that is half the conversions and one call per request instead of
+// two (BENCHMARKS.md §36).
 //
 // The binding check runs first; a request it refuses is answered at once,
 // so the capacity check reserves no place for a seed choice that is not
