@@ -38,7 +38,8 @@ var _ admission.Handler = (*ShootSeedValidator)(nil)
 
 // Handle screens and decodes the request once, then asks each check.
 func (v *ShootSeedValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	c, _, done := shootChangeOf(req, v.log())
+	// log is the first enabled check's, with the request's identity.
+	c, log, done := shootChangeOf(req, v.log())
 	if done != nil {
 		v.observe(WebhookBinding, v.Binding != nil, *done)
 		v.observe(WebhookCapacity, v.Capacity != nil, *done)
@@ -47,17 +48,18 @@ func (v *ShootSeedValidator) Handle(ctx context.Context, req admission.Request) 
 	var warnings []string
 	if v.Binding != nil {
 		own := *c // judge marks a binding through shoots on its copy
-		resp := v.Binding.judge(ctx, req, &own, requestLog(v.Binding.Log, req))
+		resp := v.Binding.judge(ctx, req, &own, log)
 		v.observe(WebhookBinding, true, resp)
 		if !resp.Allowed || v.Capacity == nil {
 			return resp
 		}
 		warnings = resp.Warnings
+		log = requestLog(v.Capacity.Log, req)
 	}
 	if v.Capacity == nil {
 		return admission.Allowed("seedwarden: no seed check is enabled")
 	}
-	resp := v.Capacity.judge(ctx, req, c, requestLog(v.Capacity.Log, req))
+	resp := v.Capacity.judge(ctx, req, c, log)
 	v.observe(WebhookCapacity, true, resp)
 	if len(warnings) > 0 {
 		resp.Warnings = append(warnings, resp.Warnings...)
