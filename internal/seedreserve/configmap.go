@@ -36,6 +36,7 @@ func (r *Reserver) get(ctx context.Context, seed string) (cm *corev1.ConfigMap, 
 func (r *Reserver) write(ctx context.Context, seed string, cm *corev1.ConfigMap, exists bool) error {
 	if exists {
 		cm.OwnerReferences = ownedBySeed(cm.OwnerReferences, r.seedOwner(seed))
+		cm.ManagedFields = resetManagedFields()
 		if err := r.client.Update(ctx, cm); err != nil {
 			return wrapAPIError(err, "updating", r.namespace, seed)
 		}
@@ -52,6 +53,18 @@ func (r *Reserver) write(ctx context.Context, seed string, cm *corev1.ConfigMap,
 		return wrapAPIError(err, "creating", r.namespace, seed)
 	}
 	return nil
+}
+
+// resetManagedFields asks kube-apiserver to drop an object's managedFields.
+// With one data key per entry they grow with the ledger, and merging and
+// storing them at every write costs it more than the rest of an UPDATE at a
+// full seed's entries (BENCHMARKS.md §38). Once dropped, later updates skip
+// field tracking altogether (it starts again only at a create or a
+// server-side apply), an earlier version's too. Nothing applies a ledger, so
+// who owns which of its fields is worth nothing. A fresh slice each time: the
+// response is decoded into the same object.
+func resetManagedFields() []metav1.ManagedFieldsEntry {
+	return []metav1.ManagedFieldsEntry{{}}
 }
 
 // seedOwner is the ownerReference to seed's Seed as this replica's cache
