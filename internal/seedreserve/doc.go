@@ -158,6 +158,10 @@
 // written while the cache did not know the Seed's UID is adopted by the next
 // write.
 //
+// Every update also drops the ConfigMap's managedFields (resetManagedFields):
+// with a data key per entry, tracking them cost kube-apiserver more than the
+// rest of an update at a full seed's entries, and nothing needs them.
+//
 // The mutating webhook (through ClusterPlacer) chooses from its own
 // replica's view and then reserves here under the same key before it
 // answers; a seed found full is left out and the choice made again (a few
