@@ -154,10 +154,13 @@ func newReplica(t *testing.T, l *lease, id string, all *leading, fail func(term 
 	return r
 }
 
-func (r *replica) start() {
+// start runs the runner until shutdown, or until the test ends: its logger
+// is the test's, which must not be written once the test is done.
+func (r *replica) start(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	r.stop, r.done = stop, make(chan struct{})
 	go func() { r.err = r.runner.Start(ctx); close(r.done) }()
+	t.Cleanup(func() { r.shutdown(t) })
 }
 
 // shutdown stops the runner and waits for Start to return.
@@ -195,12 +198,10 @@ func TestLostLeaseEndsTheTermOnly(t *testing.T) {
 	var all leading
 	a := newReplica(t, l, "a", &all, nil)
 	b := newReplica(t, l, "b", &all, nil)
-	a.start()
-	t.Cleanup(func() { a.stop() })
+	a.start(t)
 	require.Eventually(t, func() bool { return a.leads(l) }, waitFor, pollPeriod, "a does not lead")
 	assert.Equal(t, 1, a.cache.informer.count(), "the term's handler")
-	b.start()
-	t.Cleanup(func() { b.stop() })
+	b.start(t)
 	time.Sleep(2 * testLease)
 	assert.False(t, b.runner.Leading(), "b leads while a renews")
 
@@ -235,15 +236,13 @@ func TestFailedWorkReleasesTheLease(t *testing.T) {
 	l := &lease{}
 	var all leading
 	a := newReplica(t, l, "a", &all, func(term int) bool { return term == 1 })
-	a.start()
-	t.Cleanup(func() { a.stop() })
+	a.start(t)
 	require.Eventually(t, func() bool { return a.metrics.get(EndWorkFailed) == 1 }, waitFor, pollPeriod, "a's failed term is not counted")
 	require.Eventually(t, func() bool { return l.holder() == "" }, waitFor, pollPeriod, "a keeps the Lease")
 	assert.True(t, a.alive())
 
 	b := newReplica(t, l, "b", &all, nil)
-	b.start()
-	t.Cleanup(func() { b.stop() })
+	b.start(t)
 	require.Eventually(t, func() bool { return b.leads(l) }, waitFor, pollPeriod, "b does not take the released Lease")
 
 	b.shutdown(t)
@@ -256,7 +255,7 @@ func TestShutdownReleasesTheLease(t *testing.T) {
 	l := &lease{}
 	var all leading
 	a := newReplica(t, l, "a", &all, nil)
-	a.start()
+	a.start(t)
 	require.Eventually(t, func() bool { return a.leads(l) }, waitFor, pollPeriod)
 	a.shutdown(t)
 	assert.Empty(t, l.holder(), "the Lease is not released")
