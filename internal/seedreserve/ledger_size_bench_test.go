@@ -35,7 +35,7 @@ func BenchmarkLedgerUpdateByEntries(b *testing.B) {
 	}
 	for _, entries := range []int{2, 67, 167} {
 		for _, variant := range []string{"one-per-entry", "one", "one-per-entry-untracked"} {
-			compact := variant == "one"
+			compact, untracked := variant == "one", variant == "one-per-entry-untracked"
 			name := fmt.Sprintf("entries=%d/keys=%s", entries, variant)
 			b.Run(name, func(b *testing.B) {
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "ledger-size-"}}
@@ -44,7 +44,7 @@ func BenchmarkLedgerUpdateByEntries(b *testing.B) {
 				b.ResetTimer()
 				for i := range b.N {
 					cm.Data = ledgerData(entries, i, compact, value)
-					if variant == "one-per-entry-untracked" {
+					if untracked {
 						cm.ManagedFields = resetManagedFields()
 					}
 					if err := c.Update(ctx, cm); err != nil {
